@@ -1,0 +1,153 @@
+//===- FmhaOps.td - fmha operations ------------------------*- tablegen -*-===//
+//
+// Part of FlashCore. The op semantics are the contract of ../shared/DESIGN.md
+// ("Op semantics"); the verifiers in lib/Dialect/Fmha/FmhaOps.cpp enforce it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FMHA_OPS_TD
+#define FMHA_OPS_TD
+
+include "FmhaAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+def Fmha_AttentionOp : Fmha_Op<"attention"> {
+  let summary = "scaled dot-product attention forward (FlashAttention-style)";
+  let description = [{
+    Computes `O = softmax(scale * Q K^T + mask) V` per batch and query head,
+    with f32 accumulation, and optionally the row log-sum-exp
+    `LSE = log(sum(exp(scale * Q K^T + mask)))` (natural log).
+
+    | operand | shape | element type |
+    |---|---|---|
+    | `q`   | `[B, Hq, Sq, D]`  | f16 or bf16 |
+    | `k`   | `[B, Hkv, Sk, D]` | same as `q` |
+    | `v`   | `[B, Hkv, Sk, D]` | same as `q` |
+    | `o`   | `[B, Hq, Sq, D]`  | same as `q` (written) |
+    | `lse` | `[B, Hq, Sq]`     | f32 (written, optional) |
+
+    `D` is static and one of 64, 128, 256; every other size may be dynamic
+    (`?`) and becomes a kernel argument, as do the strides, so BHSD and BSHD
+    layouts both work. `Hq % Hkv == 0`: query head `h` reads key/value head
+    `h / (Hq / Hkv)` (grouped-query and multi-query attention). Any
+    `Sq, Sk >= 1`: partial tiles are masked, never read out of bounds.
+
+    - `causal`: query `i` sees key `j` only if `j <= i + Sk - Sq` (bottom-right
+      aligned, as FlashAttention 2.1+).
+    - `scale` (f32, default `1/sqrt(D)`): the softmax scale.
+    - `window = [left, right]`: sliding window; query `i` sees key `j` only if
+      `i + Sk - Sq - left <= j <= i + Sk - Sq + right`. With `causal`, `right`
+      must be 0.
+    - `tile`: a `#fmha.tile` for the target chip; without it the lowering
+      picks the chip's default for this head dimension.
+
+    A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
+
+    Example (GQA 32:8, causal, bf16, head dim 128):
+
+    ```mlir
+    fmha.attention q(%q : memref<?x32x?x128xbf16>)
+                   k(%k : memref<?x8x?x128xbf16>)
+                   v(%v : memref<?x8x?x128xbf16>)
+                -> o(%o : memref<?x32x?x128xbf16>)
+                   lse(%lse : memref<?x32x?xf32>) causal
+                   {scale = 0.0883883461 : f32}
+    ```
+  }];
+  let arguments = (ins
+    Arg<AnyMemRef, "queries [B, Hq, Sq, D]", [MemRead]>:$q,
+    Arg<AnyMemRef, "keys [B, Hkv, Sk, D]", [MemRead]>:$k,
+    Arg<AnyMemRef, "values [B, Hkv, Sk, D]", [MemRead]>:$v,
+    Arg<AnyMemRef, "output [B, Hq, Sq, D]", [MemWrite]>:$o,
+    Arg<Optional<AnyMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
+    UnitAttr:$causal,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<DenseI64ArrayAttr>:$window,
+    OptionalAttr<Fmha_TileAttr>:$tile
+  );
+  let assemblyFormat = [{
+    `q` `(` $q `:` type($q) `)`
+    `k` `(` $k `:` type($k) `)`
+    `v` `(` $v `:` type($v) `)`
+    `->` `o` `(` $o `:` type($o) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`causal` $causal^)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The static head dimension D.
+    int64_t getHeadDim();
+    /// The softmax scale: the `scale` attribute, or 1/sqrt(D) without one.
+    float getScaleOrDefault();
+  }];
+}
+
+def Fmha_ResampleOp : Fmha_Op<"resample", [AttrSizedOperandSegments]> {
+  let summary = "resample time series onto target timestamps, several streams fused";
+  let description = [{
+    For each batch row `b`, each stream `s` and each target timestamp
+    `targets[b, t]`, computes a value from the stream's samples
+    `(times_s[b, i], values_s[b, i, :])` and writes it to
+    `out[b, t, off_s : off_s + D_s]`, where `off_s` is the sum of the feature
+    sizes of the streams before `s`: several sensor streams sampled at
+    different times are fused onto one timeline by one kernel.
+
+    | operand | shape | element type |
+    |---|---|---|
+    | `times` (one per stream)   | `[B, S_s]`      | f32, non-decreasing per row |
+    | `values` (one per stream)  | `[B, S_s, D_s]` | f32, f16 or bf16 (all the same) |
+    | `lengths` (optional, one per stream) | `[B]` | i32: valid samples per row |
+    | `targets`                  | `[B, T]`        | f32 |
+    | `out`                      | `[B, T, sum(D_s)]` | as `values` (written) |
+
+    Modes: `linear` interpolates between the two samples around the target,
+    `nearest` takes the closer one (the earlier on a tie), `previous` holds
+    the last sample at or before the target. Targets before the first sample
+    or after the last valid one take that edge sample's value. With
+    `lengths`, row `b` of stream `s` uses only its first `lengths_s[b]`
+    samples; a row with no valid sample writes zeros. Unsorted timestamps are
+    a precondition violation, not checked here.
+
+    `D_s` are static; `B`, `S_s` and `T` may be dynamic. `tile`, a
+    `#fmha.resample_tile`, overrides the chip's default tiling.
+
+    Example (two streams, IMU 6 features at 200 Hz and joints 32 features at
+    50 Hz, onto 30 Hz targets, with valid lengths):
+
+    ```mlir
+    fmha.resample linear
+        times(%t_imu, %t_joint : memref<?x400xf32>, memref<?x100xf32>)
+        values(%imu, %joint : memref<?x400x6xbf16>, memref<?x100x32xbf16>)
+        lengths(%n_imu, %n_joint : memref<?xi32>, memref<?xi32>)
+        targets(%t_out : memref<?x60xf32>)
+        -> out(%out : memref<?x60x38xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    Fmha_ResampleMode:$mode,
+    Arg<Variadic<AnyMemRef>, "source timestamps [B, S_s], one per stream", [MemRead]>:$times,
+    Arg<Variadic<AnyMemRef>, "source values [B, S_s, D_s], one per stream", [MemRead]>:$values,
+    Arg<Variadic<AnyMemRef>, "valid samples per row [B], one per stream", [MemRead]>:$lengths,
+    Arg<AnyMemRef, "target timestamps [B, T]", [MemRead]>:$targets,
+    Arg<AnyMemRef, "output [B, T, sum(D_s)]", [MemWrite]>:$out,
+    OptionalAttr<Fmha_ResampleTileAttr>:$tile
+  );
+  let assemblyFormat = [{
+    $mode
+    `times` `(` $times `:` type($times) `)`
+    `values` `(` $values `:` type($values) `)`
+    (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    `targets` `(` $targets `:` type($targets) `)`
+    `->` `out` `(` $out `:` type($out) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of fused streams.
+    unsigned getNumStreams() { return getTimes().size(); }
+  }];
+}
+
+#endif // FMHA_OPS_TD

@@ -1,0 +1,48 @@
+//===- FmhaPasses.td - fmha passes -------------------------*- tablegen -*-===//
+//
+// Part of FlashCore. Every pass takes the target as `chip=sm_80|sm_90a`,
+// spelled the same everywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FMHA_PASSES_TD
+#define FMHA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Fmha_ChipOption
+    : Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+             "target GPU architecture: sm_80 or sm_90a">;
+
+def FmhaMaterializeTiles : Pass<"fmha-materialize-tiles"> {
+  let summary = "attach the chip's default tile configuration to every fmha op without one";
+  let description = [{
+    Gives every `fmha.attention` without a `tile` the chip's default
+    `#fmha.tile` for its head dimension and causality, and every
+    `fmha.resample` without one the default `#fmha.resample_tile`, so that
+    the lowerings read one explicit configuration. An op whose tile names
+    another chip is an error: a kernel tuned for one chip is never silently
+    built for another.
+  }];
+  let options = [Fmha_ChipOption];
+}
+
+def ConvertFmhaToNVGPU : Pass<"convert-fmha-to-nvgpu"> {
+  let summary = "lower fmha ops to gpu kernels over nvgpu, vector, scf and memref";
+  let description = [{
+    Lowers `fmha.attention` and `fmha.resample` with materialized tiles to
+    `gpu.module` kernels for `chip`. Ops whose lowering for the chip does not
+    exist yet are reported as errors naming the op and chip.
+  }];
+  let options = [Fmha_ChipOption];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // FMHA_PASSES_TD

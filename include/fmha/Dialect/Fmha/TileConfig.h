@@ -1,0 +1,77 @@
+//===- TileConfig.h - chip limits and default tilings -----------*- C++ -*-===//
+//
+// Part of FlashCore. The tiling policy shared by the verifiers, the
+// fmha-materialize-tiles pass and the JIT: what each chip allows, and the
+// default tile for each op. Plain C++ so that it is unit-tested on its own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FMHA_DIALECT_FMHA_TILECONFIG_H
+#define FMHA_DIALECT_FMHA_TILECONFIG_H
+
+#include "fmha/Dialect/Fmha/FmhaEnums.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace mlir::fmha {
+
+/// Hardware limits that a tile configuration must respect on one chip.
+struct ChipLimits {
+  /// Largest dynamic shared memory a CTA may opt into, in bytes.
+  uint64_t maxSharedBytesPerBlock;
+  unsigned maxThreadsPerBlock;
+};
+
+/// The limits of \p chip (CUDA C Programming Guide, "Compute capabilities").
+ChipLimits getChipLimits(Chip chip);
+
+/// Parses a chip name as spelled in `chip=` options. The error names the
+/// value and the accepted ones, and explains why plain `sm_90` is refused.
+llvm::Expected<Chip> parseChip(llvm::StringRef name);
+
+/// How an attention kernel is tiled: the parameters of `#fmha.tile`.
+struct AttentionTiling {
+  Chip chip;
+  unsigned blockM;
+  unsigned blockN;
+  unsigned warps;
+  unsigned stages;
+};
+
+/// The default tiling of attention with head dim \p headDim on \p chip.
+/// \p headDim must be one the dialect accepts (64, 128 or 256).
+AttentionTiling getDefaultAttentionTiling(Chip chip, unsigned headDim,
+                                          bool causal);
+
+/// Checks the rules that do not depend on the op (multiples, warp layout,
+/// WGMMA extents); the error says which rule failed and with what value.
+llvm::Error checkAttentionTiling(const AttentionTiling &tiling);
+
+/// Shared memory the tiling needs: one Q tile plus `stages` K and V tiles
+/// (the output tile reuses the Q buffer).
+uint64_t getAttentionSharedBytes(const AttentionTiling &tiling,
+                                 unsigned headDim, unsigned elementBytes);
+
+/// Checks that the tiling's buffers fit in the chip's shared memory.
+llvm::Error checkAttentionTilingFits(const AttentionTiling &tiling,
+                                     unsigned headDim, unsigned elementBytes);
+
+/// How a resample kernel is tiled: the parameters of `#fmha.resample_tile`.
+struct ResampleTiling {
+  Chip chip;
+  unsigned blockT;
+  unsigned threads;
+};
+
+/// The default tiling of resample on \p chip.
+ResampleTiling getDefaultResampleTiling(Chip chip);
+
+/// Checks a resample tiling against the chip's limits.
+llvm::Error checkResampleTiling(const ResampleTiling &tiling);
+
+} // namespace mlir::fmha
+
+#endif // FMHA_DIALECT_FMHA_TILECONFIG_H

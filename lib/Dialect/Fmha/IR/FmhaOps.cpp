@@ -1,0 +1,290 @@
+//===- FmhaOps.cpp - fmha operations and their verifiers ------------------===//
+//
+// Part of FlashCore. The verifiers enforce the op contract of DESIGN.md: each
+// diagnostic names the operand, the offending value and what was expected.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/Dialect/Fmha/FmhaDialect.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+#define GET_OP_CLASSES
+#include "fmha/FmhaOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+/// Prints a dimension size as it appears in a memref type.
+static std::string formatSize(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+}
+
+/// Checks that \p value is a memref of rank \p rank; \p layout names the dims.
+static LogicalResult checkRank(Operation *op, Value value, StringRef name,
+                               int64_t rank, StringRef layout) {
+  auto type = cast<MemRefType>(value.getType());
+  if (type.getRank() == rank)
+    return success();
+  return op->emitOpError() << name << " must have rank " << rank << " "
+                           << layout << ", got " << type;
+}
+
+/// Checks that two sizes that must agree are equal where both are static.
+static LogicalResult checkSameSize(Operation *op, StringRef what,
+                                   int64_t actual, StringRef reference,
+                                   int64_t expected) {
+  if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) ||
+      actual == expected)
+    return success();
+  return op->emitOpError() << what << " must match " << reference << " ("
+                           << expected << "), got " << actual;
+}
+
+/// Checks that a sequence or sample count is not statically empty: every op
+/// is defined for lengths of at least one.
+static LogicalResult checkNonEmpty(Operation *op, StringRef what,
+                                   int64_t size) {
+  if (size != 0)
+    return success();
+  return op->emitOpError() << what << " must be at least 1, got 0";
+}
+
+/// Checks that \p value's element type is \p expected, named \p typeName
+/// after the operand that fixed it.
+static LogicalResult checkElementType(Operation *op, Value value,
+                                      StringRef name, Type expected,
+                                      StringRef reference) {
+  Type actual = cast<MemRefType>(value.getType()).getElementType();
+  if (actual == expected)
+    return success();
+  return op->emitOpError() << name << " element type must match " << reference
+                           << " (" << expected << "), got " << actual;
+}
+
+static int64_t dim(Value value, unsigned index) {
+  return cast<MemRefType>(value.getType()).getDimSize(index);
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+/// Head dims the lowerings generate kernels for.
+static constexpr int64_t kSupportedHeadDims[] = {64, 128, 256};
+
+int64_t AttentionOp::getHeadDim() { return dim(getQ(), 3); }
+
+float AttentionOp::getScaleOrDefault() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToFloat();
+  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  struct Operand {
+    Value value;
+    StringRef name;
+  };
+  Operand tensors[] = {{getQ(), "q"}, {getK(), "k"}, {getV(), "v"},
+                       {getO(), "o"}};
+  for (const Operand &t : tensors)
+    if (failed(checkRank(op, t.value, t.name, 4, "[B, H, S, D]")))
+      return failure();
+
+  Type elementType = getQ().getType().getElementType();
+  if (!elementType.isF16() && !elementType.isBF16())
+    return emitOpError("q element type must be f16 or bf16, got ")
+           << elementType;
+  for (const Operand &t : ArrayRef(tensors).drop_front())
+    if (failed(checkElementType(op, t.value, t.name, elementType, "q")))
+      return failure();
+
+  int64_t headDim = getHeadDim();
+  if (ShapedType::isDynamic(headDim))
+    return emitOpError("head dim (dim 3 of q) must be static: kernels are "
+                       "specialized on it, got ")
+           << getQ().getType();
+  if (!llvm::is_contained(kSupportedHeadDims, headDim))
+    return emitOpError("head dim must be 64, 128 or 256, got ") << headDim;
+
+  int64_t batch = dim(getQ(), 0), queryHeads = dim(getQ(), 1);
+  int64_t querySeq = dim(getQ(), 2), keySeq = dim(getK(), 2);
+  int64_t kvHeads = dim(getK(), 1);
+  for (const Operand &t : ArrayRef(tensors).drop_front()) {
+    std::string name = t.name.str();
+    if (failed(checkSameSize(op, name + " batch size", dim(t.value, 0),
+                             "q's", batch)) ||
+        failed(checkSameSize(op, name + " head dim", dim(t.value, 3), "q's",
+                             headDim)))
+      return failure();
+  }
+  if (failed(checkSameSize(op, "o head count", dim(getO(), 1), "q's",
+                           queryHeads)) ||
+      failed(checkSameSize(op, "o sequence length", dim(getO(), 2), "q's",
+                           querySeq)) ||
+      failed(checkSameSize(op, "v head count", dim(getV(), 1), "k's",
+                           kvHeads)) ||
+      failed(checkSameSize(op, "v sequence length", dim(getV(), 2), "k's",
+                           keySeq)) ||
+      failed(checkNonEmpty(op, "query sequence length Sq", querySeq)) ||
+      failed(checkNonEmpty(op, "key sequence length Sk", keySeq)) ||
+      failed(checkNonEmpty(op, "key/value head count Hkv", kvHeads)))
+    return failure();
+  if (!ShapedType::isDynamic(queryHeads) && !ShapedType::isDynamic(kvHeads) &&
+      queryHeads % kvHeads != 0)
+    return emitOpError("query heads Hq (")
+           << queryHeads << ") must be a multiple of key/value heads Hkv ("
+           << kvHeads << ")";
+
+  if (Value lse = getLse()) {
+    if (failed(checkRank(op, lse, "lse", 3, "[B, Hq, Sq]")))
+      return failure();
+    Type lseType = getLse().getType().getElementType();
+    if (!lseType.isF32())
+      return emitOpError("lse element type must be f32, got ") << lseType;
+    if (failed(checkSameSize(op, "lse batch size", dim(lse, 0), "q's",
+                             batch)) ||
+        failed(checkSameSize(op, "lse head count", dim(lse, 1), "q's",
+                             queryHeads)) ||
+        failed(checkSameSize(op, "lse sequence length", dim(lse, 2), "q's",
+                             querySeq)))
+      return failure();
+  }
+
+  if (std::optional<APFloat> scale = getScale()) {
+    float value = scale->convertToFloat();
+    if (!std::isfinite(value) || value <= 0.0f)
+      return emitOpError("scale must be a positive finite number, got ")
+             << value;
+  }
+
+  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
+    if (window->size() != 2)
+      return emitOpError("window must be [left, right], got ")
+             << window->size() << " values";
+    if ((*window)[0] < 0 || (*window)[1] < 0)
+      return emitOpError("window sizes must be non-negative, got [")
+             << (*window)[0] << ", " << (*window)[1] << "]";
+    if (getCausal() && (*window)[1] != 0)
+      return emitOpError("a causal query sees no later key: window right "
+                         "must be 0, got ")
+             << (*window)[1];
+  }
+
+  if (std::optional<TileAttr> tile = getTile()) {
+    AttentionTiling tiling{tile->getChip(), tile->getBlockM(),
+                           tile->getBlockN(), tile->getWarps(),
+                           tile->getStages()};
+    unsigned elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+    if (llvm::Error err =
+            checkAttentionTilingFits(tiling, headDim, elementBytes))
+      return emitOpError() << llvm::toString(std::move(err));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ResampleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ResampleOp::verify() {
+  Operation *op = getOperation();
+  unsigned numStreams = getTimes().size();
+  if (numStreams == 0)
+    return emitOpError("needs at least one stream, got none");
+  if (getValues().size() != numStreams)
+    return emitOpError("each stream needs one times and one values operand, "
+                       "got ")
+           << numStreams << " times and " << getValues().size() << " values";
+  if (!getLengths().empty() && getLengths().size() != numStreams)
+    return emitOpError("lengths must be given for every stream or none: "
+                       "expected ")
+           << numStreams << ", got " << getLengths().size();
+
+  if (failed(checkRank(op, getTargets(), "targets", 2, "[B, T]")) ||
+      failed(checkRank(op, getOut(), "out", 3, "[B, T, D]")))
+    return failure();
+  Type targetType = getTargets().getType().getElementType();
+  if (!targetType.isF32())
+    return emitOpError("targets element type must be f32, got ")
+           << targetType;
+  Type valueType = getOut().getType().getElementType();
+  if (!valueType.isF32() && !valueType.isF16() && !valueType.isBF16())
+    return emitOpError("out element type must be f32, f16 or bf16, got ")
+           << valueType;
+  int64_t batch = dim(getTargets(), 0);
+  int64_t numTargets = dim(getTargets(), 1);
+  if (failed(checkSameSize(op, "out batch size", dim(getOut(), 0),
+                           "targets'", batch)) ||
+      failed(checkSameSize(op, "out target count", dim(getOut(), 1),
+                           "targets'", numTargets)) ||
+      failed(checkNonEmpty(op, "target count T", numTargets)))
+    return failure();
+
+  int64_t totalFeatures = 0;
+  std::string featureSum;
+  for (unsigned s = 0; s < numStreams; ++s) {
+    std::string times = "times #" + std::to_string(s);
+    std::string values = "values #" + std::to_string(s);
+    Value timesValue = getTimes()[s], valuesValue = getValues()[s];
+    if (failed(checkRank(op, timesValue, times, 2, "[B, S]")) ||
+        failed(checkRank(op, valuesValue, values, 3, "[B, S, D]")))
+      return failure();
+    Type timeType = cast<MemRefType>(timesValue.getType()).getElementType();
+    if (!timeType.isF32())
+      return emitOpError() << times << " element type must be f32, got "
+                           << timeType;
+    if (failed(checkElementType(op, valuesValue, values, valueType, "out's")))
+      return failure();
+    int64_t samples = dim(timesValue, 1);
+    int64_t features = dim(valuesValue, 2);
+    if (ShapedType::isDynamic(features))
+      return emitOpError() << values
+                           << " feature dim D must be static: kernels are "
+                              "specialized on it, got "
+                           << valuesValue.getType();
+    if (failed(checkSameSize(op, times + " batch size", dim(timesValue, 0),
+                             "targets'", batch)) ||
+        failed(checkSameSize(op, values + " batch size", dim(valuesValue, 0),
+                             "targets'", batch)) ||
+        failed(checkSameSize(op, values + " sample count",
+                             dim(valuesValue, 1), times + "'s", samples)) ||
+        failed(checkNonEmpty(op, times + " sample count S", samples)) ||
+        failed(checkNonEmpty(op, values + " feature dim D", features)))
+      return failure();
+    totalFeatures += features;
+    featureSum += (s ? " + " : "") + std::to_string(features);
+
+    if (getLengths().empty())
+      continue;
+    std::string lengths = "lengths #" + std::to_string(s);
+    Value lengthsValue = getLengths()[s];
+    if (failed(checkRank(op, lengthsValue, lengths, 1, "[B]")))
+      return failure();
+    Type lengthType = cast<MemRefType>(lengthsValue.getType()).getElementType();
+    if (!lengthType.isSignlessInteger(32))
+      return emitOpError() << lengths << " element type must be i32, got "
+                           << lengthType;
+    if (failed(checkSameSize(op, lengths + " batch size", dim(lengthsValue, 0),
+                             "targets'", batch)))
+      return failure();
+  }
+
+  int64_t outFeatures = dim(getOut(), 2);
+  if (outFeatures != totalFeatures)
+    return emitOpError("out feature dim must be the sum of the streams' (")
+           << featureSum << " = " << totalFeatures << "), got "
+           << formatSize(outFeatures);
+  return success();
+}

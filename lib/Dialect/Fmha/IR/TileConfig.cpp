@@ -1,0 +1,172 @@
+//===- TileConfig.cpp - chip limits and default tilings -------------------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+/// Rows of one mma.sync m16n8k16 and of one warp's slice on sm_80.
+static constexpr unsigned kMmaSyncRows = 16;
+/// Rows of one WGMMA m64nNk16, owned by one consumer warpgroup on sm_90a.
+static constexpr unsigned kWgmmaRows = 64;
+/// Largest N of a WGMMA (PTX ISA, "wgmma.mma_async" shapes).
+static constexpr unsigned kWgmmaMaxN = 256;
+/// K extent of one 16-bit MMA: block_n is the K of P·V on both chips.
+static constexpr unsigned kMmaK = 16;
+static constexpr unsigned kWarpsPerWarpgroup = 4;
+static constexpr unsigned kThreadsPerWarp = 32;
+
+ChipLimits fmha::getChipLimits(Chip chip) {
+  switch (chip) {
+  case Chip::sm_80:
+    // A100: 163 KB of opt-in shared memory per block. sm_80 kernels also run
+    // on sm_86/sm_89 (99 KB) only when they fit there; the lowering checks
+    // the device at load time.
+    return {163 * 1024, 1024};
+  case Chip::sm_90a:
+    // H100/H200: 227 KB of opt-in shared memory per block.
+    return {227 * 1024, 1024};
+  }
+  llvm_unreachable("unknown chip");
+}
+
+llvm::Expected<Chip> fmha::parseChip(llvm::StringRef name) {
+  if (std::optional<Chip> chip = symbolizeChip(name))
+    return *chip;
+  if (name == "sm_90")
+    return llvm::createStringError(
+        "chip 'sm_90' is not supported: Hopper kernels need the "
+        "arch-specific 'sm_90a' (WGMMA, TMA multicast and setmaxnreg do not "
+        "exist in plain sm_90); expected sm_80 or sm_90a");
+  return llvm::createStringError(
+      llvm::formatv("unknown chip '{0}'; expected sm_80 or sm_90a", name));
+}
+
+AttentionTiling fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim,
+                                                bool causal) {
+  switch (chip) {
+  case Chip::sm_80:
+    // FlashAttention-2's shipped A100/H100 configurations (KERNELS.md §1,
+    // run_mha_fwd_hdim*): one K and one V buffer, whose loads alternate.
+    // The sm_80 lowering re-measures these on the H100.
+    if (headDim <= 64)
+      return {chip, 128, 128, 4, 1};
+    if (headDim <= 128)
+      return {chip, 128, 64, 4, 1};
+    return {chip, 128, 64, 8, 1};
+  case Chip::sm_90a:
+    // FlashAttention-3's tile_size_fwd_sm90 for 16-bit types (KERNELS.md §2):
+    // one producer warpgroup plus 3 (hdim 64) or 2 consumer warpgroups, two
+    // K/V stages. The sm_90a lowering re-measures these on the H100.
+    if (headDim <= 64)
+      return {chip, 192, causal ? 128u : 192u, 16, 2};
+    if (headDim <= 128)
+      return {chip, 128, causal ? 128u : 176u, 12, 2};
+    return {chip, 128, 80, 12, 2};
+  }
+  llvm_unreachable("unknown chip");
+}
+
+llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
+  if (tiling.blockM == 0 || tiling.blockN == 0 || tiling.warps == 0 ||
+      tiling.stages == 0)
+    return llvm::createStringError(llvm::formatv(
+        "block_m, block_n, warps and stages must be positive, got block_m = "
+        "{0}, block_n = {1}, warps = {2}, stages = {3}",
+        tiling.blockM, tiling.blockN, tiling.warps, tiling.stages));
+  unsigned maxWarps =
+      getChipLimits(tiling.chip).maxThreadsPerBlock / kThreadsPerWarp;
+  if (tiling.warps > maxWarps)
+    return llvm::createStringError(llvm::formatv(
+        "warps must be at most {0} ({1} threads per block), got {2}",
+        maxWarps, maxWarps * kThreadsPerWarp, tiling.warps));
+  if (tiling.blockN % kMmaK != 0)
+    return llvm::createStringError(llvm::formatv(
+        "block_n must be a multiple of {0} (the k extent of the P*V MMA), got "
+        "{1}",
+        kMmaK, tiling.blockN));
+
+  switch (tiling.chip) {
+  case Chip::sm_80: {
+    unsigned rowsPerStep = kMmaSyncRows * tiling.warps;
+    if (tiling.blockM % rowsPerStep != 0)
+      return llvm::createStringError(llvm::formatv(
+          "sm_80 stacks {0} warps of {1} query rows: block_m must be a "
+          "multiple of {2}, got {3}",
+          tiling.warps, kMmaSyncRows, rowsPerStep, tiling.blockM));
+    return llvm::Error::success();
+  }
+  case Chip::sm_90a: {
+    if (tiling.warps % kWarpsPerWarpgroup != 0)
+      return llvm::createStringError(llvm::formatv(
+          "sm_90a schedules whole warpgroups: warps must be a multiple of "
+          "{0}, got {1}",
+          kWarpsPerWarpgroup, tiling.warps));
+    if (tiling.warps < 2 * kWarpsPerWarpgroup)
+      return llvm::createStringError(llvm::formatv(
+          "sm_90a needs a producer and at least one consumer warpgroup: warps "
+          "must be at least {0}, got {1}",
+          2 * kWarpsPerWarpgroup, tiling.warps));
+    unsigned consumers = tiling.warps / kWarpsPerWarpgroup - 1;
+    if (tiling.blockM % (kWgmmaRows * consumers) != 0)
+      return llvm::createStringError(llvm::formatv(
+          "sm_90a gives each of {0} consumer warpgroups {1} query rows: "
+          "block_m must be a multiple of {2}, got {3}",
+          consumers, kWgmmaRows, kWgmmaRows * consumers, tiling.blockM));
+    if (tiling.blockN > kWgmmaMaxN)
+      return llvm::createStringError(llvm::formatv(
+          "sm_90a uses block_n as a WGMMA N: it must be at most {0}, got {1}",
+          kWgmmaMaxN, tiling.blockN));
+    return llvm::Error::success();
+  }
+  }
+  llvm_unreachable("unknown chip");
+}
+
+uint64_t fmha::getAttentionSharedBytes(const AttentionTiling &tiling,
+                                       unsigned headDim,
+                                       unsigned elementBytes) {
+  uint64_t rows = uint64_t(tiling.blockM) +
+                  2 * uint64_t(tiling.stages) * uint64_t(tiling.blockN);
+  return rows * headDim * elementBytes;
+}
+
+llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
+                                           unsigned headDim,
+                                           unsigned elementBytes) {
+  uint64_t needed = getAttentionSharedBytes(tiling, headDim, elementBytes);
+  uint64_t limit = getChipLimits(tiling.chip).maxSharedBytesPerBlock;
+  if (needed <= limit)
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::formatv(
+      "tile needs {0} bytes of shared memory at head dim {1} ((block_m + 2 * "
+      "stages * block_n) * {1} * {2} bytes), but {3} allows {4} per block",
+      needed, headDim, elementBytes, stringifyChip(tiling.chip), limit));
+}
+
+ResampleTiling fmha::getDefaultResampleTiling(Chip chip) {
+  // 256-thread CTAs keep at least two CTAs per SM resident on both chips, so
+  // one CTA's prologue (timestamp staging) overlaps another's streaming
+  // (KERNELS.md §4); 64 targets per CTA is a starting point that the
+  // resample lowering re-measures.
+  return {chip, 64, 256};
+}
+
+llvm::Error fmha::checkResampleTiling(const ResampleTiling &tiling) {
+  if (tiling.blockT == 0)
+    return llvm::createStringError("block_t must be positive, got 0");
+  unsigned maxThreads = getChipLimits(tiling.chip).maxThreadsPerBlock;
+  if (tiling.threads == 0 || tiling.threads % kThreadsPerWarp != 0 ||
+      tiling.threads > maxThreads)
+    return llvm::createStringError(llvm::formatv(
+        "threads must be a positive multiple of {0} and at most {1}, got {2}",
+        kThreadsPerWarp, maxThreads, tiling.threads));
+  return llvm::Error::success();
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what FlashCore's build and tests need from Debian's packages.
+# Idempotent (installs only what is missing), non-interactive, and bounded in
+# time (FLASHCORE_SETUP_TIMEOUT seconds per apt step, default 1200). The CUDA
+# toolkit is not a Debian package: it is checked, and its absence explained.
+set -euo pipefail
+
+# LLVM/MLIR 22 and the test tools (../shared/TOOLCHAIN.md): lit, FileCheck,
+# not and count come from llvm-22-tools; libzstd-dev because LLVMSupport links
+# zstd; libgtest-dev for the unit tests.
+PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libzstd-dev
+          ninja-build cmake g++ python3 libgtest-dev)
+TIMEOUT_S=${FLASHCORE_SETUP_TIMEOUT:-1200}
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} Debian packages present"
+else
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      echo "setup: need root (or sudo) to install: ${missing[*]}" >&2
+      exit 1
+    fi
+    sudo=(sudo -n)
+  fi
+  apt_get=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive timeout "$TIMEOUT_S"
+           apt-get -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confold -q -y)
+  "${apt_get[@]}" update >/dev/null
+  "${apt_get[@]}" install --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: installed ${#missing[@]} packages"
+fi
+
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+for needed in include/cuda.h include/nvJitLink.h; do
+  if [ ! -e "$cuda_home/$needed" ]; then
+    echo "setup: $cuda_home/$needed not found: install NVIDIA's CUDA 13 toolkit" \
+         "(cuda-cudart-dev-13-0, libnvjitlink-dev-13-0 from NVIDIA's apt repository)" \
+         "or set CUDA_HOME to its root" >&2
+    exit 1
+  fi
+done
+echo "setup: CUDA toolkit at $cuda_home"

@@ -1,0 +1,498 @@
+// RUN: fmha-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier diagnostic; each names the bad value and what was
+// expected.
+
+// rank
+func.func @case0(%q: memref<2x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{q must have rank 4 [B, H, S, D], got 'memref<2x64x128xbf16>'}}
+  fmha.attention q(%q : memref<2x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+  return
+}
+
+// -----
+
+// element type
+func.func @case1(%q: memref<2x8x64x128xf32>, %k: memref<2x8x64x128xf32>, %v: memref<2x8x64x128xf32>, %o: memref<2x8x64x128xf32>) {
+  // expected-error @+1 {{q element type must be f16 or bf16, got 'f32'}}
+  fmha.attention q(%q : memref<2x8x64x128xf32>) k(%k : memref<2x8x64x128xf32>) v(%v : memref<2x8x64x128xf32>) -> o(%o : memref<2x8x64x128xf32>)
+  return
+}
+
+// -----
+
+// k element type
+func.func @case2(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{k element type must match q ('bf16'), got 'f16'}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+  return
+}
+
+// -----
+
+// o element type
+func.func @case3(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xf16>) {
+  // expected-error @+1 {{o element type must match q ('bf16'), got 'f16'}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xf16>)
+  return
+}
+
+// -----
+
+// dynamic head dim
+func.func @case4(%q: memref<2x8x64x?xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{head dim (dim 3 of q) must be static: kernels are specialized on it, got 'memref<2x8x64x?xbf16>'}}
+  fmha.attention q(%q : memref<2x8x64x?xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+  return
+}
+
+// -----
+
+// unsupported head dim
+func.func @case5(%q: memref<2x8x64x96xbf16>, %k: memref<2x8x64x96xbf16>, %v: memref<2x8x64x96xbf16>, %o: memref<2x8x64x96xbf16>) {
+  // expected-error @+1 {{head dim must be 64, 128 or 256, got 96}}
+  fmha.attention q(%q : memref<2x8x64x96xbf16>) k(%k : memref<2x8x64x96xbf16>) v(%v : memref<2x8x64x96xbf16>) -> o(%o : memref<2x8x64x96xbf16>)
+  return
+}
+
+// -----
+
+// k head dim
+func.func @case6(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x64xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{k head dim must match q's (128), got 64}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x64xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+  return
+}
+
+// -----
+
+// v batch
+func.func @case7(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<3x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{v batch size must match q's (2), got 3}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<3x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+  return
+}
+
+// -----
+
+// o heads
+func.func @case8(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x4x64x128xbf16>) {
+  // expected-error @+1 {{o head count must match q's (8), got 4}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x4x64x128xbf16>)
+  return
+}
+
+// -----
+
+// o sequence
+func.func @case9(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x65x128xbf16>) {
+  // expected-error @+1 {{o sequence length must match q's (64), got 65}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x65x128xbf16>)
+  return
+}
+
+// -----
+
+// v sequence
+func.func @case10(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x32x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{v sequence length must match k's (64), got 32}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x32x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+  return
+}
+
+// -----
+
+// v heads
+func.func @case11(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x4x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{v head count must match k's (8), got 4}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x4x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+  return
+}
+
+// -----
+
+// GQA ratio
+func.func @case12(%q: memref<2x32x64x128xbf16>, %k: memref<2x12x64x128xbf16>, %v: memref<2x12x64x128xbf16>, %o: memref<2x32x64x128xbf16>) {
+  // expected-error @+1 {{query heads Hq (32) must be a multiple of key/value heads Hkv (12)}}
+  fmha.attention q(%q : memref<2x32x64x128xbf16>) k(%k : memref<2x12x64x128xbf16>) v(%v : memref<2x12x64x128xbf16>) -> o(%o : memref<2x32x64x128xbf16>)
+  return
+}
+
+// -----
+
+// empty query
+func.func @case13(%q: memref<2x8x0x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x0x128xbf16>) {
+  // expected-error @+1 {{query sequence length Sq must be at least 1, got 0}}
+  fmha.attention q(%q : memref<2x8x0x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x0x128xbf16>)
+  return
+}
+
+// -----
+
+// empty keys
+func.func @case14(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x0x128xbf16>, %v: memref<2x8x0x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{key sequence length Sk must be at least 1, got 0}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x0x128xbf16>) v(%v : memref<2x8x0x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+  return
+}
+
+// -----
+
+// lse rank
+func.func @case15(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>, %lse: memref<2x8xf32>) {
+  // expected-error @+1 {{lse must have rank 3 [B, Hq, Sq], got 'memref<2x8xf32>'}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>) lse(%lse : memref<2x8xf32>)
+  return
+}
+
+// -----
+
+// lse element type
+func.func @case16(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>, %lse: memref<2x8x64xf16>) {
+  // expected-error @+1 {{lse element type must be f32, got 'f16'}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>) lse(%lse : memref<2x8x64xf16>)
+  return
+}
+
+// -----
+
+// lse sequence
+func.func @case17(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>, %lse: memref<2x8x63xf32>) {
+  // expected-error @+1 {{lse sequence length must match q's (64), got 63}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>) lse(%lse : memref<2x8x63xf32>)
+  return
+}
+
+// -----
+
+// negative scale
+func.func @case18(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{scale must be a positive finite number, got -1}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>) {scale = -1.0 : f32}
+  return
+}
+
+// -----
+
+// infinite scale
+func.func @case19(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{scale must be a positive finite number, got INF}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>) {scale = 0x7F800000 : f32}
+  return
+}
+
+// -----
+
+// window arity
+func.func @case20(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{window must be [left, right], got 3 values}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>) {window = array<i64: 128, 0, 4>}
+  return
+}
+
+// -----
+
+// negative window
+func.func @case21(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{window sizes must be non-negative, got [-1, 0]}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>) {window = array<i64: -1, 0>}
+  return
+}
+
+// -----
+
+// causal window
+func.func @case22(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{a causal query sees no later key: window right must be 0, got 16}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>) causal {window = array<i64: 128, 16>}
+  return
+}
+
+// -----
+
+// tile too large for the chip
+func.func @case23(%q: memref<2x8x64x256xbf16>, %k: memref<2x8x64x256xbf16>, %v: memref<2x8x64x256xbf16>, %o: memref<2x8x64x256xbf16>) {
+  // expected-error @+1 {{tile needs 327680 bytes of shared memory at head dim 256 ((block_m + 2 * stages * block_n) * 256 * 2 bytes), but sm_90a allows 232448 per block}}
+  fmha.attention q(%q : memref<2x8x64x256xbf16>) k(%k : memref<2x8x64x256xbf16>) v(%v : memref<2x8x64x256xbf16>) -> o(%o : memref<2x8x64x256xbf16>) {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 128, warps = 12, stages = 2>}
+  return
+}
+
+// -----
+
+// sm_80 smem
+func.func @case24(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{tile needs 196608 bytes of shared memory at head dim 128 ((block_m + 2 * stages * block_n) * 128 * 2 bytes), but sm_80 allows 166912 per block}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>) {tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 8, stages = 5>}
+  return
+}
+
+// -----
+
+// sm_80 warp layout
+func.func @case25(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+2 {{invalid #fmha.tile: sm_80 stacks 4 warps of 16 query rows: block_m must be a multiple of 64, got 96}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+                 {tile = #fmha.tile<sm_80, block_m = 96, block_n = 64, warps = 4, stages = 1>}
+  return
+}
+
+// -----
+
+// sm_90a warpgroups
+func.func @case26(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+2 {{invalid #fmha.tile: sm_90a schedules whole warpgroups: warps must be a multiple of 4, got 6}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+                 {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 64, warps = 6, stages = 2>}
+  return
+}
+
+// -----
+
+// sm_90a producer
+func.func @case27(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+2 {{invalid #fmha.tile: sm_90a needs a producer and at least one consumer warpgroup: warps must be at least 8, got 4}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+                 {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  return
+}
+
+// -----
+
+// sm_90a consumer rows
+func.func @case28(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+2 {{invalid #fmha.tile: sm_90a gives each of 2 consumer warpgroups 64 query rows: block_m must be a multiple of 128, got 64}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+                 {tile = #fmha.tile<sm_90a, block_m = 64, block_n = 64, warps = 12, stages = 2>}
+  return
+}
+
+// -----
+
+// WGMMA N
+func.func @case29(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+2 {{invalid #fmha.tile: sm_90a uses block_n as a WGMMA N: it must be at most 256, got 272}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+                 {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 272, warps = 12, stages = 1>}
+  return
+}
+
+// -----
+
+// block_n multiple
+func.func @case30(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+2 {{invalid #fmha.tile: block_n must be a multiple of 16 (the k extent of the P*V MMA), got 40}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+                 {tile = #fmha.tile<sm_80, block_m = 128, block_n = 40, warps = 4, stages = 1>}
+  return
+}
+
+// -----
+
+// zero stages
+func.func @case31(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+2 {{invalid #fmha.tile: block_m, block_n, warps and stages must be positive, got block_m = 128, block_n = 64, warps = 4, stages = 0}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+                 {tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 4, stages = 0>}
+  return
+}
+
+// -----
+
+// too many warps
+func.func @case32(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+2 {{invalid #fmha.tile: warps must be at most 32 (1024 threads per block), got 64}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+                 {tile = #fmha.tile<sm_80, block_m = 2048, block_n = 64, warps = 64, stages = 1>}
+  return
+}
+
+// -----
+
+// stream count
+func.func @case33(%t0: memref<4x100xf32>, %t1: memref<4x100xf32>, %x0: memref<4x100x8xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{each stream needs one times and one values operand, got 2 times and 1 values}}
+  fmha.resample linear times(%t0, %t1 : memref<4x100xf32>, memref<4x100xf32>) values(%x0 : memref<4x100x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// lengths count
+func.func @case34(%t0: memref<4x100xf32>, %t1: memref<4x100xf32>, %x0: memref<4x100x8xbf16>, %x1: memref<4x100x8xbf16>, %n0: memref<4xi32>, %tt: memref<4x50xf32>, %o: memref<4x50x16xbf16>) {
+  // expected-error @+1 {{lengths must be given for every stream or none: expected 2, got 1}}
+  fmha.resample linear times(%t0, %t1 : memref<4x100xf32>, memref<4x100xf32>) values(%x0, %x1 : memref<4x100x8xbf16>, memref<4x100x8xbf16>) lengths(%n0 : memref<4xi32>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x16xbf16>)
+  return
+}
+
+// -----
+
+// target timestamps
+func.func @case35(%t0: memref<4x100xf32>, %x0: memref<4x100x8xbf16>, %tt: memref<4x50xf16>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{targets element type must be f32, got 'f16'}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x8xbf16>) targets(%tt : memref<4x50xf16>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// targets rank
+func.func @case36(%t0: memref<4x100xf32>, %x0: memref<4x100x8xbf16>, %tt: memref<200xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{targets must have rank 2 [B, T], got 'memref<200xf32>'}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x8xbf16>) targets(%tt : memref<200xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// value element type
+func.func @case37(%t0: memref<4x100xf32>, %x0: memref<4x100x8xi8>, %tt: memref<4x50xf32>, %o: memref<4x50x8xi8>) {
+  // expected-error @+1 {{out element type must be f32, f16 or bf16, got 'i8'}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x8xi8>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xi8>)
+  return
+}
+
+// -----
+
+// source timestamps
+func.func @case38(%t0: memref<4x100xf64>, %x0: memref<4x100x8xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{times #0 element type must be f32, got 'f64'}}
+  fmha.resample linear times(%t0 : memref<4x100xf64>) values(%x0 : memref<4x100x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// times rank
+func.func @case39(%t0: memref<4x100x1xf32>, %x0: memref<4x100x8xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{times #0 must have rank 2 [B, S], got 'memref<4x100x1xf32>'}}
+  fmha.resample linear times(%t0 : memref<4x100x1xf32>) values(%x0 : memref<4x100x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// values vs out
+func.func @case40(%t0: memref<4x100xf32>, %x0: memref<4x100x8xf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{values #0 element type must match out's ('bf16'), got 'f16'}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x8xf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// dynamic D
+func.func @case41(%t0: memref<4x100xf32>, %x0: memref<4x100x?xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{values #0 feature dim D must be static: kernels are specialized on it, got 'memref<4x100x?xbf16>'}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x?xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// samples
+func.func @case42(%t0: memref<4x100xf32>, %x0: memref<4x99x8xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{values #0 sample count must match times #0's (100), got 99}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x99x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// feature sum
+func.func @case43(%t0: memref<4x100xf32>, %t1: memref<4x30xf32>, %x0: memref<4x100x8xbf16>, %x1: memref<4x30x4xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x16xbf16>) {
+  // expected-error @+1 {{out feature dim must be the sum of the streams' (8 + 4 = 12), got 16}}
+  fmha.resample linear times(%t0, %t1 : memref<4x100xf32>, memref<4x30xf32>) values(%x0, %x1 : memref<4x100x8xbf16>, memref<4x30x4xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x16xbf16>)
+  return
+}
+
+// -----
+
+// lengths type
+func.func @case44(%t0: memref<4x100xf32>, %x0: memref<4x100x8xbf16>, %n0: memref<4xi64>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{lengths #0 element type must be i32, got 'i64'}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x8xbf16>) lengths(%n0 : memref<4xi64>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// lengths batch
+func.func @case45(%t0: memref<4x100xf32>, %x0: memref<4x100x8xbf16>, %n0: memref<5xi32>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{lengths #0 batch size must match targets' (4), got 5}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x8xbf16>) lengths(%n0 : memref<5xi32>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// times batch
+func.func @case46(%t0: memref<3x100xf32>, %x0: memref<4x100x8xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{times #0 batch size must match targets' (4), got 3}}
+  fmha.resample linear times(%t0 : memref<3x100xf32>) values(%x0 : memref<4x100x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// target count
+func.func @case47(%t0: memref<4x100xf32>, %x0: memref<4x100x8xbf16>, %tt: memref<4x50xf32>, %o: memref<4x51x8xbf16>) {
+  // expected-error @+1 {{out target count must match targets' (50), got 51}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x51x8xbf16>)
+  return
+}
+
+// -----
+
+// no targets
+func.func @case48(%t0: memref<4x100xf32>, %x0: memref<4x100x8xbf16>, %tt: memref<4x0xf32>, %o: memref<4x0x8xbf16>) {
+  // expected-error @+1 {{target count T must be at least 1, got 0}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x8xbf16>) targets(%tt : memref<4x0xf32>) -> out(%o : memref<4x0x8xbf16>)
+  return
+}
+
+// -----
+
+// no samples
+func.func @case49(%t0: memref<4x0xf32>, %x0: memref<4x0x8xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{times #0 sample count S must be at least 1, got 0}}
+  fmha.resample linear times(%t0 : memref<4x0xf32>) values(%x0 : memref<4x0x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}
+
+// -----
+
+// resample threads
+func.func @case50(%t0: memref<4x100xf32>, %x0: memref<4x100x8xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{invalid #fmha.resample_tile: threads must be a positive multiple of 32 and at most 1024, got 48}}
+  fmha.resample linear times(%t0 : memref<4x100xf32>) values(%x0 : memref<4x100x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>) {tile = #fmha.resample_tile<sm_80, block_t = 64, threads = 48>}
+  return
+}
+
+// -----
+
+// no stream at all (only reachable in generic form)
+func.func @no_streams(%tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{needs at least one stream, got none}}
+  "fmha.resample"(%tt, %o) <{mode = 0 : i32, operandSegmentSizes = array<i32: 0, 0, 0, 1, 1>}> : (memref<4x50xf32>, memref<4x50x8xbf16>) -> ()
+  return
+}
+
+// -----
+
+// plain sm_90 is not a chip
+func.func @sm90(%q: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+3 {{chip 'sm_90' is not supported: Hopper kernels need the arch-specific 'sm_90a' (WGMMA, TMA multicast and setmaxnreg do not exist in plain sm_90); expected sm_80 or sm_90a}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%q : memref<2x8x64x128xbf16>) v(%q : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+                 // expected-error @+1 {{failed to parse Fmha_TileAttr parameter 'chip'}}
+                 {tile = #fmha.tile<sm_90, block_m = 128, block_n = 128, warps = 12, stages = 2>}
+  return
+}
+
+// -----
+
+// unknown resample mode
+func.func @mode(%t: memref<4x100xf32>, %x: memref<4x100x8xbf16>, %tt: memref<4x50xf32>, %o: memref<4x50x8xbf16>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'mode' [linear, nearest, previous]}}
+  fmha.resample cubic times(%t : memref<4x100xf32>) values(%x : memref<4x100x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
+  return
+}

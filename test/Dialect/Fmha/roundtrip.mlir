@@ -1,0 +1,78 @@
+// RUN: fmha-opt %s | fmha-opt | FileCheck %s
+// RUN: fmha-opt %s --mlir-print-op-generic | fmha-opt | FileCheck %s
+
+// CHECK-LABEL: func @attention_minimal
+func.func @attention_minimal(%q: memref<2x16x100x64xf16>, %k: memref<2x16x77x64xf16>,
+                             %v: memref<2x16x77x64xf16>, %o: memref<2x16x100x64xf16>) {
+  // CHECK: fmha.attention q(%{{.*}} : memref<2x16x100x64xf16>) k(%{{.*}} : memref<2x16x77x64xf16>) v(%{{.*}} : memref<2x16x77x64xf16>) -> o(%{{.*}} : memref<2x16x100x64xf16>)
+  // CHECK-NOT: causal
+  // CHECK-NEXT: return
+  fmha.attention q(%q : memref<2x16x100x64xf16>) k(%k : memref<2x16x77x64xf16>)
+                 v(%v : memref<2x16x77x64xf16>) -> o(%o : memref<2x16x100x64xf16>)
+  return
+}
+
+// CHECK-LABEL: func @attention_every_attribute
+// CHECK-SAME: (%[[Q:.+]]: memref<?x32x?x128xbf16>, %[[K:.+]]: memref<?x8x?x128xbf16>, %[[V:.+]]: memref<?x8x?x128xbf16>, %[[O:.+]]: memref<?x32x?x128xbf16>, %[[L:.+]]: memref<?x32x?xf32>)
+func.func @attention_every_attribute(%q: memref<?x32x?x128xbf16>, %k: memref<?x8x?x128xbf16>,
+                                     %v: memref<?x8x?x128xbf16>, %o: memref<?x32x?x128xbf16>,
+                                     %lse: memref<?x32x?xf32>) {
+  // CHECK: fmha.attention q(%[[Q]] : {{.*}}) k(%[[K]] : {{.*}}) v(%[[V]] : {{.*}}) -> o(%[[O]] : {{.*}}) lse(%[[L]] : memref<?x32x?xf32>) causal
+  // CHECK-SAME: scale = 1.250000e-01 : f32
+  // CHECK-SAME: tile = #fmha.tile<sm_90a, block_m = 128, block_n = 128, warps = 12, stages = 2>
+  // CHECK-SAME: window = array<i64: 256, 0>
+  fmha.attention q(%q : memref<?x32x?x128xbf16>) k(%k : memref<?x8x?x128xbf16>)
+                 v(%v : memref<?x8x?x128xbf16>) -> o(%o : memref<?x32x?x128xbf16>)
+                 lse(%lse : memref<?x32x?xf32>) causal
+                 {scale = 0.125 : f32, window = array<i64: 256, 0>,
+                  tile = #fmha.tile<sm_90a, block_m = 128, block_n = 128, warps = 12, stages = 2>}
+  return
+}
+
+// Multi-query attention with a BSHD view: strides are not part of the op.
+// CHECK-LABEL: func @attention_mqa_strided
+func.func @attention_mqa_strided(%q: memref<1x8x512x256xbf16, strided<[1048576, 256, 2048, 1]>>,
+                                 %k: memref<1x1x512x256xbf16>, %v: memref<1x1x512x256xbf16>,
+                                 %o: memref<1x8x512x256xbf16>) {
+  // CHECK: fmha.attention q(%{{.*}} : memref<1x8x512x256xbf16, strided<[1048576, 256, 2048, 1]>>)
+  // CHECK-SAME: tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 8, stages = 1>
+  fmha.attention q(%q : memref<1x8x512x256xbf16, strided<[1048576, 256, 2048, 1]>>)
+                 k(%k : memref<1x1x512x256xbf16>) v(%v : memref<1x1x512x256xbf16>)
+                 -> o(%o : memref<1x8x512x256xbf16>)
+                 {tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 8, stages = 1>}
+  return
+}
+
+// CHECK-LABEL: func @resample_modes
+func.func @resample_modes(%t: memref<?x?xf32>, %x: memref<?x?x7xf32>, %tt: memref<?x?xf32>,
+                          %o: memref<?x?x7xf32>) {
+  // CHECK: fmha.resample linear times(%{{.*}} : memref<?x?xf32>) values(%{{.*}} : memref<?x?x7xf32>) targets(%{{.*}} : memref<?x?xf32>) -> out(%{{.*}} : memref<?x?x7xf32>)
+  fmha.resample linear times(%t : memref<?x?xf32>) values(%x : memref<?x?x7xf32>)
+      targets(%tt : memref<?x?xf32>) -> out(%o : memref<?x?x7xf32>)
+  // CHECK: fmha.resample nearest
+  fmha.resample nearest times(%t : memref<?x?xf32>) values(%x : memref<?x?x7xf32>)
+      targets(%tt : memref<?x?xf32>) -> out(%o : memref<?x?x7xf32>)
+  // CHECK: fmha.resample previous
+  // CHECK-SAME: {tile = #fmha.resample_tile<sm_90a, block_t = 128, threads = 512>}
+  fmha.resample previous times(%t : memref<?x?xf32>) values(%x : memref<?x?x7xf32>)
+      targets(%tt : memref<?x?xf32>) -> out(%o : memref<?x?x7xf32>)
+      {tile = #fmha.resample_tile<sm_90a, block_t = 128, threads = 512>}
+  return
+}
+
+// CHECK-LABEL: func @resample_streams_with_lengths
+// CHECK-SAME: (%[[T0:.+]]: memref<4x400xf32>, %[[X0:.+]]: memref<4x400x6xf16>, %[[N0:.+]]: memref<4xi32>, %[[T1:.+]]: memref<4x100xf32>, %[[X1:.+]]: memref<4x100x32xf16>, %[[N1:.+]]: memref<4xi32>, %[[TT:.+]]: memref<4x60xf32>, %[[O:.+]]: memref<4x60x38xf16>)
+func.func @resample_streams_with_lengths(%t0: memref<4x400xf32>, %x0: memref<4x400x6xf16>, %n0: memref<4xi32>,
+                                         %t1: memref<4x100xf32>, %x1: memref<4x100x32xf16>, %n1: memref<4xi32>,
+                                         %tt: memref<4x60xf32>, %o: memref<4x60x38xf16>) {
+  // CHECK: fmha.resample linear times(%[[T0]], %[[T1]] : memref<4x400xf32>, memref<4x100xf32>)
+  // CHECK-SAME: values(%[[X0]], %[[X1]] : memref<4x400x6xf16>, memref<4x100x32xf16>)
+  // CHECK-SAME: lengths(%[[N0]], %[[N1]] : memref<4xi32>, memref<4xi32>)
+  // CHECK-SAME: targets(%[[TT]] : memref<4x60xf32>) -> out(%[[O]] : memref<4x60x38xf16>)
+  fmha.resample linear
+      times(%t0, %t1 : memref<4x400xf32>, memref<4x100xf32>)
+      values(%x0, %x1 : memref<4x400x6xf16>, memref<4x100x32xf16>)
+      lengths(%n0, %n1 : memref<4xi32>, memref<4xi32>)
+      targets(%tt : memref<4x60xf32>) -> out(%o : memref<4x60x38xf16>)
+  return
+}

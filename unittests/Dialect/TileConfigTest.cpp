@@ -1,0 +1,125 @@
+//===- TileConfigTest.cpp - tile policy: limits, defaults, legality -------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::fmha;
+
+namespace {
+
+constexpr Chip kChips[] = {Chip::sm_80, Chip::sm_90a};
+constexpr unsigned kHeadDims[] = {64, 128, 256};
+
+/// The error text of \p err, or "" for success.
+std::string errorText(llvm::Error err) {
+  return err ? llvm::toString(std::move(err)) : std::string();
+}
+
+TEST(TileConfig, ParsesEveryChipName) {
+  for (Chip chip : kChips) {
+    llvm::Expected<Chip> parsed = parseChip(stringifyChip(chip));
+    ASSERT_TRUE(static_cast<bool>(parsed));
+    EXPECT_EQ(*parsed, chip);
+  }
+}
+
+TEST(TileConfig, RefusesPlainSm90AndSaysWhy) {
+  llvm::Expected<Chip> parsed = parseChip("sm_90");
+  ASSERT_FALSE(static_cast<bool>(parsed));
+  std::string message = llvm::toString(parsed.takeError());
+  EXPECT_NE(message.find("'sm_90a'"), std::string::npos) << message;
+  EXPECT_NE(message.find("WGMMA"), std::string::npos) << message;
+}
+
+TEST(TileConfig, RefusesUnknownChipNamingIt) {
+  llvm::Expected<Chip> parsed = parseChip("sm_75");
+  ASSERT_FALSE(static_cast<bool>(parsed));
+  EXPECT_EQ(llvm::toString(parsed.takeError()),
+            "unknown chip 'sm_75'; expected sm_80 or sm_90a");
+}
+
+// Every default must pass the same checks the verifier applies, for both
+// 16-bit element types, or materializing defaults would produce invalid IR.
+TEST(TileConfig, EveryDefaultAttentionTilingIsLegal) {
+  for (Chip chip : kChips)
+    for (unsigned headDim : kHeadDims)
+      for (bool causal : {false, true}) {
+        AttentionTiling tiling =
+            getDefaultAttentionTiling(chip, headDim, causal);
+        SCOPED_TRACE(std::string(stringifyChip(chip)) + " d=" +
+                     std::to_string(headDim) + (causal ? " causal" : ""));
+        EXPECT_EQ(tiling.chip, chip);
+        EXPECT_EQ(errorText(checkAttentionTiling(tiling)), "");
+        EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, headDim, 2)),
+                  "");
+      }
+}
+
+TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
+  AttentionTiling fa3 = getDefaultAttentionTiling(Chip::sm_90a, 128, false);
+  EXPECT_EQ(fa3.blockM, 128u);
+  EXPECT_EQ(fa3.blockN, 176u);
+  EXPECT_EQ(fa3.warps, 12u);
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true).blockN, 128u);
+  AttentionTiling fa2 = getDefaultAttentionTiling(Chip::sm_80, 256, false);
+  EXPECT_EQ(fa2.blockM, 128u);
+  EXPECT_EQ(fa2.blockN, 64u);
+  EXPECT_EQ(fa2.warps, 8u);
+}
+
+TEST(TileConfig, SharedBytesCountOneQTileAndStagedKAndV) {
+  AttentionTiling tiling{Chip::sm_90a, 128, 176, 12, 2};
+  EXPECT_EQ(getAttentionSharedBytes(tiling, 128, 2),
+            uint64_t(128 + 2 * 2 * 176) * 128 * 2);
+}
+
+TEST(TileConfig, RejectsTilesThatDoNotFit) {
+  AttentionTiling tiling{Chip::sm_90a, 128, 128, 12, 2};
+  EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, 256, 2)),
+            "tile needs 327680 bytes of shared memory at head dim 256 "
+            "((block_m + 2 * stages * block_n) * 256 * 2 bytes), but sm_90a "
+            "allows 232448 per block");
+  // The same tile fits at head dim 128.
+  EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, 128, 2)), "");
+}
+
+TEST(TileConfig, RejectsIllegalWarpLayouts) {
+  EXPECT_EQ(errorText(checkAttentionTiling({Chip::sm_80, 96, 64, 4, 1})),
+            "sm_80 stacks 4 warps of 16 query rows: block_m must be a "
+            "multiple of 64, got 96");
+  EXPECT_EQ(errorText(checkAttentionTiling({Chip::sm_90a, 128, 64, 6, 2})),
+            "sm_90a schedules whole warpgroups: warps must be a multiple of "
+            "4, got 6");
+  EXPECT_EQ(errorText(checkAttentionTiling({Chip::sm_90a, 64, 64, 4, 2})),
+            "sm_90a needs a producer and at least one consumer warpgroup: "
+            "warps must be at least 8, got 4");
+  EXPECT_EQ(errorText(checkAttentionTiling({Chip::sm_90a, 64, 64, 12, 2})),
+            "sm_90a gives each of 2 consumer warpgroups 64 query rows: "
+            "block_m must be a multiple of 128, got 64");
+  EXPECT_EQ(errorText(checkAttentionTiling({Chip::sm_90a, 128, 272, 12, 1})),
+            "sm_90a uses block_n as a WGMMA N: it must be at most 256, got "
+            "272");
+  EXPECT_EQ(errorText(checkAttentionTiling({Chip::sm_80, 128, 40, 4, 1})),
+            "block_n must be a multiple of 16 (the k extent of the P*V MMA), "
+            "got 40");
+  EXPECT_EQ(errorText(checkAttentionTiling({Chip::sm_80, 1024, 64, 64, 1})),
+            "warps must be at most 32 (1024 threads per block), got 64");
+}
+
+TEST(TileConfig, ResampleDefaultsAreLegalAndBadThreadCountsAreNot) {
+  for (Chip chip : kChips)
+    EXPECT_EQ(errorText(checkResampleTiling(getDefaultResampleTiling(chip))),
+              "");
+  EXPECT_EQ(errorText(checkResampleTiling({Chip::sm_80, 64, 48})),
+            "threads must be a positive multiple of 32 and at most 1024, got "
+            "48");
+  EXPECT_EQ(errorText(checkResampleTiling({Chip::sm_80, 0, 256})),
+            "block_t must be positive, got 0");
+}
+
+} // namespace
