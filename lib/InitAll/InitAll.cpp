@@ -50,11 +50,11 @@
 using namespace mlir;
 
 void fmha::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<fmha::FmhaDialect, arith::ArithDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
-                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  NVVM::NVVMDialect, nvgpu::NVGPUDialect, scf::SCFDialect,
-                  ub::UBDialect, vector::VectorDialect>();
+  registry.insert<fmha::FmhaDialect, arith::ArithDialect,
+                  cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
+                  index::IndexDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                  scf::SCFDialect, ub::UBDialect, vector::VectorDialect>();
 
   // convert-gpu-to-nvvm and gpu-to-llvm lower every dialect through these.
   arith::registerConvertArithToLLVMInterface(registry);

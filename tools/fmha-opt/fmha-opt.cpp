@@ -14,7 +14,6 @@ int main(int argc, char **argv) {
   mlir::fmha::registerAllPasses();
   mlir::DialectRegistry registry;
   mlir::fmha::registerAllDialects(registry);
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "FlashCore fmha optimizer driver\n",
-                        registry));
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "FlashCore fmha optimizer driver\n", registry));
 }

@@ -55,8 +55,7 @@ TEST(TileConfig, EveryDefaultAttentionTilingIsLegal) {
                      std::to_string(headDim) + (causal ? " causal" : ""));
         EXPECT_EQ(tiling.chip, chip);
         EXPECT_EQ(errorText(checkAttentionTiling(tiling)), "");
-        EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, headDim, 2)),
-                  "");
+        EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, headDim, 2)), "");
       }
 }
 

@@ -59,8 +59,8 @@ static LogicalResult checkNonEmpty(Operation *op, StringRef what,
   return op->emitOpError() << what << " must be at least 1, got 0";
 }
 
-/// Checks that \p value's element type is \p expected, named \p typeName
-/// after the operand that fixed it.
+/// Checks that \p value's element type is \p expected, which \p reference
+/// (the operand that fixed it) has.
 static LogicalResult checkElementType(Operation *op, Value value,
                                       StringRef name, Type expected,
                                       StringRef reference) {
@@ -96,8 +96,8 @@ LogicalResult AttentionOp::verify() {
     Value value;
     StringRef name;
   };
-  Operand tensors[] = {{getQ(), "q"}, {getK(), "k"}, {getV(), "v"},
-                       {getO(), "o"}};
+  Operand tensors[] = {
+      {getQ(), "q"}, {getK(), "k"}, {getV(), "v"}, {getO(), "o"}};
   for (const Operand &t : tensors)
     if (failed(checkRank(op, t.value, t.name, 4, "[B, H, S, D]")))
       return failure();
@@ -123,8 +123,8 @@ LogicalResult AttentionOp::verify() {
   int64_t kvHeads = dim(getK(), 1);
   for (const Operand &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();
-    if (failed(checkSameSize(op, name + " batch size", dim(t.value, 0),
-                             "q's", batch)) ||
+    if (failed(checkSameSize(op, name + " batch size", dim(t.value, 0), "q's",
+                             batch)) ||
         failed(checkSameSize(op, name + " head dim", dim(t.value, 3), "q's",
                              headDim)))
       return failure();
@@ -133,8 +133,8 @@ LogicalResult AttentionOp::verify() {
                            queryHeads)) ||
       failed(checkSameSize(op, "o sequence length", dim(getO(), 2), "q's",
                            querySeq)) ||
-      failed(checkSameSize(op, "v head count", dim(getV(), 1), "k's",
-                           kvHeads)) ||
+      failed(
+          checkSameSize(op, "v head count", dim(getV(), 1), "k's", kvHeads)) ||
       failed(checkSameSize(op, "v sequence length", dim(getV(), 2), "k's",
                            keySeq)) ||
       failed(checkNonEmpty(op, "query sequence length Sq", querySeq)) ||
@@ -153,8 +153,8 @@ LogicalResult AttentionOp::verify() {
     Type lseType = getLse().getType().getElementType();
     if (!lseType.isF32())
       return emitOpError("lse element type must be f32, got ") << lseType;
-    if (failed(checkSameSize(op, "lse batch size", dim(lse, 0), "q's",
-                             batch)) ||
+    if (failed(
+            checkSameSize(op, "lse batch size", dim(lse, 0), "q's", batch)) ||
         failed(checkSameSize(op, "lse head count", dim(lse, 1), "q's",
                              queryHeads)) ||
         failed(checkSameSize(op, "lse sequence length", dim(lse, 2), "q's",
@@ -217,18 +217,17 @@ LogicalResult ResampleOp::verify() {
     return failure();
   Type targetType = getTargets().getType().getElementType();
   if (!targetType.isF32())
-    return emitOpError("targets element type must be f32, got ")
-           << targetType;
+    return emitOpError("targets element type must be f32, got ") << targetType;
   Type valueType = getOut().getType().getElementType();
   if (!valueType.isF32() && !valueType.isF16() && !valueType.isBF16())
     return emitOpError("out element type must be f32, f16 or bf16, got ")
            << valueType;
   int64_t batch = dim(getTargets(), 0);
   int64_t numTargets = dim(getTargets(), 1);
-  if (failed(checkSameSize(op, "out batch size", dim(getOut(), 0),
-                           "targets'", batch)) ||
-      failed(checkSameSize(op, "out target count", dim(getOut(), 1),
-                           "targets'", numTargets)) ||
+  if (failed(checkSameSize(op, "out batch size", dim(getOut(), 0), "targets'",
+                           batch)) ||
+      failed(checkSameSize(op, "out target count", dim(getOut(), 1), "targets'",
+                           numTargets)) ||
       failed(checkNonEmpty(op, "target count T", numTargets)))
     return failure();
 
@@ -258,8 +257,8 @@ LogicalResult ResampleOp::verify() {
                              "targets'", batch)) ||
         failed(checkSameSize(op, values + " batch size", dim(valuesValue, 0),
                              "targets'", batch)) ||
-        failed(checkSameSize(op, values + " sample count",
-                             dim(valuesValue, 1), times + "'s", samples)) ||
+        failed(checkSameSize(op, values + " sample count", dim(valuesValue, 1),
+                             times + "'s", samples)) ||
         failed(checkNonEmpty(op, times + " sample count S", samples)) ||
         failed(checkNonEmpty(op, values + " feature dim D", features)))
       return failure();

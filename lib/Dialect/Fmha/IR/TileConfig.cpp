@@ -85,8 +85,8 @@ llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
       getChipLimits(tiling.chip).maxThreadsPerBlock / kThreadsPerWarp;
   if (tiling.warps > maxWarps)
     return llvm::createStringError(llvm::formatv(
-        "warps must be at most {0} ({1} threads per block), got {2}",
-        maxWarps, maxWarps * kThreadsPerWarp, tiling.warps));
+        "warps must be at most {0} ({1} threads per block), got {2}", maxWarps,
+        maxWarps * kThreadsPerWarp, tiling.warps));
   if (tiling.blockN % kMmaK != 0)
     return llvm::createStringError(llvm::formatv(
         "block_n must be a multiple of {0} (the k extent of the P*V MMA), got "

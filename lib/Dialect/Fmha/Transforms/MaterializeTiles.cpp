@@ -32,8 +32,7 @@ FailureOr<Chip> fmha::parseChipOption(MLIRContext *context,
 
 /// Refuses a tile tuned for another chip: building it for \p target would
 /// silently give a kernel nobody measured.
-static LogicalResult checkTileChip(Operation *op, Chip tileChip,
-                                   Chip target) {
+static LogicalResult checkTileChip(Operation *op, Chip tileChip, Chip target) {
   if (tileChip == target)
     return success();
   return op->emitOpError("tile configuration is for ")
@@ -59,9 +58,8 @@ struct FmhaMaterializeTilesPass
     getOperation()->walk([&](Operation *op) {
       LogicalResult result =
           llvm::TypeSwitch<Operation *, LogicalResult>(op)
-              .Case([&](AttentionOp attention) {
-                return materialize(attention);
-              })
+              .Case(
+                  [&](AttentionOp attention) { return materialize(attention); })
               .Case([&](ResampleOp resample) { return materialize(resample); })
               .Default([](Operation *) { return success(); });
       anyFailed |= failed(result);
@@ -74,8 +72,8 @@ private:
   LogicalResult materialize(AttentionOp op) {
     if (std::optional<TileAttr> tile = op.getTile())
       return checkTileChip(op, tile->getChip(), targetChip);
-    AttentionTiling tiling = getDefaultAttentionTiling(
-        targetChip, op.getHeadDim(), op.getCausal());
+    AttentionTiling tiling =
+        getDefaultAttentionTiling(targetChip, op.getHeadDim(), op.getCausal());
     op.setTileAttr(TileAttr::get(op.getContext(), tiling.chip, tiling.blockM,
                                  tiling.blockN, tiling.warps, tiling.stages));
     return success();
