@@ -54,3 +54,28 @@ find_package(GTest CONFIG)
 if(NOT GTest_FOUND)
   message(FATAL_ERROR "GoogleTest not found: install Debian's 'libgtest-dev'")
 endif()
+
+# Link LLVM statically. Debian's MLIR archives name the shared libLLVM.so
+# (150 MB, not on the GPU machine); replacing it by the static component
+# archives gives self-contained tools that run on the GPU machine, which has
+# no LLVM (../shared/TOOLCHAIN.md, "Linking").
+option(FLASHCORE_STATIC_LLVM "Link LLVM's static component libraries instead of libLLVM.so" ON)
+if(FLASHCORE_STATIC_LLVM)
+  set(LLVM_LINK_LLVM_DYLIB OFF)
+  llvm_map_components_to_libnames(FLASHCORE_LLVM_STATIC_LIBS
+    AggressiveInstCombine Analysis AsmParser AsmPrinter BinaryFormat BitReader
+    BitWriter CodeGen CodeGenTypes Core Coroutines Demangle FrontendOffloading
+    FrontendOpenMP InstCombine Instrumentation IPO IRReader Linker MC MCParser
+    NVPTXCodeGen NVPTXDesc NVPTXInfo ObjCARCOpts Object Passes ScalarOpts
+    SelectionDAG Support Target TargetParser TransformUtils Vectorize)
+  foreach(target ${MLIR_EXPORTED_TARGETS})
+    if(NOT TARGET ${target})
+      continue()
+    endif()
+    get_target_property(libs ${target} INTERFACE_LINK_LIBRARIES)
+    if(libs AND "LLVM" IN_LIST libs)
+      list(TRANSFORM libs REPLACE "^LLVM$" "${FLASHCORE_LLVM_STATIC_LIBS}")
+      set_target_properties(${target} PROPERTIES INTERFACE_LINK_LIBRARIES "${libs}")
+    endif()
+  endforeach()
+endif()
