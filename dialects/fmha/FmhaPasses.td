@@ -45,4 +45,23 @@ def ConvertFmhaToNVGPU : Pass<"convert-fmha-to-nvgpu"> {
   ];
 }
 
+def FmhaGpuModuleToPTX : Pass<"fmha-gpu-module-to-ptx", "ModuleOp"> {
+  let summary = "translate each NVVM gpu.module to PTX with FlashCore's NVPTX target machine";
+  let description = [{
+    Replaces every `gpu.module` (already lowered to the LLVM and NVVM
+    dialects) by a `gpu.binary` whose object holds the PTX (format
+    `assembly`), produced by lib/Target at O3. The PTX ISA is `ptx-isa` when
+    given, else the newest the available nvJitLink accepts, else the newest
+    LLVM emits (with a warning saying so).
+  }];
+  let options = [
+    Fmha_ChipOption,
+    Option<"ptxIsa", "ptx-isa", "std::string", /*default=*/"\"\"",
+           "PTX ISA version such as 9.0 (default: what nvJitLink accepts)">,
+    Option<"dumpDir", "dump-dir", "std::string", /*default=*/"\"\"",
+           "directory that receives kernel.ll, kernel.opt.ll and kernel.ptx">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // FMHA_PASSES_TD

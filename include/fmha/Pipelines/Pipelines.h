@@ -16,18 +16,32 @@ class OpPassManager;
 
 namespace fmha {
 
-/// Options of `fmha-to-ptx`.
-struct FmhaToPTXOptions : public PassPipelineOptions<FmhaToPTXOptions> {
+/// Options of `fmha-to-nvvm` and `fmha-to-ptx`.
+struct FmhaPipelineOptions : public PassPipelineOptions<FmhaPipelineOptions> {
   PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("target GPU architecture: sm_80 or sm_90a"),
+      *this, "chip",
+      llvm::cl::desc("target GPU architecture: sm_80 or sm_90a"),
       llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> ptxIsa{
+      *this, "ptx-isa",
+      llvm::cl::desc("PTX ISA such as 9.0 (default: what nvJitLink accepts)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> dumpDir{
+      *this, "dump-dir",
+      llvm::cl::desc("directory that receives the LLVM IR and PTX stages"),
+      llvm::cl::init("")};
 };
 
 /// fmha ops -> tiles materialized for the chip -> gpu kernels over nvgpu ->
-/// NVVM -> PTX attached to each gpu.module as a `gpu.binary` (format isa).
-void buildFmhaToPTXPipeline(OpPassManager &pm, const FmhaToPTXOptions &options);
+/// gpu.module in the LLVM and NVVM dialects. Host code is left alone.
+void buildFmhaToNVVMPipeline(OpPassManager &pm,
+                             const FmhaPipelineOptions &options);
 
-/// Registers every named fmha pipeline (`--fmha-to-ptx`).
+/// `fmha-to-nvvm`, then each gpu.module to a gpu.binary holding PTX.
+void buildFmhaToPTXPipeline(OpPassManager &pm,
+                            const FmhaPipelineOptions &options);
+
+/// Registers `--fmha-to-nvvm` and `--fmha-to-ptx`.
 void registerFmhaPipelines();
 
 } // namespace fmha

@@ -20,6 +20,9 @@ class ArithDialect;
 namespace gpu {
 class GPUDialect;
 } // namespace gpu
+namespace NVVM {
+class NVVMDialect;
+} // namespace NVVM
 namespace memref {
 class MemRefDialect;
 } // namespace memref

@@ -1,0 +1,118 @@
+//===- GpuModuleToPTX.cpp - the fmha-gpu-module-to-ptx pass ---------------===//
+//
+// Part of FlashCore. The last step of --fmha-to-ptx: every NVVM gpu.module
+// becomes a gpu.binary holding PTX from lib/Target, the same translation the
+// JIT uses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/Dialect/Fmha/Passes.h"
+#include "fmha/Target/NvJitLink.h"
+#include "fmha/Target/PTX.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::fmha {
+#define GEN_PASS_DEF_FMHAGPUMODULETOPTX
+#include "fmha/FmhaPasses.h.inc"
+} // namespace mlir::fmha
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+namespace {
+struct FmhaGpuModuleToPTXPass
+    : public fmha::impl::FmhaGpuModuleToPTXBase<FmhaGpuModuleToPTXPass> {
+  using FmhaGpuModuleToPTXBase::FmhaGpuModuleToPTXBase;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    FailureOr<Chip> parsed = parseChipOption(context, getArgument(), chip);
+    if (failed(parsed))
+      return failure();
+    options.chip = *parsed;
+    options.libdevicePath = getDefaultLibdevicePath();
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<PtxIsa> isa = choosePtxIsa(module.getLoc());
+    if (failed(isa))
+      return signalPassFailure();
+    options.ptxIsa = *isa;
+
+    SmallVector<gpu::GPUModuleOp> gpuModules(
+        module.getOps<gpu::GPUModuleOp>());
+    for (gpu::GPUModuleOp gpuModule : gpuModules) {
+      std::optional<StageDirectory> dumps;
+      if (!dumpDir.empty())
+        dumps.emplace(dumpDir + "/" + gpuModule.getName().str());
+      llvm::Expected<std::string> ptx = translateToPTX(
+          gpuModule, options,
+          dumps ? StageSink(dumps->sink()) : StageSink(nullptr));
+      if (!ptx) {
+        gpuModule.emitError() << llvm::toString(ptx.takeError());
+        return signalPassFailure();
+      }
+      if (dumps)
+        if (llvm::Error err = dumps->takeError()) {
+          gpuModule.emitError() << llvm::toString(std::move(err));
+          return signalPassFailure();
+        }
+      replaceWithBinary(gpuModule, *ptx);
+    }
+  }
+
+private:
+  /// The requested ISA, else the newest the available nvJitLink accepts,
+  /// else the newest LLVM emits; says which when it is not the first.
+  FailureOr<PtxIsa> choosePtxIsa(Location loc) {
+    if (!ptxIsa.empty()) {
+      llvm::Expected<PtxIsa> requested = parsePtxIsa(ptxIsa);
+      if (!requested)
+        return emitError(loc) << llvm::toString(requested.takeError());
+      PtxIsa minimum = getMinimumPtxIsa(options.chip);
+      if (*requested < minimum || kNewestLlvmPtxIsa < *requested)
+        return emitError(loc)
+               << "PTX ISA " << requested->str() << " is outside what "
+               << stringifyChip(options.chip) << " and LLVM allow ("
+               << minimum.str() << " to " << kNewestLlvmPtxIsa.str() << ")";
+      return *requested;
+    }
+    llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
+    if (!linker) {
+      emitWarning(loc) << llvm::toString(linker.takeError())
+                       << "\nemitting PTX ISA " << kNewestLlvmPtxIsa.str()
+                       << ", the newest LLVM emits";
+      return kNewestLlvmPtxIsa;
+    }
+    std::string consumer = "nvJitLink " + linker->getVersion().str();
+    llvm::Expected<PtxIsa> selected =
+        selectPtxIsa(options.chip, linker->getVersion(), consumer);
+    if (!selected)
+      return emitError(loc) << llvm::toString(selected.takeError());
+    return *selected;
+  }
+
+  void replaceWithBinary(gpu::GPUModuleOp gpuModule, StringRef ptx) {
+    MLIRContext *context = gpuModule.getContext();
+    auto target = NVVM::NVVMTargetAttr::get(
+        context, options.optLevel, "nvptx64-nvidia-cuda",
+        stringifyChip(options.chip), options.ptxIsa.feature());
+    auto object = gpu::ObjectAttr::get(
+        context, target, gpu::CompilationTarget::Assembly,
+        StringAttr::get(context, ptx), /*properties=*/nullptr,
+        /*kernels=*/nullptr);
+    OpBuilder builder(gpuModule);
+    gpu::BinaryOp::create(builder, gpuModule.getLoc(), gpuModule.getName(),
+                          /*offloadingHandler=*/nullptr,
+                          builder.getArrayAttr({object}));
+    gpuModule.erase();
+  }
+
+  PTXOptions options;
+};
+} // namespace
