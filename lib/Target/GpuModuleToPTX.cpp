@@ -44,15 +44,14 @@ struct FmhaGpuModuleToPTXPass
       return signalPassFailure();
     options.ptxIsa = *isa;
 
-    SmallVector<gpu::GPUModuleOp> gpuModules(
-        module.getOps<gpu::GPUModuleOp>());
+    SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
       std::optional<StageDirectory> dumps;
       if (!dumpDir.empty())
         dumps.emplace(dumpDir + "/" + gpuModule.getName().str());
-      llvm::Expected<std::string> ptx = translateToPTX(
-          gpuModule, options,
-          dumps ? StageSink(dumps->sink()) : StageSink(nullptr));
+      llvm::Expected<std::string> ptx =
+          translateToPTX(gpuModule, options,
+                         dumps ? StageSink(dumps->sink()) : StageSink(nullptr));
       if (!ptx) {
         gpuModule.emitError() << llvm::toString(ptx.takeError());
         return signalPassFailure();
@@ -67,34 +66,14 @@ struct FmhaGpuModuleToPTXPass
   }
 
 private:
-  /// The requested ISA, else the newest the available nvJitLink accepts,
-  /// else the newest LLVM emits; says which when it is not the first.
   FailureOr<PtxIsa> choosePtxIsa(Location loc) {
-    if (!ptxIsa.empty()) {
-      llvm::Expected<PtxIsa> requested = parsePtxIsa(ptxIsa);
-      if (!requested)
-        return emitError(loc) << llvm::toString(requested.takeError());
-      PtxIsa minimum = getMinimumPtxIsa(options.chip);
-      if (*requested < minimum || kNewestLlvmPtxIsa < *requested)
-        return emitError(loc)
-               << "PTX ISA " << requested->str() << " is outside what "
-               << stringifyChip(options.chip) << " and LLVM allow ("
-               << minimum.str() << " to " << kNewestLlvmPtxIsa.str() << ")";
-      return *requested;
-    }
-    llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
-    if (!linker) {
-      emitWarning(loc) << llvm::toString(linker.takeError())
-                       << "\nemitting PTX ISA " << kNewestLlvmPtxIsa.str()
-                       << ", the newest LLVM emits";
-      return kNewestLlvmPtxIsa;
-    }
-    std::string consumer = "nvJitLink " + linker->getVersion().str();
-    llvm::Expected<PtxIsa> selected =
-        selectPtxIsa(options.chip, linker->getVersion(), consumer);
-    if (!selected)
-      return emitError(loc) << llvm::toString(selected.takeError());
-    return *selected;
+    std::string note;
+    llvm::Expected<PtxIsa> isa = resolvePtxIsa(options.chip, ptxIsa, note);
+    if (!isa)
+      return emitError(loc) << llvm::toString(isa.takeError());
+    if (!note.empty())
+      emitWarning(loc) << note;
+    return *isa;
   }
 
   void replaceWithBinary(gpu::GPUModuleOp gpuModule, StringRef ptx) {

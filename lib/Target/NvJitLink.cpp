@@ -22,8 +22,8 @@ using namespace mlir::fmha;
 struct NvJitLink::Api {
   nvJitLinkResult (*create)(nvJitLinkHandle *, uint32_t, const char **);
   nvJitLinkResult (*destroy)(nvJitLinkHandle *);
-  nvJitLinkResult (*addData)(nvJitLinkHandle, nvJitLinkInputType,
-                             const void *, size_t, const char *);
+  nvJitLinkResult (*addData)(nvJitLinkHandle, nvJitLinkInputType, const void *,
+                             size_t, const char *);
   nvJitLinkResult (*complete)(nvJitLinkHandle);
   nvJitLinkResult (*getLinkedCubinSize)(nvJitLinkHandle, size_t *);
   nvJitLinkResult (*getLinkedCubin)(nvJitLinkHandle, void *);
@@ -178,12 +178,37 @@ llvm::Expected<LinkedCubin> NvJitLink::link(llvm::StringRef ptx,
   }
   linked.infoLog = readLog(api->getInfoLogSize, api->getInfoLog);
   if (result != NVJITLINK_SUCCESS)
-    failure = llvm::formatv("nvJitLink {0} failed linking PTX for {1}: {2}\n{3}",
-                            version.str(), arch, getResultName(result),
-                            readLog(api->getErrorLogSize, api->getErrorLog))
-                  .str();
+    failure =
+        llvm::formatv("nvJitLink {0} failed linking PTX for {1}: {2}\n{3}",
+                      version.str(), arch, getResultName(result),
+                      readLog(api->getErrorLogSize, api->getErrorLog))
+            .str();
   api->destroy(&handle);
   if (!failure.empty())
     return llvm::createStringError(failure);
   return linked;
+}
+
+llvm::Expected<PtxIsa> fmha::resolvePtxIsa(Chip chip, llvm::StringRef requested,
+                                           std::string &note) {
+  if (!requested.empty()) {
+    llvm::Expected<PtxIsa> isa = parsePtxIsa(requested);
+    if (!isa)
+      return isa.takeError();
+    PtxIsa minimum = getMinimumPtxIsa(chip);
+    if (*isa < minimum || kNewestLlvmPtxIsa < *isa)
+      return llvm::createStringError(llvm::formatv(
+          "PTX ISA {0} is outside what {1} and LLVM allow ({2} to {3})",
+          isa->str(), stringifyChip(chip), minimum.str(),
+          kNewestLlvmPtxIsa.str()));
+    return *isa;
+  }
+  llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
+  if (!linker) {
+    note = llvm::toString(linker.takeError()) + "\nemitting PTX ISA " +
+           kNewestLlvmPtxIsa.str() + ", the newest LLVM emits";
+    return kNewestLlvmPtxIsa;
+  }
+  return selectPtxIsa(chip, linker->getVersion(),
+                      "nvJitLink " + linker->getVersion().str());
 }

@@ -53,6 +53,12 @@ private:
   std::string path;
 };
 
+/// The PTX ISA to emit for \p chip when nothing else decides it: \p requested
+/// ("9.0") when not empty, else the newest the available nvJitLink accepts,
+/// else the newest LLVM emits, in which case \p note says why.
+llvm::Expected<PtxIsa> resolvePtxIsa(Chip chip, llvm::StringRef requested,
+                                     std::string &note);
+
 } // namespace mlir::fmha
 
 #endif // FMHA_TARGET_NVJITLINK_H

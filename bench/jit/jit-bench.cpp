@@ -1,0 +1,183 @@
+//===- jit-bench.cpp - JIT compile, cache and launch overhead -------------===//
+//
+// Part of FlashCore. Measures, for examples/jit-scale/scale.mlir:
+//   - cold compile (MLIR -> PTX -> cubin) in this process, first and median;
+//   - a disk-cache hit in a fresh JIT (key, read, checksum, module load);
+//   - launch overhead of an in-memory hit (lookup + launch) against a bare
+//     cuLaunchKernel of the same function, host time per call.
+// Without a GPU only the compile rows are measured.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/JIT/Compile.h"
+#include "fmha/JIT/JIT.h"
+#include "fmha/Runtime/LoadPlan.h"
+#include "fmha/Target/NvJitLink.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+using namespace mlir::fmha;
+using Clock = std::chrono::steady_clock;
+
+static double millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+static double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+static int fail(llvm::Error err) {
+  llvm::errs() << "jit-bench: " << llvm::toString(std::move(err)) << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    llvm::errs() << "usage: jit-bench <scale.mlir>\n";
+    return 1;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(argv[1]);
+  if (!buffer) {
+    llvm::errs() << "jit-bench: cannot read " << argv[1] << "\n";
+    return 1;
+  }
+  std::string source = (*buffer)->getBuffer().str();
+  std::vector<std::string> rows;
+
+  // Cold compiles, each in a fresh MLIRContext, like a JIT cache miss.
+  llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
+  if (!linker)
+    return fail(linker.takeError());
+  for (Chip chip : {Chip::sm_80, Chip::sm_90a}) {
+    CompileOptions options;
+    options.chip = chip;
+    llvm::Expected<PtxIsa> isa =
+        selectPtxIsa(chip, linker->getVersion(), "nvJitLink");
+    if (!isa)
+      return fail(isa.takeError());
+    options.ptxIsa = *isa;
+    options.linkArch = chip == Chip::sm_90a ? "sm_90a" : "sm_80";
+    std::vector<double> times;
+    for (int i = 0; i < 6; ++i) {
+      auto start = Clock::now();
+      llvm::Expected<CompiledModule> compiled = compileModule(source, options);
+      if (!compiled)
+        return fail(compiled.takeError());
+      times.push_back(millisecondsSince(start));
+    }
+    double first = times.front();
+    times.erase(times.begin());
+    rows.push_back(llvm::formatv("cold compile MLIR->cubin {0,-7}| first "
+                                 "{1:f1} ms, median of 5 {2:f1} ms",
+                                 stringifyChip(chip), first, median(times)));
+  }
+
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver) {
+    rows.push_back("GPU rows                       | skipped: " +
+                   llvm::toString(driver.takeError()));
+  } else {
+    llvm::SmallString<128> cacheDir;
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("fmha-bench-cache", cacheDir))
+      return fail(llvm::createStringError("cannot create a cache directory: " +
+                                          ec.message()));
+    JITOptions options;
+    options.cacheDirectory = cacheDir.str().str();
+    {
+      auto jit = JIT::create(options);
+      if (!jit)
+        return fail(jit.takeError());
+      auto kernel = (*jit)->getKernelFromSource(source, "scale"); // fills disk
+      if (!kernel)
+        return fail(kernel.takeError());
+      rows.push_back("load plan                      | " +
+                     (*jit)->getLoadPlan().reason);
+    }
+    std::vector<double> hits;
+    for (int i = 0; i < 20; ++i) {
+      auto jit = JIT::create(options);
+      if (!jit)
+        return fail(jit.takeError());
+      auto start = Clock::now();
+      auto kernel = (*jit)->getKernelFromSource(source, "scale");
+      if (!kernel)
+        return fail(kernel.takeError());
+      hits.push_back(millisecondsSince(start));
+      if ((*jit)->getStats().diskHits != 1)
+        return fail(llvm::createStringError("expected a disk-cache hit"));
+    }
+    rows.push_back(llvm::formatv("disk-cache hit (fresh JIT)     | median of "
+                                 "20 {0:f3} ms",
+                                 median(hits)));
+
+    auto jit = JIT::create(options);
+    if (!jit)
+      return fail(jit.takeError());
+    auto kernel = (*jit)->getKernelFromSource(source, "scale");
+    if (!kernel)
+      return fail(kernel.takeError());
+    // n = 0: every thread exits at once, so the GPU never holds back the
+    // host; what is timed is the submission path.
+    CUdeviceptr none = 0;
+    int64_t zero = 0, one = 1;
+    float factor = 1;
+    void *arguments[] = {&none, &none, &zero, &zero, &one, &zero, &factor};
+    LaunchConfig config;
+    config.block = {128, 1, 1};
+    const int launches = 20000;
+    auto timeLaunches = [&](auto launchOnce) -> llvm::Expected<double> {
+      for (int i = 0; i < 1000; ++i) // warm-up
+        if (llvm::Error err = launchOnce())
+          return std::move(err);
+      if (llvm::Error err = driver->synchronize(nullptr))
+        return std::move(err);
+      auto start = Clock::now();
+      for (int i = 0; i < launches; ++i)
+        if (llvm::Error err = launchOnce())
+          return std::move(err);
+      double ms = millisecondsSince(start);
+      if (llvm::Error err = driver->synchronize(nullptr))
+        return std::move(err);
+      return ms * 1000.0 / launches;
+    };
+    CUfunction function = kernel->getFunction();
+    auto cuLaunchKernel = driver->getRawLaunchKernel();
+    llvm::Expected<double> bare = timeLaunches([&]() {
+      return driver->check(cuLaunchKernel(function, 1, 1, 1, 128, 1, 1, 0,
+                                          nullptr, arguments, nullptr),
+                           "cuLaunchKernel");
+    });
+    if (!bare)
+      return fail(bare.takeError());
+    llvm::Expected<double> ours = timeLaunches([&]() -> llvm::Error {
+      auto hit = (*jit)->getKernelFromSource(source, "scale");
+      if (!hit)
+        return hit.takeError();
+      return hit->launch(nullptr, config, arguments);
+    });
+    if (!ours)
+      return fail(ours.takeError());
+    rows.push_back(llvm::formatv("launch, bare cuLaunchKernel    | {0:f2} us "
+                                 "per call ({1} calls)",
+                                 *bare, launches));
+    rows.push_back(llvm::formatv("launch, JIT in-memory hit      | {0:f2} us "
+                                 "per call: +{1:f2} us over bare",
+                                 *ours, *ours - *bare));
+    llvm::sys::fs::remove_directories(cacheDir);
+  }
+  llvm::outs() << "\n";
+  for (const std::string &row : rows)
+    llvm::outs() << row << "\n";
+  return 0;
+}

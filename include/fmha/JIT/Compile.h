@@ -1,0 +1,54 @@
+//===- Compile.h - MLIR source to PTX and cubin, no driver ------*- C++ -*-===//
+//
+// Part of FlashCore. The compile half of the JIT: parse, run fmha-to-nvvm,
+// translate to PTX, link with nvJitLink. Needs no GPU and no driver, so the
+// lit tests and fmha-compile use exactly what the JIT runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FMHA_JIT_COMPILE_H
+#define FMHA_JIT_COMPILE_H
+
+#include "fmha/Dialect/Fmha/FmhaEnums.h"
+#include "fmha/Target/PtxIsa.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::fmha {
+
+struct CompileOptions {
+  /// The name diagnostics give the source.
+  std::string sourceName = "<fmha source>";
+  Chip chip = Chip::sm_90a;
+  PtxIsa ptxIsa = kNewestLlvmPtxIsa;
+  /// When set, nvJitLink links the PTX into a cubin for this arch.
+  std::optional<std::string> linkArch;
+  /// When set, every stage lands here: NN-<pass>.mlir after each pass,
+  /// kernel.ll, kernel.opt.ll, kernel.ptx, kernel.cubin, nvjitlink.log.
+  std::string dumpDirectory;
+};
+
+struct CompiledModule {
+  std::string ptx;
+  /// Empty unless CompileOptions::linkArch was set.
+  std::string cubin;
+  /// nvJitLink's -verbose info log (registers, shared memory, spills).
+  std::string linkLog;
+  /// Names of the kernels (gpu.func ... kernel) in the module.
+  std::vector<std::string> kernelNames;
+};
+
+/// Compiles \p source: a module of fmha ops, or of one gpu.module with
+/// kernels written in upstream dialects. Diagnostics (parse errors, verifier
+/// errors, missing lowerings) are collected into the error.
+llvm::Expected<CompiledModule> compileModule(llvm::StringRef source,
+                                             const CompileOptions &options);
+
+} // namespace mlir::fmha
+
+#endif // FMHA_JIT_COMPILE_H

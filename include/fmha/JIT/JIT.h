@@ -1,0 +1,150 @@
+//===- JIT.h - the FlashCore JIT embedding API ------------------*- C++ -*-===//
+//
+// Part of FlashCore. Describe an op (the static part: op kind, element type,
+// head dim, causality, mode, tile), or hand over a gpu.module, get a kernel
+// handle, launch it on a CUstream with device pointers, sizes and strides.
+// Compiled kernels are cached in memory and on disk. Thread-safe.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FMHA_JIT_JIT_H
+#define FMHA_JIT_JIT_H
+
+#include "fmha/Dialect/Fmha/FmhaEnums.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
+#include "fmha/JIT/DiskCache.h"
+#include "fmha/Runtime/CudaDriver.h"
+#include "fmha/Runtime/LoadPlan.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::fmha {
+
+enum class OpKind { Attention, Resample };
+enum class ElementType { F16, BF16, F32 };
+
+/// The static description of an fmha op: everything a kernel is specialized
+/// on. Batch, head counts, sequence lengths and strides are launch arguments.
+struct KernelSpec {
+  OpKind kind = OpKind::Attention;
+  ElementType elementType = ElementType::BF16;
+  // Attention.
+  unsigned headDim = 128;
+  bool causal = false;
+  bool withLse = false;
+  std::optional<std::array<int64_t, 2>> window;
+  std::optional<float> scale;
+  std::optional<AttentionTiling> attentionTile;
+  // Resample.
+  ResampleMode mode = ResampleMode::linear;
+  /// Feature count D of each fused stream.
+  std::vector<unsigned> streamFeatures;
+  bool withLengths = false;
+  std::optional<ResampleTiling> resampleTile;
+
+  /// The op as MLIR: a func.func with every size but D dynamic.
+  std::string toMLIR() const;
+};
+
+/// Grid, block and dynamic shared memory of one launch.
+struct LaunchConfig {
+  std::array<unsigned, 3> grid = {1, 1, 1};
+  std::array<unsigned, 3> block = {1, 1, 1};
+  unsigned sharedBytes = 0;
+};
+
+/// A loaded kernel. Owned by its JIT and valid as long as it.
+class Kernel {
+public:
+  /// Launches on \p stream; \p arguments follow cuLaunchKernel (one pointer
+  /// per kernel parameter).
+  llvm::Error launch(CUstream stream, const LaunchConfig &config,
+                     void **arguments) const;
+  llvm::StringRef getName() const { return name; }
+  CUfunction getFunction() const { return function; }
+
+private:
+  friend class JIT;
+  std::string name;
+  CUfunction function = nullptr;
+  CudaDriver *driver = nullptr;
+  int device = 0;
+};
+
+struct JITOptions {
+  /// The CUDA device ordinal.
+  int device = 0;
+  /// The chip to compile for; default: getPreferredChip(device).
+  std::optional<Chip> chip;
+  /// The disk cache; std::nullopt: DiskCache::getDefaultDirectory(); an
+  /// empty string disables it.
+  std::optional<std::string> cacheDirectory;
+  uint64_t cacheMaxBytes = DiskCache::getDefaultMaxBytes();
+  /// When set, each compilation dumps its stages under
+  /// <dumpDirectory>/<cache key>/.
+  std::string dumpDirectory;
+};
+
+/// Where kernels came from since the JIT was created.
+struct JITStats {
+  unsigned compiled = 0;
+  unsigned diskHits = 0;
+  unsigned memoryHits = 0;
+};
+
+class JIT {
+public:
+  /// Opens the driver and the device and plans how kernels will load there
+  /// (nvJitLink or the driver's PTX JIT). Fails with the reason when there
+  /// is no driver, no such device, or the chip cannot run on it.
+  static llvm::Expected<std::unique_ptr<JIT>>
+  create(const JITOptions &options = {});
+  ~JIT();
+
+  /// The kernel for \p spec: from memory, else disk, else compiled.
+  llvm::Expected<const Kernel &> getKernel(const KernelSpec &spec);
+  /// The kernel \p kernelName of \p source, a module holding one gpu.module
+  /// written in upstream dialects (or fmha ops).
+  llvm::Expected<const Kernel &>
+  getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName);
+
+  const LoadPlan &getLoadPlan() const { return plan; }
+  const DeviceInfo &getDevice() const { return device; }
+  /// The disk cache directory, or "" when disabled.
+  llvm::StringRef getCacheDirectory() const;
+  JITStats getStats() const;
+
+private:
+  JIT() = default;
+  /// The cache key of \p source under this JIT's plan and versions.
+  std::string getKey(llvm::StringRef source) const;
+  llvm::Expected<CUmodule> loadOrCompile(const std::string &key,
+                                         llvm::StringRef source);
+
+  CudaDriver *driver = nullptr;
+  DeviceInfo device;
+  LoadPlan plan;
+  std::optional<DiskCache> diskCache;
+  std::string dumpDirectory;
+  std::string linkerVersion;
+
+  mutable std::mutex mutex;
+  llvm::StringMap<CUmodule> modules;
+  llvm::StringMap<std::unique_ptr<Kernel>> kernels;
+  JITStats stats;
+};
+
+/// FlashCore's version as recorded at configure time (git describe).
+llvm::StringRef getFlashCoreVersion();
+
+} // namespace mlir::fmha
+
+#endif // FMHA_JIT_JIT_H

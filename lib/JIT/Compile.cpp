@@ -1,0 +1,148 @@
+//===- Compile.cpp - MLIR source to PTX and cubin, no driver --------------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/JIT/Compile.h"
+#include "fmha/InitAll.h"
+#include "fmha/Pipelines/Pipelines.h"
+#include "fmha/Target/NvJitLink.h"
+#include "fmha/Target/PTX.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+namespace {
+/// Writes the IR after each pass as NN-<pass>.mlir, so a dump reads in order.
+class DumpAfterEachPass : public PassInstrumentation {
+public:
+  explicit DumpAfterEachPass(StageDirectory &directory)
+      : directory(directory) {}
+
+  void runAfterPass(Pass *pass, Operation *op) override {
+    // Pass-manager adaptors have no argument and repeat their nested dump.
+    if (pass->getArgument().empty())
+      return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    op->print(os);
+    directory.write(
+        llvm::formatv("{0:02}-{1}.mlir", ++count, pass->getArgument()).str(),
+        text);
+  }
+
+private:
+  StageDirectory &directory;
+  unsigned count = 0;
+};
+} // namespace
+
+/// Builds the context every compilation uses: all fmha dependencies, and no
+/// multithreading (the JIT compiles on the caller's thread, and a context per
+/// compilation keeps compilations independent).
+static std::unique_ptr<MLIRContext> createContext() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  auto context =
+      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+llvm::Expected<CompiledModule>
+fmha::compileModule(llvm::StringRef source, const CompileOptions &options) {
+  std::unique_ptr<MLIRContext> context = createContext();
+  std::string diagnostics;
+  llvm::raw_string_ostream diagnosticStream(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, options.sourceName),
+      llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, context.get(),
+                                     diagnosticStream);
+  auto fail = [&](llvm::StringRef what) {
+    return llvm::createStringError(
+        (what + (diagnostics.empty() ? "" : ":\n") + diagnostics).str());
+  };
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, context.get());
+  if (!module)
+    return fail("cannot parse the MLIR source");
+
+  std::optional<StageDirectory> dumps;
+  if (!options.dumpDirectory.empty()) {
+    dumps.emplace(options.dumpDirectory);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    dumps->write("00-input.mlir", text);
+  }
+
+  PassManager pm(context.get());
+  FmhaPipelineOptions pipeline;
+  pipeline.chip = stringifyChip(options.chip).str();
+  buildFmhaToNVVMPipeline(pm, pipeline);
+  if (dumps)
+    pm.addInstrumentation(std::make_unique<DumpAfterEachPass>(*dumps));
+  if (failed(pm.run(*module)))
+    return fail(llvm::formatv("lowering to NVVM for {0} failed",
+                              stringifyChip(options.chip))
+                    .str());
+
+  auto gpuModules = llvm::to_vector(module->getOps<gpu::GPUModuleOp>());
+  if (gpuModules.size() != 1)
+    return llvm::createStringError(llvm::formatv(
+        "expected exactly one gpu.module after lowering, found {0}",
+        gpuModules.size()));
+  CompiledModule compiled;
+  gpuModules.front().walk([&](Operation *op) {
+    if (op->hasAttr("nvvm.kernel"))
+      if (auto name = op->getAttrOfType<StringAttr>("sym_name"))
+        compiled.kernelNames.push_back(name.str());
+  });
+
+  PTXOptions ptxOptions;
+  ptxOptions.chip = options.chip;
+  ptxOptions.ptxIsa = options.ptxIsa;
+  ptxOptions.libdevicePath = getDefaultLibdevicePath();
+  llvm::Expected<std::string> ptx =
+      translateToPTX(gpuModules.front(), ptxOptions,
+                     dumps ? StageSink(dumps->sink()) : StageSink(nullptr));
+  if (!ptx)
+    return ptx.takeError();
+  compiled.ptx = std::move(*ptx);
+
+  if (options.linkArch) {
+    llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
+    if (!linker)
+      return linker.takeError();
+    llvm::Expected<LinkedCubin> linked =
+        linker->link(compiled.ptx, *options.linkArch);
+    if (!linked)
+      return linked.takeError();
+    compiled.cubin = std::move(linked->cubin);
+    compiled.linkLog = std::move(linked->infoLog);
+    if (dumps) {
+      dumps->write("kernel.cubin", compiled.cubin);
+      dumps->write("nvjitlink.log", compiled.linkLog);
+    }
+  }
+  if (dumps)
+    if (llvm::Error err = dumps->takeError())
+      return std::move(err);
+  return compiled;
+}

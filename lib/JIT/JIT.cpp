@@ -1,0 +1,247 @@
+//===- JIT.cpp - the FlashCore JIT embedding API --------------------------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/JIT/JIT.h"
+#include "fmha/JIT/Compile.h"
+#include "fmha/Target/NvJitLink.h"
+
+#include "FlashCoreVersion.inc"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+llvm::StringRef fmha::getFlashCoreVersion() { return FLASHCORE_VERSION; }
+
+static llvm::StringRef getElementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return "f16";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::F32:
+    return "f32";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+std::string KernelSpec::toMLIR() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::StringRef type = getElementTypeName(elementType);
+  if (kind == OpKind::Attention) {
+    std::string tensor = llvm::formatv("memref<?x?x?x{0}x{1}>", headDim, type);
+    std::string lse = "memref<?x?x?xf32>";
+    os << "func.func @attention(%q: " << tensor << ", %k: " << tensor
+       << ", %v: " << tensor << ", %o: " << tensor;
+    if (withLse)
+      os << ", %lse: " << lse;
+    os << ") {\n  fmha.attention q(%q : " << tensor << ") k(%k : " << tensor
+       << ") v(%v : " << tensor << ") -> o(%o : " << tensor << ")";
+    if (withLse)
+      os << " lse(%lse : " << lse << ")";
+    if (causal)
+      os << " causal";
+    llvm::SmallVector<std::string> attributes;
+    if (scale)
+      attributes.push_back(llvm::formatv("scale = {0:e} : f32", *scale));
+    if (window)
+      attributes.push_back(llvm::formatv("window = array<i64: {0}, {1}>",
+                                         (*window)[0], (*window)[1]));
+    if (attentionTile)
+      attributes.push_back(llvm::formatv(
+          "tile = #fmha.tile<{0}, block_m = {1}, block_n = {2}, warps = {3}, "
+          "stages = {4}>",
+          stringifyChip(attentionTile->chip), attentionTile->blockM,
+          attentionTile->blockN, attentionTile->warps, attentionTile->stages));
+    if (!attributes.empty())
+      os << " {" << llvm::join(attributes, ", ") << "}";
+    os << "\n  return\n}\n";
+    return text;
+  }
+
+  unsigned total = 0;
+  llvm::SmallVector<std::string> times, values, lengths, timeTypes, valueTypes,
+      lengthTypes, arguments;
+  for (auto [index, features] : llvm::enumerate(streamFeatures)) {
+    total += features;
+    times.push_back(llvm::formatv("%t{0}", index));
+    values.push_back(llvm::formatv("%x{0}", index));
+    lengths.push_back(llvm::formatv("%n{0}", index));
+    timeTypes.push_back("memref<?x?xf32>");
+    valueTypes.push_back(llvm::formatv("memref<?x?x{0}x{1}>", features, type));
+    lengthTypes.push_back("memref<?xi32>");
+    arguments.push_back(times.back() + ": " + timeTypes.back());
+    arguments.push_back(values.back() + ": " + valueTypes.back());
+    if (withLengths)
+      arguments.push_back(lengths.back() + ": " + lengthTypes.back());
+  }
+  std::string out = llvm::formatv("memref<?x?x{0}x{1}>", total, type);
+  arguments.push_back("%targets: memref<?x?xf32>");
+  arguments.push_back("%out: " + out);
+  os << "func.func @resample(" << llvm::join(arguments, ", ") << ") {\n"
+     << "  fmha.resample " << stringifyResampleMode(mode) << " times("
+     << llvm::join(times, ", ") << " : " << llvm::join(timeTypes, ", ")
+     << ") values(" << llvm::join(values, ", ") << " : "
+     << llvm::join(valueTypes, ", ") << ")";
+  if (withLengths)
+    os << " lengths(" << llvm::join(lengths, ", ") << " : "
+       << llvm::join(lengthTypes, ", ") << ")";
+  os << " targets(%targets : memref<?x?xf32>) -> out(%out : " << out << ")";
+  if (resampleTile)
+    os << llvm::formatv(
+        " {tile = #fmha.resample_tile<{0}, block_t = {1}, threads = {2}>}",
+        stringifyChip(resampleTile->chip), resampleTile->blockT,
+        resampleTile->threads);
+  os << "\n  return\n}\n";
+  return text;
+}
+
+llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,
+                           void **arguments) const {
+  if (llvm::Error err = driver->makeCurrent(device))
+    return err;
+  return driver->launch(function, config.grid.data(), config.block.data(),
+                        config.sharedBytes, stream, arguments);
+}
+
+llvm::Expected<std::unique_ptr<JIT>> JIT::create(const JITOptions &options) {
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  llvm::Expected<DeviceInfo> device = driver->getDevice(options.device);
+  if (!device)
+    return device.takeError();
+  if (llvm::Error err = driver->makeCurrent(options.device))
+    return std::move(err);
+
+  std::unique_ptr<JIT> jit(new JIT());
+  jit->driver = &*driver;
+  jit->device = *device;
+  jit->dumpDirectory = options.dumpDirectory;
+  Chip chip = options.chip.value_or(getPreferredChip(device->capability));
+
+  llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
+  std::optional<CudaVersion> linkerVersion;
+  std::string linkerProblem;
+  if (linker)
+    linkerVersion = linker->getVersion();
+  else
+    linkerProblem = llvm::toString(linker.takeError());
+  llvm::Expected<LoadPlan> plan =
+      planLoad(chip, device->capability, device->name, driver->getVersion(),
+               linkerVersion, linkerProblem);
+  if (!plan)
+    return plan.takeError();
+  jit->plan = *plan;
+  jit->linkerVersion = plan->path == LoadPath::NvJitLink
+                           ? "nvjitlink " + linkerVersion->str()
+                           : "driver-jit " + driver->getVersion().str();
+
+  std::optional<std::string> cacheDirectory =
+      options.cacheDirectory ? options.cacheDirectory
+                             : DiskCache::getDefaultDirectory();
+  if (cacheDirectory && !cacheDirectory->empty())
+    jit->diskCache.emplace(*cacheDirectory, options.cacheMaxBytes);
+  return std::move(jit);
+}
+
+JIT::~JIT() {
+  for (auto &entry : modules)
+    llvm::consumeError(driver->unloadModule(entry.second));
+}
+
+llvm::StringRef JIT::getCacheDirectory() const {
+  return diskCache ? diskCache->getDirectory() : llvm::StringRef();
+}
+
+JITStats JIT::getStats() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return stats;
+}
+
+std::string JIT::getKey(llvm::StringRef source) const {
+  return computeCacheKey({"flashcore " + getFlashCoreVersion().str(),
+                          "llvm " LLVM_VERSION_STRING, linkerVersion,
+                          "ptx " + plan.ptxIsa.str(),
+                          "chip " + stringifyChip(plan.chip).str(),
+                          "arch " + plan.linkArch, source.str()});
+}
+
+llvm::Expected<CUmodule> JIT::loadOrCompile(const std::string &key,
+                                            llvm::StringRef source) {
+  auto found = modules.find(key);
+  if (found != modules.end())
+    return found->second;
+
+  // The payload is a cubin on the nvJitLink path, PTX on the driver's.
+  bool isPtx = plan.path == LoadPath::DriverJit;
+  std::optional<std::string> image;
+  if (diskCache && (image = diskCache->load(key)))
+    ++stats.diskHits;
+  if (!image) {
+    CompileOptions options;
+    options.chip = plan.chip;
+    options.ptxIsa = plan.ptxIsa;
+    if (!isPtx)
+      options.linkArch = plan.linkArch;
+    if (!dumpDirectory.empty())
+      options.dumpDirectory = dumpDirectory + "/" + key;
+    llvm::Expected<CompiledModule> compiled = compileModule(source, options);
+    if (!compiled)
+      return compiled.takeError();
+    ++stats.compiled;
+    image = isPtx ? std::move(compiled->ptx) : std::move(compiled->cubin);
+    // A cache that cannot be written costs time, not correctness.
+    if (diskCache)
+      llvm::consumeError(diskCache->store(key, *image));
+  }
+  llvm::Expected<CUmodule> module = driver->loadModule(*image, isPtx);
+  if (!module)
+    return module.takeError();
+  modules[key] = *module;
+  return *module;
+}
+
+llvm::Expected<const Kernel &>
+JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
+  std::string key = getKey(source);
+  std::string kernelKey = key + "/" + kernelName.str();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = kernels.find(kernelKey);
+  if (found != kernels.end()) {
+    ++stats.memoryHits;
+    return *found->second;
+  }
+  if (llvm::Error err = driver->makeCurrent(device.ordinal))
+    return std::move(err);
+  llvm::Expected<CUmodule> module = loadOrCompile(key, source);
+  if (!module)
+    return module.takeError();
+  llvm::Expected<CUfunction> function =
+      driver->getFunction(*module, kernelName);
+  if (!function)
+    return function.takeError();
+  auto kernel = std::make_unique<Kernel>();
+  kernel->name = kernelName.str();
+  kernel->function = *function;
+  kernel->driver = driver;
+  kernel->device = device.ordinal;
+  const Kernel &result = *kernel;
+  kernels[kernelKey] = std::move(kernel);
+  return result;
+}
+
+llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec) {
+  // The lowerings name the kernel after the op; until one exists the
+  // compilation reports the missing lowering for this chip.
+  return getKernelFromSource(
+      spec.toMLIR(), spec.kind == OpKind::Attention ? "attention" : "resample");
+}

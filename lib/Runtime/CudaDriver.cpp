@@ -1,0 +1,296 @@
+//===- CudaDriver.cpp - the CUDA driver API, opened at run time -----------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/Runtime/CudaDriver.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+// cuda.h maps some names to versioned symbols (cuMemAlloc -> cuMemAlloc_v2);
+// stringizing after expansion looks up the symbol the header means.
+#define FMHA_STRINGIZE_EXPANDED(x) FMHA_STRINGIZE(x)
+#define FMHA_STRINGIZE(x) #x
+
+#define FMHA_CUDA_FUNCTIONS(X)                                                 \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)                                                          \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetName)                                                           \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetCurrent)                                                           \
+  X(cuModuleLoadDataEx)                                                        \
+  X(cuModuleUnload)                                                            \
+  X(cuModuleGetFunction)                                                       \
+  X(cuFuncSetAttribute)                                                        \
+  X(cuLaunchKernel)                                                            \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuMemcpyHtoD)                                                              \
+  X(cuMemcpyDtoH)                                                              \
+  X(cuStreamSynchronize)                                                       \
+  X(cuEventCreate)                                                             \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime)
+
+struct CudaDriver::Api {
+#define FMHA_DECLARE(fn) decltype(&::fn) fn = nullptr;
+  FMHA_CUDA_FUNCTIONS(FMHA_DECLARE)
+#undef FMHA_DECLARE
+};
+
+CudaDriver *CudaDriver::load(std::string &error) {
+  const char *overridden = std::getenv("FMHA_LIBCUDA");
+  std::string name = overridden ? overridden : "libcuda.so.1";
+  void *handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    error = llvm::formatv("no CUDA driver: cannot open {0} ({1}); this needs "
+                          "an NVIDIA GPU with its driver installed (or "
+                          "FMHA_LIBCUDA naming libcuda.so)",
+                          name, dlerror())
+                .str();
+    return nullptr;
+  }
+  auto api = std::make_unique<Api>();
+  std::string missing;
+#define FMHA_RESOLVE(fn)                                                       \
+  api->fn = reinterpret_cast<decltype(api->fn)>(                               \
+      dlsym(handle, FMHA_STRINGIZE_EXPANDED(fn)));                             \
+  if (!api->fn)                                                                \
+    missing += " " FMHA_STRINGIZE_EXPANDED(fn);
+  FMHA_CUDA_FUNCTIONS(FMHA_RESOLVE)
+#undef FMHA_RESOLVE
+  if (!missing.empty()) {
+    error = "the CUDA driver " + name + " is too old: it lacks" + missing;
+    return nullptr;
+  }
+  auto *driver = new CudaDriver();
+  driver->api = api.release();
+  driver->libraryPath = name;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(driver->api->cuInit), &info) &&
+      info.dli_fname)
+    driver->libraryPath = info.dli_fname;
+  if (llvm::Error err = driver->check(driver->api->cuInit(0), "cuInit")) {
+    error = llvm::toString(std::move(err)) +
+            " (libcuda: " + driver->libraryPath + ")";
+    return nullptr;
+  }
+  int encoded = 0;
+  if (llvm::Error err = driver->check(driver->api->cuDriverGetVersion(&encoded),
+                                      "cuDriverGetVersion")) {
+    error = llvm::toString(std::move(err));
+    return nullptr;
+  }
+  driver->version = CudaVersion::fromDriverEncoding(encoded);
+  return driver;
+}
+
+llvm::Expected<CudaDriver &> CudaDriver::get() {
+  static std::string error;
+  static CudaDriver *driver = load(error);
+  if (!driver)
+    return llvm::createStringError(error);
+  return *driver;
+}
+
+decltype(&::cuLaunchKernel) CudaDriver::getRawLaunchKernel() const {
+  return api->cuLaunchKernel;
+}
+
+llvm::Error CudaDriver::check(CUresult result, llvm::StringRef call) const {
+  if (result == CUDA_SUCCESS)
+    return llvm::Error::success();
+  const char *name = nullptr, *description = nullptr;
+  if (api->cuGetErrorName(result, &name) != CUDA_SUCCESS)
+    name = "unknown CUDA error";
+  if (api->cuGetErrorString(result, &description) != CUDA_SUCCESS)
+    description = "";
+  return llvm::createStringError(
+      llvm::formatv("{0} failed: {1} ({2}): {3}", call, name,
+                    static_cast<int>(result), description));
+}
+
+llvm::Expected<int> CudaDriver::getDeviceCount() {
+  int count = 0;
+  if (llvm::Error err =
+          check(api->cuDeviceGetCount(&count), "cuDeviceGetCount"))
+    return std::move(err);
+  return count;
+}
+
+llvm::Expected<DeviceInfo> CudaDriver::getDevice(int ordinal) {
+  llvm::Expected<int> count = getDeviceCount();
+  if (!count)
+    return count.takeError();
+  if (ordinal < 0 || ordinal >= *count)
+    return llvm::createStringError(llvm::formatv(
+        "no CUDA device {0}: the driver sees {1} device(s)", ordinal, *count));
+  CUdevice device;
+  if (llvm::Error err =
+          check(api->cuDeviceGet(&device, ordinal), "cuDeviceGet"))
+    return std::move(err);
+  DeviceInfo info;
+  info.ordinal = ordinal;
+  char name[256] = {};
+  int major = 0, minor = 0;
+  if (llvm::Error err = check(api->cuDeviceGetName(name, sizeof(name), device),
+                              "cuDeviceGetName"))
+    return std::move(err);
+  info.name = name;
+  struct {
+    CUdevice_attribute attribute;
+    int *value;
+  } queries[] = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info.multiprocessors},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+       &info.maxSharedBytesPerBlock},
+  };
+  for (auto &query : queries)
+    if (llvm::Error err = check(
+            api->cuDeviceGetAttribute(query.value, query.attribute, device),
+            "cuDeviceGetAttribute"))
+      return std::move(err);
+  info.capability = {static_cast<unsigned>(major),
+                     static_cast<unsigned>(minor)};
+  return info;
+}
+
+llvm::Error CudaDriver::makeCurrent(int ordinal) {
+  CUdevice device;
+  if (llvm::Error err =
+          check(api->cuDeviceGet(&device, ordinal), "cuDeviceGet"))
+    return err;
+  // The primary context is reference-counted by the driver and shared with
+  // the CUDA runtime (and PyTorch) in the same process; it is retained once
+  // per process and never released, like the runtime does.
+  static thread_local int currentOrdinal = -1;
+  if (currentOrdinal == ordinal)
+    return llvm::Error::success();
+  CUcontext context;
+  if (llvm::Error err = check(api->cuDevicePrimaryCtxRetain(&context, device),
+                              "cuDevicePrimaryCtxRetain"))
+    return err;
+  if (llvm::Error err = check(api->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
+    return err;
+  currentOrdinal = ordinal;
+  return llvm::Error::success();
+}
+
+llvm::Expected<CUmodule> CudaDriver::loadModule(llvm::StringRef image,
+                                                bool isPtx) {
+  std::string ptx;
+  const void *data = image.data();
+  if (isPtx) {
+    ptx = image.str(); // NUL-terminated
+    data = ptx.c_str();
+  }
+  char errorLog[8192] = {};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {errorLog, reinterpret_cast<void *>(sizeof(errorLog))};
+  CUmodule module;
+  CUresult result = api->cuModuleLoadDataEx(&module, data, 2, options, values);
+  if (result != CUDA_SUCCESS) {
+    llvm::Error err = check(result, isPtx ? "cuModuleLoadDataEx (PTX JIT)"
+                                          : "cuModuleLoadDataEx (cubin)");
+    return llvm::createStringError(llvm::toString(std::move(err)) +
+                                   (errorLog[0] ? "\n" : "") + errorLog);
+  }
+  return module;
+}
+
+llvm::Error CudaDriver::unloadModule(CUmodule module) {
+  return check(api->cuModuleUnload(module), "cuModuleUnload");
+}
+
+llvm::Expected<CUfunction> CudaDriver::getFunction(CUmodule module,
+                                                   llvm::StringRef name) {
+  CUfunction function;
+  std::string nameText = name.str();
+  if (llvm::Error err =
+          check(api->cuModuleGetFunction(&function, module, nameText.c_str()),
+                "cuModuleGetFunction(" + nameText + ")"))
+    return std::move(err);
+  return function;
+}
+
+llvm::Error CudaDriver::setMaxDynamicSharedBytes(CUfunction function,
+                                                 int bytes) {
+  return check(
+      api->cuFuncSetAttribute(
+          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+}
+
+llvm::Error CudaDriver::launch(CUfunction function, const unsigned grid[3],
+                               const unsigned block[3], unsigned sharedBytes,
+                               CUstream stream, void **arguments) {
+  return check(api->cuLaunchKernel(function, grid[0], grid[1], grid[2],
+                                   block[0], block[1], block[2], sharedBytes,
+                                   stream, arguments, nullptr),
+               "cuLaunchKernel");
+}
+
+llvm::Expected<CUdeviceptr> CudaDriver::allocate(size_t bytes) {
+  CUdeviceptr pointer;
+  if (llvm::Error err = check(api->cuMemAlloc(&pointer, bytes), "cuMemAlloc"))
+    return std::move(err);
+  return pointer;
+}
+
+llvm::Error CudaDriver::release(CUdeviceptr pointer) {
+  return check(api->cuMemFree(pointer), "cuMemFree");
+}
+
+llvm::Error CudaDriver::copyToDevice(CUdeviceptr dst, const void *src,
+                                     size_t bytes) {
+  return check(api->cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+llvm::Error CudaDriver::copyToHost(void *dst, CUdeviceptr src, size_t bytes) {
+  return check(api->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+llvm::Error CudaDriver::synchronize(CUstream stream) {
+  return check(api->cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+llvm::Expected<CUevent> CudaDriver::createEvent() {
+  CUevent event;
+  if (llvm::Error err =
+          check(api->cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate"))
+    return std::move(err);
+  return event;
+}
+
+llvm::Error CudaDriver::recordEvent(CUevent event, CUstream stream) {
+  return check(api->cuEventRecord(event, stream), "cuEventRecord");
+}
+
+llvm::Expected<float> CudaDriver::elapsedMilliseconds(CUevent start,
+                                                      CUevent end) {
+  if (llvm::Error err =
+          check(api->cuEventSynchronize(end), "cuEventSynchronize"))
+    return std::move(err);
+  float ms = 0;
+  if (llvm::Error err =
+          check(api->cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime"))
+    return std::move(err);
+  return ms;
+}

@@ -1,0 +1,83 @@
+//===- LoadPlan.cpp - can this kernel load here, and how ------------------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/Runtime/LoadPlan.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+std::string ComputeCapability::arch() const {
+  return llvm::formatv("sm_{0}{1}", major, minor).str();
+}
+
+Chip fmha::getPreferredChip(ComputeCapability device) {
+  return device.major == 9 && device.minor == 0 ? Chip::sm_90a : Chip::sm_80;
+}
+
+llvm::Expected<std::string> fmha::getLinkArch(Chip chip,
+                                              ComputeCapability device,
+                                              llvm::StringRef deviceName) {
+  std::string deviceText =
+      llvm::formatv("device is {0} ({1})", device.arch(), deviceName).str();
+  switch (chip) {
+  case Chip::sm_90a:
+    if (device.major == 9 && device.minor == 0)
+      return std::string("sm_90a");
+    return llvm::createStringError(llvm::formatv(
+        "kernel built for sm_90a (WGMMA, TMA), which runs only on compute "
+        "capability 9.0 (H100, H200), but the {0}: compile with chip=sm_80",
+        deviceText));
+  case Chip::sm_80:
+    if (device.major >= 8)
+      return device.arch();
+    return llvm::createStringError(llvm::formatv(
+        "kernel built for sm_80 needs compute capability 8.0 or newer, but "
+        "the {0}: FlashCore has no kernels for this GPU",
+        deviceText));
+  }
+  llvm_unreachable("unknown chip");
+}
+
+llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
+                                        llvm::StringRef deviceName,
+                                        CudaVersion driver,
+                                        std::optional<CudaVersion> nvJitLink,
+                                        llvm::StringRef nvJitLinkProblem) {
+  llvm::Expected<std::string> linkArch = getLinkArch(chip, device, deviceName);
+  if (!linkArch)
+    return linkArch.takeError();
+  std::string driverName =
+      llvm::formatv("the driver (CUDA {0})", driver.str()).str();
+
+  if (nvJitLink && nvJitLink->major == driver.major) {
+    llvm::Expected<PtxIsa> isa =
+        selectPtxIsa(chip, *nvJitLink, "nvJitLink " + nvJitLink->str());
+    if (!isa)
+      return isa.takeError();
+    return LoadPlan{chip, *linkArch, LoadPath::NvJitLink, *isa,
+                    llvm::formatv("nvJitLink {0} links for {1}; {2} loads "
+                                  "the cubin",
+                                  nvJitLink->str(), *linkArch, driverName)
+                        .str()};
+  }
+
+  std::string why =
+      nvJitLink
+          ? llvm::formatv("nvJitLink {0} does not match {1} (a cubin needs "
+                          "the same major version)",
+                          nvJitLink->str(), driverName)
+                .str()
+          : ("nvJitLink unavailable: " + nvJitLinkProblem).str();
+  llvm::Expected<PtxIsa> isa = selectPtxIsa(chip, driver, driverName);
+  if (!isa)
+    return llvm::createStringError(llvm::toString(isa.takeError()) + " (" +
+                                   why + ")");
+  return LoadPlan{chip, *linkArch, LoadPath::DriverJit, *isa,
+                  why + "; using the driver's own PTX JIT"};
+}
