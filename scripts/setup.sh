@@ -48,3 +48,24 @@ for needed in include/cuda.h include/nvJitLink.h; do
   fi
 done
 echo "setup: CUDA toolkit at $cuda_home"
+
+# cuobjdump (and the nvdisasm it runs) for the SASS tests: the CPU machines'
+# toolkit lacks them, PyPI has them. Optional: without them those tests
+# report UNSUPPORTED.
+root=$(cd "$(dirname "$0")/.." && pwd)
+pypi_dir=$root/.tools/pypi
+pypi_bin=$pypi_dir/nvidia/cu13/bin
+sass_wheels=(nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37)
+if [ -x "$cuda_home/bin/cuobjdump" ] && [ -x "$cuda_home/bin/nvdisasm" ]; then
+  echo "setup: cuobjdump and nvdisasm present"
+elif [ -x "$pypi_bin/cuobjdump" ] && [ -x "$pypi_bin/nvdisasm" ]; then
+  echo "setup: cuobjdump and nvdisasm present (PyPI)"
+else
+  rm -rf "$pypi_dir"
+  if timeout 300 python3 -m pip install -q --disable-pip-version-check --no-deps \
+       --target "$pypi_dir" "${sass_wheels[@]}" >/dev/null 2>&1; then
+    echo "setup: installed ${sass_wheels[*]} from PyPI"
+  else
+    echo "setup: warning: could not install ${sass_wheels[*]} from PyPI; SASS tests will be unsupported" >&2
+  fi
+fi

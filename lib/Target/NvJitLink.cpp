@@ -95,6 +95,10 @@ NvJitLink *NvJitLink::load(std::string &error) {
   if (const char *overridden = std::getenv("FMHA_NVJITLINK"))
     candidates.push_back(overridden);
   candidates.push_back(FLASHCORE_NVJITLINK_SONAME);
+  if (const char *cudaHome = std::getenv("CUDA_HOME"))
+    candidates.push_back(std::string(cudaHome) +
+                         "/lib64/" FLASHCORE_NVJITLINK_SONAME);
+  candidates.push_back("/usr/local/cuda/lib64/" FLASHCORE_NVJITLINK_SONAME);
   candidates.push_back(FLASHCORE_NVJITLINK_PATH);
   std::string tried;
   for (const std::string &candidate : candidates) {

@@ -28,8 +28,9 @@ struct LinkedCubin {
 class NvJitLink {
 public:
   /// The process-wide nvJitLink: $FMHA_NVJITLINK if set, else the soname of
-  /// the toolkit FlashCore was built with, else that toolkit's library. The
-  /// error lists every place tried.
+  /// the toolkit FlashCore was built with on the loader's path, under
+  /// $CUDA_HOME/lib64, under /usr/local/cuda/lib64, else the library found
+  /// at configure time. The error lists every place tried.
   static llvm::Expected<const NvJitLink &> get();
 
   CudaVersion getVersion() const { return version; }
