@@ -2,11 +2,14 @@
 //
 // Part of FlashCore. Compiles examples/jit-scale/scale.mlir through the JIT
 // (MLIR -> PTX -> cubin, or the driver's PTX JIT), launches it on fresh
-// random data and checks every element. Exit status: 0 correct, 1 wrong or
+// random data and checks every element. The chip defaults to the device's
+// (sm_90a on Hopper); passing sm_80 runs the sm_80 PTX linked for this GPU.
+// Exit status: 0 correct, 1 wrong or
 // failed, 77 no GPU here (the message says what is missing).
 //
 //===----------------------------------------------------------------------===//
 
+#include "fmha/Dialect/Fmha/TileConfig.h"
 #include "fmha/JIT/JIT.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -26,9 +29,16 @@ static int fail(llvm::Error err) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    llvm::errs() << "usage: jit-scale <scale.mlir>\n";
+  if (argc != 2 && argc != 3) {
+    llvm::errs() << "usage: jit-scale <scale.mlir> [sm_80|sm_90a]\n";
     return 1;
+  }
+  JITOptions options;
+  if (argc == 3) {
+    llvm::Expected<Chip> chip = parseChip(argv[2]);
+    if (!chip)
+      return fail(chip.takeError());
+    options.chip = *chip;
   }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> source =
       llvm::MemoryBuffer::getFile(argv[1]);
@@ -42,7 +52,7 @@ int main(int argc, char **argv) {
                  << "\n";
     return kSkipped;
   }
-  llvm::Expected<std::unique_ptr<JIT>> jit = JIT::create();
+  llvm::Expected<std::unique_ptr<JIT>> jit = JIT::create(options);
   if (!jit)
     return fail(jit.takeError());
   const LoadPlan &plan = (*jit)->getLoadPlan();
