@@ -19,8 +19,11 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -49,6 +52,30 @@ private:
   unsigned count = 0;
 };
 } // namespace
+
+/// Disassembles <dir>/kernel.cubin into <dir>/kernel.sass when cuobjdump is
+/// installed (the GPU machine has it; the CPU machines may not). A missing
+/// or failing cuobjdump only leaves the SASS out of the dump.
+static void dumpSass(llvm::StringRef directory) {
+  llvm::SmallVector<llvm::StringRef> paths;
+  std::string cudaBin;
+  if (const char *cudaHome = std::getenv("CUDA_HOME"))
+    paths.push_back(cudaBin = std::string(cudaHome) + "/bin");
+  paths.push_back("/usr/local/cuda/bin");
+  llvm::ErrorOr<std::string> cuobjdump =
+      llvm::sys::findProgramByName("cuobjdump");
+  if (!cuobjdump)
+    cuobjdump = llvm::sys::findProgramByName("cuobjdump", paths);
+  if (!cuobjdump)
+    return;
+  std::string cubin = (directory + "/kernel.cubin").str();
+  std::string sass = (directory + "/kernel.sass").str();
+  llvm::StringRef args[] = {*cuobjdump, "-sass", cubin};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt,
+                                                llvm::StringRef(sass),
+                                                llvm::StringRef(sass)};
+  llvm::sys::ExecuteAndWait(*cuobjdump, args, std::nullopt, redirects);
+}
 
 /// Builds the context every compilation uses: all fmha dependencies, and no
 /// multithreading (the JIT compiles on the caller's thread, and a context per
@@ -139,6 +166,7 @@ fmha::compileModule(llvm::StringRef source, const CompileOptions &options) {
     if (dumps) {
       dumps->write("kernel.cubin", compiled.cubin);
       dumps->write("nvjitlink.log", compiled.linkLog);
+      dumpSass(options.dumpDirectory);
     }
   }
   if (dumps)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, with .gpu/ carried (see
 # scripts/gpu/pack.sh): the JIT end to end (cold, then from the disk cache in
-# a fresh process), compute-sanitizer memcheck on it, and jit-bench.
+# a fresh process, then sm_80 PTX on this GPU), compute-sanitizer memcheck,
+# the C API tests (which launch when a GPU is present), and jit-bench.
 # Logs go to $OUT (or /tmp/flashcore-gpu); a summary table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,6 +33,8 @@ if command -v compute-sanitizer >/dev/null; then
   check "compute-sanitizer memcheck" memcheck.log \
     compute-sanitizer --tool memcheck --error-exitcode 3 env FMHA_CACHE_DIR=off "$bin/jit-scale" "$kernel"
 fi
+check "C API on the GPU (gtest)" capi.log "$bin/FmhaCAPITests"
+grep -q "\[  SKIPPED \]" "$out/capi.log" && rows+=("C API on the GPU                   FAIL (skipped)")
 check "jit-bench" jit-bench.log "$bin/jit-bench" "$kernel"
 
 echo "== device: $(cat "$out/device.txt")"

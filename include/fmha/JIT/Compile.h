@@ -29,7 +29,8 @@ struct CompileOptions {
   /// When set, nvJitLink links the PTX into a cubin for this arch.
   std::optional<std::string> linkArch;
   /// When set, every stage lands here: NN-<pass>.mlir after each pass,
-  /// kernel.ll, kernel.opt.ll, kernel.ptx, kernel.cubin, nvjitlink.log.
+  /// kernel.ll, kernel.opt.ll, kernel.ptx, kernel.cubin, nvjitlink.log, and
+  /// kernel.sass when cuobjdump is installed.
   std::string dumpDirectory;
 };
 
