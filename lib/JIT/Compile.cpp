@@ -71,9 +71,8 @@ static void dumpSass(llvm::StringRef directory) {
   std::string cubin = (directory + "/kernel.cubin").str();
   std::string sass = (directory + "/kernel.sass").str();
   llvm::StringRef args[] = {*cuobjdump, "-sass", cubin};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt,
-                                                llvm::StringRef(sass),
-                                                llvm::StringRef(sass)};
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(sass), llvm::StringRef(sass)};
   llvm::sys::ExecuteAndWait(*cuobjdump, args, std::nullopt, redirects);
 }
 

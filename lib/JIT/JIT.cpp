@@ -154,6 +154,12 @@ llvm::Expected<std::unique_ptr<JIT>> JIT::create(const JITOptions &options) {
 }
 
 JIT::~JIT() {
+  if (llvm::Error err = driver->makeCurrent(device.ordinal)) {
+    // Without the context the modules cannot be unloaded; the driver frees
+    // them with the context at exit.
+    llvm::consumeError(std::move(err));
+    return;
+  }
   for (auto &entry : modules)
     llvm::consumeError(driver->unloadModule(entry.second));
 }

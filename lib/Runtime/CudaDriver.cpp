@@ -172,24 +172,28 @@ llvm::Expected<DeviceInfo> CudaDriver::getDevice(int ordinal) {
 }
 
 llvm::Error CudaDriver::makeCurrent(int ordinal) {
-  CUdevice device;
-  if (llvm::Error err =
-          check(api->cuDeviceGet(&device, ordinal), "cuDeviceGet"))
-    return err;
   // The primary context is reference-counted by the driver and shared with
   // the CUDA runtime (and PyTorch) in the same process; it is retained once
-  // per process and never released, like the runtime does.
-  static thread_local int currentOrdinal = -1;
-  if (currentOrdinal == ordinal)
+  // per device and never released, as the runtime does. Another library may
+  // have made a different context current on this thread, so compare.
+  std::lock_guard<std::mutex> lock(contextsMutex);
+  CUcontext &context = primaryContexts[ordinal];
+  if (!context) {
+    CUdevice device;
+    if (llvm::Error err =
+            check(api->cuDeviceGet(&device, ordinal), "cuDeviceGet"))
+      return err;
+    if (llvm::Error err = check(api->cuDevicePrimaryCtxRetain(&context, device),
+                                "cuDevicePrimaryCtxRetain"))
+      return err;
+  }
+  CUcontext current = nullptr;
+  if (llvm::Error err =
+          check(api->cuCtxGetCurrent(&current), "cuCtxGetCurrent"))
+    return err;
+  if (current == context)
     return llvm::Error::success();
-  CUcontext context;
-  if (llvm::Error err = check(api->cuDevicePrimaryCtxRetain(&context, device),
-                              "cuDevicePrimaryCtxRetain"))
-    return err;
-  if (llvm::Error err = check(api->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
-    return err;
-  currentOrdinal = ordinal;
-  return llvm::Error::success();
+  return check(api->cuCtxSetCurrent(context), "cuCtxSetCurrent");
 }
 
 llvm::Expected<CUmodule> CudaDriver::loadModule(llvm::StringRef image,

@@ -29,10 +29,8 @@ struct FmhaGpuModuleToPTXPass
   using FmhaGpuModuleToPTXBase::FmhaGpuModuleToPTXBase;
 
   LogicalResult initialize(MLIRContext *context) override {
-    FailureOr<Chip> parsed = parseChipOption(context, getArgument(), chip);
-    if (failed(parsed))
+    if (failed(parseChipOption(context, getArgument(), chip, options.chip)))
       return failure();
-    options.chip = *parsed;
     options.libdevicePath = getDefaultLibdevicePath();
     return success();
   }

@@ -120,8 +120,7 @@ llvm::Expected<std::string> fmha::translateToPTX(Operation *gpuModule,
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!target)
-    return llvm::createStringError("NVPTX backend unavailable: " +
-                                   lookupError);
+    return llvm::createStringError("NVPTX backend unavailable: " + lookupError);
   std::string chip = stringifyChip(options.chip).str();
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, chip, options.ptxIsa.feature(), llvm::TargetOptions(),
@@ -146,7 +145,8 @@ llvm::Expected<std::string> fmha::translateToPTX(Operation *gpuModule,
   module->setDataLayout(machine->createDataLayout());
   // Flush denormals to zero only where the kernel asked (ftz intrinsics);
   // libdevice's __nvvm_reflect reads this flag.
-  module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz",
+                        uint32_t(0));
   if (sink)
     sink("kernel.ll", printModule(*module));
 

@@ -34,9 +34,9 @@ TEST(CAPI, NullArgumentsAreRefusedWithAMessage) {
             FMHA_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(take(message).find("must not be NULL"), std::string::npos);
   unsigned dims[3] = {1, 1, 1};
-  EXPECT_EQ(fmhaKernelLaunch(nullptr, nullptr, dims, dims, 0, nullptr,
-                             &message),
-            FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      fmhaKernelLaunch(nullptr, nullptr, dims, dims, 0, nullptr, &message),
+      FMHA_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(take(message).find("must not be NULL"), std::string::npos);
 }
 
@@ -122,9 +122,9 @@ TEST(CAPI, CompilesAndLaunchesOnAGpu) {
   int64_t offset = 0, size = n, stride = 1;
   void *arguments[] = {&pointer, &pointer, &offset, &size, &stride};
   unsigned grid[3] = {1, 1, 1}, block[3] = {n, 1, 1};
-  ASSERT_EQ(fmhaKernelLaunch(kernel, nullptr, grid, block, 0, arguments,
-                             &message),
-            FMHA_SUCCESS)
+  ASSERT_EQ(
+      fmhaKernelLaunch(kernel, nullptr, grid, block, 0, arguments, &message),
+      FMHA_SUCCESS)
       << take(message);
   std::vector<int32_t> host(n, -1);
   ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));

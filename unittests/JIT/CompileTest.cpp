@@ -41,8 +41,8 @@ std::string errorOf(llvm::Expected<CompiledModule> compiled) {
 }
 
 TEST(Compile, PtxAndCubinForBothChips) {
-  for (auto [chip, arch] : {std::pair{Chip::sm_80, "sm_80"},
-                            std::pair{Chip::sm_90a, "sm_90a"}}) {
+  for (auto [chip, arch] :
+       {std::pair{Chip::sm_80, "sm_80"}, std::pair{Chip::sm_90a, "sm_90a"}}) {
     CompileOptions options;
     options.chip = chip;
     options.linkArch = arch;
@@ -56,8 +56,7 @@ TEST(Compile, PtxAndCubinForBothChips) {
     ASSERT_GT(compiled->cubin.size(), 4u);
     EXPECT_EQ(compiled->cubin.substr(0, 4), "\x7f"
                                             "ELF");
-    EXPECT_NE(compiled->linkLog.find("0 bytes spill stores"),
-              std::string::npos)
+    EXPECT_NE(compiled->linkLog.find("0 bytes spill stores"), std::string::npos)
         << compiled->linkLog;
     ASSERT_EQ(compiled->kernelNames.size(), 1u);
     EXPECT_EQ(compiled->kernelNames.front(), "scale");

@@ -32,7 +32,9 @@ protected:
   }
   void TearDown() override { fs::remove_directories(directory); }
 
-  std::string key(llvm::StringRef name) { return computeCacheKey({name.str()}); }
+  std::string key(llvm::StringRef name) {
+    return computeCacheKey({name.str()});
+  }
 
   /// Overwrites the entry file of \p k with \p bytes.
   void writeRaw(DiskCache &cache, llvm::StringRef k, llvm::StringRef bytes) {
@@ -52,8 +54,8 @@ protected:
     ASSERT_FALSE(fs::openFileForWrite(cache.getEntryPath(k), fd,
                                       fs::CD_OpenExisting, fs::OF_Append));
     ASSERT_FALSE(fs::setLastAccessAndModificationTime(
-        fd, std::chrono::system_clock::now() -
-                std::chrono::seconds(secondsAgo)));
+        fd,
+        std::chrono::system_clock::now() - std::chrono::seconds(secondsAgo)));
     ::close(fd);
   }
 
@@ -135,8 +137,8 @@ TEST_F(DiskCacheTest, RemovesTemporaryFilesOfDeadWriters) {
     os << "half written";
   }
   int fd;
-  ASSERT_FALSE(fs::openFileForWrite(stale, fd, fs::CD_OpenExisting,
-                                    fs::OF_Append));
+  ASSERT_FALSE(
+      fs::openFileForWrite(stale, fd, fs::CD_OpenExisting, fs::OF_Append));
   ASSERT_FALSE(fs::setLastAccessAndModificationTime(
       fd, std::chrono::system_clock::now() - std::chrono::hours(2)));
   ::close(fd);
@@ -162,8 +164,8 @@ TEST_F(DiskCacheTest, ConcurrentWritersInSeparateProcesses) {
             _exit(1);
           std::optional<std::string> read =
               cache.load(computeCacheKey({std::to_string((k + w) % kKeys)}));
-          if (read && read->substr(payload.size()) !=
-                          std::to_string((k + w) % kKeys))
+          if (read &&
+              read->substr(payload.size()) != std::to_string((k + w) % kKeys))
             _exit(2);
         }
       _exit(0);

@@ -55,8 +55,8 @@ TEST(LoadPlan, NewerNvJitLinkThanDriverFallsBackToTheDriversJit) {
 }
 
 TEST(LoadPlan, MissingNvJitLinkFallsBackAndSaysWhy) {
-  llvm::Expected<LoadPlan> plan = planLoad(Chip::sm_90a, kH100, "H100",
-                                           {12, 8}, std::nullopt, "not found");
+  llvm::Expected<LoadPlan> plan =
+      planLoad(Chip::sm_90a, kH100, "H100", {12, 8}, std::nullopt, "not found");
   ASSERT_TRUE(static_cast<bool>(plan));
   EXPECT_EQ(plan->path, LoadPath::DriverJit);
   EXPECT_EQ(plan->ptxIsa, (PtxIsa{8, 7}));
@@ -81,8 +81,8 @@ TEST(LoadPlan, PreAmpereDevicesHaveNoKernels) {
 }
 
 TEST(LoadPlan, DriverTooOldForTheChipNamesBothVersions) {
-  EXPECT_EQ(errorOf(planLoad(Chip::sm_90a, kH100, "H100", {11, 8},
-                             std::nullopt, "not found")),
+  EXPECT_EQ(errorOf(planLoad(Chip::sm_90a, kH100, "H100", {11, 8}, std::nullopt,
+                             "not found")),
             "sm_90a needs PTX ISA 8.0 (CUDA 12.0), but the driver (CUDA 11.8) "
             "accepts PTX ISA up to 7.8: install CUDA 12.0 or newer there "
             "(nvJitLink unavailable: not found)");

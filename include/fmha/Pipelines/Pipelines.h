@@ -19,8 +19,7 @@ namespace fmha {
 /// Options of `fmha-to-nvvm` and `fmha-to-ptx`.
 struct FmhaPipelineOptions : public PassPipelineOptions<FmhaPipelineOptions> {
   PassOptions::Option<std::string> chip{
-      *this, "chip",
-      llvm::cl::desc("target GPU architecture: sm_80 or sm_90a"),
+      *this, "chip", llvm::cl::desc("target GPU architecture: sm_80 or sm_90a"),
       llvm::cl::init("sm_90a")};
   PassOptions::Option<std::string> ptxIsa{
       *this, "ptx-isa",

@@ -12,10 +12,12 @@
 #include "fmha/Runtime/LoadPlan.h"
 #include "fmha/Target/PtxIsa.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cuda.h>
+#include <mutex>
 #include <string>
 
 namespace mlir::fmha {
@@ -83,6 +85,9 @@ private:
   const Api *api = nullptr;
   CudaVersion version;
   std::string libraryPath;
+  /// Retained primary context of each device ordinal.
+  std::mutex contextsMutex;
+  llvm::DenseMap<int, CUcontext> primaryContexts;
 };
 
 } // namespace mlir::fmha

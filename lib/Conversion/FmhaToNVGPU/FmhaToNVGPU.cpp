@@ -31,11 +31,7 @@ struct ConvertFmhaToNVGPUPass
   using ConvertFmhaToNVGPUBase::ConvertFmhaToNVGPUBase;
 
   LogicalResult initialize(MLIRContext *context) override {
-    FailureOr<Chip> parsed = parseChipOption(context, getArgument(), chip);
-    if (failed(parsed))
-      return failure();
-    targetChip = *parsed;
-    return success();
+    return parseChipOption(context, getArgument(), chip, targetChip);
   }
 
   void runOnOperation() override {

@@ -44,10 +44,11 @@ namespace fmha {
 #define GEN_PASS_REGISTRATION
 #include "fmha/FmhaPasses.h.inc"
 
-/// Parses the `chip` option of \p passArgument; on failure reports the value
-/// and the accepted chips as an error diagnostic.
-FailureOr<Chip> parseChipOption(MLIRContext *context, StringRef passArgument,
-                                StringRef chip);
+/// Parses the `chip` option of \p passArgument into \p result, for a pass's
+/// initialize(); on failure reports the value and the accepted chips as an
+/// error diagnostic.
+LogicalResult parseChipOption(MLIRContext *context, StringRef passArgument,
+                              StringRef chip, Chip &result);
 
 } // namespace fmha
 } // namespace mlir

@@ -20,14 +20,15 @@ namespace mlir::fmha {
 using namespace mlir;
 using namespace mlir::fmha;
 
-FailureOr<Chip> fmha::parseChipOption(MLIRContext *context,
-                                      StringRef passArgument, StringRef chip) {
+LogicalResult fmha::parseChipOption(MLIRContext *context,
+                                    StringRef passArgument, StringRef chip,
+                                    Chip &result) {
   llvm::Expected<Chip> parsed = parseChip(chip);
-  if (parsed)
-    return *parsed;
-  emitError(UnknownLoc::get(context))
-      << passArgument << ": " << llvm::toString(parsed.takeError());
-  return failure();
+  if (!parsed)
+    return emitError(UnknownLoc::get(context))
+           << passArgument << ": " << llvm::toString(parsed.takeError());
+  result = *parsed;
+  return success();
 }
 
 /// Refuses a tile tuned for another chip: building it for \p target would
@@ -46,11 +47,7 @@ struct FmhaMaterializeTilesPass
   using FmhaMaterializeTilesBase::FmhaMaterializeTilesBase;
 
   LogicalResult initialize(MLIRContext *context) override {
-    FailureOr<Chip> parsed = parseChipOption(context, getArgument(), chip);
-    if (failed(parsed))
-      return failure();
-    targetChip = *parsed;
-    return success();
+    return parseChipOption(context, getArgument(), chip, targetChip);
   }
 
   void runOnOperation() override {
