@@ -218,17 +218,16 @@ llvm::Expected<CUmodule> JIT::loadOrCompile(const std::string &key,
 
 llvm::Expected<const Kernel &>
 JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
-  std::string key = getKey(source);
-  std::string kernelKey = key + "/" + kernelName.str();
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = kernels.find(kernelKey);
-  if (found != kernels.end()) {
+  llvm::StringMap<std::unique_ptr<Kernel>> &bySource = kernels[source];
+  auto found = bySource.find(kernelName);
+  if (found != bySource.end()) {
     ++stats.memoryHits;
     return *found->second;
   }
   if (llvm::Error err = driver->makeCurrent(device.ordinal))
     return std::move(err);
-  llvm::Expected<CUmodule> module = loadOrCompile(key, source);
+  llvm::Expected<CUmodule> module = loadOrCompile(getKey(source), source);
   if (!module)
     return module.takeError();
   llvm::Expected<CUfunction> function =
@@ -241,7 +240,7 @@ JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
   kernel->driver = driver;
   kernel->device = device.ordinal;
   const Kernel &result = *kernel;
-  kernels[kernelKey] = std::move(kernel);
+  bySource[kernelName] = std::move(kernel);
   return result;
 }
 

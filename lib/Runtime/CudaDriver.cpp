@@ -174,19 +174,27 @@ llvm::Expected<DeviceInfo> CudaDriver::getDevice(int ordinal) {
 llvm::Error CudaDriver::makeCurrent(int ordinal) {
   // The primary context is reference-counted by the driver and shared with
   // the CUDA runtime (and PyTorch) in the same process; it is retained once
-  // per device and never released, as the runtime does. Another library may
-  // have made a different context current on this thread, so compare.
-  std::lock_guard<std::mutex> lock(contextsMutex);
-  CUcontext &context = primaryContexts[ordinal];
+  // per device and never released, as the runtime does. Each thread keeps
+  // its own copy of the handles so that launches take no lock.
+  thread_local llvm::DenseMap<int, CUcontext> knownContexts;
+  CUcontext &context = knownContexts[ordinal];
   if (!context) {
-    CUdevice device;
-    if (llvm::Error err =
-            check(api->cuDeviceGet(&device, ordinal), "cuDeviceGet"))
-      return err;
-    if (llvm::Error err = check(api->cuDevicePrimaryCtxRetain(&context, device),
-                                "cuDevicePrimaryCtxRetain"))
-      return err;
+    std::lock_guard<std::mutex> lock(contextsMutex);
+    CUcontext &retained = primaryContexts[ordinal];
+    if (!retained) {
+      CUdevice device;
+      if (llvm::Error err =
+              check(api->cuDeviceGet(&device, ordinal), "cuDeviceGet"))
+        return err;
+      if (llvm::Error err =
+              check(api->cuDevicePrimaryCtxRetain(&retained, device),
+                    "cuDevicePrimaryCtxRetain"))
+        return err;
+    }
+    context = retained;
   }
+  // Another library may have made a different context current on this
+  // thread since; compare rather than remember.
   CUcontext current = nullptr;
   if (llvm::Error err =
           check(api->cuCtxGetCurrent(&current), "cuCtxGetCurrent"))

@@ -137,8 +137,11 @@ private:
   std::string linkerVersion;
 
   mutable std::mutex mutex;
+  /// Loaded modules by cache key.
   llvm::StringMap<CUmodule> modules;
-  llvm::StringMap<std::unique_ptr<Kernel>> kernels;
+  /// Kernels by source, then name: a hit costs one hash of the text and no
+  /// allocation, not the SHA-256 of the cache key.
+  llvm::StringMap<llvm::StringMap<std::unique_ptr<Kernel>>> kernels;
   JITStats stats;
 };
 
