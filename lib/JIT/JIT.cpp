@@ -219,11 +219,13 @@ llvm::Expected<CUmodule> JIT::loadOrCompile(const std::string &key,
 llvm::Expected<const Kernel &>
 JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
   std::lock_guard<std::mutex> lock(mutex);
-  llvm::StringMap<std::unique_ptr<Kernel>> &bySource = kernels[source];
-  auto found = bySource.find(kernelName);
-  if (found != bySource.end()) {
-    ++stats.memoryHits;
-    return *found->second;
+  auto bySource = kernels.find(source);
+  if (bySource != kernels.end()) {
+    auto found = bySource->second.find(kernelName);
+    if (found != bySource->second.end()) {
+      ++stats.memoryHits;
+      return *found->second;
+    }
   }
   if (llvm::Error err = driver->makeCurrent(device.ordinal))
     return std::move(err);
@@ -240,7 +242,7 @@ JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
   kernel->driver = driver;
   kernel->device = device.ordinal;
   const Kernel &result = *kernel;
-  bySource[kernelName] = std::move(kernel);
+  kernels[source][kernelName] = std::move(kernel);
   return result;
 }
 
