@@ -92,14 +92,20 @@ static llvm::Expected<NvJitLink::Api *> resolveApi(void *handle,
 
 NvJitLink *NvJitLink::load(std::string &error) {
   llvm::SmallVector<std::string> candidates;
-  if (const char *overridden = std::getenv("FMHA_NVJITLINK"))
+  if (const char *overridden = std::getenv("FMHA_NVJITLINK")) {
+    if (llvm::StringRef(overridden) == "off") {
+      error = "nvJitLink disabled by FMHA_NVJITLINK=off";
+      return nullptr;
+    }
     candidates.push_back(overridden);
-  candidates.push_back(FLASHCORE_NVJITLINK_SONAME);
-  if (const char *cudaHome = std::getenv("CUDA_HOME"))
-    candidates.push_back(std::string(cudaHome) +
-                         "/lib64/" FLASHCORE_NVJITLINK_SONAME);
-  candidates.push_back("/usr/local/cuda/lib64/" FLASHCORE_NVJITLINK_SONAME);
-  candidates.push_back(FLASHCORE_NVJITLINK_PATH);
+  } else {
+    candidates.push_back(FLASHCORE_NVJITLINK_SONAME);
+    if (const char *cudaHome = std::getenv("CUDA_HOME"))
+      candidates.push_back(std::string(cudaHome) +
+                           "/lib64/" FLASHCORE_NVJITLINK_SONAME);
+    candidates.push_back("/usr/local/cuda/lib64/" FLASHCORE_NVJITLINK_SONAME);
+    candidates.push_back(FLASHCORE_NVJITLINK_PATH);
+  }
   std::string tried;
   for (const std::string &candidate : candidates) {
     void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -29,6 +29,8 @@ grep -q "kernel: compiled" "$out/jit-scale-cold.log" || rows+=("jit-scale cold  
 check "jit-scale warm (disk cache)" jit-scale-warm.log env FMHA_CACHE_DIR="$cache" "$bin/jit-scale" "$kernel"
 grep -q "kernel: disk cache" "$out/jit-scale-warm.log" || rows+=("jit-scale warm                     FAIL (no disk hit)")
 check "jit-scale sm_80 PTX on this GPU" jit-scale-sm80.log env FMHA_CACHE_DIR=off "$bin/jit-scale" "$kernel" sm_80
+check "jit-scale via the driver's PTX JIT" jit-scale-driver-jit.log env FMHA_CACHE_DIR=off FMHA_NVJITLINK=off "$bin/jit-scale" "$kernel"
+grep -q "using the driver's own PTX JIT" "$out/jit-scale-driver-jit.log" || rows+=("driver PTX JIT                     FAIL (other path taken)")
 if command -v compute-sanitizer >/dev/null; then
   check "compute-sanitizer memcheck" memcheck.log \
     compute-sanitizer --tool memcheck --error-exitcode 3 env FMHA_CACHE_DIR=off "$bin/jit-scale" "$kernel"
@@ -38,7 +40,7 @@ grep -q "\[  SKIPPED \]" "$out/capi.log" && rows+=("C API on the GPU            
 check "jit-bench" jit-bench.log "$bin/jit-bench" "$kernel"
 
 echo "== device: $(cat "$out/device.txt")"
-for log in jit-scale-cold jit-scale-sm80; do grep -E "^(plan|checked)" "$out/$log.log" | sed "s/^/== $log: /"; done
+for log in jit-scale-cold jit-scale-sm80 jit-scale-driver-jit; do grep -E "^(plan|checked)" "$out/$log.log" | sed "s/^/== $log: /"; done
 sed -n '/^$/,$p' "$out/jit-bench.log"
 echo
 printf '%s\n' "${rows[@]}"

@@ -27,7 +27,8 @@ struct LinkedCubin {
 
 class NvJitLink {
 public:
-  /// The process-wide nvJitLink: $FMHA_NVJITLINK if set, else the soname of
+  /// The process-wide nvJitLink: $FMHA_NVJITLINK if set ("off" disables
+  /// nvJitLink, so the JIT uses the driver's PTX JIT), else the soname of
   /// the toolkit FlashCore was built with on the loader's path, under
   /// $CUDA_HOME/lib64, under /usr/local/cuda/lib64, else the library found
   /// at configure time. The error lists every place tried.
