@@ -79,3 +79,8 @@ if(FLASHCORE_STATIC_LLVM)
     endif()
   endforeach()
 endif()
+
+# nvcc for kernels-ref/ and harness/, from the same toolkit.
+if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS "${CUDA_HOME}/bin/nvcc")
+  set(CMAKE_CUDA_COMPILER "${CUDA_HOME}/bin/nvcc")
+endif()

@@ -1,0 +1,65 @@
+//===- Checks.h - the attention and resample checks -------------*- C++ -*-===//
+//
+// Part of FlashCore. Each check builds a problem from command-line options,
+// makes seeded random inputs, runs an oracle (the CUDA reference, or a
+// double-precision CPU implementation on small sizes) and a candidate kernel
+// on a poisoned output, compares, and optionally times the candidate.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FMHA_HARNESS_CHECKS_H
+#define FMHA_HARNESS_CHECKS_H
+
+#include "FmhaRef.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace fmha_harness {
+
+/// Parsed `--key=value` and `--flag` options.
+class Options {
+public:
+  /// Parses argv[first..]; returns false with a message on a malformed one.
+  bool parse(int argc, char **argv, int first, std::string &error);
+  bool has(const std::string &key) const { return values.count(key) != 0; }
+  std::string get(const std::string &key, const std::string &fallback) const;
+  long long getInt(const std::string &key, long long fallback) const;
+  /// Reports options nobody asked for (typos), after a check ran get/has.
+  bool reportUnused() const;
+
+private:
+  std::map<std::string, std::string> values;
+  mutable std::map<std::string, bool> used;
+};
+
+/// The seed: --seed, or a fresh one from the clock. Printed either way.
+uint64_t chooseSeed(const Options &options);
+
+/// A kernel under test, called like the reference it is checked against.
+using AttentionLauncher = cudaError_t (*)(const fmhaRefAttentionArgs *,
+                                          cudaStream_t);
+using ResampleLauncher = cudaError_t (*)(const fmhaRefResampleArgs *,
+                                         cudaStream_t);
+
+/// Returns an ExitStatus.
+int runAttentionCheck(const Options &options);
+int runResampleCheck(const Options &options);
+/// Measures the device-to-device copy bandwidth and a bf16 GEMM.
+int runCeilings(const Options &options);
+
+} // namespace fmha_harness
+
+// Deliberately broken copies of the references (harness/broken/*.cu), which
+// the harness must reject: proof that it catches wrong masks and unwritten
+// elements.
+extern "C" {
+cudaError_t fmhaBrokenMaskAttention(const fmhaRefAttentionArgs *,
+                                    cudaStream_t);
+cudaError_t fmhaBrokenTailAttention(const fmhaRefAttentionArgs *,
+                                    cudaStream_t);
+cudaError_t fmhaBrokenTailResample(const fmhaRefResampleArgs *, cudaStream_t);
+}
+
+#endif // FMHA_HARNESS_CHECKS_H

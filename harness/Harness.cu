@@ -1,0 +1,185 @@
+//===- Harness.cu - buffers, inputs, comparison and timing ----------------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Harness.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace fmha_harness {
+
+void checkCuda(cudaError_t err, const char *what) {
+  if (err == cudaSuccess)
+    return;
+  std::fprintf(stderr, "fmha-runner: %s failed: %s (%s)\n", what,
+               cudaGetErrorName(err), cudaGetErrorString(err));
+  std::exit(kUsageOrCudaError);
+}
+
+size_t elementBytes(fmhaRefDType dtype) {
+  return dtype == FMHA_REF_F32 ? 4 : 2;
+}
+
+const char *dtypeName(fmhaRefDType dtype) {
+  switch (dtype) {
+  case FMHA_REF_F32:
+    return "f32";
+  case FMHA_REF_F16:
+    return "f16";
+  case FMHA_REF_BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+float quantize(float x, fmhaRefDType dtype) {
+  switch (dtype) {
+  case FMHA_REF_F16:
+    return __half2float(__float2half_rn(x));
+  case FMHA_REF_BF16:
+    return __bfloat162float(__float2bfloat16_rn(x));
+  default:
+    return x;
+  }
+}
+
+std::vector<uint8_t> encode(const std::vector<float> &values,
+                            fmhaRefDType dtype) {
+  std::vector<uint8_t> bytes(values.size() * elementBytes(dtype));
+  for (size_t i = 0; i < values.size(); ++i) {
+    switch (dtype) {
+    case FMHA_REF_F32:
+      std::memcpy(&bytes[4 * i], &values[i], 4);
+      break;
+    case FMHA_REF_F16: {
+      __half h = __float2half_rn(values[i]);
+      std::memcpy(&bytes[2 * i], &h, 2);
+      break;
+    }
+    case FMHA_REF_BF16: {
+      __nv_bfloat16 h = __float2bfloat16_rn(values[i]);
+      std::memcpy(&bytes[2 * i], &h, 2);
+      break;
+    }
+    }
+  }
+  return bytes;
+}
+
+std::vector<float> decode(const std::vector<uint8_t> &bytes,
+                          fmhaRefDType dtype) {
+  size_t count = bytes.size() / elementBytes(dtype);
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    switch (dtype) {
+    case FMHA_REF_F32:
+      std::memcpy(&values[i], &bytes[4 * i], 4);
+      break;
+    case FMHA_REF_F16: {
+      __half h;
+      std::memcpy(&h, &bytes[2 * i], 2);
+      values[i] = __half2float(h);
+      break;
+    }
+    case FMHA_REF_BF16: {
+      __nv_bfloat16 h;
+      std::memcpy(&h, &bytes[2 * i], 2);
+      values[i] = __bfloat162float(h);
+      break;
+    }
+    }
+  }
+  return values;
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes(bytes) {
+  FMHA_CUDA(cudaMalloc(&pointer, bytes ? bytes : 1));
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
+    : pointer(other.pointer), bytes(other.bytes) {
+  other.pointer = nullptr;
+  other.bytes = 0;
+}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+  std::swap(pointer, other.pointer);
+  std::swap(bytes, other.bytes);
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (pointer)
+    cudaFree(pointer);
+}
+
+void DeviceBuffer::upload(const void *host, size_t count) {
+  FMHA_CUDA(cudaMemcpy(pointer, host, count, cudaMemcpyHostToDevice));
+}
+
+void DeviceBuffer::download(void *host, size_t count) const {
+  FMHA_CUDA(cudaMemcpy(host, pointer, count, cudaMemcpyDeviceToHost));
+}
+
+void DeviceBuffer::poison() { FMHA_CUDA(cudaMemset(pointer, 0xff, bytes)); }
+
+Comparison compare(const std::vector<float> &actual,
+                   const std::vector<float> &expected, double tolerance) {
+  Comparison c;
+  c.tolerance = tolerance;
+  c.elements = expected.size();
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double e = expected[i], a = actual[i];
+    if (std::isinf(e)) {
+      if (a != e)
+        ++c.mismatchedInfinities;
+      continue;
+    }
+    if (!std::isfinite(a)) {
+      ++c.nonFinite;
+      continue;
+    }
+    c.maxReference = std::max(c.maxReference, std::fabs(e));
+    c.maxAbsError = std::max(c.maxAbsError, std::fabs(a - e));
+  }
+  return c;
+}
+
+void printComparison(const char *name, const Comparison &c) {
+  std::printf("%-4s %zu elements: %zu non-finite (unwritten?), %zu wrong "
+              "infinities, max abs error %.3e, normalized %.3e (tolerance "
+              "%.1e): %s\n",
+              name, c.elements, c.nonFinite, c.mismatchedInfinities,
+              c.maxAbsError, c.normalizedError(), c.tolerance,
+              c.passed() ? "PASS" : "FAIL");
+}
+
+double outputTolerance(fmhaRefDType dtype) {
+  // Units in the last place of the output type: bf16 keeps 8 bits, f16 11.
+  switch (dtype) {
+  case FMHA_REF_BF16:
+    return 4.0 / 256;
+  case FMHA_REF_F16:
+    return 4.0 / 2048;
+  default:
+    return 1e-5;
+  }
+}
+
+int copiesToDefeatL2(size_t bytesPerCopy) {
+  int device = 0, l2Bytes = 0;
+  FMHA_CUDA(cudaGetDevice(&device));
+  FMHA_CUDA(cudaDeviceGetAttribute(&l2Bytes, cudaDevAttrL2CacheSize, device));
+  // Twice the L2 between two uses of the same copy; at most 16 copies.
+  size_t needed = bytesPerCopy ? (2 * size_t(l2Bytes)) / bytesPerCopy + 1 : 1;
+  return int(std::min<size_t>(std::max<size_t>(needed, 1), 16));
+}
+
+} // namespace fmha_harness
