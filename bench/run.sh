@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The benchmark, in one call on the GPU machine (from the repository root):
+# the ceilings and the reference resample from the harness, then the peers
+# (torch SDPA backends, Triton, torch resample) on the grid of
+# ../shared/ANCHORS.md. Rows for docs/BENCHMARKS.md go to $OUT/peers.md and
+# $OUT/harness.txt. Benchmarks are not tests: this prints numbers.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-/tmp/flashcore-bench}
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+build=/tmp/flashcore-harness
+cmake -S "$root/harness" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/build.log" 2>&1 &&
+  ninja -C "$build" >> "$out/build.log" 2>&1 || { echo "harness build failed (see build.log)"; exit 1; }
+runner=$build/bin/fmha-runner
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  $runner ceilings
+  for shape in "256 500 250 32" "4096 1000 500 64" "1024 4096 4096 128"; do
+    set -- $shape
+    echo "reference resample $1 x $2 -> $3 x $4:"
+    $runner resample --batch=$1 --samples=$2 --targets=$3 --features=$4 --no-check --time --seed=1 | grep time:
+  done
+} 2>&1 | tee "$out/harness.txt"
+PYTHONUNBUFFERED=1 python3 "$root/bench/peers/peers.py" 2>&1 | tee "$out/peers.log"
