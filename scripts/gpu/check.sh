@@ -66,12 +66,10 @@ check "harness rejects a causal mask off by one"       1 $runner attention --cau
 check "harness rejects an unwritten last query row"    1 $runner attention --seq-q=77 --candidate=broken-tail
 check "harness rejects an unwritten last target"       1 $runner resample --samples=50 --targets=33 --candidate=broken-tail
 
-# 4. compute-sanitizer on the kernels.
+# 4. compute-sanitizer (memcheck, racecheck, synccheck) on the kernels.
 if command -v compute-sanitizer > /dev/null; then
-  for tool in memcheck racecheck; do
-    check "compute-sanitizer $tool: attention" 0 compute-sanitizer --tool $tool --error-exitcode 9 $runner attention --seq-q=70 --seq-k=90 --causal --lse --heads=2 --kv-heads=1 --seed=1
-    check "compute-sanitizer $tool: resample"  0 compute-sanitizer --tool $tool --error-exitcode 9 $runner resample --samples=40,9 --features=8,3 --targets=20 --lengths --seed=1
-  done
+  check "compute-sanitizer: attention" 0 "$root/scripts/gpu/sanitize.sh" $runner attention --seq-q=70 --seq-k=90 --causal --lse --heads=2 --kv-heads=1 --seed=1
+  check "compute-sanitizer: resample"  0 "$root/scripts/gpu/sanitize.sh" $runner resample --samples=40,9 --features=8,3 --targets=20 --lengths --seed=1
 else
   row "compute-sanitizer" "FAIL (not installed)"
 fi
