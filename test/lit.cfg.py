@@ -35,6 +35,7 @@ tools = [
     ToolSubst("fmha-opt", unresolved="fatal"),
     ToolSubst("fmha-compile", unresolved="fatal"),
     ToolSubst("jit-scale", unresolved="fatal"),
+    ToolSubst("fmha-doctor", unresolved="fatal"),
     ToolSubst("fmha-runner", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -97,6 +97,9 @@ if ls "$root"/.gpu/*.xz > /dev/null 2>&1; then
   check "C API on the GPU (gtest)"                      0 "$bin/FmhaCAPITests"
   grep -q "SKIPPED" "$logs/$(printf '%03d' "$count").log" && row "C API GPU test ran (not skipped)" FAIL
   check "jit-bench"                                     0 "$bin/jit-bench" "$kernel"
+  check "fmha-doctor: the JIT can work here"           0 "$bin/fmha-doctor"
+  check "fmha-doctor: nvJitLink 'off' still works"     0 env FMHA_NVJITLINK=off "$bin/fmha-doctor"
+  check "fmha-doctor: no driver is a failure"          1 env FMHA_LIBCUDA=/nonexistent "$bin/fmha-doctor"
 else
   row "JIT checks" "FAIL (.gpu/ not carried: run scripts/gpu/pack.sh)"
 fi
