@@ -43,6 +43,11 @@ using AttentionLauncher = cudaError_t (*)(const fmhaRefAttentionArgs *,
 using ResampleLauncher = cudaError_t (*)(const fmhaRefResampleArgs *,
                                          cudaStream_t);
 
+/// The `jit` candidate: the kernel FlashCore's JIT generates for the
+/// problem, in runners built with the JIT (fmha-runner-jit); nullptr in the
+/// nvcc-only fmha-runner.
+ResampleLauncher getJitResampleLauncher();
+
 /// Returns an ExitStatus.
 int runAttentionCheck(const Options &options);
 int runResampleCheck(const Options &options);

@@ -165,6 +165,8 @@ ResampleLauncher launcherNamed(const std::string &name) {
     return fmhaRefResample;
   if (name == "broken-tail")
     return fmhaBrokenTailResample;
+  if (name == "jit")
+    return getJitResampleLauncher();
   return nullptr;
 }
 
@@ -200,8 +202,9 @@ int runResampleCheck(const Options &opt) {
   opt.get("no-check", "");
   ResampleLauncher candidate = launcherNamed(candidateName);
   if (!candidate || (oracleName != "ref" && oracleName != "cpu")) {
-    std::fprintf(stderr, "fmha-runner: --candidate is ref or broken-tail, "
-                         "--oracle ref or cpu\n");
+    std::fprintf(stderr, "fmha-runner: --candidate is ref, broken-tail or "
+                         "jit (runners built with the JIT), --oracle ref or "
+                         "cpu\n");
     return kUsageOrCudaError;
   }
   if (samples.size() != features.size() || samples.empty() ||

@@ -31,13 +31,16 @@ def ConvertFmhaToNVGPU : Pass<"convert-fmha-to-nvgpu"> {
   let summary = "lower fmha ops to gpu kernels over nvgpu, vector, scf and memref";
   let description = [{
     Lowers `fmha.attention` and `fmha.resample` with materialized tiles to
-    `gpu.module` kernels for `chip`. Ops whose lowering for the chip does not
-    exist yet are reported as errors naming the op and chip.
+    kernels in the module's `fmha_kernels` gpu.module for `chip`, each op
+    replaced by a `gpu.launch_func`. Ops whose lowering for the chip does not
+    exist yet (today: fmha.attention) are reported as errors naming the op
+    and chip.
   }];
   let options = [Fmha_ChipOption];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",

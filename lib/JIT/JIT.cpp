@@ -104,6 +104,37 @@ std::string KernelSpec::toMLIR() const {
   return text;
 }
 
+void KernelArguments::addMemRef(const void *data, llvm::ArrayRef<int64_t> sizes,
+                                llvm::ArrayRef<int64_t> strides) {
+  auto address = static_cast<int64_t>(reinterpret_cast<uintptr_t>(data));
+  slots.push_back(address); // allocated
+  slots.push_back(address); // aligned
+  slots.push_back(0);       // offset
+  slots.insert(slots.end(), sizes.begin(), sizes.end());
+  slots.insert(slots.end(), strides.begin(), strides.end());
+}
+
+void **KernelArguments::get() {
+  pointers.clear();
+  for (int64_t &slot : slots)
+    pointers.push_back(&slot);
+  return pointers.data();
+}
+
+LaunchConfig fmha::getResampleLaunchConfig(const ResampleTiling &tiling,
+                                           int64_t batch, int64_t targets) {
+  LaunchConfig config;
+  config.grid = {
+      static_cast<unsigned>((targets + tiling.blockT - 1) / tiling.blockT),
+      static_cast<unsigned>(batch), 1};
+  config.block = {tiling.threads, 1, 1};
+  return config;
+}
+
+ResampleTiling JIT::getResampleTiling(const KernelSpec &spec) const {
+  return spec.resampleTile.value_or(getDefaultResampleTiling(plan.chip));
+}
+
 llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,
                            void **arguments) const {
   if (llvm::Error err = driver->makeCurrent(device))

@@ -108,6 +108,10 @@ static llvm::Error linkLibdeviceIfUsed(llvm::Module &module,
                                 llvm::Linker::Flags::LinkOnlyNeeded))
     return llvm::createStringError(
         llvm::formatv("linking libdevice '{0}' failed", path));
+  // Internal, so that once inlined they leave no .func behind in the PTX.
+  for (llvm::Function &function : module.functions())
+    if (!function.isDeclaration() && function.getName().starts_with("__nv_"))
+      function.setLinkage(llvm::GlobalValue::InternalLinkage);
   return llvm::Error::success();
 }
 

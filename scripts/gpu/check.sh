@@ -98,6 +98,25 @@ if ls "$root"/.gpu/*.xz > /dev/null 2>&1; then
   grep -q "SKIPPED" "$logs/$(printf '%03d' "$count").log" && row "C API GPU test ran (not skipped)" FAIL
   check "jit-bench"                                     0 "$bin/jit-bench" "$kernel"
   check "fmha-doctor: the JIT can work here"           0 "$bin/fmha-doctor"
+
+  # The generated resample kernel against the reference, on fresh inputs.
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+  j="$bin/fmha-runner-jit resample --candidate=jit"
+  for chip in sm_90a sm_80; do
+    for mode in linear nearest previous; do
+      for dtype in f32 f16 bf16; do
+        check "jit resample $chip $mode $dtype, 2 streams, lengths" 0 env FMHA_CHIP=$chip $j --mode=$mode --dtype=$dtype --batch=8 --samples=100,37 --features=32,5 --targets=61 --lengths
+      done
+    done
+  done
+  check "jit resample: S=1, T=1"                        0 $j --samples=1 --features=8 --targets=1
+  check "jit resample: 4 streams, D=1,3,8,64"           0 $j --samples=7,300,1,64 --features=1,3,8,64 --targets=500 --lengths
+  check "jit resample: 64 rows x 1000 targets, cpu"     0 $j --batch=64 --samples=1000 --features=64 --targets=1000 --oracle=cpu
+  check "compute-sanitizer: jit resample"               0 "$root/scripts/gpu/sanitize.sh" $j --samples=40,9 --features=8,3 --targets=20 --lengths --seed=1
+  for shape in "256 500 250 32" "4096 1000 500 64" "1024 4096 4096 128"; do
+    set -- $shape
+    check "jit resample timed: $1 x $2 -> $3 x $4 bf16"   0 $j --batch=$1 --samples=$2 --targets=$3 --features=$4 --time --seed=1
+  done
   check "fmha-doctor: nvJitLink 'off' still works"     0 env FMHA_NVJITLINK=off "$bin/fmha-doctor"
   check "fmha-doctor: no driver is a failure"          1 env FMHA_LIBCUDA=/nonexistent "$bin/fmha-doctor"
 else

@@ -6,7 +6,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build_dir=${FLASHCORE_BUILD_DIR:-$root/build}
 # Each is ~50 MB stripped (LLVM and MLIR linked in), ~12 MB compressed.
-programs=(bin/jit-scale bin/jit-bench bin/fmha-doctor unittests/FmhaCAPITests)
+programs=(bin/jit-scale bin/jit-bench bin/fmha-doctor bin/fmha-runner-jit
+          unittests/FmhaCAPITests)
 "$root/scripts/build.sh" "${programs[@]##*/}"
 rm -rf "$root/.gpu" && mkdir -p "$root/.gpu"
 for program in "${programs[@]}"; do

@@ -61,6 +61,27 @@ struct LaunchConfig {
   unsigned sharedBytes = 0;
 };
 
+/// Kernel parameters in the convention of the fmha lowerings: every memref
+/// operand is an MLIR memref descriptor (allocated pointer, aligned pointer,
+/// offset, then one size and one stride per dimension, all 64-bit).
+class KernelArguments {
+public:
+  void addMemRef(const void *data, llvm::ArrayRef<int64_t> sizes,
+                 llvm::ArrayRef<int64_t> strides);
+  /// One pointer per kernel parameter, as cuLaunchKernel takes them. Valid
+  /// until the next addMemRef.
+  void **get();
+
+private:
+  std::vector<int64_t> slots;
+  std::vector<void *> pointers;
+};
+
+/// Grid and block of an fmha.resample kernel tiled by \p tiling, for
+/// \p batch rows of \p targets targets (ResampleToGPU.cpp's launch).
+LaunchConfig getResampleLaunchConfig(const ResampleTiling &tiling,
+                                     int64_t batch, int64_t targets);
+
 /// A loaded kernel. Owned by its JIT and valid as long as it.
 class Kernel {
 public:
@@ -115,6 +136,10 @@ public:
   /// written in upstream dialects (or fmha ops).
   llvm::Expected<const Kernel &>
   getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName);
+
+  /// The tiling \p spec compiles with on this JIT's chip: its own, or the
+  /// chip's default (what fmha-materialize-tiles picks).
+  ResampleTiling getResampleTiling(const KernelSpec &spec) const;
 
   const LoadPlan &getLoadPlan() const { return plan; }
   const DeviceInfo &getDevice() const { return device; }

@@ -1,21 +1,24 @@
 //===- FmhaToNVGPU.cpp - lower fmha ops to gpu kernels over nvgpu ---------===//
 //
-// Part of FlashCore. The entry point of the fmha lowerings. No op has a
-// lowering yet (the resample, sm_80 and sm_90a issues add them), so the pass
-// reports each fmha op it meets as an error naming the op and the chip: a
-// pipeline never appears to succeed on IR it cannot compile.
+// Part of FlashCore. The entry point of the fmha lowerings: each op becomes a
+// kernel in the module's `fmha_kernels` gpu.module and a gpu.launch_func in
+// its place. fmha.resample is lowered (ResampleToGPU.cpp); fmha.attention
+// has no lowering yet and is reported as an error naming the op and the
+// chip: a pipeline never appears to succeed on IR it cannot compile.
 //
 //===----------------------------------------------------------------------===//
 
-#include "fmha/Dialect/Fmha/FmhaDialect.h"
+#include "FmhaToNVGPU.h"
 #include "fmha/Dialect/Fmha/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::fmha {
 #define GEN_PASS_DEF_CONVERTFMHATONVGPU
@@ -35,18 +38,43 @@ struct ConvertFmhaToNVGPUPass
   }
 
   void runOnOperation() override {
-    bool anyUnsupported = false;
+    SmallVector<Operation *> fmhaOps;
     getOperation()->walk([&](Operation *op) {
-      if (!isa<AttentionOp, ResampleOp>(op))
-        return;
+      if (isa<AttentionOp, ResampleOp>(op))
+        fmhaOps.push_back(op);
+    });
+    bool anyFailed = false;
+    for (Operation *op : fmhaOps) {
+      if (auto resample = dyn_cast<ResampleOp>(op)) {
+        FailureOr<gpu::GPUModuleOp> kernels = getKernelModule(op);
+        anyFailed |=
+            failed(kernels) || failed(lowerResampleToGPU(resample, *kernels));
+        continue;
+      }
       op->emitOpError("has no lowering to ")
           << stringifyChip(targetChip) << " yet";
-      anyUnsupported = true;
-    });
-    if (anyUnsupported)
+      anyFailed = true;
+    }
+    if (anyFailed)
       signalPassFailure();
   }
 
+private:
+  /// The gpu.module that receives the kernels of the ops in \p op's module,
+  /// created (and the module marked as a GPU container) on first use.
+  FailureOr<gpu::GPUModuleOp> getKernelModule(Operation *op) {
+    auto module = op->getParentOfType<ModuleOp>();
+    if (!module)
+      return op->emitOpError("must be inside a builtin.module to be lowered");
+    if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModule))
+      return existing;
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(module.getContext()));
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    return gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModule);
+  }
+
+  static constexpr llvm::StringLiteral kKernelModule = "fmha_kernels";
   Chip targetChip = Chip::sm_90a;
 };
 } // namespace

@@ -23,6 +23,9 @@ class GPUDialect;
 namespace NVVM {
 class NVVMDialect;
 } // namespace NVVM
+namespace math {
+class MathDialect;
+} // namespace math
 namespace memref {
 class MemRefDialect;
 } // namespace memref

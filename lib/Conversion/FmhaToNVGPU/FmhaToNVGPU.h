@@ -1,0 +1,22 @@
+//===- FmhaToNVGPU.h - per-op lowerings of convert-fmha-to-nvgpu *- C++ -*-===//
+//
+// Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_FMHATONVGPU_FMHATONVGPU_H
+#define LIB_CONVERSION_FMHATONVGPU_FMHATONVGPU_H
+
+#include "fmha/Dialect/Fmha/FmhaDialect.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir::fmha {
+
+/// Replaces \p op by a gpu.launch_func of a kernel added to \p kernels.
+/// Needs the op's materialized tile.
+LogicalResult lowerResampleToGPU(ResampleOp op, gpu::GPUModuleOp kernels);
+
+} // namespace mlir::fmha
+
+#endif // LIB_CONVERSION_FMHATONVGPU_FMHATONVGPU_H

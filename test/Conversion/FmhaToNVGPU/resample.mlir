@@ -1,0 +1,64 @@
+// RUN: fmha-opt %s -split-input-file -fmha-materialize-tiles=chip=sm_90a -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s
+
+// fmha.resample becomes a kernel in @fmha_kernels and a launch in its place.
+
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK: func.func @two_streams(%[[T0:.+]]: memref<?x400xf32>, %[[X0:.+]]: memref<?x400x6xbf16>, %[[N0:.+]]: memref<?xi32>, %[[T1:.+]]: memref<?x100xf32>, %[[X1:.+]]: memref<?x100x32xbf16>, %[[N1:.+]]: memref<?xi32>, %[[TT:.+]]: memref<?x60xf32>, %[[O:.+]]: memref<?x60x38xbf16>)
+// CHECK-DAG: %[[B:.+]] = memref.dim %[[TT]], %c0
+// CHECK-DAG: %[[T:.+]] = memref.dim %[[TT]], %c1
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[T]], %c64
+// CHECK: gpu.launch_func @fmha_kernels::@resample blocks in (%[[BLOCKS]], %[[B]], %{{.+}}) threads in (%c256,
+// CHECK-SAME: args(%[[T0]] : memref<?x400xf32>, %[[T1]] : memref<?x100xf32>, %[[X0]] : memref<?x400x6xbf16>, %[[X1]] : memref<?x100x32xbf16>, %[[N0]] : memref<?xi32>, %[[N1]] : memref<?xi32>, %[[TT]] : memref<?x60xf32>, %[[O]] : memref<?x60x38xbf16>)
+// CHECK-NOT: fmha.resample
+// CHECK: gpu.module @fmha_kernels
+// CHECK: gpu.func @resample(
+// CHECK-SAME: workgroup(%[[FIRST:.+]] : memref<64xi32, #gpu.address_space<workgroup>>, %[[SECOND:.+]] : memref<64xi32, #gpu.address_space<workgroup>>, %[[W:.+]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// Stream 0: search once per target, then interpolate per feature.
+// CHECK: scf.for
+// CHECK: scf.while
+// CHECK: arith.cmpf ole
+// CHECK: memref.store %{{.+}}, %[[FIRST]]
+// CHECK: memref.store %{{.+}}, %[[W]]
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: arith.extf
+// CHECK: math.fma
+// CHECK: arith.truncf
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// Stream 1 writes after stream 0's 6 features.
+// CHECK: scf.while
+// CHECK: %[[C6:.+]] = arith.constant 6 : index
+// CHECK: arith.addi %{{.+}}, %[[C6]]
+// CHECK: gpu.return
+
+func.func @two_streams(%t_imu: memref<?x400xf32>, %imu: memref<?x400x6xbf16>, %n_imu: memref<?xi32>,
+                       %t_joint: memref<?x100xf32>, %joint: memref<?x100x32xbf16>, %n_joint: memref<?xi32>,
+                       %t_out: memref<?x60xf32>, %out: memref<?x60x38xbf16>) {
+  fmha.resample linear
+      times(%t_imu, %t_joint : memref<?x400xf32>, memref<?x100xf32>)
+      values(%imu, %joint : memref<?x400x6xbf16>, memref<?x100x32xbf16>)
+      lengths(%n_imu, %n_joint : memref<?xi32>, memref<?xi32>)
+      targets(%t_out : memref<?x60xf32>)
+      -> out(%out : memref<?x60x38xbf16>)
+  return
+}
+
+// -----
+
+// Two ops, two kernels; f32 values need no conversion; nearest compares
+// the distances to both neighbours.
+// CHECK-LABEL: func.func @two_ops
+// CHECK: gpu.launch_func @fmha_kernels::@resample
+// CHECK: gpu.launch_func @fmha_kernels::@resample_0
+// CHECK: gpu.func @resample(
+// CHECK-NOT: arith.extf
+// CHECK: gpu.func @resample_0(
+// CHECK: arith.cmpf ole
+// CHECK: arith.select
+func.func @two_ops(%t: memref<?x?xf32>, %x: memref<?x?x3xf32>, %tt: memref<?x?xf32>, %o: memref<?x?x3xf32>) {
+  fmha.resample previous times(%t : memref<?x?xf32>) values(%x : memref<?x?x3xf32>) targets(%tt : memref<?x?xf32>) -> out(%o : memref<?x?x3xf32>)
+  fmha.resample nearest times(%t : memref<?x?xf32>) values(%x : memref<?x?x3xf32>) targets(%tt : memref<?x?xf32>) -> out(%o : memref<?x?x3xf32>)
+  return
+}
