@@ -2,17 +2,19 @@
 // RUN: fmha-compile %s --chip=sm_80 --emit=link-log | FileCheck %s --check-prefix=LOG
 // RUN: fmha-compile %s --chip=sm_90a --emit=link-log | FileCheck %s --check-prefix=LOG
 
-// The generated resample kernel as PTX: global loads and stores, the
-// search results shared through a barrier, one fma per element, libdevice
-// fully inlined (no .func left), and no spills or local memory.
+// The generated resample kernel as PTX: 16-byte global loads and stores of
+// the 32 bf16 features, the search results shared through a barrier, one fma
+// per element, libdevice fully inlined (no .func left), and no spills or
+// local memory.
 
 // CHECK: .target sm_90a
 // CHECK-NOT: .func
 // CHECK: .visible .entry resample(
 // CHECK: ld.global
 // CHECK: bar.sync
+// CHECK-DAG: ld.global.v4.b32
 // CHECK-DAG: fma.rn.f32
-// CHECK-DAG: st.global.b16
+// CHECK-DAG: st.global.v4.b32
 // CHECK-NOT: .local
 
 // LOG: Compiling entry function 'resample'

@@ -14,10 +14,11 @@
 // it first finds, once per target, the two samples and the weight the target
 // needs (one thread per target, a binary search over the row's valid
 // samples), keeping them in shared memory; then all threads read the samples'
-// features, consecutive threads consecutive features (coalesced), and write
-// the output. The semantics, including the edge rules, are those of
-// kernels-ref/resample.cu, computed the same way (f32, one fma), so the
-// results match the reference.
+// features, consecutive threads consecutive 16-byte chunks (coalesced
+// ld/st.global.v4 where rows are dense and D a multiple of 16 bytes, scalar
+// otherwise), and write the output. The semantics, including the edge rules,
+// are those of kernels-ref/resample.cu, computed the same way (f32, one fma),
+// so the results match the reference.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/SymbolTable.h"
@@ -39,6 +41,8 @@ namespace {
 
 /// Marks "no valid sample in this row: write zeros" in the first-index slot.
 constexpr int32_t kNoSample = -1;
+/// The widest global access, ld/st.global.v4.b32 (KERNELS.md section 4).
+constexpr int64_t kVectorBytes = 16;
 
 /// Builds the body of one resample kernel.
 class ResampleKernelBuilder {
@@ -91,49 +95,29 @@ public:
       });
       gpu::BarrierOp::create(b);
 
-      // Phase 2: every thread interpolates features.
-      int64_t features = cast<MemRefType>(values.getType()).getDimSize(2);
-      Value featureCount = constantIndex(features);
-      Value items = arith::MulIOp::create(b, local, featureCount);
+      // Phase 2: every thread interpolates features, 16 bytes at a time
+      // where the layout allows it.
+      auto valuesType = cast<MemRefType>(values.getType());
+      int64_t features = valuesType.getDimSize(2);
       Type elementType = cast<MemRefType>(out.getType()).getElementType();
+      int64_t width = getVectorWidth(valuesType, featureOffset);
+      Value chunksPerTarget = constantIndex(features / width);
+      Value items = arith::MulIOp::create(b, local, chunksPerTarget);
       forEachThreadItem(items, [&](Value item) {
-        Value t = arith::DivUIOp::create(b, item, featureCount);
-        Value feature = arith::RemUIOp::create(b, item, featureCount);
-        Value first = memref::LoadOp::create(b, firstIndex, ValueRange{t});
-        Value noSample = arith::CmpIOp::create(
-            b, arith::CmpIPredicate::eq, first,
-            arith::ConstantIntOp::create(b, kNoSample, 32));
-        Value result =
-            scf::IfOp::create(
-                b, noSample,
-                [&](OpBuilder &builder, Location loc) {
-                  Value zero = arith::ConstantOp::create(
-                      builder, loc, builder.getZeroAttr(elementType));
-                  scf::YieldOp::create(builder, loc, zero);
-                },
-                [&](OpBuilder &builder, Location loc) {
-                  ImplicitLocOpBuilder nb(loc, builder);
-                  Value second =
-                      memref::LoadOp::create(nb, secondIndex, ValueRange{t});
-                  Value w = memref::LoadOp::create(nb, weight, ValueRange{t});
-                  auto sampleAt = [&](Value index) {
-                    Value i = arith::IndexCastOp::create(nb, nb.getIndexType(),
-                                                         index);
-                    return toF32(nb,
-                                 memref::LoadOp::create(
-                                     nb, values, ValueRange{row, i, feature}));
-                  };
-                  Value v0 = sampleAt(first), v1 = sampleAt(second);
-                  Value difference = arith::SubFOp::create(nb, v1, v0);
-                  Value mixed = math::FmaOp::create(nb, w, difference, v0);
-                  scf::YieldOp::create(nb, fromF32(nb, mixed, elementType));
-                })
-                .getResult(0);
+        Value t = arith::DivUIOp::create(b, item, chunksPerTarget);
+        Value feature = arith::MulIOp::create(
+            b, arith::RemUIOp::create(b, item, chunksPerTarget),
+            constantIndex(width));
+        Value result = interpolate(values, t, feature, width, elementType,
+                                   firstIndex, secondIndex, weight);
         Value column =
             arith::AddIOp::create(b, feature, constantIndex(featureOffset));
-        memref::StoreOp::create(
-            b, result, out,
-            ValueRange{row, arith::AddIOp::create(b, firstTarget, t), column});
+        ValueRange at{row, arith::AddIOp::create(b, firstTarget, t), column};
+        if (width == 1)
+          memref::StoreOp::create(b, result, out, at);
+        else
+          vector::StoreOp::create(b, result, out, at, /*nontemporal=*/false,
+                                  llvm::MaybeAlign(kVectorBytes));
       });
       // The next stream reuses the shared buffers.
       gpu::BarrierOp::create(b);
@@ -143,6 +127,63 @@ public:
   }
 
 private:
+  /// Elements per access: 16 bytes' worth when every access of the stream is
+  /// 16-byte aligned (dense rows of values and out, D and the output offset
+  /// multiples of the width), else 1.
+  int64_t getVectorWidth(MemRefType valuesType, int64_t featureOffset) {
+    auto outType = cast<MemRefType>(op.getOut().getType());
+    int64_t elementBytes = valuesType.getElementTypeBitWidth() / 8;
+    int64_t width = kVectorBytes / elementBytes;
+    bool aligned = valuesType.getLayout().isIdentity() &&
+                   outType.getLayout().isIdentity() &&
+                   valuesType.getDimSize(2) % width == 0 &&
+                   outType.getDimSize(2) % width == 0 &&
+                   featureOffset % width == 0;
+    return aligned ? width : 1;
+  }
+
+  /// The value of target slot `t` at features [feature, feature + width):
+  /// zeros for a row without samples, else v0 + w * (v1 - v0) in f32.
+  Value interpolate(Value values, Value t, Value feature, int64_t width,
+                    Type elementType, Value firstIndex, Value secondIndex,
+                    Value weight) {
+    Type resultType =
+        width == 1 ? elementType : VectorType::get({width}, elementType);
+    Value first = memref::LoadOp::create(b, firstIndex, ValueRange{t});
+    Value noSample =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, first,
+                              arith::ConstantIntOp::create(b, kNoSample, 32));
+    auto choice = scf::IfOp::create(
+        b, noSample,
+        [&](OpBuilder &builder, Location loc) {
+          Value zero = arith::ConstantOp::create(
+              builder, loc, builder.getZeroAttr(resultType));
+          scf::YieldOp::create(builder, loc, zero);
+        },
+        [&](OpBuilder &builder, Location loc) {
+          ImplicitLocOpBuilder nb(loc, builder);
+          Value second = memref::LoadOp::create(nb, secondIndex, ValueRange{t});
+          Value w = memref::LoadOp::create(nb, weight, ValueRange{t});
+          auto sampleAt = [&](Value index) -> Value {
+            Value i = arith::IndexCastOp::create(nb, nb.getIndexType(), index);
+            ValueRange at{row, i, feature};
+            if (width == 1)
+              return toF32(nb, memref::LoadOp::create(nb, values, at));
+            return toF32(nb, vector::LoadOp::create(
+                                 nb, cast<VectorType>(resultType), values, at,
+                                 /*nontemporal=*/false,
+                                 llvm::MaybeAlign(kVectorBytes)));
+          };
+          Value v0 = sampleAt(first), v1 = sampleAt(second);
+          if (width > 1)
+            w = vector::BroadcastOp::create(nb, v0.getType(), w);
+          Value difference = arith::SubFOp::create(nb, v1, v0);
+          Value mixed = math::FmaOp::create(nb, w, difference, v0);
+          scf::YieldOp::create(nb, fromF32(nb, mixed, resultType));
+        });
+    return choice.getResult(0);
+  }
+
   Value constantIndex(int64_t value) {
     return arith::ConstantIndexOp::create(b, value);
   }
@@ -245,14 +286,19 @@ private:
     memref::StoreOp::create(b, w, weight, ValueRange{t});
   }
 
+  /// Extends a scalar or vector of 16-bit floats to f32.
   static Value toF32(ImplicitLocOpBuilder &nb, Value value) {
-    if (value.getType().isF32())
+    Type f32 = nb.getF32Type();
+    if (auto vector = dyn_cast<VectorType>(value.getType()))
+      f32 = vector.clone(f32);
+    if (value.getType() == f32)
       return value;
-    return arith::ExtFOp::create(nb, nb.getF32Type(), value);
+    return arith::ExtFOp::create(nb, f32, value);
   }
 
+  /// Rounds a scalar or vector of f32 to \p type.
   static Value fromF32(ImplicitLocOpBuilder &nb, Value value, Type type) {
-    if (type.isF32())
+    if (value.getType() == type)
       return value;
     return arith::TruncFOp::create(nb, type, value);
   }

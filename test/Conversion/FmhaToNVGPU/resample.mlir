@@ -6,13 +6,13 @@
 // CHECK: func.func @two_streams(%[[T0:.+]]: memref<?x400xf32>, %[[X0:.+]]: memref<?x400x6xbf16>, %[[N0:.+]]: memref<?xi32>, %[[T1:.+]]: memref<?x100xf32>, %[[X1:.+]]: memref<?x100x32xbf16>, %[[N1:.+]]: memref<?xi32>, %[[TT:.+]]: memref<?x60xf32>, %[[O:.+]]: memref<?x60x38xbf16>)
 // CHECK-DAG: %[[B:.+]] = memref.dim %[[TT]], %c0
 // CHECK-DAG: %[[T:.+]] = memref.dim %[[TT]], %c1
-// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[T]], %c64
-// CHECK: gpu.launch_func @fmha_kernels::@resample blocks in (%[[BLOCKS]], %[[B]], %{{.+}}) threads in (%c256,
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[T]], %c256
+// CHECK: gpu.launch_func @fmha_kernels::@resample blocks in (%[[BLOCKS]], %[[B]], %{{[a-z0-9_]+}}) threads in (%{{[a-z0-9_]+}},
 // CHECK-SAME: args(%[[T0]] : memref<?x400xf32>, %[[T1]] : memref<?x100xf32>, %[[X0]] : memref<?x400x6xbf16>, %[[X1]] : memref<?x100x32xbf16>, %[[N0]] : memref<?xi32>, %[[N1]] : memref<?xi32>, %[[TT]] : memref<?x60xf32>, %[[O]] : memref<?x60x38xbf16>)
 // CHECK-NOT: fmha.resample
 // CHECK: gpu.module @fmha_kernels
 // CHECK: gpu.func @resample(
-// CHECK-SAME: workgroup(%[[FIRST:.+]] : memref<64xi32, #gpu.address_space<workgroup>>, %[[SECOND:.+]] : memref<64xi32, #gpu.address_space<workgroup>>, %[[W:.+]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[FIRST:.+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[SECOND:.+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[W:.+]] : memref<256xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // Stream 0: search once per target, then interpolate per feature.
 // CHECK: scf.for
@@ -21,16 +21,20 @@
 // CHECK: memref.store %{{.+}}, %[[FIRST]]
 // CHECK: memref.store %{{.+}}, %[[W]]
 // CHECK: gpu.barrier
+// 6 bf16 features are not a multiple of 16 bytes: scalar accesses.
 // CHECK: scf.for
-// CHECK: arith.extf
+// CHECK: memref.load %{{.+}} : memref<?x400x6xbf16>
+// CHECK: arith.extf %{{.+}} : bf16 to f32
 // CHECK: math.fma
-// CHECK: arith.truncf
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
 // CHECK: memref.store
 // CHECK: gpu.barrier
-// Stream 1 writes after stream 0's 6 features.
+// Stream 1 writes after stream 0's 6 features: offset 6 is not 16-byte
+// aligned in the 38-wide output either, so it stays scalar too.
 // CHECK: scf.while
 // CHECK: %[[C6:.+]] = arith.constant 6 : index
 // CHECK: arith.addi %{{.+}}, %[[C6]]
+// CHECK-NOT: vector.load
 // CHECK: gpu.return
 
 func.func @two_streams(%t_imu: memref<?x400xf32>, %imu: memref<?x400x6xbf16>, %n_imu: memref<?xi32>,
@@ -42,6 +46,21 @@ func.func @two_streams(%t_imu: memref<?x400xf32>, %imu: memref<?x400x6xbf16>, %n
       lengths(%n_imu, %n_joint : memref<?xi32>, memref<?xi32>)
       targets(%t_out : memref<?x60xf32>)
       -> out(%out : memref<?x60x38xbf16>)
+  return
+}
+
+// -----
+
+// Dense rows with D a multiple of 16 bytes: 16-byte vector loads and stores.
+// CHECK-LABEL: func.func @vectorized
+// CHECK: gpu.func @resample(
+// CHECK: vector.load %{{.+}} {alignment = 16 : i64} : memref<?x?x64xbf16>, vector<8xbf16>
+// CHECK: arith.extf %{{.+}} : vector<8xbf16> to vector<8xf32>
+// CHECK: vector.broadcast
+// CHECK: math.fma %{{.+}} : vector<8xf32>
+// CHECK: vector.store %{{.+}} {alignment = 16 : i64} : memref<?x?x64xbf16>, vector<8xbf16>
+func.func @vectorized(%t: memref<?x?xf32>, %x: memref<?x?x64xbf16>, %tt: memref<?x?xf32>, %o: memref<?x?x64xbf16>) {
+  fmha.resample linear times(%t : memref<?x?xf32>) values(%x : memref<?x?x64xbf16>) targets(%tt : memref<?x?xf32>) -> out(%o : memref<?x?x64xbf16>)
   return
 }
 

@@ -38,8 +38,8 @@ func.func @causal(%q64: memref<?x?x?x64xbf16>, %q128: memref<?x?x?x128xbf16>) {
 // SM80-LABEL: func @resample
 // SM90-LABEL: func @resample
 func.func @resample(%t: memref<?x?xf32>, %x: memref<?x?x32xbf16>, %tt: memref<?x?xf32>, %o: memref<?x?x32xbf16>) {
-  // SM80: {tile = #fmha.resample_tile<sm_80, block_t = 64, threads = 256>}
-  // SM90: {tile = #fmha.resample_tile<sm_90a, block_t = 64, threads = 256>}
+  // SM80: {tile = #fmha.resample_tile<sm_80, block_t = 256, threads = 256>}
+  // SM90: {tile = #fmha.resample_tile<sm_90a, block_t = 256, threads = 256>}
   fmha.resample linear times(%t : memref<?x?xf32>) values(%x : memref<?x?x32xbf16>) targets(%tt : memref<?x?xf32>) -> out(%o : memref<?x?x32xbf16>)
   return
 }

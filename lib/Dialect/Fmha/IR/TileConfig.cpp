@@ -152,11 +152,13 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
 }
 
 ResampleTiling fmha::getDefaultResampleTiling(Chip chip) {
-  // 256-thread CTAs keep at least two CTAs per SM resident on both chips, so
-  // one CTA's prologue (timestamp staging) overlaps another's streaming
-  // (KERNELS.md §4); 64 targets per CTA is a starting point that the
-  // resample lowering re-measures.
-  return {chip, 64, 256};
+  // 256-thread CTAs keep several CTAs per SM resident on both chips, so one
+  // CTA's search (dependent loads) overlaps another's streaming (KERNELS.md
+  // section 4). One target per thread keeps every thread busy in the search
+  // and amortizes its latency over 256 targets of streaming; 64 targets per
+  // CTA measured 1670 GB/s against the scalar kernel's ... on the H100
+  // (docs/BENCHMARKS.md).
+  return {chip, 256, 256};
 }
 
 llvm::Error fmha::checkResampleTiling(const ResampleTiling &tiling) {
