@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The benchmark, in one call on the GPU machine (from the repository root):
-# the ceilings and the reference resample from the harness, then the peers
+# The benchmark, in one call on the GPU machine (from the repository root,
+# .gpu/ carried): the ceilings, FlashCore's and the reference's resample
+# from the harness, then the peers
 # (torch SDPA backends, Triton, torch resample) on the grid of
 # ../shared/ANCHORS.md. Rows for docs/BENCHMARKS.md go to $OUT/peers.md and
 # $OUT/harness.txt. Benchmarks are not tests: this prints numbers.
@@ -13,13 +14,26 @@ build=/tmp/flashcore-harness
 cmake -S "$root/harness" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/build.log" 2>&1 &&
   ninja -C "$build" >> "$out/build.log" 2>&1 || { echo "harness build failed (see build.log)"; exit 1; }
 runner=$build/bin/fmha-runner
+# FlashCore's generated kernels run through fmha-runner-jit, built here and
+# carried in .gpu/ (scripts/gpu/pack.sh).
+jit_runner=/tmp/flashcore-bin/fmha-runner-jit
+if [ -f "$root/.gpu/fmha-runner-jit.xz" ]; then
+  mkdir -p /tmp/flashcore-bin
+  xz -dc "$root/.gpu/fmha-runner-jit.xz" > "$jit_runner" && chmod +x "$jit_runner"
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+fi
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   $runner ceilings
   for shape in "256 500 250 32" "4096 1000 500 64" "1024 4096 4096 128"; do
     set -- $shape
-    echo "reference resample $1 x $2 -> $3 x $4:"
-    $runner resample --batch=$1 --samples=$2 --targets=$3 --features=$4 --no-check --time --seed=1 | grep time:
+    rows="--batch=$1 --samples=$2 --targets=$3 --features=$4 --target-range=inside --time --seed=1"
+    echo "resample $1 x $2 -> $3 x $4, kernels-ref:"
+    $runner resample $rows --no-check | grep time:
+    if [ -x "$jit_runner" ]; then
+      echo "resample $1 x $2 -> $3 x $4, FlashCore (checked against kernels-ref):"
+      $jit_runner resample $rows --candidate=jit | grep -E "^(out|time):"
+    fi
   done
 } 2>&1 | tee "$out/harness.txt"
 PYTHONUNBUFFERED=1 python3 "$root/bench/peers/peers.py" 2>&1 | tee "$out/peers.log"

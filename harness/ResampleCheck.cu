@@ -194,6 +194,14 @@ int runResampleCheck(const Options &opt) {
   std::vector<int> features = parseList(opt.get("features", "32"));
   p.withLengths = opt.has("lengths");
   opt.get("lengths", "");
+  // edges: targets run past both ends of the sources (every edge rule is
+  // exercised); inside: targets spread over the sources' span, as the
+  // benchmark rows of ANCHORS.md and bench/peers do.
+  std::string targetRange = opt.get("target-range", "edges");
+  if (targetRange != "edges" && targetRange != "inside") {
+    std::fprintf(stderr, "fmha-runner: --target-range is edges or inside\n");
+    return kUsageOrCudaError;
+  }
   std::string candidateName = opt.get("candidate", "ref");
   std::string oracleName = opt.get("oracle", "ref");
   bool time = opt.has("time");
@@ -217,11 +225,11 @@ int runResampleCheck(const Options &opt) {
   uint64_t seed = chooseSeed(opt);
   if (opt.reportUnused())
     return kUsageOrCudaError;
-  std::printf("resample %s %s B=%d T=%d streams=%zu%s, candidate %s, oracle "
-              "%s\n",
+  std::printf("resample %s %s B=%d T=%d streams=%zu%s targets %s, candidate "
+              "%s, oracle %s\n",
               dtypeName(p.dtype), mode.c_str(), p.batch, p.targets,
               samples.size(), p.withLengths ? " lengths" : "",
-              candidateName.c_str(), oracleName.c_str());
+              targetRange.c_str(), candidateName.c_str(), oracleName.c_str());
 
   Random random(seed);
   p.streams.resize(samples.size());
@@ -248,12 +256,16 @@ int runResampleCheck(const Options &opt) {
         s.lengths[b] = b == 0 ? 0 : b == 1 ? 1 : random.integer(0, s.samples);
     }
   }
-  // Targets span past both ends of the sources.
   p.targetTimes.resize(size_t(p.batch) * p.targets);
   for (int b = 0; b < p.batch; ++b) {
     float *row = &p.targetTimes[size_t(b) * p.targets];
+    const std::vector<float> &times = p.streams[0].times;
+    float first = times[size_t(b) * samples[0]];
+    float last = times[size_t(b) * samples[0] + samples[0] - 1];
     for (int t = 0; t < p.targets; ++t)
-      row[t] = random.uniform(-5.0f, 1.0f + 0.8f * samples[0]);
+      row[t] = targetRange == "inside"
+                   ? random.uniform(first, last)
+                   : random.uniform(first - 3.0f, last + 3.0f);
     std::sort(row, row + p.targets);
   }
 
