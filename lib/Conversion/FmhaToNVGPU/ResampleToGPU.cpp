@@ -11,9 +11,10 @@
 // block: (threads, 1, 1).
 //
 // Each CTA resamples block_t consecutive targets of one row. For each stream
-// it first finds, once per target, the two samples and the weight the target
-// needs (one thread per target, a binary search over the row's valid
-// samples), keeping them in shared memory; then all threads read the samples'
+// it copies the row's times to shared memory when they fit, then finds, once
+// per target, the two samples and the weight the target needs (one thread per
+// target, a binary search over the row's valid samples), keeping them in
+// shared memory; then all threads read the samples'
 // features, consecutive threads consecutive 16-byte chunks (coalesced
 // ld/st.global.v4 where rows are dense and D a multiple of 16 bytes, scalar
 // otherwise), and write the output. The semantics, including the edge rules,
@@ -43,6 +44,10 @@ namespace {
 constexpr int32_t kNoSample = -1;
 /// The widest global access, ld/st.global.v4.b32 (KERNELS.md section 4).
 constexpr int64_t kVectorBytes = 16;
+/// Rows of up to this many samples are searched in shared memory (8 KB):
+/// one coalesced read instead of ~11 dependent global loads per target.
+/// Longer rows are searched in global memory.
+constexpr int64_t kStagedTimes = 2048;
 
 /// Builds the body of one resample kernel.
 class ResampleKernelBuilder {
@@ -58,6 +63,7 @@ public:
     Value out = func.getArgument(streams * (withLengths ? 3 : 2) + 1);
     ArrayRef<BlockArgument> shared = func.getWorkgroupAttributions();
     Value firstIndex = shared[0], secondIndex = shared[1], weight = shared[2];
+    stagedTimes = shared[3];
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     row = gpu::BlockIdOp::create(b, gpu::Dimension::y);
@@ -85,6 +91,23 @@ public:
                                    arith::ConstantIntOp::create(b, 0, 32)));
         valid = arith::MinUIOp::create(b, asIndex, samples);
       }
+
+      // Phase 0: rows that fit are copied to shared memory (one coalesced
+      // read), so that the searches below do not chain global loads.
+      currentTimes = times;
+      timesStaged = arith::CmpIOp::create(b, arith::CmpIPredicate::ule, valid,
+                                          constantIndex(kStagedTimes));
+      scf::IfOp::create(b, timesStaged, [&](OpBuilder &builder, Location loc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(builder.getInsertionBlock(),
+                            builder.getInsertionPoint());
+        forEachThreadItem(valid, [&](Value j) {
+          Value time = memref::LoadOp::create(b, times, ValueRange{row, j});
+          memref::StoreOp::create(b, time, stagedTimes, ValueRange{j});
+        });
+        scf::YieldOp::create(b);
+      });
+      gpu::BarrierOp::create(b);
 
       // Phase 1: one thread per target finds its samples and weight.
       forEachThreadItem(local, [&](Value t) {
@@ -197,8 +220,28 @@ private:
     body(loop.getInductionVar());
   }
 
-  /// The number of samples among times[row, 0:n) at or before `target`.
-  Value countAtOrBefore(Value times, Value n, Value target) {
+  /// times[row, index] of the current stream, from shared memory when the
+  /// row was staged there.
+  Value loadTime(OpBuilder &builder, Location loc, Value index) {
+    auto choice = scf::IfOp::create(
+        builder, loc, timesStaged,
+        [&](OpBuilder &nb, Location l) {
+          scf::YieldOp::create(nb, l,
+                               ValueRange{memref::LoadOp::create(
+                                   nb, l, stagedTimes, ValueRange{index})});
+        },
+        [&](OpBuilder &nb, Location l) {
+          scf::YieldOp::create(
+              nb, l,
+              ValueRange{memref::LoadOp::create(nb, l, currentTimes,
+                                                ValueRange{row, index})});
+        });
+    return choice.getResult(0);
+  }
+
+  /// The number of samples among the current stream's times[row, 0:n) at or
+  /// before `target`.
+  Value countAtOrBefore(Value n, Value target) {
     Value zero = constantIndex(0), one = constantIndex(1);
     auto search = scf::WhileOp::create(
         b, TypeRange{b.getIndexType(), b.getIndexType()}, ValueRange{zero, n},
@@ -211,7 +254,7 @@ private:
           ImplicitLocOpBuilder nb(loc, builder);
           Value sum = arith::AddIOp::create(nb, bounds[0], bounds[1]);
           Value mid = arith::ShRUIOp::create(nb, sum, one);
-          Value time = memref::LoadOp::create(nb, times, ValueRange{row, mid});
+          Value time = loadTime(nb, loc, mid);
           Value atOrBefore = arith::CmpFOp::create(
               nb, arith::CmpFPredicate::OLE, time, target);
           Value low = arith::SelectOp::create(
@@ -230,7 +273,7 @@ private:
     Value zero = constantIndex(0), one = constantIndex(1);
     Value zeroF =
         arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(0.0f));
-    Value count = countAtOrBefore(times, valid, target);
+    Value count = countAtOrBefore(valid, target);
     Value empty =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, valid, zero);
     Value before =
@@ -246,8 +289,8 @@ private:
         last);
     Value next =
         arith::MinUIOp::create(b, arith::AddIOp::create(b, i, one), last);
-    Value t0 = memref::LoadOp::create(b, times, ValueRange{row, i});
-    Value t1 = memref::LoadOp::create(b, times, ValueRange{row, next});
+    Value t0 = loadTime(b, b.getLoc(), i);
+    Value t1 = loadTime(b, b.getLoc(), next);
 
     Value first, second, w;
     switch (op.getMode()) {
@@ -308,6 +351,8 @@ private:
   gpu::GPUFuncOp func;
   ImplicitLocOpBuilder &b;
   Value tid, row, firstTarget;
+  /// The current stream's times, its staged copy, and whether it was staged.
+  Value currentTimes, stagedTimes, timesStaged;
 };
 
 } // namespace
@@ -328,7 +373,8 @@ LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
   SmallVector<Type> sharedTypes = {
       MemRefType::get({blockT}, i32, nullptr, workgroup),
       MemRefType::get({blockT}, i32, nullptr, workgroup),
-      MemRefType::get({blockT}, f32, nullptr, workgroup)};
+      MemRefType::get({blockT}, f32, nullptr, workgroup),
+      MemRefType::get({kStagedTimes}, f32, nullptr, workgroup)};
   OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
   auto funcType =
       FunctionType::get(context, op->getOperandTypes(), TypeRange{});

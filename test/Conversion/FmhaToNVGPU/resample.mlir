@@ -12,9 +12,14 @@
 // CHECK-NOT: fmha.resample
 // CHECK: gpu.module @fmha_kernels
 // CHECK: gpu.func @resample(
-// CHECK-SAME: workgroup(%[[FIRST:.+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[SECOND:.+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[W:.+]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[FIRST:[a-z0-9]+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[SECOND:[a-z0-9]+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[W:[a-z0-9]+]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[STAGED:[a-z0-9]+]] : memref<2048xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
-// Stream 0: search once per target, then interpolate per feature.
+// Stream 0: stage the row's times when they fit, search once per target,
+// then interpolate per feature.
+// CHECK: %[[FITS:.+]] = arith.cmpi ule, %{{.+}}, %c2048
+// CHECK: scf.if %[[FITS]]
+// CHECK: memref.store %{{.+}}, %[[STAGED]]
+// CHECK: gpu.barrier
 // CHECK: scf.for
 // CHECK: scf.while
 // CHECK: arith.cmpf ole
