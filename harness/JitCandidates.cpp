@@ -3,7 +3,8 @@
 // Part of FlashCore. Adapts a problem described for the reference
 // (fmhaRefResampleArgs) to the kernel FlashCore generates for it: the
 // KernelSpec, the memref-descriptor arguments, the launch. FMHA_CHIP
-// (sm_80|sm_90a) overrides the JIT's default chip.
+// (sm_80|sm_90a) overrides the JIT's default chip, FMHA_RESAMPLE_TILE
+// (block_t,threads) the default resample tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -68,6 +70,16 @@ static cudaError_t launchJitResample(const fmhaRefResampleArgs *a,
               : a->mode == FMHA_REF_PREVIOUS ? ResampleMode::previous
                                              : ResampleMode::linear;
   spec.withLengths = a->streams[0].lengths != nullptr;
+  // FMHA_RESAMPLE_TILE=block_t,threads overrides the chip's default tile, to
+  // measure others.
+  if (const char *tile = std::getenv("FMHA_RESAMPLE_TILE")) {
+    unsigned blockT = 0, threads = 0;
+    if (std::sscanf(tile, "%u,%u", &blockT, &threads) != 2) {
+      llvm::errs() << "fmha-runner: FMHA_RESAMPLE_TILE is block_t,threads\n";
+      return cudaErrorInvalidValue;
+    }
+    spec.resampleTile = ResampleTiling{jit->getLoadPlan().chip, blockT, threads};
+  }
   int64_t totalFeatures = 0;
   for (int s = 0; s < a->numStreams; ++s) {
     spec.streamFeatures.push_back(a->streams[s].features);
