@@ -152,12 +152,14 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
 }
 
 ResampleTiling fmha::getDefaultResampleTiling(Chip chip) {
-  // 256-thread CTAs keep several CTAs per SM resident on both chips, so one
-  // CTA's search (dependent loads) overlaps another's streaming (KERNELS.md
-  // section 4). One target per thread keeps every thread busy in the search
-  // and amortizes its latency over 256 targets of streaming; 64 targets per
-  // CTA measured 1670 GB/s against the scalar kernel's ... on the H100
-  // (docs/BENCHMARKS.md).
+  // One target per thread, 256 threads: every thread searches in phase 1 and
+  // the search is amortized over 256 targets of streaming, while several
+  // CTAs per SM overlap one CTA's search with another's streaming (KERNELS.md
+  // section 4). Measured on the H100 (bench/resample-tiles.sh,
+  // docs/BENCHMARKS.md): best or within 1% of best on the two large
+  // ANCHORS.md rows (3480 and 3055 GB/s); 64x128 is 0.4 us faster on the
+  // small latency-bound row. The same on both chips until an A100 measures
+  // otherwise.
   return {chip, 256, 256};
 }
 
