@@ -182,10 +182,8 @@ bool parseProblem(const Options &opt, AttentionProblem &p) {
   p.querySeq = opt.getInt("seq-q", 128);
   p.keySeq = opt.getInt("seq-k", p.querySeq);
   p.headDim = opt.getInt("head-dim", 64);
-  p.causal = opt.has("causal");
-  opt.get("causal", "");
-  p.withLse = opt.has("lse");
-  opt.get("lse", "");
+  p.causal = opt.flag("causal");
+  p.withLse = opt.flag("lse");
   std::string layout = opt.get("layout", "bhsd");
   p.bshd = layout == "bshd";
   if (layout != "bhsd" && layout != "bshd") {
@@ -219,12 +217,10 @@ int runAttentionCheck(const Options &opt) {
   AttentionProblem p;
   if (!parseProblem(opt, p))
     return kUsageOrCudaError;
-  std::string candidateName = opt.get("candidate", "ref");
-  std::string oracleName = opt.get("oracle", "ref");
-  bool time = opt.has("time");
-  opt.get("time", "");
-  bool check = !opt.has("no-check");
-  opt.get("no-check", "");
+  RunOptions runOptions = parseRunOptions(opt);
+  const std::string &candidateName = runOptions.candidate,
+                    &oracleName = runOptions.oracle;
+  bool time = runOptions.time, check = runOptions.check;
   AttentionLauncher candidate = launcherNamed(candidateName);
   if (!candidate) {
     std::fprintf(stderr, "fmha-runner: unknown --candidate '%s' (ref, "

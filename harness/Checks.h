@@ -24,6 +24,8 @@ public:
   /// Parses argv[first..]; returns false with a message on a malformed one.
   bool parse(int argc, char **argv, int first, std::string &error);
   bool has(const std::string &key) const { return values.count(key) != 0; }
+  /// Whether `--key` was given; marks it used.
+  bool flag(const std::string &key) const;
   std::string get(const std::string &key, const std::string &fallback) const;
   long long getInt(const std::string &key, long long fallback) const;
   /// Reports options nobody asked for (typos), after a check ran get/has.
@@ -33,6 +35,14 @@ private:
   std::map<std::string, std::string> values;
   mutable std::map<std::string, bool> used;
 };
+
+/// The options every check takes: which kernel runs (--candidate), what it
+/// is compared with (--oracle=ref|cpu), --time and --no-check.
+struct RunOptions {
+  std::string candidate, oracle;
+  bool time = false, check = true;
+};
+RunOptions parseRunOptions(const Options &options);
 
 /// The seed: --seed, or a fresh one from the clock. Printed either way.
 uint64_t chooseSeed(const Options &options);
@@ -60,10 +70,8 @@ int runCeilings(const Options &options);
 // the harness must reject: proof that it catches wrong masks and unwritten
 // elements.
 extern "C" {
-cudaError_t fmhaBrokenMaskAttention(const fmhaRefAttentionArgs *,
-                                    cudaStream_t);
-cudaError_t fmhaBrokenTailAttention(const fmhaRefAttentionArgs *,
-                                    cudaStream_t);
+cudaError_t fmhaBrokenMaskAttention(const fmhaRefAttentionArgs *, cudaStream_t);
+cudaError_t fmhaBrokenTailAttention(const fmhaRefAttentionArgs *, cudaStream_t);
 cudaError_t fmhaBrokenTailResample(const fmhaRefResampleArgs *, cudaStream_t);
 }
 

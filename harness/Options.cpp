@@ -49,6 +49,20 @@ long long Options::getInt(const std::string &key, long long fallback) const {
   return value;
 }
 
+bool Options::flag(const std::string &key) const {
+  used[key] = true;
+  return has(key);
+}
+
+RunOptions parseRunOptions(const Options &options) {
+  RunOptions run;
+  run.candidate = options.get("candidate", "ref");
+  run.oracle = options.get("oracle", "ref");
+  run.time = options.flag("time");
+  run.check = !options.flag("no-check");
+  return run;
+}
+
 bool Options::reportUnused() const {
   bool any = false;
   for (const auto &[key, value] : values)
@@ -60,13 +74,13 @@ bool Options::reportUnused() const {
 }
 
 uint64_t chooseSeed(const Options &options) {
-  uint64_t seed = options.has("seed")
-                      ? uint64_t(options.getInt("seed", 0))
-                      : uint64_t(std::chrono::steady_clock::now()
-                                     .time_since_epoch()
-                                     .count());
-  std::printf("seed %llu (replay with --seed=%llu)\n",
-              (unsigned long long)seed, (unsigned long long)seed);
+  uint64_t seed =
+      options.has("seed")
+          ? uint64_t(options.getInt("seed", 0))
+          : uint64_t(
+                std::chrono::steady_clock::now().time_since_epoch().count());
+  std::printf("seed %llu (replay with --seed=%llu)\n", (unsigned long long)seed,
+              (unsigned long long)seed);
   return seed;
 }
 

@@ -192,8 +192,7 @@ int runResampleCheck(const Options &opt) {
   p.targets = opt.getInt("targets", 50);
   std::vector<int> samples = parseList(opt.get("samples", "100"));
   std::vector<int> features = parseList(opt.get("features", "32"));
-  p.withLengths = opt.has("lengths");
-  opt.get("lengths", "");
+  p.withLengths = opt.flag("lengths");
   // edges: targets run past both ends of the sources (every edge rule is
   // exercised); inside: targets spread over the sources' span, as the
   // benchmark rows of ANCHORS.md and bench/peers do.
@@ -202,12 +201,10 @@ int runResampleCheck(const Options &opt) {
     std::fprintf(stderr, "fmha-runner: --target-range is edges or inside\n");
     return kUsageOrCudaError;
   }
-  std::string candidateName = opt.get("candidate", "ref");
-  std::string oracleName = opt.get("oracle", "ref");
-  bool time = opt.has("time");
-  opt.get("time", "");
-  bool check = !opt.has("no-check");
-  opt.get("no-check", "");
+  RunOptions runOptions = parseRunOptions(opt);
+  const std::string &candidateName = runOptions.candidate,
+                    &oracleName = runOptions.oracle;
+  bool time = runOptions.time, check = runOptions.check;
   ResampleLauncher candidate = launcherNamed(candidateName);
   if (!candidate || (oracleName != "ref" && oracleName != "cpu")) {
     std::fprintf(stderr, "fmha-runner: --candidate is ref, broken-tail or "
