@@ -112,6 +112,7 @@ if ls "$root"/.gpu/*.xz > /dev/null 2>&1; then
   check "jit resample: S=1, T=1"                        0 $j --samples=1 --features=8 --targets=1
   check "jit resample: 4 streams, D=1,3,8,64"           0 $j --samples=7,300,1,64 --features=1,3,8,64 --targets=500 --lengths
   check "jit resample: 64 rows x 1000 targets, cpu"     0 $j --batch=64 --samples=1000 --features=64 --targets=1000 --oracle=cpu
+  check "jit resample: B=70000 > the grid's y limit"    0 $j --batch=70000 --samples=20 --features=8 --targets=3 --lengths
   check "compute-sanitizer: jit resample"               0 "$root/scripts/gpu/sanitize.sh" $j --samples=40,9 --features=8,3 --targets=20 --lengths --seed=1
   for shape in "256 500 250 32" "4096 1000 500 64" "1024 4096 4096 128"; do
     set -- $shape

@@ -185,6 +185,11 @@ TEST(ResampleLaunch, GridCoversEveryTargetOfEveryRow) {
   EXPECT_EQ(config.grid[0], 3u);
   EXPECT_EQ(config.grid[1], 7u);
   EXPECT_EQ(config.block[0], 256u);
+  // Past CUDA's grid y limit, the kernel strides over rows.
+  EXPECT_EQ(
+      getResampleLaunchConfig(ResampleTiling{Chip::sm_80, 64, 256}, 100000, 10)
+          .grid[1],
+      65535u);
 }
 
 } // namespace

@@ -7,8 +7,9 @@
 // Kernel ABI: the parameters are the op's memref operands in order (times
 // of each stream, values of each stream, lengths of each stream if any,
 // targets, out), each passed as an MLIR memref descriptor (allocated and
-// aligned pointer, offset, sizes, strides). Grid: (ceil(T / block_t), B, 1);
-// block: (threads, 1, 1).
+// aligned pointer, offset, sizes, strides). Grid: (ceil(T / block_t),
+// min(B, 65535), 1), rows striding by the grid's y extent; block:
+// (threads, 1, 1).
 //
 // Each CTA resamples block_t consecutive targets of one row. For each stream
 // it copies the row's times to shared memory when they fit, then finds, once
@@ -44,6 +45,9 @@ namespace {
 constexpr int32_t kNoSample = -1;
 /// The widest global access, ld/st.global.v4.b32 (KERNELS.md section 4).
 constexpr int64_t kVectorBytes = 16;
+/// The largest grid y extent (CUDA's limit); rows beyond it are reached by
+/// striding.
+constexpr int64_t kMaxGridY = 65535;
 /// Rows of up to this many samples are searched in shared memory (8 KB):
 /// one coalesced read instead of ~11 dependent global loads per target.
 /// Longer rows are searched in global memory.
@@ -66,7 +70,6 @@ public:
     stagedTimes = shared[3];
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-    row = gpu::BlockIdOp::create(b, gpu::Dimension::y);
     Value blockT = constantIndex(tile.getBlockT());
     firstTarget = arith::MulIOp::create(
         b, gpu::BlockIdOp::create(b, gpu::Dimension::x), blockT);
@@ -74,6 +77,15 @@ public:
     // Targets of this CTA: min(block_t, T - firstTarget).
     Value local = arith::MinUIOp::create(
         b, blockT, arith::SubIOp::create(b, numTargets, firstTarget));
+
+    // Rows stride by the grid's y extent, which is at most 65535: any batch
+    // size is covered.
+    Value batch = memref::DimOp::create(b, targets, 0);
+    auto rows =
+        scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                           batch, gpu::GridDimOp::create(b, gpu::Dimension::y));
+    b.setInsertionPointToStart(rows.getBody());
+    row = rows.getInductionVar();
 
     int64_t featureOffset = 0;
     for (unsigned s = 0; s < streams; ++s) {
@@ -146,6 +158,7 @@ public:
       gpu::BarrierOp::create(b);
       featureOffset += features;
     }
+    b.setInsertionPointAfter(rows);
     gpu::ReturnOp::create(b);
   }
 
@@ -394,12 +407,14 @@ LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
   ImplicitLocOpBuilder host(op.getLoc(), op);
   Value targets = op.getTargets();
   Value batch = memref::DimOp::create(host, targets, 0);
+  Value rowBlocks = arith::MinUIOp::create(
+      host, batch, arith::ConstantIndexOp::create(host, kMaxGridY));
   Value numTargets = memref::DimOp::create(host, targets, 1);
   Value blocks = arith::CeilDivUIOp::create(
       host, numTargets, arith::ConstantIndexOp::create(host, blockT));
   Value one = arith::ConstantIndexOp::create(host, 1);
   Value blockSize = arith::ConstantIndexOp::create(host, threads);
-  gpu::LaunchFuncOp::create(host, func, gpu::KernelDim3{blocks, batch, one},
+  gpu::LaunchFuncOp::create(host, func, gpu::KernelDim3{blocks, rowBlocks, one},
                             gpu::KernelDim3{blockSize, one, one},
                             /*dynamicSharedMemorySize=*/Value(),
                             op->getOperands());

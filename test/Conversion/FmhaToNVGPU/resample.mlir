@@ -4,16 +4,20 @@
 
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: func.func @two_streams(%[[T0:.+]]: memref<?x400xf32>, %[[X0:.+]]: memref<?x400x6xbf16>, %[[N0:.+]]: memref<?xi32>, %[[T1:.+]]: memref<?x100xf32>, %[[X1:.+]]: memref<?x100x32xbf16>, %[[N1:.+]]: memref<?xi32>, %[[TT:.+]]: memref<?x60xf32>, %[[O:.+]]: memref<?x60x38xbf16>)
-// CHECK-DAG: %[[B:.+]] = memref.dim %[[TT]], %c0
-// CHECK-DAG: %[[T:.+]] = memref.dim %[[TT]], %c1
+// CHECK: %[[B:.+]] = memref.dim %[[TT]], %c0
+// CHECK: %[[ROWS:.+]] = arith.minui %[[B]], %c65535
+// CHECK: %[[T:.+]] = memref.dim %[[TT]], %c1
 // CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[T]], %c256
-// CHECK: gpu.launch_func @fmha_kernels::@resample blocks in (%[[BLOCKS]], %[[B]], %{{[a-z0-9_]+}}) threads in (%{{[a-z0-9_]+}},
+// CHECK: gpu.launch_func @fmha_kernels::@resample blocks in (%[[BLOCKS]], %[[ROWS]], %{{[a-z0-9_]+}}) threads in (%{{[a-z0-9_]+}},
 // CHECK-SAME: args(%[[T0]] : memref<?x400xf32>, %[[T1]] : memref<?x100xf32>, %[[X0]] : memref<?x400x6xbf16>, %[[X1]] : memref<?x100x32xbf16>, %[[N0]] : memref<?xi32>, %[[N1]] : memref<?xi32>, %[[TT]] : memref<?x60xf32>, %[[O]] : memref<?x60x38xbf16>)
 // CHECK-NOT: fmha.resample
 // CHECK: gpu.module @fmha_kernels
 // CHECK: gpu.func @resample(
 // CHECK-SAME: workgroup(%[[FIRST:[a-z0-9]+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[SECOND:[a-z0-9]+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[W:[a-z0-9]+]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[STAGED:[a-z0-9]+]] : memref<2048xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// Rows stride by the grid's y extent.
+// CHECK: %[[GRIDY:.+]] = gpu.grid_dim y
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[GRIDY]]
 // Stream 0: stage the row's times when they fit, search once per target,
 // then interpolate per feature.
 // CHECK: %[[FITS:.+]] = arith.cmpi ule, %{{.+}}, %c2048
