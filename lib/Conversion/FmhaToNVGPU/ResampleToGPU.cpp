@@ -126,7 +126,7 @@ public:
         Value target = memref::LoadOp::create(
             b, targets,
             ValueRange{row, arith::AddIOp::create(b, firstTarget, t)});
-        storeInterval(times, valid, target, t, firstIndex, secondIndex, weight);
+        storeInterval(valid, target, t, firstIndex, secondIndex, weight);
       });
       gpu::BarrierOp::create(b);
 
@@ -147,7 +147,9 @@ public:
                                    firstIndex, secondIndex, weight);
         Value column =
             arith::AddIOp::create(b, feature, constantIndex(featureOffset));
-        ValueRange at{row, arith::AddIOp::create(b, firstTarget, t), column};
+        // Owned storage: a ValueRange over a braced list would dangle.
+        SmallVector<Value, 3> at = {
+            row, arith::AddIOp::create(b, firstTarget, t), column};
         if (width == 1)
           memref::StoreOp::create(b, result, out, at);
         else
@@ -202,7 +204,7 @@ private:
           Value w = memref::LoadOp::create(nb, weight, ValueRange{t});
           auto sampleAt = [&](Value index) -> Value {
             Value i = arith::IndexCastOp::create(nb, nb.getIndexType(), index);
-            ValueRange at{row, i, feature};
+            SmallVector<Value, 3> at = {row, i, feature};
             if (width == 1)
               return toF32(nb, memref::LoadOp::create(nb, values, at));
             return toF32(nb, vector::LoadOp::create(
@@ -280,8 +282,8 @@ private:
 
   /// Stores, for target slot `t`, the two sample indices and the weight
   /// that the mode asks for (kernels-ref/resample.cu's rules).
-  void storeInterval(Value times, Value valid, Value target, Value t,
-                     Value firstIndex, Value secondIndex, Value weight) {
+  void storeInterval(Value valid, Value target, Value t, Value firstIndex,
+                     Value secondIndex, Value weight) {
     Type i32 = b.getI32Type();
     Value zero = constantIndex(0), one = constantIndex(1);
     Value zeroF =
