@@ -125,12 +125,10 @@ void **KernelArguments::get() {
 
 LaunchConfig fmha::getResampleLaunchConfig(const ResampleTiling &tiling,
                                            int64_t batch, int64_t targets) {
-  // The kernel strides over rows past the grid's y limit (ResampleToGPU.cpp).
-  constexpr int64_t kMaxGridY = 65535;
   LaunchConfig config;
   config.grid = {
       static_cast<unsigned>((targets + tiling.blockT - 1) / tiling.blockT),
-      static_cast<unsigned>(std::min(batch, kMaxGridY)), 1};
+      static_cast<unsigned>(std::min(batch, kMaxGridDimY)), 1};
   config.block = {tiling.threads, 1, 1};
   return config;
 }

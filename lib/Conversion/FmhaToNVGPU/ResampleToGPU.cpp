@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FmhaToNVGPU.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -45,9 +46,6 @@ namespace {
 constexpr int32_t kNoSample = -1;
 /// The widest global access, ld/st.global.v4.b32 (KERNELS.md section 4).
 constexpr int64_t kVectorBytes = 16;
-/// The largest grid y extent (CUDA's limit); rows beyond it are reached by
-/// striding.
-constexpr int64_t kMaxGridY = 65535;
 /// Rows of up to this many samples are searched in shared memory (8 KB):
 /// one coalesced read instead of ~11 dependent global loads per target.
 /// Longer rows are searched in global memory.
@@ -410,7 +408,7 @@ LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
   Value targets = op.getTargets();
   Value batch = memref::DimOp::create(host, targets, 0);
   Value rowBlocks = arith::MinUIOp::create(
-      host, batch, arith::ConstantIndexOp::create(host, kMaxGridY));
+      host, batch, arith::ConstantIndexOp::create(host, kMaxGridDimY));
   Value numTargets = memref::DimOp::create(host, targets, 1);
   Value blocks = arith::CeilDivUIOp::create(
       host, numTargets, arith::ConstantIndexOp::create(host, blockT));

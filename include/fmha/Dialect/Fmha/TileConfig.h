@@ -66,6 +66,11 @@ struct ResampleTiling {
   unsigned threads;
 };
 
+/// CUDA's largest grid y extent. Resample kernels put rows on the grid's y
+/// axis and stride past this many (ResampleToGPU.cpp); the JIT's launch
+/// configuration clamps to it.
+inline constexpr int64_t kMaxGridDimY = 65535;
+
 /// The default tiling of resample on \p chip.
 ResampleTiling getDefaultResampleTiling(Chip chip);
 
