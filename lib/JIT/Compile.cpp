@@ -144,7 +144,6 @@ fmha::compileModule(llvm::StringRef source, const CompileOptions &options) {
   PTXOptions ptxOptions;
   ptxOptions.chip = options.chip;
   ptxOptions.ptxIsa = options.ptxIsa;
-  ptxOptions.libdevicePath = getDefaultLibdevicePath();
   llvm::Expected<std::string> ptx =
       translateToPTX(gpuModules.front(), ptxOptions,
                      dumps ? StageSink(dumps->sink()) : StageSink(nullptr));

@@ -29,10 +29,7 @@ struct FmhaGpuModuleToPTXPass
   using FmhaGpuModuleToPTXBase::FmhaGpuModuleToPTXBase;
 
   LogicalResult initialize(MLIRContext *context) override {
-    if (failed(parseChipOption(context, getArgument(), chip, options.chip)))
-      return failure();
-    options.libdevicePath = getDefaultLibdevicePath();
-    return success();
+    return parseChipOption(context, getArgument(), chip, options.chip);
   }
 
   void runOnOperation() override {

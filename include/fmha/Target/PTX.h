@@ -27,13 +27,17 @@ namespace fmha {
 using StageSink =
     llvm::function_ref<void(llvm::StringRef name, llvm::StringRef text)>;
 
+/// The libdevice of the CUDA toolkit found at configure time, or under
+/// $CUDA_HOME when that is set.
+std::string getDefaultLibdevicePath();
+
 struct PTXOptions {
   Chip chip = Chip::sm_90a;
   PtxIsa ptxIsa = kNewestLlvmPtxIsa;
   /// LLVM optimization level, 0 to 3.
   unsigned optLevel = 3;
   /// libdevice, linked only when the module calls `__nv_*` functions.
-  std::string libdevicePath;
+  std::string libdevicePath = getDefaultLibdevicePath();
 };
 
 /// A StageSink that writes each stage to a file of its name under a
@@ -55,10 +59,6 @@ private:
   std::string directory;
   llvm::Error error = llvm::Error::success();
 };
-
-/// The libdevice of the CUDA toolkit found at configure time, or under
-/// $CUDA_HOME when that is set.
-std::string getDefaultLibdevicePath();
 
 /// Translates \p gpuModule, a gpu.module already lowered to the LLVM and
 /// NVVM dialects, to PTX for \p options.chip. Each stage goes to \p sink
