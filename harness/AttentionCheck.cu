@@ -162,6 +162,8 @@ AttentionLauncher launcherNamed(const std::string &name) {
     return fmhaBrokenMaskAttention;
   if (name == "broken-tail")
     return fmhaBrokenTailAttention;
+  if (name == "jit")
+    return getJitAttentionLauncher();
   return nullptr;
 }
 
@@ -224,7 +226,7 @@ int runAttentionCheck(const Options &opt) {
   AttentionLauncher candidate = launcherNamed(candidateName);
   if (!candidate) {
     std::fprintf(stderr, "fmha-runner: unknown --candidate '%s' (ref, "
-                         "broken-mask, broken-tail)\n",
+                         "broken-mask, broken-tail, jit in fmha-runner-jit)\n",
                  candidateName.c_str());
     return kUsageOrCudaError;
   }

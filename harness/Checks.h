@@ -57,6 +57,7 @@ using ResampleLauncher = cudaError_t (*)(const fmhaRefResampleArgs *,
 /// problem, in runners built with the JIT (fmha-runner-jit); nullptr in the
 /// nvcc-only fmha-runner.
 ResampleLauncher getJitResampleLauncher();
+AttentionLauncher getJitAttentionLauncher();
 
 /// Returns an ExitStatus.
 int runAttentionCheck(const Options &options);

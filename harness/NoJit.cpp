@@ -10,3 +10,7 @@
 fmha_harness::ResampleLauncher fmha_harness::getJitResampleLauncher() {
   return nullptr;
 }
+
+fmha_harness::AttentionLauncher fmha_harness::getJitAttentionLauncher() {
+  return nullptr;
+}

@@ -40,10 +40,13 @@ def ConvertFmhaToNVGPU : Pass<"convert-fmha-to-nvgpu"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::ub::UBDialect",
     "::mlir::vector::VectorDialect"
   ];
 }

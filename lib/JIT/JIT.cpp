@@ -10,6 +10,7 @@
 
 #include "FlashCoreVersion.inc"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -39,8 +40,11 @@ std::string KernelSpec::toMLIR() const {
   llvm::raw_string_ostream os(text);
   llvm::StringRef type = getElementTypeName(elementType);
   if (kind == OpKind::Attention) {
-    std::string tensor = llvm::formatv("memref<?x?x?x{0}x{1}>", headDim, type);
-    std::string lse = "memref<?x?x?xf32>";
+    // Any strides with a dense head dimension: BHSD and BSHD alike.
+    std::string tensor = llvm::formatv(
+        "memref<?x?x?x{0}x{1}, strided<[?, ?, ?, 1], offset: ?>>", headDim,
+        type);
+    std::string lse = "memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>";
     os << "func.func @attention(%q: " << tensor << ", %k: " << tensor
        << ", %v: " << tensor << ", %o: " << tensor;
     if (withLse)
@@ -133,14 +137,43 @@ LaunchConfig fmha::getResampleLaunchConfig(const ResampleTiling &tiling,
   return config;
 }
 
+LaunchConfig fmha::getAttentionLaunchConfig(const AttentionTiling &tiling,
+                                            unsigned headDim,
+                                            unsigned elementBytes,
+                                            int64_t batch, int64_t queryHeads,
+                                            int64_t querySeq) {
+  LaunchConfig config;
+  config.grid = {
+      static_cast<unsigned>((querySeq + tiling.blockM - 1) / tiling.blockM),
+      static_cast<unsigned>(queryHeads),
+      static_cast<unsigned>(std::min(batch, kMaxGridDimY))};
+  config.block = {tiling.warps * 32, 1, 1};
+  config.sharedBytes = static_cast<unsigned>(
+      getAttentionSharedBytes(tiling, headDim, elementBytes));
+  return config;
+}
+
 ResampleTiling JIT::getResampleTiling(const KernelSpec &spec) const {
   return spec.resampleTile.value_or(getDefaultResampleTiling(plan.chip));
 }
 
+AttentionTiling JIT::getAttentionTiling(const KernelSpec &spec) const {
+  return spec.attentionTile.value_or(
+      getDefaultAttentionTiling(plan.chip, spec.headDim, spec.causal));
+}
+
 llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,
                            void **arguments) const {
+  if (llvm::is_contained(config.grid, 0u))
+    return llvm::Error::success();
   if (llvm::Error err = driver->makeCurrent(device))
     return err;
+  if (config.sharedBytes > sharedBytesAllowed.load()) {
+    if (llvm::Error err = driver->setMaxDynamicSharedBytes(
+            function, static_cast<int>(config.sharedBytes)))
+      return err;
+    sharedBytesAllowed.store(config.sharedBytes);
+  }
   return driver->launch(function, config.grid.data(), config.block.data(),
                         config.sharedBytes, stream, arguments);
 }

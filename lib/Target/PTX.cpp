@@ -16,6 +16,7 @@
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -68,6 +69,16 @@ static void initializeNVPTX() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // 32-bit pointers for shared, local and constant memory (the hardware's
+    // width there): a shared-memory address costs one register, not two.
+    // The target machine reads this option when it is created; it has no
+    // API of its own.
+    auto &options =
+        llvm::cl::getRegisteredOptions();
+    auto shortPointers = options.find("nvptx-short-ptr");
+    if (shortPointers != options.end())
+      static_cast<llvm::cl::opt<bool> *>(shortPointers->second)
+          ->setValue(true);
   });
 }
 

@@ -4,7 +4,7 @@
 // RUN: rm -rf %t.dump && fmha-opt %s --fmha-to-ptx="chip=sm_90a dump-dir=%t.dump" -o /dev/null
 // RUN: FileCheck %s --check-prefix=DUMP < %t.dump/kernels/kernel.ptx
 // RUN: not fmha-opt %s --fmha-to-ptx=chip=sm_90 2>&1 | FileCheck %s --check-prefix=PLAIN90
-// RUN: not fmha-opt %S/../../examples/attention.mlir --fmha-to-ptx=chip=sm_80 2>&1 | FileCheck %s --check-prefix=FMHA
+// RUN: not fmha-opt %S/../../examples/attention.mlir --fmha-to-ptx=chip=sm_90a 2>&1 | FileCheck %s --check-prefix=FMHA
 
 // Everything after convert-fmha-to-nvgpu works: a gpu.module written with
 // upstream ops becomes PTX from lib/Target, attached as a gpu.binary.
@@ -26,8 +26,9 @@
 
 // PLAIN90: error: fmha-materialize-tiles: chip 'sm_90' is not supported: Hopper kernels need the arch-specific 'sm_90a'
 
-// The fmha ops themselves stop at the conversion, with an error per op.
-// FMHA: error: 'fmha.attention' op has no lowering to sm_80 yet
+// An fmha op without a lowering for the chip stops at the conversion, with
+// an error per op.
+// FMHA: error: 'fmha.attention' op has no lowering to sm_90a yet
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {

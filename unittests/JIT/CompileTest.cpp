@@ -92,13 +92,43 @@ TEST(Compile, MissingLoweringIsAnErrorNamingTheChip) {
   KernelSpec spec;
   spec.headDim = 64;
   CompileOptions options;
-  options.chip = Chip::sm_80;
+  options.chip = Chip::sm_90a;
   std::string error = errorOf(compileModule(spec.toMLIR(), options));
-  EXPECT_NE(error.find("lowering to NVVM for sm_80 failed"), std::string::npos)
-      << error;
-  EXPECT_NE(error.find("'fmha.attention' op has no lowering to sm_80 yet"),
+  EXPECT_NE(error.find("lowering to NVVM for sm_90a failed"),
             std::string::npos)
       << error;
+  EXPECT_NE(error.find("'fmha.attention' op has no lowering to sm_90a yet"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Compile, AttentionSpecCompilesForSm80WithEveryHeadDim) {
+  for (ElementType type : {ElementType::BF16, ElementType::F16})
+    for (unsigned headDim : {64u, 128u, 256u}) {
+      KernelSpec spec;
+      spec.elementType = type;
+      spec.headDim = headDim;
+      spec.causal = headDim == 128;
+      spec.withLse = true;
+      spec.window = {{64, headDim == 128 ? 0 : 16}};
+      CompileOptions options;
+      options.chip = Chip::sm_80;
+      llvm::Expected<CompiledModule> compiled =
+          compileModule(spec.toMLIR(), options);
+      ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+      EXPECT_NE(compiled->ptx.find(".visible .entry attention("),
+                std::string::npos);
+      EXPECT_NE(compiled->ptx.find("mma.sync.aligned.m16n8k16.row.col.f32"),
+                std::string::npos);
+    }
+}
+
+TEST(Compile, AttentionLaunchConfig) {
+  LaunchConfig config = getAttentionLaunchConfig(
+      AttentionTiling{Chip::sm_80, 128, 64, 4, 1}, 128, 2, 100000, 16, 1000);
+  EXPECT_EQ(config.grid, (std::array<unsigned, 3>{8, 16, 65535}));
+  EXPECT_EQ(config.block, (std::array<unsigned, 3>{128, 1, 1}));
+  EXPECT_EQ(config.sharedBytes, (128u + 2 * 64) * 128 * 2);
 }
 
 TEST(Compile, ArchMismatchCarriesNvJitLinksLog) {

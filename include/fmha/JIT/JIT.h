@@ -20,6 +20,7 @@
 #include "llvm/Support/Error.h"
 
 #include <array>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -82,11 +83,21 @@ private:
 LaunchConfig getResampleLaunchConfig(const ResampleTiling &tiling,
                                      int64_t batch, int64_t targets);
 
+/// Grid, block and dynamic shared memory of an fmha.attention kernel tiled
+/// by \p tiling (AttentionToGPU.cpp's launch), for \p batch x
+/// \p queryHeads heads of \p querySeq queries with head dim \p headDim and
+/// elements of \p elementBytes.
+LaunchConfig getAttentionLaunchConfig(const AttentionTiling &tiling,
+                                      unsigned headDim, unsigned elementBytes,
+                                      int64_t batch, int64_t queryHeads,
+                                      int64_t querySeq);
+
 /// A loaded kernel. Owned by its JIT and valid as long as it.
 class Kernel {
 public:
   /// Launches on \p stream; \p arguments follow cuLaunchKernel (one pointer
-  /// per kernel parameter).
+  /// per kernel parameter). A grid with no blocks launches nothing; dynamic
+  /// shared memory is opted into on first use.
   llvm::Error launch(CUstream stream, const LaunchConfig &config,
                      void **arguments) const;
   llvm::StringRef getName() const { return name; }
@@ -98,6 +109,10 @@ private:
   CUfunction function = nullptr;
   CudaDriver *driver = nullptr;
   int device = 0;
+  /// The dynamic shared memory this kernel has been allowed so far. Set on
+  /// the first launch that uses any: the default limit (48 KB) also counts
+  /// the kernel's static shared memory, so no size is safe without it.
+  mutable std::atomic<unsigned> sharedBytesAllowed{0};
 };
 
 struct JITOptions {
@@ -140,6 +155,7 @@ public:
   /// The tiling \p spec compiles with on this JIT's chip: its own, or the
   /// chip's default (what fmha-materialize-tiles picks).
   ResampleTiling getResampleTiling(const KernelSpec &spec) const;
+  AttentionTiling getAttentionTiling(const KernelSpec &spec) const;
 
   const LoadPlan &getLoadPlan() const { return plan; }
   const DeviceInfo &getDevice() const { return device; }

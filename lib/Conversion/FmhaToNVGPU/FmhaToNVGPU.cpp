@@ -2,9 +2,10 @@
 //
 // Part of FlashCore. The entry point of the fmha lowerings: each op becomes a
 // kernel in the module's `fmha_kernels` gpu.module and a gpu.launch_func in
-// its place. fmha.resample is lowered (ResampleToGPU.cpp); fmha.attention
-// has no lowering yet and is reported as an error naming the op and the
-// chip: a pipeline never appears to succeed on IR it cannot compile.
+// its place: fmha.resample (ResampleToGPU.cpp) for both chips, fmha.attention
+// (AttentionToGPU.cpp) for sm_80; attention for sm_90a is reported as an
+// error naming the op and the chip: a pipeline never appears to succeed on
+// IR it cannot compile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,10 +14,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -45,15 +49,16 @@ struct ConvertFmhaToNVGPUPass
     });
     bool anyFailed = false;
     for (Operation *op : fmhaOps) {
-      if (auto resample = dyn_cast<ResampleOp>(op)) {
-        FailureOr<gpu::GPUModuleOp> kernels = getKernelModule(op);
-        anyFailed |=
-            failed(kernels) || failed(lowerResampleToGPU(resample, *kernels));
+      FailureOr<gpu::GPUModuleOp> kernels = getKernelModule(op);
+      if (failed(kernels)) {
+        anyFailed = true;
         continue;
       }
-      op->emitOpError("has no lowering to ")
-          << stringifyChip(targetChip) << " yet";
-      anyFailed = true;
+      if (auto resample = dyn_cast<ResampleOp>(op))
+        anyFailed |= failed(lowerResampleToGPU(resample, *kernels));
+      else
+        anyFailed |=
+            failed(lowerAttentionToGPU(cast<AttentionOp>(op), *kernels));
     }
     if (anyFailed)
       signalPassFailure();

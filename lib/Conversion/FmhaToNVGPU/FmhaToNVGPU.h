@@ -13,6 +13,11 @@
 
 namespace mlir::fmha {
 
+/// Replaces \p op by a gpu.launch_func of an sm_80 FlashAttention-2 kernel
+/// added to \p kernels. Needs the op's materialized tile; other chips are
+/// reported as not lowered yet.
+LogicalResult lowerAttentionToGPU(AttentionOp op, gpu::GPUModuleOp kernels);
+
 /// Replaces \p op by a gpu.launch_func of a kernel added to \p kernels.
 /// Needs the op's materialized tile.
 LogicalResult lowerResampleToGPU(ResampleOp op, gpu::GPUModuleOp kernels);

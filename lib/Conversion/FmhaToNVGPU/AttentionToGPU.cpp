@@ -1,0 +1,971 @@
+//===- AttentionToGPU.cpp - fmha.attention for sm_80 as a gpu.func --------===//
+//
+// Part of FlashCore. Lowers fmha.attention with an sm_80 tile to one
+// FlashAttention-2 forward kernel (KERNELS.md section 1) plus a
+// gpu.launch_func in its place.
+//
+// Kernel ABI: the parameters are the op's memref operands in order (q, k, v,
+// o, then lse if present), each an MLIR memref descriptor, so every size but
+// D and every stride is a launch argument (BHSD and BSHD alike). Grid:
+// (ceil(Sq / block_m), Hq, min(B, 65535)), batches striding by the grid's z
+// extent; block: (32 * warps, 1, 1); dynamic shared memory:
+// (block_m + 2 * block_n) * D * sizeof(element).
+//
+// One CTA computes block_m query rows of one (batch, head). Warps are stacked
+// along M, each owning block_m / warps rows, so the softmax never leaves a
+// warp. Q stays in shared memory (re-read by ldmatrix, as FA2 does); one K
+// and one V buffer alternate their cp.async loads with the two GEMMs:
+//
+//   wait K_n; sync; load V_n;      S = Q K_n^T (mma.sync); mask S
+//   wait V_n; sync; load K_{n-1};  online softmax of S -> P (registers)
+//   O += P V_n                     (P is already an A fragment)
+//
+// KV blocks run from the last to the first, so the blocks that need a mask
+// (the partial last block, the causal diagonal, the right edge of a window)
+// come first and the left edge of a window last; the blocks between run a
+// copy of the body without the mask. Shared tiles are rows of D elements in
+// 16-byte chunks, chunk c of row r stored at c ^ (r mod 8) (Swizzle<3,3,3>):
+// the 8 rows one ldmatrix phase reads hit 8 different bank groups.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FmhaToNVGPU.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+namespace {
+
+constexpr int64_t kThreadsPerWarp = 32;
+/// mma.sync m16n8k16: the tile of one accumulator fragment is 16 x 8.
+constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
+/// One cp.async, one ldmatrix row and one vector store move 16 bytes.
+constexpr int64_t kChunkBytes = 16;
+/// Rows of one swizzle period: chunk c of row r lives at c ^ (r % 8).
+constexpr int64_t kSwizzleRows = 8;
+/// Window sides are clamped to this many keys, so that row + Sk + side
+/// stays far from overflowing 64-bit index arithmetic.
+constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
+
+/// Registers of one warp's fragments of the running state: O, and the row
+/// max and row sum of the online softmax, in a fixed order so that they can
+/// be carried through scf.for.
+struct SoftmaxState {
+  /// [mTile][dTile] accumulators, vector<2x2xf32> each.
+  SmallVector<Value> out;
+  /// [mTile][half]: the rows g and g + 8 of each m16 tile this lane owns.
+  SmallVector<Value> rowMax, rowSum;
+
+  SmallVector<Value> flatten() const {
+    SmallVector<Value> values(out);
+    llvm::append_range(values, rowMax);
+    llvm::append_range(values, rowSum);
+    return values;
+  }
+  static SoftmaxState unflatten(ValueRange values, size_t outCount,
+                                size_t rowCount) {
+    SoftmaxState state;
+    state.out.assign(values.begin(), values.begin() + outCount);
+    state.rowMax.assign(values.begin() + outCount,
+                        values.begin() + outCount + rowCount);
+    state.rowSum.assign(values.begin() + outCount + rowCount, values.end());
+    return state;
+  }
+};
+
+/// Builds the body of one sm_80 attention kernel.
+class AttentionKernelBuilder {
+public:
+  AttentionKernelBuilder(AttentionOp op, TileAttr tile, gpu::GPUFuncOp func,
+                         ImplicitLocOpBuilder &b)
+      : op(op), func(func), b(b) {
+    blockM = tile.getBlockM();
+    blockN = tile.getBlockN();
+    warps = tile.getWarps();
+    headDim = op.getHeadDim();
+    elementType = cast<MemRefType>(op.getQ().getType()).getElementType();
+    chunkElements = kChunkBytes / (elementType.getIntOrFloatBitWidth() / 8);
+    rowChunks = headDim / chunkElements;
+    mTiles = blockM / (kMmaM * warps);
+    nTiles = blockN / kMmaN;
+    dTiles = headDim / kMmaN;
+    scale = op.getScaleOrDefault();
+    scaleLog2 = scale * static_cast<float>(M_LOG2E);
+    if (std::optional<ArrayRef<int64_t>> window = op.getWindow()) {
+      windowLeft = std::min((*window)[0], kUnboundedWindow);
+      windowRight = std::min((*window)[1], kUnboundedWindow);
+    }
+    if (op.getCausal())
+      windowRight = 0;
+  }
+
+  void build() {
+    Value q = func.getArgument(0);
+    setUpSharedTiles();
+    threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    deriveLaneValues(threadId);
+
+    seqQ = memref::DimOp::create(b, q, 2);
+    seqK = memref::DimOp::create(b, func.getArgument(1), 2);
+    Value queryHeads = memref::DimOp::create(b, q, 1);
+    Value kvHeads = memref::DimOp::create(b, func.getArgument(1), 1);
+    // The longest (causal) row blocks start first: block x computes the
+    // (gridDim.x - 1 - x)-th block of rows.
+    Value reversed = arith::SubIOp::create(
+        b,
+        arith::SubIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                              index(1)),
+        gpu::BlockIdOp::create(b, gpu::Dimension::x));
+    firstRow = arith::MulIOp::create(b, reversed, index(blockM));
+    head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+    kvHead = arith::DivUIOp::create(
+        b, head, arith::DivUIOp::create(b, queryHeads, kvHeads));
+
+    Value batch = memref::DimOp::create(b, q, 0);
+    auto batches =
+        scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
+                           batch, gpu::GridDimOp::create(b, gpu::Dimension::z));
+    b.setInsertionPointToStart(batches.getBody());
+    batchIndex = batches.getInductionVar();
+    buildRowBlock();
+    b.setInsertionPointAfter(batches);
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  /// Sets the per-thread values every phase uses (lane, warp and ldmatrix
+  /// coordinates) from \p id. Each phase (the prologue, each key block, the
+  /// epilogue) derives them from its own hidden copy of the thread id:
+  /// otherwise LLVM hoists every per-thread address out of the key loops and
+  /// shares the epilogue's with the prologue's, keeping hundreds of values
+  /// live across the loops (spills at head dim 128). Recomputing them costs
+  /// a few integer ops per key block.
+  void deriveLaneValues(Value id) {
+    tid = id;
+    Value lane = arith::RemUIOp::create(b, tid, index(kThreadsPerWarp));
+    warpRow = arith::MulIOp::create(
+        b, arith::DivUIOp::create(b, tid, index(kThreadsPerWarp)),
+        index(mTiles * kMmaM));
+    quadRow = arith::DivUIOp::create(b, lane, index(4));
+    quadCol = arith::RemUIOp::create(b, lane, index(4));
+    // The lane's row and 16-byte chunk in each ldmatrix.x4 (PTX ISA,
+    // "ldmatrix"): lane l addresses row l % 8 of matrix l / 8.
+    Value laneMod8 = arith::RemUIOp::create(b, lane, index(8));
+    Value matrix = arith::DivUIOp::create(b, lane, index(8));
+    Value matrixBit0 = arith::RemUIOp::create(b, matrix, index(2));
+    Value matrixBit1 = arith::DivUIOp::create(b, matrix, index(2));
+    // A of Q K^T (Q rows): matrices (rows 0-7, k 0-7), (8-15, 0-7),
+    // (0-7, 8-15), (8-15, 8-15).
+    queryLanes = getLaneMatrices(
+        arith::AddIOp::create(b, warpRow,
+                              arith::RemUIOp::create(b, lane, index(16))),
+        matrixBit1);
+    // B of Q K^T (K rows are its columns): (n 0-7, k 0-7), (0-7, 8-15),
+    // (8-15, 0-7), (8-15, 8-15): two n8 tiles of one k16 step.
+    keyLanes = getLaneMatrices(
+        arith::AddIOp::create(b, laneMod8,
+                              arith::MulIOp::create(b, matrixBit1, index(8))),
+        matrixBit0);
+    // B of P V, transposed: (k 0-7, d 0-7), (8-15, 0-7), (0-7, 8-15),
+    // (8-15, 8-15): two d8 tiles of one k16 step.
+    valueLanes = getLaneMatrices(
+        arith::AddIOp::create(b, laneMod8,
+                              arith::MulIOp::create(b, matrixBit0, index(8))),
+        matrixBit1);
+
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The schedule
+  //===--------------------------------------------------------------------===//
+
+  void buildRowBlock() {
+    computeKeyBlockRange();
+
+    // Prologue: Q and the first (last-indexed) K block in one group.
+    copyTile(func.getArgument(0), head, firstRow, seqQ, sharedQ, blockM,
+             /*bounded=*/true);
+    Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                           lastBlockEnd, firstBlock);
+    scf::IfOp::create(b, anyBlock, [&](OpBuilder &, Location) {
+      copyKeyBlock(func.getArgument(1), sharedK,
+                   arith::SubIOp::create(b, lastBlockEnd, index(1)),
+                   /*bounded=*/true);
+      scf::YieldOp::create(b);
+    });
+    commitCopies();
+
+    SoftmaxState state;
+    Value zeroAcc = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(getAccType(), b.getF32FloatAttr(0.0f)));
+    state.out.assign(mTiles * dTiles, zeroAcc);
+    state.rowMax.assign(mTiles * 2,
+                        f32(-std::numeric_limits<float>::infinity()));
+    state.rowSum.assign(mTiles * 2, f32(0.0f));
+
+    state = buildKeyBlocks(lastBlockEnd, unmaskedEnd, /*masked=*/true, state);
+    state = buildKeyBlocks(unmaskedEnd, unmaskedBegin, /*masked=*/false, state);
+    if (windowLeft)
+      state =
+          buildKeyBlocks(unmaskedBegin, firstBlock, /*masked=*/true, state);
+    buildEpilogue(state);
+  }
+
+  /// Key blocks [firstBlock, lastBlockEnd) hold every key some row of this
+  /// CTA sees; [unmaskedBegin, unmaskedEnd) within it are fully visible to
+  /// every row. All are clamped so that the three ranges nest.
+  void computeKeyBlockRange() {
+    Value zero = index(0);
+    Value numBlocks = arith::CeilDivSIOp::create(b, seqK, index(blockN));
+    // Key j is visible to row i iff lo(i) <= j <= hi(i), with
+    // lo(i) = i + diagonal - left and hi(i) = i + diagonal + right.
+    diagonal = arith::SubIOp::create(b, seqK, seqQ);
+    Value lastRow = arith::AddIOp::create(b, firstRow, index(blockM - 1));
+    lastBlockEnd = numBlocks;
+    unmaskedEnd = arith::DivSIOp::create(b, seqK, index(blockN));
+    if (windowRight) {
+      // The last key any row sees: hi(lastRow); the last key every row sees:
+      // hi(firstRow).
+      Value anyHi = arith::AddIOp::create(
+          b, arith::AddIOp::create(b, lastRow, diagonal),
+          index(*windowRight));
+      Value blocks = arith::AddIOp::create(
+          b, arith::FloorDivSIOp::create(b, anyHi, index(blockN)), index(1));
+      lastBlockEnd = arith::MinSIOp::create(
+          b, lastBlockEnd, arith::MaxSIOp::create(b, blocks, zero));
+      Value allHi = arith::AddIOp::create(
+          b, arith::AddIOp::create(b, firstRow, diagonal),
+          index(*windowRight + 1));
+      unmaskedEnd = arith::MinSIOp::create(
+          b, unmaskedEnd,
+          arith::FloorDivSIOp::create(b, allHi, index(blockN)));
+    }
+    firstBlock = zero;
+    if (windowLeft) {
+      Value anyLo = arith::SubIOp::create(
+          b, arith::AddIOp::create(b, firstRow, diagonal), index(*windowLeft));
+      firstBlock = arith::MaxSIOp::create(
+          b, arith::FloorDivSIOp::create(b, anyLo, index(blockN)), zero);
+    }
+    firstBlock = arith::MinSIOp::create(b, firstBlock, lastBlockEnd);
+    unmaskedEnd = clamp(unmaskedEnd, firstBlock, lastBlockEnd);
+    unmaskedBegin = firstBlock;
+    if (windowLeft) {
+      Value allLo = arith::SubIOp::create(
+          b, arith::AddIOp::create(b, lastRow, diagonal), index(*windowLeft));
+      unmaskedBegin = clamp(arith::CeilDivSIOp::create(b, allLo, index(blockN)),
+                            firstBlock, unmaskedEnd);
+    }
+  }
+
+  /// Runs key blocks end - 1 down to begin, each with or without the mask.
+  SoftmaxState buildKeyBlocks(Value end, Value begin, bool masked,
+                              const SoftmaxState &state) {
+    Value count = arith::SubIOp::create(b, end, begin);
+    auto loop = scf::ForOp::create(b, index(0), count, index(1),
+                                   state.flatten());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value block = arith::SubIOp::create(
+        b, arith::SubIOp::create(b, end, index(1)), loop.getInductionVar());
+    SoftmaxState current = SoftmaxState::unflatten(
+        loop.getRegionIterArgs(), state.out.size(), state.rowMax.size());
+    SoftmaxState next = buildKeyBlock(block, masked, current);
+    scf::YieldOp::create(b, next.flatten());
+    b.setInsertionPointAfter(loop);
+    return SoftmaxState::unflatten(loop.getResults(), state.out.size(),
+                                   state.rowMax.size());
+  }
+
+  SoftmaxState buildKeyBlock(Value block, bool masked,
+                             const SoftmaxState &state) {
+    Value keyBase = arith::MulIOp::create(b, block, index(blockN));
+    deriveLaneValues(hideFromHoisting(threadId));
+    // K_n has landed, and every warp is done reading V_{n+1}.
+    waitForCopies();
+    // Only the last key block can extend past Sk, and it comes first, in a
+    // masked range.
+    copyKeyBlock(func.getArgument(2), sharedV, block, /*bounded=*/masked);
+    commitCopies();
+
+    SmallVector<Value> scores = computeScores();
+    if (masked)
+      applyMask(scores, keyBase);
+
+    // V_n has landed, and every warp is done reading K_n: prefetch K_{n-1}
+    // under the softmax and P V.
+    waitForCopies();
+    Value more =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, block, firstBlock);
+    scf::IfOp::create(b, more, [&](OpBuilder &, Location) {
+      copyKeyBlock(func.getArgument(1), sharedK,
+                   arith::SubIOp::create(b, block, index(1)),
+                   /*bounded=*/false);
+      commitCopies();
+      scf::YieldOp::create(b);
+    });
+
+    SoftmaxState next = state;
+    SmallVector<Value> probabilities = updateSoftmax(scores, next);
+    accumulateValues(probabilities, next.out);
+    return next;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Copies
+  //===--------------------------------------------------------------------===//
+
+  void setUpSharedTiles() {
+    MLIRContext *context = b.getContext();
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        context, gpu::GPUDialect::getWorkgroupAddressSpace());
+    Value bytes = gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                           workgroup));
+    int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+    auto tileAt = [&](int64_t rows, int64_t byteOffset) -> Value {
+      auto type =
+          MemRefType::get({rows, headDim}, elementType, nullptr, workgroup);
+      return memref::ViewOp::create(b, type, bytes, index(byteOffset),
+                                    ValueRange{});
+    };
+    sharedQ = tileAt(blockM, 0);
+    sharedK = tileAt(blockN, blockM * headDim * elementBytes);
+    sharedV = tileAt(blockN, (blockM + blockN) * headDim * elementBytes);
+  }
+
+  /// Starts the cp.async copy of rows [first, first + rows) of (batch, head)
+  /// of \p global into \p shared. When \p bounded, rows at or past \p valid
+  /// are zero-filled (their source address clamped to a valid row, never
+  /// read) if the tile extends that far; otherwise the caller knows that
+  /// every row is valid. The bounded copy, a clamp and a select per row,
+  /// runs only in the tile that needs it: in the others its registers would
+  /// be pressure for nothing.
+  void copyTile(Value global, Value headIndex, Value first, Value valid,
+                Value shared, int64_t rows, bool bounded) {
+    if (!bounded) {
+      emitTileCopy(global, headIndex, first, valid, shared, rows,
+                   /*bounded=*/false);
+      return;
+    }
+    Value inside = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::sle,
+        arith::AddIOp::create(b, first, index(rows)), valid);
+    scf::IfOp::create(
+        b, inside,
+        [&](OpBuilder &, Location) {
+          emitTileCopy(global, headIndex, first, valid, shared, rows,
+                       /*bounded=*/false);
+          scf::YieldOp::create(b);
+        },
+        [&](OpBuilder &, Location) {
+          emitTileCopy(global, headIndex, first, valid, shared, rows,
+                       /*bounded=*/true);
+          scf::YieldOp::create(b);
+        });
+  }
+
+  void emitTileCopy(Value global, Value headIndex, Value first, Value valid,
+                    Value shared, int64_t rows, bool bounded) {
+    // Each thread copies one chunk column of rows tid / rowChunks + i *
+    // rowsPerPass: whole rows per pass, and, when rowsPerPass is a multiple
+    // of the swizzle period, one swizzled column for all of them.
+    int64_t threads = warps * kThreadsPerWarp;
+    assert(threads % rowChunks == 0 && "a pass covers whole rows");
+    int64_t rowsPerPass = threads / rowChunks;
+    Value firstLocalRow = arith::DivUIOp::create(b, tid, index(rowChunks));
+    Value chunk = arith::RemUIOp::create(b, tid, index(rowChunks));
+    Value column = arith::MulIOp::create(b, chunk, index(chunkElements));
+    Value lastValid = arith::SubIOp::create(b, valid, index(1));
+    Value sameSwizzle = rowsPerPass % kSwizzleRows == 0
+                            ? swizzle(firstLocalRow, chunk)
+                            : Value();
+    for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
+      // Each pass starts from a hidden copy of the thread's row, so that its
+      // address arithmetic stays between the previous pass's copy and its
+      // own: computed all up front, 16 passes of 64-bit addresses and
+      // bounds spill at head dim 128.
+      Value row = arith::AddIOp::create(b, hideFromHoisting(firstLocalRow),
+                                        index(pass * rowsPerPass));
+      Value sourceRow = arith::AddIOp::create(b, first, row);
+      Value sourceElements;
+      if (bounded) {
+        Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                               sourceRow, valid);
+        sourceRow = arith::SelectOp::create(b, inBounds, sourceRow, lastValid);
+        sourceElements = arith::SelectOp::create(
+            b, inBounds, index(chunkElements), index(0));
+      }
+      SmallVector<Value, 4> source = {batchIndex, headIndex, sourceRow,
+                                      column};
+      SmallVector<Value, 2> destination = {
+          row, sameSwizzle ? sameSwizzle : swizzle(row, chunk)};
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), shared,
+          destination, global, source, b.getIndexAttr(chunkElements),
+          sourceElements, b.getUnitAttr());
+    }
+  }
+
+  /// Copies key block \p block of \p global (K or V) into \p shared;
+  /// \p bounded when the block may extend past Sk.
+  void copyKeyBlock(Value global, Value shared, Value block, bool bounded) {
+    copyTile(global, kvHead, arith::MulIOp::create(b, block, index(blockN)),
+             seqK, shared, blockN, bounded);
+  }
+
+  /// Starts a cp.async group of the copies issued since the last one.
+  void commitCopies() {
+    nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+  }
+
+  /// Waits for every cp.async group of this thread, then for every thread.
+  /// (nvgpu.device_async_wait needs the token of the group it waits for,
+  /// which was created in the previous iteration; the wait for all groups
+  /// needs none.)
+  void waitForCopies() {
+    NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b);
+  }
+
+  /// The column of 16-byte chunk \p chunk of row \p row in a swizzled tile.
+  Value swizzle(Value row, Value chunk) {
+    Value phase = arith::RemUIOp::create(b, row, index(kSwizzleRows));
+    return arith::MulIOp::create(b, arith::XOrIOp::create(b, chunk, phase),
+                                 index(chunkElements));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // GEMMs
+  //===--------------------------------------------------------------------===//
+
+  VectorType getAccType() { return VectorType::get({2, 2}, b.getF32Type()); }
+
+  /// How one lane addresses the ldmatrix.x4 loads of one operand: its row
+  /// (plus multiples of 8 added per load) and its 16-byte chunk (plus even
+  /// numbers 2k per load). The swizzled column of chunk 2k + c in a row r is
+  /// 8 * (k / 4) chunks plus ((2 (k % 4) + c) ^ (r % 8)): four per-lane
+  /// values plus constants, so that each load is one of four base registers
+  /// and an immediate offset (given that they are not hoisted: see
+  /// deriveLaneValues).
+  struct LaneMatrices {
+    Value row;
+    std::array<Value, 4> columns;
+  };
+
+  LaneMatrices getLaneMatrices(Value row, Value chunk) {
+    LaneMatrices lanes;
+    lanes.row = row;
+    Value phase = arith::RemUIOp::create(b, row, index(kSwizzleRows));
+    for (int64_t k = 0; k < 4; ++k)
+      lanes.columns[k] = arith::MulIOp::create(
+          b,
+          arith::XOrIOp::create(
+              b, arith::AddIOp::create(b, chunk, index(2 * k)), phase),
+          index(chunkElements));
+    return lanes;
+  }
+
+  /// ldmatrix.x4 at rows lanes.row + \p rowOffset (a multiple of 8) and
+  /// chunks lanes' + 2 * \p chunkPair.
+  Value loadMatrices(Value shared, const LaneMatrices &lanes,
+                     int64_t rowOffset, int64_t chunkPair, bool transpose) {
+    Value row = arith::AddIOp::create(b, lanes.row, index(rowOffset));
+    Value column =
+        arith::AddIOp::create(b, lanes.columns[chunkPair % 4],
+                              index(chunkPair / 4 * kSwizzleRows *
+                                    chunkElements));
+    SmallVector<Value, 2> at = {row, column};
+    return nvgpu::LdMatrixOp::create(
+        b, VectorType::get({4, 2}, elementType), shared, at, transpose,
+        /*numTiles=*/4);
+  }
+
+  /// Rows \p first and \p first + 1 of an ldmatrix.x4 result: the B fragment
+  /// of one n8 tile.
+  Value takeFragmentB(Value matrices, int64_t first) {
+    Value fragment = ub::PoisonOp::create(
+        b, VectorType::get({2, 2}, elementType));
+    for (int64_t i = 0; i < 2; ++i)
+      fragment = vector::InsertOp::create(
+          b, vector::ExtractOp::create(b, matrices, first + i), fragment, i);
+    return fragment;
+  }
+
+  /// acc + a * b on one m16n8k16 tile.
+  Value mma(Value a, Value bFragment, Value acc) {
+    if (elementType.isF16())
+      return nvgpu::MmaSyncOp::create(b, a, bFragment, acc,
+                                      ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK});
+    // MLIR 22's nvgpu.mma.sync lowering cannot type bf16 operands ("failed
+    // to deduce operand PTX types"): emit nvvm.mma.sync on the packed
+    // registers, the same instruction the f16 path becomes.
+    auto packed = [&](Value fragment, int64_t rows) {
+      SmallVector<Value, 4> registers;
+      for (int64_t i = 0; i < rows; ++i) {
+        Value pair = vector::ExtractOp::create(b, fragment, i);
+        Value word = vector::BitCastOp::create(
+            b, VectorType::get({1}, b.getI32Type()), pair);
+        registers.push_back(vector::ExtractOp::create(b, word, 0));
+      }
+      return registers;
+    };
+    SmallVector<Value, 4> accumulators;
+    for (int64_t i = 0; i < 4; ++i)
+      accumulators.push_back(
+          vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{i / 2, i % 2}));
+    Type f32 = b.getF32Type();
+    auto resultType =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    Value result = NVVM::MmaOp::create(
+        b, resultType, packed(a, 4), packed(bFragment, 2), accumulators,
+        ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value, 4> elements;
+    for (int64_t i = 0; i < 4; ++i)
+      elements.push_back(LLVM::ExtractValueOp::create(b, result, i));
+    return vector::FromElementsOp::create(b, getAccType(), elements);
+  }
+
+  /// S = Q K^T for this warp's rows: [mTile][nTile] accumulators.
+  SmallVector<Value> computeScores() {
+    Value zeroAcc = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(getAccType(), b.getF32FloatAttr(0.0f)));
+    SmallVector<Value> scores(mTiles * nTiles, zeroAcc);
+    for (int64_t k = 0; k < headDim / kMmaK; ++k) {
+      SmallVector<Value> queries;
+      for (int64_t m = 0; m < mTiles; ++m)
+        queries.push_back(loadMatrices(sharedQ, queryLanes, m * kMmaM, k,
+                                       /*transpose=*/false));
+      for (int64_t n = 0; n < nTiles; n += 2) {
+        Value keys = loadMatrices(sharedK, keyLanes, n * kMmaN, k,
+                                  /*transpose=*/false);
+        Value low = takeFragmentB(keys, 0), high = takeFragmentB(keys, 2);
+        for (int64_t m = 0; m < mTiles; ++m) {
+          Value &s0 = scores[m * nTiles + n], &s1 = scores[m * nTiles + n + 1];
+          s0 = mma(queries[m], low, s0);
+          s1 = mma(queries[m], high, s1);
+        }
+      }
+    }
+    return scores;
+  }
+
+  /// O += P V_n for this warp's rows; \p probabilities are [mTile][k16]
+  /// A fragments.
+  void accumulateValues(ArrayRef<Value> probabilities,
+                        SmallVectorImpl<Value> &out) {
+    int64_t kSteps = blockN / kMmaK;
+    for (int64_t k = 0; k < kSteps; ++k)
+      for (int64_t d = 0; d < dTiles; d += 2) {
+        Value values = loadMatrices(sharedV, valueLanes, k * kMmaK, d / 2,
+                                    /*transpose=*/true);
+        Value low = takeFragmentB(values, 0), high = takeFragmentB(values, 2);
+        for (int64_t m = 0; m < mTiles; ++m) {
+          Value p = probabilities[m * kSteps + k];
+          out[m * dTiles + d] = mma(p, low, out[m * dTiles + d]);
+          out[m * dTiles + d + 1] = mma(p, high, out[m * dTiles + d + 1]);
+        }
+      }
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Masking and the online softmax
+  //===--------------------------------------------------------------------===//
+
+  /// The query row of half \p half of m16 tile \p m that this lane holds.
+  Value getLaneRow(int64_t m, int64_t half) {
+    return arith::AddIOp::create(
+        b, arith::AddIOp::create(b, firstRow, warpRow),
+        arith::AddIOp::create(b, quadRow, index(m * kMmaM + half * 8)));
+  }
+
+  /// Sets scores of invisible keys (past Sk, or outside the causal or
+  /// window bounds of their row) to -inf.
+  void applyMask(SmallVectorImpl<Value> &scores, Value keyBase) {
+    Type i32 = b.getI32Type();
+    // This lane's columns in each n8 tile are 2t and 2t + 1.
+    Value laneKey = arith::AddIOp::create(
+        b, keyBase, arith::MulIOp::create(b, quadCol, index(2)));
+    Value minusInf = f32(-std::numeric_limits<float>::infinity());
+    auto toColumn = [&](Value key, int64_t low, int64_t high) {
+      Value column = arith::SubIOp::create(b, key, laneKey);
+      column = clamp(column, index(low), index(high));
+      return arith::IndexCastOp::create(b, i32, column);
+    };
+    for (int64_t m = 0; m < mTiles; ++m)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value row = getLaneRow(m, half);
+        Value onDiagonal = arith::AddIOp::create(b, row, diagonal);
+        Value hi = arith::SubIOp::create(b, seqK, index(1));
+        if (windowRight)
+          hi = arith::MinSIOp::create(
+              b, hi,
+              arith::AddIOp::create(b, onDiagonal, index(*windowRight)));
+        // Columns (relative to this lane's first) above `last` are masked.
+        Value last = toColumn(hi, -1, blockN);
+        Value first;
+        if (windowLeft)
+          first = toColumn(
+              arith::SubIOp::create(b, onDiagonal, index(*windowLeft)), 0,
+              blockN);
+        for (int64_t n = 0; n < nTiles; ++n) {
+          Value &tile = scores[m * nTiles + n];
+          for (int64_t e = 0; e < 2; ++e) {
+            Value column = arith::ConstantIntOp::create(b, n * kMmaN + e, 32);
+            Value hidden = arith::CmpIOp::create(
+                b, arith::CmpIPredicate::sgt, column, last);
+            if (first)
+              hidden = arith::OrIOp::create(
+                  b, hidden,
+                  arith::CmpIOp::create(b, arith::CmpIPredicate::slt, column,
+                                        first));
+            SmallVector<int64_t, 2> at = {half, e};
+            Value score = vector::ExtractOp::create(b, tile, at);
+            tile = vector::InsertOp::create(
+                b, arith::SelectOp::create(b, hidden, minusInf, score), tile,
+                at);
+          }
+        }
+      }
+  }
+
+  /// Reduces \p value over the 4 lanes of a quad, which hold one row.
+  Value reduceQuad(Value value, bool max) {
+    for (int32_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, value, offset, kThreadsPerWarp,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      value = max ? Value(arith::MaxNumFOp::create(b, value, other))
+                  : Value(arith::AddFOp::create(b, value, other));
+    }
+    return value;
+  }
+
+  Value exp2(Value x) {
+    // ex2.approx.ftz.f32: one MUFU op (KERNELS.md: there is no NVVM op).
+    return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
+                                         b.getStringAttr(
+                                             "llvm.nvvm.ex2.approx.ftz.f"),
+                                         ValueRange{x})
+        .getResult(0);
+  }
+
+  /// Folds S into the running max and sum, rescales O, and returns
+  /// P = exp2(S * scale * log2 e - max) as [mTile][k16] A fragments.
+  SmallVector<Value> updateSoftmax(ArrayRef<Value> scores,
+                                   SoftmaxState &state) {
+    Value log2Scale = f32(scaleLog2);
+    Value zero = f32(0.0f);
+    Value minusInf = f32(-std::numeric_limits<float>::infinity());
+    // [mTile][nTile][half] rows of 2 probabilities, in f32.
+    SmallVector<Value> rows(mTiles * nTiles * 2);
+    for (int64_t m = 0; m < mTiles; ++m)
+      for (int64_t half = 0; half < 2; ++half) {
+        int64_t slot = m * 2 + half;
+        SmallVector<Value> pairs;
+        for (int64_t n = 0; n < nTiles; ++n)
+          pairs.push_back(
+              vector::ExtractOp::create(b, scores[m * nTiles + n], half));
+        Value rowMax = minusInf;
+        for (Value pair : pairs)
+          for (int64_t e = 0; e < 2; ++e)
+            rowMax = arith::MaxNumFOp::create(
+                b, rowMax, vector::ExtractOp::create(b, pair, e));
+        rowMax = reduceQuad(rowMax, /*max=*/true);
+        Value oldMax = state.rowMax[slot];
+        Value newMax = arith::MaxNumFOp::create(b, oldMax, rowMax);
+        // A row that has seen no key yet keeps max -inf; subtract 0 then,
+        // not -inf (-inf - -inf is NaN).
+        Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                            newMax, minusInf);
+        Value shift = arith::SelectOp::create(
+            b, empty, zero, arith::MulFOp::create(b, newMax, log2Scale));
+        Value negShift = arith::NegFOp::create(b, shift);
+        Value alpha = exp2(math::FmaOp::create(b, oldMax, log2Scale, negShift));
+        Value sum = zero;
+        for (int64_t n = 0; n < nTiles; ++n) {
+          SmallVector<Value, 2> probabilities;
+          for (int64_t e = 0; e < 2; ++e) {
+            Value p = exp2(math::FmaOp::create(
+                b, vector::ExtractOp::create(b, pairs[n], e), log2Scale,
+                negShift));
+            sum = arith::AddFOp::create(b, sum, p);
+            probabilities.push_back(p);
+          }
+          rows[(m * nTiles + n) * 2 + half] = vector::FromElementsOp::create(
+              b, VectorType::get({2}, b.getF32Type()), probabilities);
+        }
+        state.rowMax[slot] = newMax;
+        // The sum stays per lane; the quad reduces it once, at the end.
+        state.rowSum[slot] = math::FmaOp::create(b, state.rowSum[slot], alpha,
+                                                 sum);
+        Value alphaPair = vector::BroadcastOp::create(
+            b, VectorType::get({2}, b.getF32Type()), alpha);
+        for (int64_t d = 0; d < dTiles; ++d) {
+          Value &acc = state.out[m * dTiles + d];
+          Value scaled = arith::MulFOp::create(
+              b, vector::ExtractOp::create(b, acc, half), alphaPair);
+          acc = vector::InsertOp::create(b, scaled, acc, half);
+        }
+      }
+
+    // An m16n8k16 A fragment is rows (g, k 0-7), (g + 8, k 0-7),
+    // (g, k 8-15), (g + 8, k 8-15): accumulator tiles 2k and 2k + 1 as they
+    // are, rounded to the element type.
+    auto pairType = VectorType::get({2}, elementType);
+    SmallVector<Value> fragments;
+    for (int64_t m = 0; m < mTiles; ++m)
+      for (int64_t k = 0; k < blockN / kMmaK; ++k) {
+        Value fragment =
+            ub::PoisonOp::create(b, VectorType::get({4, 2}, elementType));
+        for (int64_t i = 0; i < 4; ++i) {
+          int64_t n = 2 * k + i / 2, half = i % 2;
+          Value pair = arith::TruncFOp::create(
+              b, pairType, rows[(m * nTiles + n) * 2 + half]);
+          fragment = vector::InsertOp::create(b, pair, fragment, i);
+        }
+        fragments.push_back(fragment);
+      }
+    return fragments;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Epilogue
+  //===--------------------------------------------------------------------===//
+
+  void buildEpilogue(const SoftmaxState &state) {
+    deriveLaneValues(hideFromHoisting(threadId));
+    Value zero = f32(0.0f), one = f32(1.0f);
+    Value inf = f32(std::numeric_limits<float>::infinity());
+    Value lse = op.getLse() ? func.getArgument(4) : Value();
+    auto pairType = VectorType::get({2}, elementType);
+    SmallVector<Value> rowLse;
+    for (int64_t m = 0; m < mTiles; ++m)
+      for (int64_t half = 0; half < 2; ++half) {
+        int64_t slot = m * 2 + half;
+        Value sum = reduceQuad(state.rowSum[slot], /*max=*/false);
+        // A row that saw no key has sum 0: O = 0 and LSE = +inf.
+        Value empty =
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+        Value inverse = arith::SelectOp::create(
+            b, empty, zero, arith::DivFOp::create(b, one, sum));
+        Value rowRow = arith::AddIOp::create(
+            b, warpRow, arith::AddIOp::create(b, quadRow,
+                                              index(m * kMmaM + half * 8)));
+        Value inversePair = vector::BroadcastOp::create(
+            b, VectorType::get({2}, b.getF32Type()), inverse);
+        // O rows go to the (now unused) Q tile, then out in 16-byte rows.
+        for (int64_t d = 0; d < dTiles; ++d) {
+          Value pair = vector::ExtractOp::create(
+              b, state.out[m * dTiles + d], half);
+          Value rounded = arith::TruncFOp::create(
+              b, pairType, arith::MulFOp::create(b, pair, inversePair));
+          Value column = arith::AddIOp::create(
+              b, swizzle(rowRow, index(d)),
+              arith::MulIOp::create(b, quadCol, index(2)));
+          vector::StoreOp::create(b, rounded, sharedQ,
+                                  ValueRange{rowRow, column});
+        }
+        if (lse) {
+          Value logSum = math::LogOp::create(b, sum);
+          rowLse.push_back(arith::SelectOp::create(
+              b, empty, inf,
+              math::FmaOp::create(b, state.rowMax[slot], f32(scale),
+                                  logSum)));
+        }
+      }
+    gpu::BarrierOp::create(b);
+    storeOutputTile();
+
+    if (lse) {
+      // The lane holding columns 0-1 of a row writes its LSE.
+      Value firstLane = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                              quadCol, index(0));
+      scf::IfOp::create(b, firstLane, [&](OpBuilder &, Location) {
+        for (int64_t m = 0; m < mTiles; ++m)
+          for (int64_t half = 0; half < 2; ++half) {
+            Value row = getLaneRow(m, half);
+            Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                row, seqQ);
+            scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
+              SmallVector<Value, 3> at = {batchIndex, head, row};
+              memref::StoreOp::create(b, rowLse[m * 2 + half], lse, at);
+              scf::YieldOp::create(b);
+            });
+          }
+        scf::YieldOp::create(b);
+      });
+    }
+    // The next batch's Q copy overwrites the tile others may still read.
+    gpu::BarrierOp::create(b);
+  }
+
+  /// Copies the output tile from shared memory to O, rows below Sq only.
+  void storeOutputTile() {
+    Value out = func.getArgument(3);
+    int64_t threads = warps * kThreadsPerWarp;
+    int64_t chunks = blockM * rowChunks;
+    auto chunkType = VectorType::get({chunkElements}, elementType);
+    for (int64_t start = 0; start < chunks; start += threads) {
+      Value chunkIndex = arith::AddIOp::create(b, tid, index(start));
+      Value row = arith::DivUIOp::create(b, chunkIndex, index(rowChunks));
+      Value chunk = arith::RemUIOp::create(b, chunkIndex, index(rowChunks));
+      Value globalRow = arith::AddIOp::create(b, firstRow, row);
+      Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                          globalRow, seqQ);
+      if (start + threads > chunks)
+        valid = arith::AndIOp::create(
+            b, valid,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunkIndex,
+                                  index(chunks)));
+      scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
+        SmallVector<Value, 2> from = {row, swizzle(row, chunk)};
+        Value data = vector::LoadOp::create(b, chunkType, sharedQ, from);
+        SmallVector<Value, 4> to = {
+            batchIndex, head, globalRow,
+            arith::MulIOp::create(b, chunk, index(chunkElements))};
+        vector::StoreOp::create(b, data, out, to, /*nontemporal=*/false,
+                                llvm::MaybeAlign(kChunkBytes));
+        scf::YieldOp::create(b);
+      });
+    }
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Helpers
+  //===--------------------------------------------------------------------===//
+
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+
+  /// \p value through a side-effecting register move: equal to it, but
+  /// computed anew where it is called, so nothing derived from it is hoisted
+  /// out of the enclosing loop.
+  Value hideFromHoisting(Value value) {
+    Type i64 = b.getI64Type();
+    Value wide = arith::IndexCastOp::create(b, i64, value);
+    auto move = LLVM::InlineAsmOp::create(
+        b, i64, ValueRange{wide}, "mov.b64 $0, $1;", "=l,l",
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::TailCallKind::None, /*asm_dialect=*/LLVM::AsmDialectAttr(),
+        /*operand_attrs=*/ArrayAttr());
+    return arith::IndexCastOp::create(b, b.getIndexType(), move.getResult(0));
+  }
+  Value f32(float value) {
+    return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(value));
+  }
+  Value clamp(Value value, Value low, Value high) {
+    return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, value, low),
+                                  high);
+  }
+
+  AttentionOp op;
+  gpu::GPUFuncOp func;
+  ImplicitLocOpBuilder &b;
+
+  int64_t blockM, blockN, warps, headDim;
+  Type elementType;
+  int64_t chunkElements, rowChunks, mTiles, nTiles, dTiles;
+  float scale, scaleLog2;
+  std::optional<int64_t> windowLeft, windowRight;
+
+  Value sharedQ, sharedK, sharedV;
+  /// The thread id, and per-thread values of the current phase.
+  Value threadId, tid, warpRow, quadRow, quadCol;
+  LaneMatrices queryLanes, keyLanes, valueLanes;
+  Value seqQ, seqK, diagonal, firstRow, head, kvHead, batchIndex;
+  Value firstBlock, lastBlockEnd, unmaskedBegin, unmaskedEnd;
+};
+
+} // namespace
+
+LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
+                                        gpu::GPUModuleOp kernels) {
+  std::optional<TileAttr> tile = op.getTile();
+  if (!tile)
+    return op.emitOpError(
+        "has no tile configuration: run fmha-materialize-tiles first");
+  if (tile->getChip() != Chip::sm_80)
+    return op.emitOpError("has no lowering to ")
+           << stringifyChip(tile->getChip()) << " yet";
+  if (tile->getStages() != 1)
+    return op.emitOpError("the sm_80 lowering keeps one K and one V buffer "
+                          "whose loads alternate (FlashAttention-2): stages "
+                          "must be 1, got ")
+           << tile->getStages();
+  for (Value operand : {op.getQ(), op.getK(), op.getV(), op.getO()}) {
+    auto type = cast<MemRefType>(operand.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      return op.emitOpError("needs q, k, v and o dense along the head "
+                            "dimension (innermost stride 1), got ")
+             << type;
+  }
+
+  MLIRContext *context = op.getContext();
+  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
+  auto funcType =
+      FunctionType::get(context, op->getOperandTypes(), TypeRange{});
+  auto func = gpu::GPUFuncOp::create(moduleBuilder, op.getLoc(), "attention",
+                                     funcType);
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                UnitAttr::get(context));
+  int32_t threads = tile->getWarps() * kThreadsPerWarp;
+  func.setKnownBlockSize(ArrayRef<int32_t>{threads, 1, 1});
+  SymbolTable(kernels).insert(func); // uniquifies the name if taken
+
+  ImplicitLocOpBuilder b(op.getLoc(), context);
+  b.setInsertionPointToStart(&func.getBody().front());
+  AttentionKernelBuilder(op, *tile, func, b).build();
+
+  // The launch in place of the op.
+  ImplicitLocOpBuilder host(op.getLoc(), op);
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(host, value);
+  };
+  Value rowBlocks = arith::CeilDivUIOp::create(
+      host, memref::DimOp::create(host, op.getQ(), 2),
+      constant(tile->getBlockM()));
+  Value heads = memref::DimOp::create(host, op.getQ(), 1);
+  // The grid's z extent has the same limit as its y extent.
+  Value batches = arith::MinUIOp::create(
+      host, memref::DimOp::create(host, op.getQ(), 0), constant(kMaxGridDimY));
+  int64_t elementBytes =
+      cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
+  Value sharedBytes = arith::ConstantIntOp::create(
+      host,
+      getAttentionSharedBytes({Chip::sm_80, tile->getBlockM(),
+                               tile->getBlockN(), tile->getWarps(), 1},
+                              op.getHeadDim(), elementBytes),
+      32);
+  gpu::LaunchFuncOp::create(
+      host, func, gpu::KernelDim3{rowBlocks, heads, batches},
+      gpu::KernelDim3{constant(threads), constant(1), constant(1)},
+      sharedBytes, op->getOperands());
+  op.erase();
+  return success();
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The generated attention kernel (fmha-runner-jit --candidate=jit) against
+# kernels-ref on the GPU machine, on fresh random inputs (seeds in the log):
+# every head dim and dtype, causal and not, Sq != Sk, lengths 1, 17, 113,
+# 1000, 4097, GQA 8:1 and MQA, windows, LSE, BSHD, then compute-sanitizer.
+# Usage (repository root, .gpu/ carried): scripts/gpu/attention.sh [RUNNER]
+# RUNNER defaults to the fmha-runner-jit unpacked from .gpu/. FMHA_CHIP
+# picks the chip (default sm_80, the one attention lowers for). Logs go to
+# $OUT/attention.log; the table is last; exit 0 when every row passed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/flashcore-gpu}
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export FMHA_CHIP=${FMHA_CHIP:-sm_80}
+runner=${1:-}
+if [ -z "$runner" ]; then
+  runner=/tmp/flashcore-bin/fmha-runner-jit
+  mkdir -p "$(dirname "$runner")"
+  xz -dc "$root/.gpu/fmha-runner-jit.xz" > "$runner" && chmod +x "$runner" || {
+    echo "no .gpu/fmha-runner-jit.xz: run scripts/gpu/pack.sh"; exit 2; }
+fi
+log=$out/attention.log
+: > "$log"
+rows=()
+check() {
+  local name=$1; shift
+  { echo "\$ $*"; "$@"; } >> "$log" 2>&1
+  local status=$?
+  if [ "$status" -eq 0 ]; then rows+=("$(printf '%-62s PASS' "$name")")
+  else rows+=("$(printf '%-62s FAIL (exit %s)' "$name" "$status")"); fi
+}
+j="$runner attention --candidate=jit"
+
+for dtype in bf16 f16; do
+  for d in 64 128 256; do
+    for causal in "" --causal; do
+      for shape in "1 1" "17 113" "113 17" "1000 1000" "4097 4097"; do
+        set -- $shape
+        check "jit $dtype d$d ${causal:-non-causal} Sq=$1 Sk=$2" \
+          $j --dtype=$dtype --head-dim=$d $causal --seq-q=$1 --seq-k=$2 --heads=2 --lse
+      done
+    done
+  done
+done
+check "jit GQA 8:1 causal d128 B=2 Sq=333 Sk=1000 lse" $j --batch=2 --heads=16 --kv-heads=2 --seq-q=333 --seq-k=1000 --causal --lse
+check "jit MQA d64 Sq=1000 Sk=17"                      $j --heads=8 --kv-heads=1 --seq-q=1000 --seq-k=17 --head-dim=64 --lse
+check "jit MQA causal d256 f16 Sq=17 Sk=4097"          $j --heads=4 --kv-heads=1 --seq-q=17 --seq-k=4097 --head-dim=256 --dtype=f16 --causal --lse
+check "jit window 32,0 causal GQA d128 Sq=Sk=1000"     $j --heads=4 --kv-heads=2 --seq-q=1000 --seq-k=1000 --causal --window=32,0 --lse
+check "jit window 100,50 non-causal d64 Sq=700 Sk=900" $j --heads=2 --seq-q=700 --seq-k=900 --window=100,50 --head-dim=64 --lse
+check "jit window 0,-1 d128 Sq=Sk=513"                 $j --heads=2 --seq-q=513 --seq-k=513 --window=0,-1 --lse
+check "jit BSHD causal d128 bf16 Sq=Sk=1000"           $j --heads=4 --seq-q=1000 --causal --layout=bshd --lse
+check "jit causal Sq=113 Sk=17 d128: empty rows, cpu"  $j --heads=2 --seq-q=113 --seq-k=17 --causal --lse --oracle=cpu
+check "jit non-causal d64 Sq=Sk=200, cpu oracle"       $j --heads=2 --seq-q=200 --seq-k=200 --head-dim=64 --oracle=cpu
+if command -v compute-sanitizer > /dev/null; then
+  check "compute-sanitizer: jit attention d128 causal GQA" \
+    "$root/scripts/gpu/sanitize.sh" $j --seq-q=150 --seq-k=170 --causal --lse --heads=2 --kv-heads=1 --seed=1
+  check "compute-sanitizer: jit attention d64 window" \
+    "$root/scripts/gpu/sanitize.sh" $j --seq-q=90 --seq-k=130 --window=20,10 --head-dim=64 --seed=1
+fi
+printf '%s\n' "${rows[@]}"
+! printf '%s\n' "${rows[@]}" | grep -q FAIL

@@ -1,0 +1,31 @@
+// RUN: fmha-opt %s -split-input-file -convert-fmha-to-nvgpu=chip=sm_80 -verify-diagnostics
+// RUN: not fmha-opt %s -split-input-file -fmha-materialize-tiles=chip=sm_90a -convert-fmha-to-nvgpu=chip=sm_90a 2>&1 | FileCheck %s --check-prefix=SM90
+
+// What the sm_80 lowering cannot do is an error naming the op and the
+// reason, never a crash or a silent pass-through.
+
+// SM90: error: 'fmha.attention' op has no lowering to sm_90a yet
+
+func.func @no_tile(%q: memref<?x?x?x64xbf16>) {
+  // expected-error @+1 {{'fmha.attention' op has no tile configuration: run fmha-materialize-tiles first}}
+  fmha.attention q(%q : memref<?x?x?x64xbf16>) k(%q : memref<?x?x?x64xbf16>) v(%q : memref<?x?x?x64xbf16>) -> o(%q : memref<?x?x?x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @stages(%q: memref<?x?x?x64xbf16>) {
+  // expected-error @+1 {{the sm_80 lowering keeps one K and one V buffer whose loads alternate (FlashAttention-2): stages must be 1, got 2}}
+  fmha.attention q(%q : memref<?x?x?x64xbf16>) k(%q : memref<?x?x?x64xbf16>) v(%q : memref<?x?x?x64xbf16>) -> o(%q : memref<?x?x?x64xbf16>)
+                 {tile = #fmha.tile<sm_80, block_m = 64, block_n = 64, warps = 4, stages = 2>}
+  return
+}
+
+// -----
+
+func.func @strided_head_dim(%q: memref<?x?x?x64xbf16, strided<[?, ?, ?, 2]>>) {
+  // expected-error @+1 {{needs q, k, v and o dense along the head dimension (innermost stride 1)}}
+  fmha.attention q(%q : memref<?x?x?x64xbf16, strided<[?, ?, ?, 2]>>) k(%q : memref<?x?x?x64xbf16, strided<[?, ?, ?, 2]>>) v(%q : memref<?x?x?x64xbf16, strided<[?, ?, ?, 2]>>) -> o(%q : memref<?x?x?x64xbf16, strided<[?, ?, ?, 2]>>)
+                 {tile = #fmha.tile<sm_80, block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  return
+}
