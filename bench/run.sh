@@ -36,4 +36,23 @@ fi
     fi
   done
 } 2>&1 | tee "$out/harness.txt"
+# FlashCore's attention on the peers' grid, each row checked against
+# kernels-ref, then timed: TFLOP/s into ours.txt for peers.py's `ours` column
+# ("wrong" when the check fails). The sm_80 kernel until sm_90a lowers.
+: > "$out/ours.txt"
+if [ -x "$jit_runner" ]; then
+  python3 "$root/bench/peers/peers.py" --grid | while read -r b h s d causal dtype; do
+    flags="--batch=$b --heads=$h --seq-q=$s --head-dim=$d --dtype=$dtype --time --seed=1"
+    [ "$causal" = 1 ] && flags="$flags --causal"
+    result=$(FMHA_CHIP=sm_80 "$jit_runner" attention --candidate=jit $flags 2>&1)
+    status=$?
+    echo "$result" | tail -4 >> "$out/harness.txt"
+    tflops=$(echo "$result" | grep -E "^time" | sed 's/.*: \([0-9.]*\) TFLOP.*/\1/')
+    if [ "$status" -eq 0 ] && [ -n "$tflops" ]; then
+      echo "$b $h $s $d $causal $dtype ${tflops%.*}" >> "$out/ours.txt"
+    else
+      echo "$b $h $s $d $causal $dtype wrong(exit-$status)" >> "$out/ours.txt"
+    fi
+  done
+fi
 PYTHONUNBUFFERED=1 python3 "$root/bench/peers/peers.py" 2>&1 | tee "$out/peers.log"

@@ -1,9 +1,9 @@
 """Times the peers of ../shared/ANCHORS.md on this GPU, in one run: torch
 SDPA's flash, cuDNN and efficient backends and a Triton FA2-style kernel on
 the attention grid, torch's searchsorted+gather+lerp on the resample rows.
-FlashCore's attention kernels join each row once their lowering exists;
-until then the `ours` column says so. FlashCore's resample is timed by
-fmha-runner-jit in bench/run.sh, in the same run. CUDA events, warm-up, median of 30, random inputs.
+FlashCore's kernels are timed by fmha-runner-jit in bench/run.sh, in the
+same run: attention into $OUT/ours.txt (read here for the `ours` column;
+`--grid` prints the grid for it), resample into harness.txt. CUDA events, warm-up, median of 30, random inputs.
 Prints markdown rows for docs/BENCHMARKS.md and writes them to $OUT."""
 
 import datetime
@@ -50,8 +50,25 @@ def sdpa(backend, q, k, v, causal):
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
+def read_ours():
+    """TFLOP/s of FlashCore's kernel per grid row, from bench/run.sh."""
+    ours = {}
+    path = os.path.join(os.environ.get("OUT", "/tmp"), "ours.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            *key, value = line.split()
+            ours[tuple(key)] = value
+    return ours
+
+
+def grid_key(b, h, s, d, causal, dtype):
+    return (str(b), str(h), str(s), str(d), "1" if causal else "0",
+            "f16" if dtype == torch.float16 else "bf16")
+
+
 def attention_rows():
     rows = []
+    ours = read_ours()
     for b, h, s, d, causal, dtype in ATTENTION_GRID:
         q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype) for _ in range(3))
         flops = 4 * b * h * s * s * d / (2 if causal else 1)
@@ -74,7 +91,8 @@ def attention_rows():
         del q, k, v, expected
         torch.cuda.empty_cache()
         row = (f"| {b}x{h}x{s}x{d} | {'yes' if causal else 'no'} | "
-               f"{'fp16' if dtype == torch.float16 else 'bf16'} | not yet lowered | "
+               f"{'fp16' if dtype == torch.float16 else 'bf16'} | "
+               f"{ours.get(grid_key(b, h, s, d, causal, dtype), 'not measured')} | "
                + " | ".join(results[n] for n in ("flash2", "cudnn", "efficient", "triton"))
                + " |")
         print(row, flush=True)
@@ -113,6 +131,10 @@ def resample_rows():
 
 
 def main():
+    if sys.argv[1:] == ["--grid"]:
+        for row in ATTENTION_GRID:
+            print(*grid_key(*row))
+        return
     device = torch.cuda.get_device_name()
     header = (f"{datetime.date.today()}, {device}, torch {torch.__version__}, "
               f"cuDNN {torch.backends.cudnn.version()}, triton "

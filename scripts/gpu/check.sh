@@ -6,7 +6,9 @@
 #   3. proves the harness rejects deliberately broken kernels;
 #   4. runs compute-sanitizer memcheck and racecheck on the kernels;
 #   5. times a 16k-token reference attention and measures the ceilings;
-#   6. runs the JIT end to end (cold, disk cache, sm_80 PTX, driver JIT, C API).
+#   6. runs the JIT end to end (cold, disk cache, sm_80 PTX, driver JIT, C API),
+#      the generated resample kernels and the attention matrix
+#      (scripts/gpu/attention.sh) against kernels-ref.
 # Full logs go to $OUT (or /tmp/flashcore-gpu); the summary table is last.
 # Exit status 0 when every row passed.
 set -uo pipefail
@@ -118,6 +120,8 @@ if ls "$root"/.gpu/*.xz > /dev/null 2>&1; then
     set -- $shape
     check "jit resample timed: $1 x $2 -> $3 x $4 bf16"   0 $j --batch=$1 --samples=$2 --targets=$3 --features=$4 --target-range=inside --time --seed=1
   done
+  # The generated attention kernel: its own matrix (scripts/gpu/attention.sh).
+  check "jit attention matrix vs kernels-ref + sanitizers" 0 "$root/scripts/gpu/attention.sh" "$bin/fmha-runner-jit"
   check "fmha-doctor: nvJitLink 'off' still works"     0 env FMHA_NVJITLINK=off "$bin/fmha-doctor"
   check "fmha-doctor: no driver is a failure"          1 env FMHA_LIBCUDA=/nonexistent "$bin/fmha-doctor"
 else

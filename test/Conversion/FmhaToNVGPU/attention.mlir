@@ -10,7 +10,7 @@
 // CHECK: %[[ROWS:.*]] = arith.ceildivui %[[SQ]], %c128
 // CHECK: gpu.launch_func @fmha_kernels::@attention blocks in (%[[ROWS]], %{{.*}}, %{{.*}}) threads in (%c128{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c65536_i32 args(
 // CHECK: func.func @window_f16
-// CHECK: gpu.launch_func @fmha_kernels::@attention_0 {{.*}} dynamic_shared_memory_size %c49152_i32
+// CHECK: gpu.launch_func @fmha_kernels::@attention_0 {{.*}} dynamic_shared_memory_size %c32768_i32
 // CHECK-NOT: fmha.attention
 
 // CHECK: gpu.module @fmha_kernels

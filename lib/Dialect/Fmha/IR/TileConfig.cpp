@@ -53,11 +53,12 @@ AttentionTiling fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim,
                                                 bool causal) {
   switch (chip) {
   case Chip::sm_80:
-    // FlashAttention-2's shipped A100/H100 configurations (KERNELS.md §1,
-    // run_mha_fwd_hdim*): one K and one V buffer, whose loads alternate.
-    // The sm_80 lowering re-measures these on the H100.
-    if (headDim <= 64)
-      return {chip, 128, 128, 4, 1};
+    // One K and one V buffer whose loads alternate (FlashAttention-2,
+    // KERNELS.md §1). Measured on the H100 (bench/attention-tiles.sh,
+    // docs/BENCHMARKS.md, 4 x 2048/D heads x 4096, bf16): 128x64 with 4
+    // warps is the best of the tiles tried at head dims 64 and 128 (286.5 /
+    // 320-323 TFLOP/s non-causal; FA2's own 128x128 at d64: 265.7), and
+    // 128x64 with 8 warps at 256 (275.0; 4 warps and 64-row tiles 228-245).
     if (headDim <= 128)
       return {chip, 128, 64, 4, 1};
     return {chip, 128, 64, 8, 1};

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Measures the generated sm_80 attention kernel under several tiles on the
+# 4k-token rows of ../shared/ANCHORS.md (B=4, S=4096, H*D=2048, bf16), with
+# torch SDPA's flash backend timed in the same run (GPU machine, .gpu/
+# carried): the data behind getDefaultAttentionTiling for sm_80. Also times
+# the default tile through the driver's PTX JIT (FMHA_NVJITLINK=off), whose
+# whole-program ptxas allocates registers differently from nvJitLink's.
+# Prints one line per (row, tile).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+runner=/tmp/flashcore-bin/fmha-runner-jit
+mkdir -p /tmp/flashcore-bin
+xz -dc "$root/.gpu/fmha-runner-jit.xz" > "$runner" && chmod +x "$runner"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export FMHA_CHIP=sm_80
+declare -A tiles=(
+  [64]="128,128,4,1 128,64,4,1 64,64,4,1 128,128,8,1 128,64,8,1"
+  [128]="128,64,4,1 128,32,4,1 64,64,4,1 128,64,8,1 128,128,8,1 64,32,4,1"
+  [256]="128,64,8,1 64,64,4,1 128,32,8,1 64,32,4,1"
+)
+for d in 64 128 256; do
+  heads=$((2048 / d))
+  for causal in "" --causal; do
+    row="--batch=4 --heads=$heads --seq-q=4096 --head-dim=$d $causal --no-check --time --seed=1"
+    for tile in default ${tiles[$d]}; do
+      if [ "$tile" = default ]; then
+        result=$("$runner" attention --candidate=jit $row 2>&1 | grep -E "^time" | sed 's/.*: //')
+        driver=$(FMHA_NVJITLINK=off "$runner" attention --candidate=jit $row 2>&1 | grep -E "^time" | sed 's/.*: //')
+        printf '4x%sx4096x%s %-9s tile %-12s %s | driver JIT: %s\n' "$heads" "$d" "${causal:---}" default "$result" "$driver"
+        continue
+      fi
+      result=$(FMHA_ATTENTION_TILE=$tile "$runner" attention --candidate=jit $row 2>&1 | grep -E "^time|error" | sed 's/.*: //')
+      printf '4x%sx4096x%s %-9s tile %-12s %s\n' "$heads" "$d" "${causal:---}" "$tile" "$result"
+    done
+  done
+done
+python3 - <<'PY'
+import statistics, torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+for d in (64, 128, 256):
+    for causal in (False, True):
+        h = 2048 // d
+        q, k, v = (torch.randn(4, h, 4096, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        def run():
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        for _ in range(5): run()
+        times = []
+        for _ in range(30):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record(); run(); e.record(); e.synchronize(); times.append(s.elapsed_time(e))
+        flops = 4 * 4 * h * 4096 * 4096 * d / (2 if causal else 1)
+        print(f"4x{h}x4096x{d} {'causal' if causal else '--'} torch flash2: {flops / statistics.median(times) / 1e9:.1f} TFLOP/s")
+PY
