@@ -926,19 +926,11 @@ LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
              << type;
   }
 
-  MLIRContext *context = op.getContext();
-  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
-  auto funcType =
-      FunctionType::get(context, op->getOperandTypes(), TypeRange{});
-  auto func = gpu::GPUFuncOp::create(moduleBuilder, op.getLoc(), "attention",
-                                     funcType);
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                UnitAttr::get(context));
   int32_t threads = tile->getWarps() * kThreadsPerWarp;
-  func.setKnownBlockSize(ArrayRef<int32_t>{threads, 1, 1});
-  SymbolTable(kernels).insert(func); // uniquifies the name if taken
+  gpu::GPUFuncOp func =
+      createKernelFunc(op, kernels, "attention", TypeRange{}, threads);
 
-  ImplicitLocOpBuilder b(op.getLoc(), context);
+  ImplicitLocOpBuilder b(op.getLoc(), op.getContext());
   b.setInsertionPointToStart(&func.getBody().front());
   AttentionKernelBuilder(op, *tile, func, b).build();
 

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace mlir::fmha {
 #define GEN_PASS_DEF_CONVERTFMHATONVGPU
@@ -83,3 +84,19 @@ private:
   Chip targetChip = Chip::sm_90a;
 };
 } // namespace
+
+gpu::GPUFuncOp fmha::createKernelFunc(Operation *op, gpu::GPUModuleOp kernels,
+                                      StringRef name, TypeRange workgroup,
+                                      int32_t threads) {
+  MLIRContext *context = op->getContext();
+  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
+  auto funcType =
+      FunctionType::get(context, op->getOperandTypes(), TypeRange{});
+  auto func = gpu::GPUFuncOp::create(moduleBuilder, op->getLoc(), name,
+                                     funcType, workgroup);
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                UnitAttr::get(context));
+  func.setKnownBlockSize(ArrayRef<int32_t>{threads, 1, 1});
+  SymbolTable(kernels).insert(func); // uniquifies the name if taken
+  return func;
+}

@@ -388,16 +388,9 @@ LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
       MemRefType::get({blockT}, i32, nullptr, workgroup),
       MemRefType::get({blockT}, f32, nullptr, workgroup),
       MemRefType::get({kStagedTimes}, f32, nullptr, workgroup)};
-  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
-  auto funcType =
-      FunctionType::get(context, op->getOperandTypes(), TypeRange{});
-  auto func = gpu::GPUFuncOp::create(moduleBuilder, op.getLoc(), "resample",
-                                     funcType, sharedTypes);
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                UnitAttr::get(context));
   int32_t threads = tile->getThreads();
-  func.setKnownBlockSize(ArrayRef<int32_t>{threads, 1, 1});
-  SymbolTable(kernels).insert(func); // uniquifies the name if taken
+  gpu::GPUFuncOp func =
+      createKernelFunc(op, kernels, "resample", sharedTypes, threads);
 
   ImplicitLocOpBuilder b(op.getLoc(), context);
   b.setInsertionPointToStart(&func.getBody().front());
