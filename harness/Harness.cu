@@ -147,8 +147,20 @@ Comparison compare(const std::vector<float> &actual,
       continue;
     }
     c.maxReference = std::max(c.maxReference, std::fabs(e));
-    c.maxAbsError = std::max(c.maxAbsError, std::fabs(a - e));
+    if (std::fabs(a - e) > c.maxAbsError) {
+      c.maxAbsError = std::fabs(a - e);
+      c.worstIndex = i;
+      c.worstActual = a;
+      c.worstExpected = e;
+    }
   }
+  // FMHA_DUMP_FIRST=N prints the first N elements of both, to see a
+  // layout bug's pattern.
+  if (const char *text = std::getenv("FMHA_DUMP_FIRST"))
+    for (size_t i = 0; i < std::min<size_t>(std::atoi(text), expected.size());
+         ++i)
+      std::printf("  [%zu] got %.4f expected %.4f\n", i, actual[i],
+                  expected[i]);
   return c;
 }
 
@@ -159,6 +171,9 @@ void printComparison(const char *name, const Comparison &c) {
               name, c.elements, c.nonFinite, c.mismatchedInfinities,
               c.maxAbsError, c.normalizedError(), c.tolerance,
               c.passed() ? "PASS" : "FAIL");
+  if (!c.passed() && c.maxAbsError > 0)
+    std::printf("     worst at element %zu: got %.6g, expected %.6g\n",
+                c.worstIndex, c.worstActual, c.worstExpected);
 }
 
 double outputTolerance(fmhaRefDType dtype) {

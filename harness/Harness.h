@@ -88,6 +88,9 @@ struct Comparison {
   size_t mismatchedInfinities = 0;
   double maxAbsError = 0;
   double maxReference = 0;
+  /// Where the largest error is, and the two values there.
+  size_t worstIndex = 0;
+  double worstActual = 0, worstExpected = 0;
   /// maxAbsError / max |reference|: insensitive to the output's scale.
   double normalizedError() const {
     return maxReference > 0 ? maxAbsError / maxReference : maxAbsError;

@@ -133,6 +133,28 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
 
   KernelArguments arguments;
   int64_t batch = a->batch, headDim = a->headDim;
+  AttentionTiling tiling = jit->getAttentionTiling(spec);
+  if (tiling.chip == Chip::sm_90a) {
+    // The sm_90a kernel loads q, k and v through TMA tensor maps.
+    auto addMap = [&](const void *data, int heads, int seq,
+                      const long long stride[3], unsigned rows) {
+      return addAttentionTensorMap(arguments, spec.elementType, data,
+                                   {batch, heads, seq, headDim},
+                                   {stride[0], stride[1], stride[2], 1}, rows);
+    };
+    // In parameter order (q, k, v), one statement each.
+    llvm::Error err = addMap(a->q, a->queryHeads, a->querySeq, a->qStride,
+                             tiling.blockM);
+    if (!err)
+      err = addMap(a->k, a->kvHeads, a->keySeq, a->kStride, tiling.blockN);
+    if (!err)
+      err = addMap(a->v, a->kvHeads, a->keySeq, a->vStride, tiling.blockN);
+    if (err) {
+      llvm::errs() << "fmha-runner: " << llvm::toString(std::move(err))
+                   << "\n";
+      return cudaErrorInvalidValue;
+    }
+  }
   auto addTensor = [&](const void *data, int heads, int seq,
                        const long long stride[3]) {
     arguments.addMemRef(data, {batch, heads, seq, headDim},
@@ -146,7 +168,7 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
     arguments.addMemRef(a->lse, {batch, a->queryHeads, a->querySeq},
                         {a->lseStride[0], a->lseStride[1], a->lseStride[2]});
   LaunchConfig config = getAttentionLaunchConfig(
-      jit->getAttentionTiling(spec), a->headDim, elementBytes, batch,
+      tiling, a->headDim, elementBytes, batch,
       a->queryHeads, a->querySeq);
   return launchKernel(*jit, spec, config, arguments, stream);
 }

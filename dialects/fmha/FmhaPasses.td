@@ -32,9 +32,9 @@ def ConvertFmhaToNVGPU : Pass<"convert-fmha-to-nvgpu"> {
   let description = [{
     Lowers `fmha.attention` and `fmha.resample` with materialized tiles to
     kernels in the module's `fmha_kernels` gpu.module for `chip`, each op
-    replaced by a `gpu.launch_func`. Ops whose lowering for the chip does not
-    exist yet (today: fmha.attention) are reported as errors naming the op
-    and chip.
+    replaced by a `gpu.launch_func`. An sm_90a attention kernel takes the
+    TMA tensor maps of q, k and v as its first parameters (created on the
+    host side with `nvgpu.tma.create.descriptor`).
   }];
   let options = [Fmha_ChipOption];
   let dependentDialects = [
@@ -49,6 +49,20 @@ def ConvertFmhaToNVGPU : Pass<"convert-fmha-to-nvgpu"> {
     "::mlir::ub::UBDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def FmhaTensorMapParameters : Pass<"fmha-tensor-map-parameters", "::mlir::LLVM::LLVMFuncOp"> {
+  let summary = "pass a kernel's TMA tensor maps by value, as grid constants";
+  let description = [{
+    For an NVVM kernel (llvm.func) with `fmha.tensor_map_arguments = N`,
+    makes its first N parameters 128-byte `byval` grid-constant parameters
+    (`__grid_constant__ const CUtensorMap` in CUDA): the runtime passes
+    each map by value, and the TMA instructions address the parameter
+    itself (cvta.param), so no device copy of the map is needed. Runs after
+    the GPU-to-NVVM lowering, which drops parameter attributes it does not
+    know.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
 def FmhaGpuModuleToPTX : Pass<"fmha-gpu-module-to-ptx", "ModuleOp"> {

@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -113,6 +114,9 @@ std::string KernelSpec::toMLIR() const {
 void KernelArguments::addMemRef(const void *data, llvm::ArrayRef<int64_t> sizes,
                                 llvm::ArrayRef<int64_t> strides) {
   auto address = static_cast<int64_t>(reinterpret_cast<uintptr_t>(data));
+  size_t first = slots.size();
+  for (size_t i = 0; i < 3 + sizes.size() + strides.size(); ++i)
+    parameters.push_back(first + i);
   slots.push_back(address); // allocated
   slots.push_back(address); // aligned
   slots.push_back(0);       // offset
@@ -120,11 +124,50 @@ void KernelArguments::addMemRef(const void *data, llvm::ArrayRef<int64_t> sizes,
   slots.insert(slots.end(), strides.begin(), strides.end());
 }
 
+void KernelArguments::addTensorMap(const CUtensorMap &map) {
+  static_assert(sizeof(CUtensorMap) % sizeof(int64_t) == 0);
+  parameters.push_back(slots.size());
+  size_t first = slots.size();
+  slots.resize(first + sizeof(CUtensorMap) / sizeof(int64_t));
+  std::memcpy(&slots[first], &map, sizeof(CUtensorMap));
+}
+
 void **KernelArguments::get() {
   pointers.clear();
-  for (int64_t &slot : slots)
-    pointers.push_back(&slot);
+  for (size_t slot : parameters)
+    pointers.push_back(&slots[slot]);
   return pointers.data();
+}
+
+llvm::Error fmha::addAttentionTensorMap(KernelArguments &arguments,
+                                        ElementType elementType,
+                                        const void *data,
+                                        llvm::ArrayRef<int64_t> sizes,
+                                        llvm::ArrayRef<int64_t> strides,
+                                        unsigned boxRows) {
+  assert(sizes.size() == 4 && strides.size() == 4 && strides[3] == 1);
+  if (elementType == ElementType::F32)
+    return llvm::createStringError("attention takes f16 or bf16, not f32");
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  constexpr uint64_t kElementBytes = 2;
+  // Innermost first: D, S, H, B.
+  uint64_t dims[] = {uint64_t(sizes[3]), uint64_t(sizes[2]),
+                     uint64_t(sizes[1]), uint64_t(sizes[0])};
+  uint64_t byteStrides[] = {uint64_t(strides[2]) * kElementBytes,
+                            uint64_t(strides[1]) * kElementBytes,
+                            uint64_t(strides[0]) * kElementBytes};
+  // 64 elements: one 128-byte swizzle row (AttentionToGPUSm90.cpp).
+  uint32_t box[] = {64, boxRows, 1, 1};
+  llvm::Expected<CUtensorMap> map = driver->encodeTiledTensorMap(
+      elementType == ElementType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                      : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+      data, dims, byteStrides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+  if (!map)
+    return map.takeError();
+  arguments.addTensorMap(*map);
+  return llvm::Error::success();
 }
 
 LaunchConfig fmha::getResampleLaunchConfig(const ResampleTiling &tiling,

@@ -16,6 +16,7 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -42,6 +43,7 @@ void fmha::buildFmhaToNVVMPipeline(OpPassManager &pm,
   ConvertGpuOpsToNVVMOpsOptions gpuToNVVM;
   gpuToNVVM.indexBitwidth = 64;
   device.addPass(createConvertGpuOpsToNVVMOps(gpuToNVVM));
+  device.addNestedPass<LLVM::LLVMFuncOp>(createFmhaTensorMapParameters());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());

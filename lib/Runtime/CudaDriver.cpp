@@ -44,7 +44,8 @@ using namespace mlir::fmha;
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
-  X(cuEventElapsedTime)
+  X(cuEventElapsedTime)                                                        \
+  X(cuTensorMapEncodeTiled)
 
 struct CudaDriver::Api {
 #define FMHA_DECLARE(fn) decltype(&::fn) fn = nullptr;
@@ -248,6 +249,34 @@ llvm::Error CudaDriver::setMaxDynamicSharedBytes(CUfunction function,
       api->cuFuncSetAttribute(
           function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
       "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+}
+
+llvm::Expected<CUtensorMap> CudaDriver::encodeTiledTensorMap(
+    CUtensorMapDataType type, const void *data,
+    llvm::ArrayRef<uint64_t> sizes, llvm::ArrayRef<uint64_t> byteStrides,
+    llvm::ArrayRef<uint32_t> box, CUtensorMapSwizzle swizzle) {
+  assert(byteStrides.size() + 1 == sizes.size() && box.size() == sizes.size());
+  CUtensorMap map;
+  llvm::SmallVector<uint32_t, 5> elementStrides(sizes.size(), 1);
+  CUresult result = api->cuTensorMapEncodeTiled(
+      &map, type, static_cast<cuuint32_t>(sizes.size()),
+      const_cast<void *>(data), sizes.data(), byteStrides.data(), box.data(),
+      elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result == CUDA_SUCCESS)
+    return map;
+  std::string shape;
+  llvm::raw_string_ostream os(shape);
+  os << "sizes [";
+  llvm::interleaveComma(sizes, os);
+  os << "], byte strides [";
+  llvm::interleaveComma(byteStrides, os);
+  os << "], box [";
+  llvm::interleaveComma(box, os);
+  os << "] at " << data
+     << " (the base must be 16-byte aligned and every stride a multiple of 16 "
+        "bytes below 2^40)";
+  return check(result, "cuTensorMapEncodeTiled(" + shape + ")");
 }
 
 llvm::Error CudaDriver::launch(CUfunction function, const unsigned grid[3],

@@ -64,19 +64,35 @@ struct LaunchConfig {
 
 /// Kernel parameters in the convention of the fmha lowerings: every memref
 /// operand is an MLIR memref descriptor (allocated pointer, aligned pointer,
-/// offset, then one size and one stride per dimension, all 64-bit).
+/// offset, then one size and one stride per dimension, all 64-bit); a TMA
+/// tensor map is one 128-byte parameter.
 class KernelArguments {
 public:
   void addMemRef(const void *data, llvm::ArrayRef<int64_t> sizes,
                  llvm::ArrayRef<int64_t> strides);
+  void addTensorMap(const CUtensorMap &map);
   /// One pointer per kernel parameter, as cuLaunchKernel takes them. Valid
-  /// until the next addMemRef.
+  /// until the next add.
   void **get();
 
 private:
   std::vector<int64_t> slots;
+  /// The first slot of each parameter.
+  std::vector<size_t> parameters;
   std::vector<void *> pointers;
 };
+
+/// Appends the TMA tensor map of an attention operand [B, H, S, D] at
+/// \p data with element strides \p strides (innermost 1), for an sm_90a
+/// attention kernel, whose first parameters are the maps of q, k and v
+/// (AttentionToGPUSm90.cpp): boxes of 64 x \p boxRows (block_m for q,
+/// block_n for k and v), 128-byte swizzle. The error names the shape when
+/// the driver refuses it (e.g. a base or stride not a multiple of 16 bytes).
+llvm::Error addAttentionTensorMap(KernelArguments &arguments,
+                                  ElementType elementType, const void *data,
+                                  llvm::ArrayRef<int64_t> sizes,
+                                  llvm::ArrayRef<int64_t> strides,
+                                  unsigned boxRows);
 
 /// Grid and block of an fmha.resample kernel tiled by \p tiling, for
 /// \p batch rows of \p targets targets (ResampleToGPU.cpp's launch).

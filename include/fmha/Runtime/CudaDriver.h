@@ -54,6 +54,15 @@ public:
   llvm::Expected<CUfunction> getFunction(CUmodule module, llvm::StringRef name);
   /// Allows \p function more than 48 KB of dynamic shared memory.
   llvm::Error setMaxDynamicSharedBytes(CUfunction function, int bytes);
+  /// A TMA tensor map (cuTensorMapEncodeTiled) of the tensor at \p data:
+  /// \p sizes innermost first, \p byteStrides of every dimension but the
+  /// innermost, boxes of \p box elements; zeros read past the bounds.
+  llvm::Expected<CUtensorMap>
+  encodeTiledTensorMap(CUtensorMapDataType type, const void *data,
+                       llvm::ArrayRef<uint64_t> sizes,
+                       llvm::ArrayRef<uint64_t> byteStrides,
+                       llvm::ArrayRef<uint32_t> box,
+                       CUtensorMapSwizzle swizzle);
   llvm::Error launch(CUfunction function, const unsigned grid[3],
                      const unsigned block[3], unsigned sharedBytes,
                      CUstream stream, void **arguments);

@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionCommon.h"
 #include "FmhaToNVGPU.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 
@@ -61,9 +62,6 @@ constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 constexpr int64_t kChunkBytes = 16;
 /// Rows of one swizzle period: chunk c of row r lives at c ^ (r % 8).
 constexpr int64_t kSwizzleRows = 8;
-/// Window sides are clamped to this many keys, so that row + Sk + side
-/// stays far from overflowing 64-bit index arithmetic.
-constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
 
 /// Registers of one warp's fragments of the running state: O, and the row
 /// max and row sum of the online softmax, in a fixed order so that they can
@@ -109,12 +107,7 @@ public:
     dTiles = headDim / kMmaN;
     scale = op.getScaleOrDefault();
     scaleLog2 = scale * static_cast<float>(M_LOG2E);
-    if (std::optional<ArrayRef<int64_t>> window = op.getWindow()) {
-      windowLeft = std::min((*window)[0], kUnboundedWindow);
-      windowRight = std::min((*window)[1], kUnboundedWindow);
-    }
-    if (op.getCausal())
-      windowRight = 0;
+    window = AttentionWindow::get(op);
   }
 
   void build() {
@@ -198,7 +191,13 @@ private:
   //===--------------------------------------------------------------------===//
 
   void buildRowBlock() {
-    computeKeyBlockRange();
+    KeyBlockRange range = KeyBlockRange::compute(b, seqQ, seqK, firstRow,
+                                                 blockM, blockN, window);
+    diagonal = range.diagonal;
+    firstBlock = range.firstBlock;
+    lastBlockEnd = range.lastBlockEnd;
+    unmaskedBegin = range.unmaskedBegin;
+    unmaskedEnd = range.unmaskedEnd;
 
     // Prologue: Q and the first (last-indexed) K block in one group.
     copyTile(func.getArgument(0), head, firstRow, seqQ, sharedQ, blockM,
@@ -223,57 +222,10 @@ private:
 
     state = buildKeyBlocks(lastBlockEnd, unmaskedEnd, /*masked=*/true, state);
     state = buildKeyBlocks(unmaskedEnd, unmaskedBegin, /*masked=*/false, state);
-    if (windowLeft)
+    if (window.left)
       state =
           buildKeyBlocks(unmaskedBegin, firstBlock, /*masked=*/true, state);
     buildEpilogue(state);
-  }
-
-  /// Key blocks [firstBlock, lastBlockEnd) hold every key some row of this
-  /// CTA sees; [unmaskedBegin, unmaskedEnd) within it are fully visible to
-  /// every row. All are clamped so that the three ranges nest.
-  void computeKeyBlockRange() {
-    Value zero = index(0);
-    Value numBlocks = arith::CeilDivSIOp::create(b, seqK, index(blockN));
-    // Key j is visible to row i iff lo(i) <= j <= hi(i), with
-    // lo(i) = i + diagonal - left and hi(i) = i + diagonal + right.
-    diagonal = arith::SubIOp::create(b, seqK, seqQ);
-    Value lastRow = arith::AddIOp::create(b, firstRow, index(blockM - 1));
-    lastBlockEnd = numBlocks;
-    unmaskedEnd = arith::DivSIOp::create(b, seqK, index(blockN));
-    if (windowRight) {
-      // The last key any row sees: hi(lastRow); the last key every row sees:
-      // hi(firstRow).
-      Value anyHi = arith::AddIOp::create(
-          b, arith::AddIOp::create(b, lastRow, diagonal),
-          index(*windowRight));
-      Value blocks = arith::AddIOp::create(
-          b, arith::FloorDivSIOp::create(b, anyHi, index(blockN)), index(1));
-      lastBlockEnd = arith::MinSIOp::create(
-          b, lastBlockEnd, arith::MaxSIOp::create(b, blocks, zero));
-      Value allHi = arith::AddIOp::create(
-          b, arith::AddIOp::create(b, firstRow, diagonal),
-          index(*windowRight + 1));
-      unmaskedEnd = arith::MinSIOp::create(
-          b, unmaskedEnd,
-          arith::FloorDivSIOp::create(b, allHi, index(blockN)));
-    }
-    firstBlock = zero;
-    if (windowLeft) {
-      Value anyLo = arith::SubIOp::create(
-          b, arith::AddIOp::create(b, firstRow, diagonal), index(*windowLeft));
-      firstBlock = arith::MaxSIOp::create(
-          b, arith::FloorDivSIOp::create(b, anyLo, index(blockN)), zero);
-    }
-    firstBlock = arith::MinSIOp::create(b, firstBlock, lastBlockEnd);
-    unmaskedEnd = clamp(unmaskedEnd, firstBlock, lastBlockEnd);
-    unmaskedBegin = firstBlock;
-    if (windowLeft) {
-      Value allLo = arith::SubIOp::create(
-          b, arith::AddIOp::create(b, lastRow, diagonal), index(*windowLeft));
-      unmaskedBegin = clamp(arith::CeilDivSIOp::create(b, allLo, index(blockN)),
-                            firstBlock, unmaskedEnd);
-    }
   }
 
   /// Runs key blocks end - 1 down to begin, each with or without the mask.
@@ -298,7 +250,7 @@ private:
   SoftmaxState buildKeyBlock(Value block, bool masked,
                              const SoftmaxState &state) {
     Value keyBase = arith::MulIOp::create(b, block, index(blockN));
-    deriveLaneValues(hideFromHoisting(threadId));
+    deriveLaneValues(hideFromHoisting(b, threadId));
     // K_n has landed, and every warp is done reading V_{n+1}.
     waitForCopies();
     // Only the last key block can extend past Sk, and it comes first, in a
@@ -403,7 +355,7 @@ private:
       // address arithmetic stays between the previous pass's copy and its
       // own: computed all up front, 16 passes of 64-bit addresses and
       // bounds spill at head dim 128.
-      Value row = arith::AddIOp::create(b, hideFromHoisting(firstLocalRow),
+      Value row = arith::AddIOp::create(b, hideFromHoisting(b, firstLocalRow),
                                         index(pass * rowsPerPass));
       Value sourceRow = arith::AddIOp::create(b, first, row);
       Value sourceElements;
@@ -605,43 +557,18 @@ private:
   /// Sets scores of invisible keys (past Sk, or outside the causal or
   /// window bounds of their row) to -inf.
   void applyMask(SmallVectorImpl<Value> &scores, Value keyBase) {
-    Type i32 = b.getI32Type();
     // This lane's columns in each n8 tile are 2t and 2t + 1.
     Value laneKey = arith::AddIOp::create(
         b, keyBase, arith::MulIOp::create(b, quadCol, index(2)));
     Value minusInf = f32(-std::numeric_limits<float>::infinity());
-    auto toColumn = [&](Value key, int64_t low, int64_t high) {
-      Value column = arith::SubIOp::create(b, key, laneKey);
-      column = clamp(column, index(low), index(high));
-      return arith::IndexCastOp::create(b, i32, column);
-    };
     for (int64_t m = 0; m < mTiles; ++m)
       for (int64_t half = 0; half < 2; ++half) {
-        Value row = getLaneRow(m, half);
-        Value onDiagonal = arith::AddIOp::create(b, row, diagonal);
-        Value hi = arith::SubIOp::create(b, seqK, index(1));
-        if (windowRight)
-          hi = arith::MinSIOp::create(
-              b, hi,
-              arith::AddIOp::create(b, onDiagonal, index(*windowRight)));
-        // Columns (relative to this lane's first) above `last` are masked.
-        Value last = toColumn(hi, -1, blockN);
-        Value first;
-        if (windowLeft)
-          first = toColumn(
-              arith::SubIOp::create(b, onDiagonal, index(*windowLeft)), 0,
-              blockN);
+        RowMask mask = RowMask::compute(b, getLaneRow(m, half), laneKey, seqK,
+                                        diagonal, blockN, window);
         for (int64_t n = 0; n < nTiles; ++n) {
           Value &tile = scores[m * nTiles + n];
           for (int64_t e = 0; e < 2; ++e) {
-            Value column = arith::ConstantIntOp::create(b, n * kMmaN + e, 32);
-            Value hidden = arith::CmpIOp::create(
-                b, arith::CmpIPredicate::sgt, column, last);
-            if (first)
-              hidden = arith::OrIOp::create(
-                  b, hidden,
-                  arith::CmpIOp::create(b, arith::CmpIPredicate::slt, column,
-                                        first));
+            Value hidden = mask.hides(b, n * kMmaN + e);
             SmallVector<int64_t, 2> at = {half, e};
             Value score = vector::ExtractOp::create(b, tile, at);
             tile = vector::InsertOp::create(
@@ -652,29 +579,8 @@ private:
       }
   }
 
-  /// Reduces \p value over the 4 lanes of a quad, which hold one row.
-  Value reduceQuad(Value value, bool max) {
-    for (int32_t offset : {1, 2}) {
-      Value other = gpu::ShuffleOp::create(b, value, offset, kThreadsPerWarp,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      value = max ? Value(arith::MaxNumFOp::create(b, value, other))
-                  : Value(arith::AddFOp::create(b, value, other));
-    }
-    return value;
-  }
-
-  Value exp2(Value x) {
-    // ex2.approx.ftz.f32: one MUFU op (KERNELS.md: there is no NVVM op).
-    return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
-                                         b.getStringAttr(
-                                             "llvm.nvvm.ex2.approx.ftz.f"),
-                                         ValueRange{x})
-        .getResult(0);
-  }
-
   /// Folds S into the running max and sum, rescales O, and returns
-  /// P = exp2(S * scale * log2 e - max) as [mTile][k16] A fragments.
+  /// P = emitExp2(b, S * scale * log2 e - max) as [mTile][k16] A fragments.
   SmallVector<Value> updateSoftmax(ArrayRef<Value> scores,
                                    SoftmaxState &state) {
     Value log2Scale = f32(scaleLog2);
@@ -694,7 +600,7 @@ private:
           for (int64_t e = 0; e < 2; ++e)
             rowMax = arith::MaxNumFOp::create(
                 b, rowMax, vector::ExtractOp::create(b, pair, e));
-        rowMax = reduceQuad(rowMax, /*max=*/true);
+        rowMax = reduceOverQuad(b, rowMax, /*max=*/true);
         Value oldMax = state.rowMax[slot];
         Value newMax = arith::MaxNumFOp::create(b, oldMax, rowMax);
         // A row that has seen no key yet keeps max -inf; subtract 0 then,
@@ -704,12 +610,12 @@ private:
         Value shift = arith::SelectOp::create(
             b, empty, zero, arith::MulFOp::create(b, newMax, log2Scale));
         Value negShift = arith::NegFOp::create(b, shift);
-        Value alpha = exp2(math::FmaOp::create(b, oldMax, log2Scale, negShift));
+        Value alpha = emitExp2(b, math::FmaOp::create(b, oldMax, log2Scale, negShift));
         Value sum = zero;
         for (int64_t n = 0; n < nTiles; ++n) {
           SmallVector<Value, 2> probabilities;
           for (int64_t e = 0; e < 2; ++e) {
-            Value p = exp2(math::FmaOp::create(
+            Value p = emitExp2(b, math::FmaOp::create(
                 b, vector::ExtractOp::create(b, pairs[n], e), log2Scale,
                 negShift));
             sum = arith::AddFOp::create(b, sum, p);
@@ -757,7 +663,7 @@ private:
   //===--------------------------------------------------------------------===//
 
   void buildEpilogue(const SoftmaxState &state) {
-    deriveLaneValues(hideFromHoisting(threadId));
+    deriveLaneValues(hideFromHoisting(b, threadId));
     Value zero = f32(0.0f), one = f32(1.0f);
     Value inf = f32(std::numeric_limits<float>::infinity());
     Value lse = op.getLse() ? func.getArgument(4) : Value();
@@ -766,7 +672,7 @@ private:
     for (int64_t m = 0; m < mTiles; ++m)
       for (int64_t half = 0; half < 2; ++half) {
         int64_t slot = m * 2 + half;
-        Value sum = reduceQuad(state.rowSum[slot], /*max=*/false);
+        Value sum = reduceOverQuad(b, state.rowSum[slot], /*max=*/false);
         // A row that saw no key has sum 0: O = 0 and LSE = +inf.
         Value empty =
             arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
@@ -860,25 +766,8 @@ private:
 
   Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
 
-  /// \p value through a side-effecting register move: equal to it, but
-  /// computed anew where it is called, so nothing derived from it is hoisted
-  /// out of the enclosing loop.
-  Value hideFromHoisting(Value value) {
-    Type i64 = b.getI64Type();
-    Value wide = arith::IndexCastOp::create(b, i64, value);
-    auto move = LLVM::InlineAsmOp::create(
-        b, i64, ValueRange{wide}, "mov.b64 $0, $1;", "=l,l",
-        /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::TailCallKind::None, /*asm_dialect=*/LLVM::AsmDialectAttr(),
-        /*operand_attrs=*/ArrayAttr());
-    return arith::IndexCastOp::create(b, b.getIndexType(), move.getResult(0));
-  }
   Value f32(float value) {
     return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(value));
-  }
-  Value clamp(Value value, Value low, Value high) {
-    return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, value, low),
-                                  high);
   }
 
   AttentionOp op;
@@ -889,7 +778,7 @@ private:
   Type elementType;
   int64_t chunkElements, rowChunks, mTiles, nTiles, dTiles;
   float scale, scaleLog2;
-  std::optional<int64_t> windowLeft, windowRight;
+  AttentionWindow window;
 
   Value sharedQ, sharedK, sharedV;
   /// The thread id, and per-thread values of the current phase.
@@ -907,14 +796,6 @@ LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
   if (!tile)
     return op.emitOpError(
         "has no tile configuration: run fmha-materialize-tiles first");
-  if (tile->getChip() != Chip::sm_80)
-    return op.emitOpError("has no lowering to ")
-           << stringifyChip(tile->getChip()) << " yet";
-  if (tile->getStages() != 1)
-    return op.emitOpError("the sm_80 lowering keeps one K and one V buffer "
-                          "whose loads alternate (FlashAttention-2): stages "
-                          "must be 1, got ")
-           << tile->getStages();
   for (Value operand : {op.getQ(), op.getK(), op.getV(), op.getO()}) {
     auto type = cast<MemRefType>(operand.getType());
     SmallVector<int64_t> strides;
@@ -925,6 +806,13 @@ LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
                             "dimension (innermost stride 1), got ")
              << type;
   }
+  if (tile->getChip() == Chip::sm_90a)
+    return lowerAttentionToGPUSm90(op, *tile, kernels);
+  if (tile->getStages() != 1)
+    return op.emitOpError("the sm_80 lowering keeps one K and one V buffer "
+                          "whose loads alternate (FlashAttention-2): stages "
+                          "must be 1, got ")
+           << tile->getStages();
 
   int32_t threads = tile->getWarps() * kThreadsPerWarp;
   gpu::GPUFuncOp func =

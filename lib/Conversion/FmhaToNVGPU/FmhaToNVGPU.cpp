@@ -2,10 +2,9 @@
 //
 // Part of FlashCore. The entry point of the fmha lowerings: each op becomes a
 // kernel in the module's `fmha_kernels` gpu.module and a gpu.launch_func in
-// its place: fmha.resample (ResampleToGPU.cpp) for both chips, fmha.attention
-// (AttentionToGPU.cpp) for sm_80; attention for sm_90a is reported as an
-// error naming the op and the chip: a pipeline never appears to succeed on
-// IR it cannot compile.
+// its place: fmha.resample (ResampleToGPU.cpp) and fmha.attention
+// (AttentionToGPU.cpp for sm_80, AttentionToGPUSm90.cpp for sm_90a) for both
+// chips.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,11 +86,12 @@ private:
 
 gpu::GPUFuncOp fmha::createKernelFunc(Operation *op, gpu::GPUModuleOp kernels,
                                       StringRef name, TypeRange workgroup,
-                                      int32_t threads) {
+                                      int32_t threads, TypeRange leading) {
   MLIRContext *context = op->getContext();
   OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
-  auto funcType =
-      FunctionType::get(context, op->getOperandTypes(), TypeRange{});
+  SmallVector<Type> parameters(leading);
+  llvm::append_range(parameters, op->getOperandTypes());
+  auto funcType = FunctionType::get(context, parameters, TypeRange{});
   auto func = gpu::GPUFuncOp::create(moduleBuilder, op->getLoc(), name,
                                      funcType, workgroup);
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),

@@ -51,7 +51,8 @@ AttentionTiling getDefaultAttentionTiling(Chip chip, unsigned headDim,
 llvm::Error checkAttentionTiling(const AttentionTiling &tiling);
 
 /// Shared memory the tiling needs: one Q tile plus `stages` K and V tiles
-/// (the output tile reuses the Q buffer).
+/// (the output tile reuses the Q buffer); on sm_90a also room to align the
+/// tiles to the 1024-byte swizzle atom and the pipeline's mbarriers.
 uint64_t getAttentionSharedBytes(const AttentionTiling &tiling,
                                  unsigned headDim, unsigned elementBytes);
 

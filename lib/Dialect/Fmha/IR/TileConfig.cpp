@@ -63,13 +63,12 @@ AttentionTiling fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim,
       return {chip, 128, 64, 4, 1};
     return {chip, 128, 64, 8, 1};
   case Chip::sm_90a:
-    // FlashAttention-3's tile_size_fwd_sm90 for 16-bit types (KERNELS.md §2):
-    // one producer warpgroup plus 3 (hdim 64) or 2 consumer warpgroups, two
-    // K/V stages. The sm_90a lowering re-measures these on the H100.
-    if (headDim <= 64)
-      return {chip, 192, causal ? 128u : 192u, 16, 2};
+    // One producer and two consumer warpgroups of 64 query rows, two K/V
+    // stages (FlashAttention-3's structure, KERNELS.md §2); block_n 128 up
+    // to head dim 128 and 80 at 256 (its shared memory: 64 KB of Q and
+    // 2 x 2 x 40 KB of K and V). To be re-measured on the H100.
     if (headDim <= 128)
-      return {chip, 128, causal ? 128u : 176u, 12, 2};
+      return {chip, 128, 128, 12, 2};
     return {chip, 128, 80, 12, 2};
   }
   llvm_unreachable("unknown chip");
@@ -136,7 +135,12 @@ uint64_t fmha::getAttentionSharedBytes(const AttentionTiling &tiling,
                                        unsigned elementBytes) {
   uint64_t rows = uint64_t(tiling.blockM) +
                   2 * uint64_t(tiling.stages) * uint64_t(tiling.blockN);
-  return rows * headDim * elementBytes;
+  uint64_t tiles = rows * headDim * elementBytes;
+  if (tiling.chip != Chip::sm_90a)
+    return tiles;
+  // AttentionToGPUSm90.cpp: 1024-byte alignment slack, then two Q barriers
+  // and four per stage (K and V, full and empty), 8 bytes each.
+  return 1024 + tiles + 8 * (2 + 4 * uint64_t(tiling.stages));
 }
 
 llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
@@ -148,7 +152,8 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
     return llvm::Error::success();
   return llvm::createStringError(llvm::formatv(
       "tile needs {0} bytes of shared memory at head dim {1} ((block_m + 2 * "
-      "stages * block_n) * {1} * {2} bytes), but {3} allows {4} per block",
+      "stages * block_n) * {1} * {2} bytes of tiles), but {3} allows {4} per "
+      "block",
       needed, headDim, elementBytes, stringifyChip(tiling.chip), limit));
 }
 

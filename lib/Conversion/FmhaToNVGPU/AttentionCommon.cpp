@@ -1,0 +1,154 @@
+//===- AttentionCommon.cpp - what every attention lowering shares ---------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionCommon.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+namespace {
+constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
+constexpr int32_t kThreadsPerWarp = 32;
+
+Value index(ImplicitLocOpBuilder &b, int64_t value) {
+  return arith::ConstantIndexOp::create(b, value);
+}
+Value clamp(ImplicitLocOpBuilder &b, Value value, Value low, Value high) {
+  return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, value, low),
+                                high);
+}
+} // namespace
+
+AttentionWindow AttentionWindow::get(AttentionOp op) {
+  AttentionWindow window;
+  if (std::optional<ArrayRef<int64_t>> sides = op.getWindow()) {
+    window.left = std::min((*sides)[0], kUnboundedWindow);
+    window.right = std::min((*sides)[1], kUnboundedWindow);
+  }
+  if (op.getCausal())
+    window.right = 0;
+  return window;
+}
+
+KeyBlockRange KeyBlockRange::compute(ImplicitLocOpBuilder &b, Value seqQ,
+                                     Value seqK, Value firstRow,
+                                     int64_t blockM, int64_t blockN,
+                                     const AttentionWindow &window) {
+  KeyBlockRange range;
+  Value zero = index(b, 0);
+  Value numBlocks = arith::CeilDivSIOp::create(b, seqK, index(b, blockN));
+  range.diagonal = arith::SubIOp::create(b, seqK, seqQ);
+  Value lastRow = arith::AddIOp::create(b, firstRow, index(b, blockM - 1));
+  range.lastBlockEnd = numBlocks;
+  range.unmaskedEnd = arith::DivSIOp::create(b, seqK, index(b, blockN));
+  if (window.right) {
+    // The last key any row sees: hi(lastRow); the last key every row sees:
+    // hi(firstRow).
+    Value anyHi = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, lastRow, range.diagonal),
+        index(b, *window.right));
+    Value blocks = arith::AddIOp::create(
+        b, arith::FloorDivSIOp::create(b, anyHi, index(b, blockN)),
+        index(b, 1));
+    range.lastBlockEnd = arith::MinSIOp::create(
+        b, range.lastBlockEnd, arith::MaxSIOp::create(b, blocks, zero));
+    Value allHi = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, firstRow, range.diagonal),
+        index(b, *window.right + 1));
+    range.unmaskedEnd = arith::MinSIOp::create(
+        b, range.unmaskedEnd,
+        arith::FloorDivSIOp::create(b, allHi, index(b, blockN)));
+  }
+  range.firstBlock = zero;
+  if (window.left) {
+    Value anyLo = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, firstRow, range.diagonal),
+        index(b, *window.left));
+    range.firstBlock = arith::MaxSIOp::create(
+        b, arith::FloorDivSIOp::create(b, anyLo, index(b, blockN)), zero);
+  }
+  range.firstBlock =
+      arith::MinSIOp::create(b, range.firstBlock, range.lastBlockEnd);
+  range.unmaskedEnd = clamp(b, range.unmaskedEnd, range.firstBlock,
+                            range.lastBlockEnd);
+  range.unmaskedBegin = range.firstBlock;
+  if (window.left) {
+    Value allLo = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, lastRow, range.diagonal),
+        index(b, *window.left));
+    range.unmaskedBegin = clamp(
+        b, arith::CeilDivSIOp::create(b, allLo, index(b, blockN)),
+        range.firstBlock, range.unmaskedEnd);
+  }
+  return range;
+}
+
+RowMask RowMask::compute(ImplicitLocOpBuilder &b, Value row, Value laneKey,
+                         Value seqK, Value diagonal, int64_t blockN,
+                         const AttentionWindow &window) {
+  Type i32 = b.getI32Type();
+  auto toColumn = [&](Value key, int64_t low, int64_t high) {
+    Value column = arith::SubIOp::create(b, key, laneKey);
+    column = clamp(b, column, index(b, low), index(b, high));
+    return arith::IndexCastOp::create(b, i32, column);
+  };
+  Value onDiagonal = arith::AddIOp::create(b, row, diagonal);
+  Value hi = arith::SubIOp::create(b, seqK, index(b, 1));
+  if (window.right)
+    hi = arith::MinSIOp::create(
+        b, hi, arith::AddIOp::create(b, onDiagonal, index(b, *window.right)));
+  RowMask mask;
+  mask.last = toColumn(hi, -1, blockN);
+  if (window.left)
+    mask.first = toColumn(
+        arith::SubIOp::create(b, onDiagonal, index(b, *window.left)), 0,
+        blockN);
+  return mask;
+}
+
+Value RowMask::hides(ImplicitLocOpBuilder &b, int64_t column) const {
+  Value constant = arith::ConstantIntOp::create(b, column, 32);
+  Value hidden =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, constant, last);
+  if (first)
+    hidden = arith::OrIOp::create(
+        b, hidden,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, constant, first));
+  return hidden;
+}
+
+Value fmha::reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max) {
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, value, offset, kThreadsPerWarp,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = max ? Value(arith::MaxNumFOp::create(b, value, other))
+                : Value(arith::AddFOp::create(b, value, other));
+  }
+  return value;
+}
+
+Value fmha::emitExp2(ImplicitLocOpBuilder &b, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+             ValueRange{x})
+      .getResult(0);
+}
+
+Value fmha::hideFromHoisting(ImplicitLocOpBuilder &b, Value value) {
+  Type i64 = b.getI64Type();
+  Value wide = arith::IndexCastOp::create(b, i64, value);
+  auto move = LLVM::InlineAsmOp::create(
+      b, i64, ValueRange{wide}, "mov.b64 $0, $1;", "=l,l",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None, /*asm_dialect=*/LLVM::AsmDialectAttr(),
+      /*operand_attrs=*/ArrayAttr());
+  return arith::IndexCastOp::create(b, b.getIndexType(), move.getResult(0));
+}

@@ -1,0 +1,79 @@
+//===- AttentionCommon.h - what every attention lowering shares -*- C++ -*-===//
+//
+// Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU: the pieces of the
+// FlashAttention algorithm that do not depend on the chip's instructions,
+// written once for the sm_80 (AttentionToGPU.cpp) and sm_90a
+// (AttentionToGPUSm90.cpp) kernels: which key blocks a block of query rows
+// visits, which scores the mask hides, the quad reductions of the accumulator
+// fragments (the same m16n8 pattern in mma.sync and WGMMA), ex2.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_FMHATONVGPU_ATTENTIONCOMMON_H
+#define LIB_CONVERSION_FMHATONVGPU_ATTENTIONCOMMON_H
+
+#include "fmha/Dialect/Fmha/FmhaDialect.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <optional>
+
+namespace mlir::fmha {
+
+/// The keys each query row sees: key j is visible to row i iff
+/// lo(i) <= j <= hi(i), lo(i) = i + diagonal - left, hi(i) = i + diagonal +
+/// right, diagonal = Sk - Sq (bottom-right aligned). A missing side is
+/// unbounded; causal is right = 0. Sides are clamped to 2^40 keys so that
+/// row + Sk + side stays far from overflowing 64-bit index arithmetic.
+struct AttentionWindow {
+  std::optional<int64_t> left, right;
+  static AttentionWindow get(AttentionOp op);
+};
+
+/// Key blocks [firstBlock, lastBlockEnd) hold every key some row of a block
+/// of query rows sees; [unmaskedBegin, unmaskedEnd) within it are fully
+/// visible to every row. The three ranges nest. Kernels visit them from the
+/// last block to the first: masked [unmaskedEnd, lastBlockEnd), unmasked,
+/// then masked [firstBlock, unmaskedBegin) (only with a left window side).
+struct KeyBlockRange {
+  Value diagonal;
+  Value firstBlock, lastBlockEnd, unmaskedBegin, unmaskedEnd;
+
+  static KeyBlockRange compute(ImplicitLocOpBuilder &b, Value seqQ,
+                               Value seqK, Value firstRow, int64_t blockM,
+                               int64_t blockN, const AttentionWindow &window);
+};
+
+/// The mask of one query row within a key block, as columns relative to
+/// the first key a lane holds (so that each of its scores compares a
+/// constant column): a score in column c is hidden iff c > last or
+/// c < first (first only with a left window side). i32, clamped to
+/// [-1, blockN].
+struct RowMask {
+  Value last, first;
+
+  /// The mask of query \p row for keys from \p laneKey on.
+  static RowMask compute(ImplicitLocOpBuilder &b, Value row, Value laneKey,
+                         Value seqK, Value diagonal, int64_t blockN,
+                         const AttentionWindow &window);
+  /// Whether the score \p column (a constant) columns after laneKey is
+  /// hidden.
+  Value hides(ImplicitLocOpBuilder &b, int64_t column) const;
+};
+
+/// \p value reduced (max or sum) over the 4 lanes of a quad, which hold one
+/// row of an m16n8 accumulator fragment.
+Value reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max);
+
+/// ex2.approx.ftz.f32 of \p x: one MUFU op (there is no NVVM op; an LLVM
+/// intrinsic, so no call that would break a WGMMA pipeline).
+Value emitExp2(ImplicitLocOpBuilder &b, Value x);
+
+/// \p value through a side-effecting register move: equal to it, but
+/// computed anew where it is called, so nothing derived from it is hoisted
+/// out of the enclosing loop.
+Value hideFromHoisting(ImplicitLocOpBuilder &b, Value value);
+
+} // namespace mlir::fmha
+
+#endif // LIB_CONVERSION_FMHATONVGPU_ATTENTIONCOMMON_H

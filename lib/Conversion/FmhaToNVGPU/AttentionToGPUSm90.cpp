@@ -1,0 +1,881 @@
+//===- AttentionToGPUSm90.cpp - fmha.attention for sm_90a as a gpu.func ---===//
+//
+// Part of FlashCore. Lowers fmha.attention with an sm_90a tile to one
+// warp-specialized FlashAttention-3-style forward kernel (KERNELS.md
+// section 2) plus a gpu.launch_func in its place.
+//
+// Kernel ABI: the TMA tensor maps of q, k and v first (CUtensorMap, 128
+// bytes each, passed by value: !llvm.ptr parameters that
+// fmha-tensor-map-parameters makes byval grid-constant ones after the GPU
+// lowering; on the host side, nvgpu.tma.create.descriptor), then the op's
+// memref operands in order (q, k, v, o, lse if present), each an MLIR memref
+// descriptor. Each map is 4-D, innermost first (D, S, H, B), with the
+// operand's strides, a box of 64 x rows x 1 x 1 elements (rows = block_m for
+// q, block_n for k and v) and 128-byte swizzle; positions past S read as
+// zeros. Grid: (ceil(Sq / block_m), Hq, min(B, 65535)), batches striding by
+// the grid's z extent; block: 32 * warps threads; dynamic shared memory:
+// getAttentionSharedBytes.
+//
+// Warpgroup 0 is the producer: one thread issues every TMA load. Q once per
+// (batch, row block), K and V of each key block into `stages` buffers, each
+// buffer with a full and an empty mbarrier. The other warpgroups are
+// consumers, each owning 64 query rows: per key block
+//
+//   wait K full;  S = Q K^T (WGMMA, both operands in shared memory);
+//                 release K; mask S; online softmax -> P (registers)
+//   wait V full;  O += P V (WGMMA with A = P from registers); release V
+//
+// The producer runs ahead by `stages` blocks, so loads overlap the GEMMs, and
+// the consumer warpgroups interleave on the tensor cores on their own.
+// Registers move from the producer to the consumers with setmaxnreg.
+//
+// Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
+// every 8 rows of 128 bytes): Q, the K buffers, the V buffers, then the
+// mbarriers. A tile of R rows is D / 64 column blocks of R x 128 bytes, each
+// exactly one TMA box, which is also the canonical WGMMA layout: K-major
+// with 128-byte swizzle for Q and K (A and B of Q K^T), MN-major (transposed)
+// for V (B of P V).
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionCommon.h"
+#include "FmhaToNVGPU.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+namespace {
+
+constexpr int64_t kThreadsPerWarp = 32;
+constexpr int64_t kWarpgroupThreads = 128;
+/// Rows of one WGMMA (m64nNk16), the rows one consumer warpgroup owns.
+constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+/// A TMA box and a swizzle atom row: 128 bytes, 64 16-bit elements.
+constexpr int64_t kSwizzleBytes = 128, kBoxColumns = 64;
+/// Bytes of one 8-row swizzle atom, the alignment of every tile.
+constexpr int64_t kAtomBytes = 8 * kSwizzleBytes;
+/// The mbarrier wait's suspend-time hint, in nanoseconds (as CUTLASS).
+constexpr int32_t kWaitTicks = 0x989680;
+/// Registers per thread after setmaxnreg, by consumer warpgroups
+/// (FlashAttention-3: 128 * 24 + 256 * 240 and 128 * 32 + 384 * 160 of the
+/// 65536 registers of an SM).
+struct RegisterSplit {
+  int32_t producer, consumer;
+};
+RegisterSplit getRegisterSplit(int64_t consumers) {
+  return consumers <= 2 ? RegisterSplit{24, 240} : RegisterSplit{32, 160};
+}
+
+/// The running state of one consumer thread: O (a WGMMA accumulator struct,
+/// kept whole so that ptxas keeps it in place across the loop), the max and
+/// sum of its rows g and g + 8, and the count of key blocks consumed (it
+/// names the buffer and the barrier phase).
+struct ConsumerState {
+  Value out;
+  std::array<Value, 2> rowMax, rowSum;
+  Value consumed;
+
+  SmallVector<Value> flatten() const {
+    return {out, rowMax[0], rowMax[1], rowSum[0], rowSum[1], consumed};
+  }
+  static ConsumerState unflatten(ValueRange values) {
+    return {values[0], {values[1], values[2]}, {values[3], values[4]},
+            values[5]};
+  }
+};
+
+class Sm90AttentionKernelBuilder {
+public:
+  Sm90AttentionKernelBuilder(AttentionOp op, TileAttr tile,
+                             gpu::GPUFuncOp func, ImplicitLocOpBuilder &b)
+      : op(op), func(func), b(b), window(AttentionWindow::get(op)) {
+    blockM = tile.getBlockM();
+    blockN = tile.getBlockN();
+    stages = tile.getStages();
+    consumers = tile.getWarps() / 4 - 1;
+    headDim = op.getHeadDim();
+    elementType = cast<MemRefType>(op.getQ().getType()).getElementType();
+    columnBlocks = headDim / kBoxColumns;
+    scale = op.getScaleOrDefault();
+    scaleLog2 = scale * static_cast<float>(M_LOG2E);
+    queryBytes = blockM * headDim * 2;
+    keyBytes = blockN * headDim * 2;
+  }
+
+  void build() {
+    Value q = argument(kQ);
+    threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    setUpSharedMemory();
+    seqQ = memref::DimOp::create(b, q, 2);
+    seqK = memref::DimOp::create(b, argument(kK), 2);
+    Value queryHeads = memref::DimOp::create(b, q, 1);
+    Value kvHeads = memref::DimOp::create(b, argument(kK), 1);
+    // The longest (causal) row blocks start first.
+    Value reversed = arith::SubIOp::create(
+        b,
+        arith::SubIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                              index(1)),
+        gpu::BlockIdOp::create(b, gpu::Dimension::x));
+    firstRow = arith::MulIOp::create(b, reversed, index(blockM));
+    head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+    kvHead = arith::DivUIOp::create(
+        b, head, arith::DivUIOp::create(b, queryHeads, kvHeads));
+    range = KeyBlockRange::compute(b, seqQ, seqK, firstRow, blockM, blockN,
+                                   window);
+
+    initBarriers();
+    Value warpgroup =
+        arith::DivUIOp::create(b, threadId, index(kWarpgroupThreads));
+    Value isProducer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                             warpgroup, index(0));
+    RegisterSplit split = getRegisterSplit(consumers);
+    scf::IfOp::create(
+        b, isProducer,
+        [&](OpBuilder &, Location) {
+          setMaxRegisters(split.producer, NVVM::SetMaxRegisterAction::decrease);
+          Value issuer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                               threadId, index(0));
+          scf::IfOp::create(b, issuer, [&](OpBuilder &, Location) {
+            forEachBatch([&](Value batchIndex, Value iteration,
+                             Value loaded) {
+              return buildProducer(batchIndex, iteration, loaded);
+            });
+            scf::YieldOp::create(b);
+          });
+          scf::YieldOp::create(b);
+        },
+        [&](OpBuilder &, Location) {
+          setMaxRegisters(split.consumer, NVVM::SetMaxRegisterAction::increase);
+          forEachBatch([&](Value batchIndex, Value iteration,
+                           Value consumed) {
+            return buildConsumer(batchIndex, iteration, consumed);
+          });
+          scf::YieldOp::create(b);
+        });
+    gpu::ReturnOp::create(b);
+  }
+
+private:
+  enum Argument { kQMap, kKMap, kVMap, kQ, kK, kV, kO, kLse };
+  Value argument(Argument which) { return func.getArgument(which); }
+
+  //===--------------------------------------------------------------------===//
+  // Shared memory and barriers
+  //===--------------------------------------------------------------------===//
+
+  void setUpSharedMemory() {
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    Value bytes = gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                           workgroup));
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, bytes);
+    // Round up to the swizzle atom (getAttentionSharedBytes leaves room).
+    sharedBase = arith::AndIOp::create(
+        b, arith::AddIOp::create(b, address, index(kAtomBytes - 1)),
+        index(~(kAtomBytes - 1)));
+  }
+
+  int64_t keyTileOffset(int64_t stage) const {
+    return queryBytes + stage * keyBytes;
+  }
+  int64_t valueTileOffset(int64_t stage) const {
+    return queryBytes + (stages + stage) * keyBytes;
+  }
+  int64_t barrierOffset() const {
+    return queryBytes + 2 * stages * keyBytes;
+  }
+  /// Barriers: Q full, Q empty, then K full, V full, K empty, V empty, one
+  /// per buffer each.
+  enum Barrier { kQueryFull, kQueryEmpty, kKeyFull, kValueFull, kKeyEmpty,
+                 kValueEmpty };
+  Value barrierAddress(Barrier which, Value stage = Value()) {
+    int64_t slot = which <= kQueryEmpty ? int64_t(which)
+                                        : 2 + (which - 2) * stages;
+    Value offset = index(barrierOffset() + 8 * slot);
+    if (stage)
+      offset = arith::AddIOp::create(
+          b, offset, arith::MulIOp::create(b, stage, index(8)));
+    return sharedPointer(arith::AddIOp::create(b, sharedBase, offset));
+  }
+  /// The shared address \p address (an index) as a pointer.
+  Value sharedPointer(Value address) {
+    Value word = arith::IndexCastOp::create(b, b.getI32Type(), address);
+    return LLVM::IntToPtrOp::create(
+        b, LLVM::LLVMPointerType::get(b.getContext(), 3), word);
+  }
+
+  void initBarriers() {
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                        threadId, index(0));
+    scf::IfOp::create(b, first, [&](OpBuilder &, Location) {
+      // Full barriers complete on the producer's arrive plus the TMA bytes;
+      // empty ones when every consumer warp has arrived.
+      Value one = i32(1);
+      Value consumerWarps = i32(consumers * 4);
+      NVVM::MBarrierInitOp::create(b, barrierAddress(kQueryFull), one,
+                                   Value());
+      NVVM::MBarrierInitOp::create(b, barrierAddress(kQueryEmpty),
+                                   consumerWarps, Value());
+      for (int64_t s = 0; s < stages; ++s) {
+        Value stage = index(s);
+        NVVM::MBarrierInitOp::create(b, barrierAddress(kKeyFull, stage), one,
+                                     Value());
+        NVVM::MBarrierInitOp::create(b, barrierAddress(kValueFull, stage),
+                                     one, Value());
+        NVVM::MBarrierInitOp::create(b, barrierAddress(kKeyEmpty, stage),
+                                     consumerWarps, Value());
+        NVVM::MBarrierInitOp::create(b, barrierAddress(kValueEmpty, stage),
+                                     consumerWarps, Value());
+      }
+      // Make the initialized barriers visible to the TMA unit.
+      NVVM::FenceMbarrierInitOp::create(b);
+      scf::YieldOp::create(b);
+    });
+    gpu::BarrierOp::create(b);
+  }
+
+  void waitBarrier(Value address, Value phase) {
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, address, arith::IndexCastOp::create(b, b.getI32Type(), phase),
+        i32(kWaitTicks));
+  }
+
+  /// Lane 0 of each consumer warp arrives on \p address: called after the
+  /// warp's WGMMAs reading the buffer have completed.
+  void releaseBuffer(Value address) {
+    Value lane = arith::RemUIOp::create(b, threadId, index(kThreadsPerWarp));
+    Value leader =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0));
+    scf::IfOp::create(b, leader, [&](OpBuilder &, Location) {
+      NVVM::MBarrierArriveOp::create(b, b.getI64Type(), address, Value(),
+                                     NVVM::MemScopeKindAttr());
+      scf::YieldOp::create(b);
+    });
+  }
+
+  void setMaxRegisters(int32_t count, NVVM::SetMaxRegisterAction action) {
+    NVVM::SetMaxRegisterOp::create(
+        b, b.getI32IntegerAttr(count),
+        NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
+  }
+
+  /// Runs \p body for each batch this CTA computes, carrying a count of the
+  /// key blocks passed so far (\p body returns the new count) and the
+  /// iteration number (the parity of the Q barriers).
+  void forEachBatch(
+      llvm::function_ref<Value(Value batchIndex, Value iteration,
+                               Value blocks)>
+          body) {
+    Value batch = memref::DimOp::create(b, argument(kQ), 0);
+    Value start = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+    Value step = gpu::GridDimOp::create(b, gpu::Dimension::z);
+    auto loop = scf::ForOp::create(b, start, batch, step,
+                                   ValueRange{index(0), index(0)});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value iteration = loop.getRegionIterArgs()[0];
+    Value blocks = body(loop.getInductionVar(), iteration,
+                        loop.getRegionIterArgs()[1]);
+    scf::YieldOp::create(
+        b, ValueRange{arith::AddIOp::create(b, iteration, index(1)), blocks});
+  }
+
+  /// The buffer and the barrier parity of the \p count-th key block.
+  std::pair<Value, Value> getStageAndPhase(Value count) {
+    Value stage = arith::RemUIOp::create(b, count, index(stages));
+    Value phase = arith::RemUIOp::create(
+        b, arith::DivUIOp::create(b, count, index(stages)), index(2));
+    return {stage, phase};
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The producer
+  //===--------------------------------------------------------------------===//
+
+  /// Loads rows [firstRow, firstRow + rows) of (batch, head) through \p map
+  /// into the tile at shared address \p tile, completing on \p barrier.
+  void loadTile(Argument map, Value tile, Value barrier, Value firstRowIndex,
+                Value headIndex, Value batchIndex, int64_t rows) {
+    Value descriptor = argument(map);
+    Type i32Type = b.getI32Type();
+    Value row = arith::IndexCastOp::create(b, i32Type, firstRowIndex);
+    Value headWord = arith::IndexCastOp::create(b, i32Type, headIndex);
+    Value batchWord = arith::IndexCastOp::create(b, i32Type, batchIndex);
+    for (int64_t c = 0; c < columnBlocks; ++c) {
+      Value destination = sharedPointer(
+          arith::AddIOp::create(b, tile, index(c * rows * kSwizzleBytes)));
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, destination, descriptor,
+          ValueRange{i32(c * kBoxColumns), row, headWord, batchWord}, barrier,
+          ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+          /*isCTAOnly=*/true, NVVM::CTAGroupKindAttr(), Value());
+    }
+  }
+
+  Value buildProducer(Value batchIndex, Value iteration, Value loaded) {
+    // Q, once the consumers are done with the previous batch's.
+    Value parity = arith::RemUIOp::create(b, iteration, index(2));
+    waitBarrier(barrierAddress(kQueryEmpty),
+                arith::XOrIOp::create(b, parity, index(1)));
+    Value full = barrierAddress(kQueryFull);
+    expectBytes(full, queryBytes);
+    loadTile(kQMap, sharedBase, full, firstRow, head, batchIndex, blockM);
+
+    // K and V of every key block, last to first, as the consumers visit
+    // them.
+    Value count =
+        arith::SubIOp::create(b, range.lastBlockEnd, range.firstBlock);
+    auto loop = scf::ForOp::create(b, index(0), count, index(1),
+                                   ValueRange{loaded});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value block = arith::SubIOp::create(
+        b, arith::SubIOp::create(b, range.lastBlockEnd, index(1)),
+        loop.getInductionVar());
+    Value blockRow = arith::MulIOp::create(b, block, index(blockN));
+    Value current = loop.getRegionIterArgs()[0];
+    auto [stage, phase] = getStageAndPhase(current);
+    // The first pass over each buffer finds it empty: a fresh barrier
+    // reports the phase before its first as complete.
+    Value emptyPhase = arith::XOrIOp::create(b, phase, index(1));
+    Value stageOffset = arith::MulIOp::create(b, stage, index(keyBytes));
+    for (auto [map, fullBarrier, emptyBarrier, tileOffset] :
+         {std::tuple{kKMap, kKeyFull, kKeyEmpty, keyTileOffset(0)},
+          std::tuple{kVMap, kValueFull, kValueEmpty, valueTileOffset(0)}}) {
+      waitBarrier(barrierAddress(emptyBarrier, stage), emptyPhase);
+      Value barrier = barrierAddress(fullBarrier, stage);
+      expectBytes(barrier, keyBytes);
+      Value tile = arith::AddIOp::create(
+          b, sharedBase, arith::AddIOp::create(b, stageOffset,
+                                               index(tileOffset)));
+      loadTile(map, tile, barrier, blockRow, kvHead, batchIndex, blockN);
+    }
+    scf::YieldOp::create(b,
+                         ValueRange{arith::AddIOp::create(b, current,
+                                                          index(1))});
+    return loop.getResult(0);
+  }
+
+  void expectBytes(Value barrier, int64_t bytes) {
+    NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, i32(bytes),
+                                           NVVM::MemScopeKindAttr(),
+                                           BoolAttr(), Value());
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The consumers
+  //===--------------------------------------------------------------------===//
+
+  /// Per-thread coordinates of the m64nN accumulator fragment (PTX ISA,
+  /// "Register fragments for wgmma"): warp w of the warpgroup holds rows
+  /// 16w + g and 16w + g + 8, lane 4g + t columns 8i + 2t and 8i + 2t + 1 of
+  /// each n8 chunk i, as elements 4i .. 4i + 3 (row g: 4i, 4i + 1).
+  void deriveLaneValues() {
+    Value tid = hideFromHoisting(b, threadId);
+    Value consumer = arith::SubIOp::create(
+        b, arith::DivUIOp::create(b, tid, index(kWarpgroupThreads)),
+        index(1));
+    Value warp = arith::RemUIOp::create(
+        b, arith::DivUIOp::create(b, tid, index(kThreadsPerWarp)), index(4));
+    Value lane = arith::RemUIOp::create(b, tid, index(kThreadsPerWarp));
+    consumerRow = arith::MulIOp::create(b, consumer, index(kWgmmaM));
+    laneRow = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, consumerRow,
+                                 arith::MulIOp::create(b, warp, index(16))),
+        arith::DivUIOp::create(b, lane, index(4)));
+    quadCol = arith::RemUIOp::create(b, lane, index(4));
+  }
+
+  Value buildConsumer(Value batchIndex, Value iteration, Value consumed) {
+    deriveLaneValues();
+    waitBarrier(barrierAddress(kQueryFull),
+                arith::RemUIOp::create(b, iteration, index(2)));
+
+    ConsumerState state;
+    state.out = LLVM::ZeroOp::create(b, getAccumulatorType(headDim));
+    Value minusInf = f32(-std::numeric_limits<float>::infinity());
+    state.rowMax = {minusInf, minusInf};
+    state.rowSum = {f32(0.0f), f32(0.0f)};
+    state.consumed = consumed;
+    state = buildKeyBlocks(range.lastBlockEnd, range.unmaskedEnd,
+                           /*masked=*/true, state);
+    state = buildKeyBlocks(range.unmaskedEnd, range.unmaskedBegin,
+                           /*masked=*/false, state);
+    if (window.left)
+      state = buildKeyBlocks(range.unmaskedBegin, range.firstBlock,
+                             /*masked=*/true, state);
+    buildEpilogue(batchIndex, state);
+    // Every WGMMA reading Q has completed.
+    releaseBuffer(barrierAddress(kQueryEmpty));
+    return state.consumed;
+  }
+
+  ConsumerState buildKeyBlocks(Value end, Value begin, bool masked,
+                               const ConsumerState &state) {
+    Value count = arith::SubIOp::create(b, end, begin);
+    auto loop = scf::ForOp::create(b, index(0), count, index(1),
+                                   state.flatten());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value block = arith::SubIOp::create(
+        b, arith::SubIOp::create(b, end, index(1)), loop.getInductionVar());
+    ConsumerState next = buildKeyBlock(
+        block, masked, ConsumerState::unflatten(loop.getRegionIterArgs()));
+    scf::YieldOp::create(b, next.flatten());
+    b.setInsertionPointAfter(loop);
+    return ConsumerState::unflatten(loop.getResults());
+  }
+
+  ConsumerState buildKeyBlock(Value block, bool masked,
+                              const ConsumerState &state) {
+    deriveLaneValues();
+    auto [stage, phase] = getStageAndPhase(state.consumed);
+    Value stageOffset = arith::MulIOp::create(b, stage, index(keyBytes));
+
+    // S = Q K^T.
+    waitBarrier(barrierAddress(kKeyFull, stage), phase);
+    Value scores = computeScores(stageOffset);
+    releaseBuffer(barrierAddress(kKeyEmpty, stage));
+
+    SmallVector<Value> values = unpack(scores, blockN / 2);
+    if (masked)
+      applyMask(values, arith::MulIOp::create(b, block, index(blockN)));
+    ConsumerState next = state;
+    SmallVector<Value> probabilities = updateSoftmax(values, next);
+
+    // O += P V.
+    waitBarrier(barrierAddress(kValueFull, stage), phase);
+    next.out = accumulateValues(probabilities, stageOffset, next.out);
+    releaseBuffer(barrierAddress(kValueEmpty, stage));
+    next.consumed = arith::AddIOp::create(b, state.consumed, index(1));
+    return next;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // WGMMA
+  //===--------------------------------------------------------------------===//
+
+  /// The m64nNk16 f32 accumulator of one thread: N / 2 floats.
+  Type getAccumulatorType(int64_t n) {
+    SmallVector<Type> fields(n / 2, b.getF32Type());
+    return LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+  }
+
+  SmallVector<Value> unpack(Value accumulator, int64_t count) {
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(LLVM::ExtractValueOp::create(b, accumulator, i));
+    return values;
+  }
+
+  /// The shared memory matrix descriptor (PTX ISA, "Matrix Descriptor
+  /// Format") of a 128-byte swizzled operand at shared address \p address:
+  /// start address, leading and stride byte offsets (all >> 4), swizzle
+  /// mode 1 (128B) in bits 62-63.
+  Value getDescriptor(Value address, int64_t leadingBytes,
+                      int64_t strideBytes) {
+    Type i64 = b.getI64Type();
+    Value start = arith::AndIOp::create(
+        b,
+        arith::ShRUIOp::create(b, arith::IndexCastOp::create(b, i64, address),
+                               i64Constant(4)),
+        i64Constant(0x3FFF));
+    uint64_t fixed = (uint64_t(leadingBytes >> 4) << 16) |
+                     (uint64_t(strideBytes >> 4) << 32) | (uint64_t(1) << 62);
+    return arith::OrIOp::create(b, start,
+                                i64Constant(static_cast<int64_t>(fixed)));
+  }
+  /// \p descriptor advanced by \p bytes (a multiple of 16 that keeps the
+  /// address field from carrying).
+  Value advance(Value descriptor, int64_t bytes) {
+    if (bytes == 0)
+      return descriptor;
+    return arith::AddIOp::create(b, descriptor, i64Constant(bytes >> 4));
+  }
+
+  NVVM::WGMMATypes getWgmmaType() {
+    return elementType.isF16() ? NVVM::WGMMATypes::f16
+                               : NVVM::WGMMATypes::bf16;
+  }
+
+  /// S = Q K^T for this warpgroup's 64 rows: both operands K-major in
+  /// shared memory; k step j reads bytes 32 j of each 128-byte row, in
+  /// column block j / 4.
+  Value computeScores(Value stageOffset) {
+    Value queries = getDescriptor(
+        arith::AddIOp::create(
+            b, sharedBase,
+            arith::MulIOp::create(b, consumerRow, index(kSwizzleBytes))),
+        /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
+    Value keys = getDescriptor(
+        arith::AddIOp::create(
+            b, sharedBase,
+            arith::AddIOp::create(b, stageOffset, index(keyTileOffset(0)))),
+        /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
+    Type accType = getAccumulatorType(blockN);
+    Value scores = LLVM::PoisonOp::create(b, accType);
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    for (int64_t k = 0; k < headDim / kWgmmaK; ++k) {
+      int64_t inRow = (k % 4) * 32;
+      scores = NVVM::WgmmaMmaAsyncOp::create(
+          b, accType, scores,
+          advance(queries, (k / 4) * blockM * kSwizzleBytes + inRow),
+          advance(keys, (k / 4) * blockN * kSwizzleBytes + inRow),
+          NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, blockN, kWgmmaK),
+          getWgmmaType(), getWgmmaType(), NVVM::WGMMATypes::f32,
+          k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          NVVM::MMALayout::row, NVVM::MMALayout::col,
+          NVVM::MMAIntOverflowAttr());
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    return scores;
+  }
+
+  /// O += P V: A = P from registers, B = V MN-major in shared memory (k
+  /// step j is rows 16 j .. 16 j + 15; column blocks LBO apart).
+  Value accumulateValues(ArrayRef<Value> probabilities, Value stageOffset,
+                         Value out) {
+    Value values = getDescriptor(
+        arith::AddIOp::create(
+            b, sharedBase,
+            arith::AddIOp::create(b, stageOffset, index(valueTileOffset(0)))),
+        /*leadingBytes=*/blockN * kSwizzleBytes, /*strideBytes=*/kAtomBytes);
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    for (int64_t k = 0; k < blockN / kWgmmaK; ++k)
+      out = emitRegisterWgmma(probabilities.slice(4 * k, 4),
+                              advance(values, k * kWgmmaK * kSwizzleBytes),
+                              out);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    return out;
+  }
+
+  /// out += A B, m64n{D}k16, A from four registers of packed pairs, B
+  /// transposed (MN-major). Inline PTX because neither nvgpu.warpgroup.mma
+  /// nor nvvm.wgmma.mma_async has the register-A form (KERNELS.md §3, §5
+  /// rule 7): 64-bit-free operands, the accumulators tied to the outputs so
+  /// that they stay in place.
+  Value emitRegisterWgmma(ArrayRef<Value> a, Value descriptor, Value out) {
+    int64_t n = headDim / 2;
+    std::string registers;
+    llvm::raw_string_ostream asmText(registers);
+    const char *type = elementType.isF16() ? "f16" : "bf16";
+    asmText << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            << "wgmma.mma_async.sync.aligned.m64n" << headDim << "k16.f32."
+            << type << "." << type << " {";
+    for (int64_t i = 0; i < n; ++i)
+      asmText << (i ? ", " : "") << "$" << i;
+    asmText << "}, {$" << n << ", $" << n + 1 << ", $" << n + 2 << ", $"
+            << n + 3 << "}, $" << n + 4 << ", p, 1, 1, 1;\n}";
+    std::string constraints;
+    for (int64_t i = 0; i < n; ++i)
+      constraints += "=f,";
+    constraints += "r,r,r,r,l";
+    for (int64_t i = 0; i < n; ++i)
+      constraints += "," + std::to_string(i);
+    SmallVector<Value> operands(a);
+    operands.push_back(descriptor);
+    llvm::append_range(operands, unpack(out, n));
+    return LLVM::InlineAsmOp::create(
+               b, getAccumulatorType(headDim), operands, registers,
+               constraints, /*has_side_effects=*/true,
+               /*is_align_stack=*/false, LLVM::TailCallKind::None,
+               LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Masking and the online softmax
+  //===--------------------------------------------------------------------===//
+
+  Value getLaneRow(int64_t half) {
+    return arith::AddIOp::create(
+        b, firstRow, arith::AddIOp::create(b, laneRow, index(half * 8)));
+  }
+
+  void applyMask(SmallVectorImpl<Value> &scores, Value keyBase) {
+    Value laneKey = arith::AddIOp::create(
+        b, keyBase, arith::MulIOp::create(b, quadCol, index(2)));
+    Value minusInf = f32(-std::numeric_limits<float>::infinity());
+    for (int64_t half = 0; half < 2; ++half) {
+      RowMask mask = RowMask::compute(b, getLaneRow(half), laneKey, seqK,
+                                      range.diagonal, blockN, window);
+      for (int64_t chunk = 0; chunk < blockN / 8; ++chunk)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value &score = scores[4 * chunk + 2 * half + e];
+          score = arith::SelectOp::create(b, mask.hides(b, 8 * chunk + e),
+                                          minusInf, score);
+        }
+    }
+  }
+
+  /// Folds the scores into the running max and sum, rescales O, and returns
+  /// P = exp2(S * scale * log2 e - max) as packed pairs: for k step j, the
+  /// four registers of its A fragment (rows g and g + 8 of keys 16 j + 2t,
+  /// then of keys 16 j + 8 + 2t), i.e. elements 8 j .. 8 j + 7 as they are.
+  SmallVector<Value> updateSoftmax(ArrayRef<Value> scores,
+                                   ConsumerState &state) {
+    Value log2Scale = f32(scaleLog2);
+    Value zero = f32(0.0f);
+    Value minusInf = f32(-std::numeric_limits<float>::infinity());
+    SmallVector<Value> probabilities(scores.size());
+    std::array<Value, 2> alpha;
+    for (int64_t half = 0; half < 2; ++half) {
+      Value rowMax = minusInf;
+      for (int64_t chunk = 0; chunk < blockN / 8; ++chunk)
+        for (int64_t e = 0; e < 2; ++e)
+          rowMax = arith::MaxNumFOp::create(b, rowMax,
+                                            scores[4 * chunk + 2 * half + e]);
+      rowMax = reduceOverQuad(b, rowMax, /*max=*/true);
+      Value oldMax = state.rowMax[half];
+      Value newMax = arith::MaxNumFOp::create(b, oldMax, rowMax);
+      // A row that has seen no key yet keeps max -inf; subtract 0 then.
+      Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                          newMax, minusInf);
+      Value shift = arith::SelectOp::create(
+          b, empty, zero, arith::MulFOp::create(b, newMax, log2Scale));
+      Value negShift = arith::NegFOp::create(b, shift);
+      alpha[half] =
+          emitExp2(b, math::FmaOp::create(b, oldMax, log2Scale, negShift));
+      Value sum = zero;
+      for (int64_t chunk = 0; chunk < blockN / 8; ++chunk)
+        for (int64_t e = 0; e < 2; ++e) {
+          int64_t i = 4 * chunk + 2 * half + e;
+          probabilities[i] = emitExp2(
+              b, math::FmaOp::create(b, scores[i], log2Scale, negShift));
+          sum = arith::AddFOp::create(b, sum, probabilities[i]);
+        }
+      state.rowMax[half] = newMax;
+      // The sum stays per lane; the quad reduces it once, at the end.
+      state.rowSum[half] =
+          math::FmaOp::create(b, state.rowSum[half], alpha[half], sum);
+    }
+    state.out = scaleRows(state.out, alpha);
+
+    auto pairType = VectorType::get({2}, elementType);
+    auto floatPair = VectorType::get({2}, b.getF32Type());
+    SmallVector<Value> packed;
+    for (int64_t i = 0; i < static_cast<int64_t>(probabilities.size());
+         i += 2) {
+      Value pair = vector::FromElementsOp::create(
+          b, floatPair, ValueRange{probabilities[i], probabilities[i + 1]});
+      Value rounded = arith::TruncFOp::create(b, pairType, pair);
+      Value word = vector::BitCastOp::create(
+          b, VectorType::get({1}, b.getI32Type()), rounded);
+      packed.push_back(vector::ExtractOp::create(b, word, 0));
+    }
+    return packed;
+  }
+
+  /// \p out with rows g and g + 8 multiplied by \p factors[0] and [1].
+  Value scaleRows(Value out, std::array<Value, 2> factors) {
+    SmallVector<Value> values = unpack(out, headDim / 2);
+    for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i)
+      out = LLVM::InsertValueOp::create(
+          b, out, arith::MulFOp::create(b, values[i], factors[(i / 2) % 2]),
+          i);
+    return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Epilogue
+  //===--------------------------------------------------------------------===//
+
+  void buildEpilogue(Value batchIndex, const ConsumerState &state) {
+    deriveLaneValues();
+    Value zero = f32(0.0f), one = f32(1.0f);
+    Value inf = f32(std::numeric_limits<float>::infinity());
+    std::array<Value, 2> inverse, lse;
+    for (int64_t half = 0; half < 2; ++half) {
+      Value sum = reduceOverQuad(b, state.rowSum[half], /*max=*/false);
+      // A row that saw no key has sum 0: O = 0 and LSE = +inf.
+      Value empty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+      inverse[half] = arith::SelectOp::create(
+          b, empty, zero, arith::DivFOp::create(b, one, sum));
+      lse[half] = arith::SelectOp::create(
+          b, empty, inf,
+          math::FmaOp::create(b, state.rowMax[half], f32(scale),
+                              math::LogOp::create(b, sum)));
+    }
+    SmallVector<Value> values = unpack(state.out, headDim / 2);
+    auto pairType = VectorType::get({2}, elementType);
+    auto floatPair = VectorType::get({2}, b.getF32Type());
+    Value out = argument(kO);
+    Value column = arith::MulIOp::create(b, quadCol, index(2));
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = getLaneRow(half);
+      Value valid =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ);
+      scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
+        for (int64_t chunk = 0; chunk < headDim / 8; ++chunk) {
+          int64_t i = 4 * chunk + 2 * half;
+          Value pair = vector::FromElementsOp::create(
+              b, floatPair, ValueRange{values[i], values[i + 1]});
+          Value rounded = arith::TruncFOp::create(
+              b, pairType,
+              arith::MulFOp::create(
+                  b, pair,
+                  vector::BroadcastOp::create(b, floatPair, inverse[half])));
+          SmallVector<Value, 4> at = {
+              batchIndex, head, row,
+              arith::AddIOp::create(b, column, index(8 * chunk))};
+          vector::StoreOp::create(b, rounded, out, at);
+        }
+        if (op.getLse()) {
+          Value firstLane = arith::CmpIOp::create(
+              b, arith::CmpIPredicate::eq, quadCol, index(0));
+          scf::IfOp::create(b, firstLane, [&](OpBuilder &, Location) {
+            SmallVector<Value, 3> at = {batchIndex, head, row};
+            memref::StoreOp::create(b, lse[half], argument(kLse), at);
+            scf::YieldOp::create(b);
+          });
+        }
+        scf::YieldOp::create(b);
+      });
+    }
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Helpers
+  //===--------------------------------------------------------------------===//
+
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value i32(int64_t value) { return arith::ConstantIntOp::create(b, value, 32); }
+  Value i64Constant(int64_t value) {
+    return arith::ConstantIntOp::create(b, value, 64);
+  }
+  Value f32(float value) {
+    return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(value));
+  }
+
+  AttentionOp op;
+  gpu::GPUFuncOp func;
+  ImplicitLocOpBuilder &b;
+  AttentionWindow window;
+
+  int64_t blockM, blockN, stages, consumers, headDim, columnBlocks;
+  int64_t queryBytes, keyBytes;
+  Type elementType;
+  float scale, scaleLog2;
+
+  Value threadId, sharedBase;
+  Value seqQ, seqK, firstRow, head, kvHead;
+  KeyBlockRange range;
+  /// Per-thread values of the current phase (deriveLaneValues).
+  Value consumerRow, laneRow, quadCol;
+};
+
+/// The host-side tensor map of one of q, k, v (see the ABI above): boxes of
+/// 64 x rows x 1 x 1 elements, 128-byte swizzle, zeros past the bounds.
+Value createTensorMap(ImplicitLocOpBuilder &host, Value tensor,
+                      int64_t rows) {
+  auto type = cast<MemRefType>(tensor.getType());
+  MLIRContext *context = host.getContext();
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      context, gpu::GPUDialect::getWorkgroupAddressSpace());
+  auto boxType = MemRefType::get({1, 1, rows, kBoxColumns},
+                                 type.getElementType(), nullptr, workgroup);
+  auto mapType = nvgpu::TensorMapDescriptorType::get(
+      context, boxType, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  Value unranked = memref::CastOp::create(
+      host, UnrankedMemRefType::get(type.getElementType(), Attribute()),
+      tensor);
+  SmallVector<Value, 4> box;
+  for (int64_t extent : boxType.getShape())
+    box.push_back(arith::ConstantIndexOp::create(host, extent));
+  Value map = nvgpu::TmaCreateDescriptorOp::create(host, mapType, unranked,
+                                                   box);
+  // The kernel takes the map itself (a byval parameter); its gpu.func
+  // parameter is the pointer to it that the NVVM lowering would make of
+  // the descriptor type, which gpu.func's own lowering cannot convert.
+  return UnrealizedConversionCastOp::create(
+             host, LLVM::LLVMPointerType::get(context), map)
+      .getResult(0);
+}
+
+} // namespace
+
+LogicalResult fmha::lowerAttentionToGPUSm90(AttentionOp op, TileAttr tile,
+                                            gpu::GPUModuleOp kernels) {
+  if (tile.getWarps() % 4 != 0 || tile.getWarps() < 8 ||
+      tile.getBlockM() != (tile.getWarps() / 4 - 1) * kWgmmaM)
+    return op.emitOpError("the sm_90a lowering gives each consumer "
+                          "warpgroup 64 query rows: block_m must be 64 "
+                          "times (warps / 4 - 1), got block_m = ")
+           << tile.getBlockM() << " with " << tile.getWarps() << " warps";
+  if (tile.getBlockN() % kWgmmaK != 0 || tile.getBlockN() > 256)
+    return op.emitOpError("the sm_90a lowering uses block_n as the N of "
+                          "Q K^T and the K of P V: it must be a multiple of "
+                          "16 up to 256, got ")
+           << tile.getBlockN();
+
+  int32_t threads = tile.getWarps() * kThreadsPerWarp;
+  ImplicitLocOpBuilder host(op.getLoc(), op);
+  SmallVector<Value> arguments = {
+      createTensorMap(host, op.getQ(), tile.getBlockM()),
+      createTensorMap(host, op.getK(), tile.getBlockN()),
+      createTensorMap(host, op.getV(), tile.getBlockN())};
+  SmallVector<Type> leading;
+  for (Value map : arguments)
+    leading.push_back(map.getType());
+  llvm::append_range(arguments, op->getOperands());
+  gpu::GPUFuncOp func =
+      createKernelFunc(op, kernels, "attention", TypeRange{}, threads,
+                       leading);
+  func->setAttr(kTensorMapArgumentsAttrName,
+                host.getI64IntegerAttr(leading.size()));
+
+  ImplicitLocOpBuilder b(op.getLoc(), op.getContext());
+  b.setInsertionPointToStart(&func.getBody().front());
+  Sm90AttentionKernelBuilder(op, tile, func, b).build();
+
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(host, value);
+  };
+  Value rowBlocks = arith::CeilDivUIOp::create(
+      host, memref::DimOp::create(host, op.getQ(), 2),
+      constant(tile.getBlockM()));
+  Value heads = memref::DimOp::create(host, op.getQ(), 1);
+  Value batches = arith::MinUIOp::create(
+      host, memref::DimOp::create(host, op.getQ(), 0), constant(kMaxGridDimY));
+  int64_t elementBytes =
+      cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
+  Value sharedBytes = arith::ConstantIntOp::create(
+      host,
+      getAttentionSharedBytes({Chip::sm_90a, tile.getBlockM(),
+                               tile.getBlockN(), tile.getWarps(),
+                               tile.getStages()},
+                              op.getHeadDim(), elementBytes),
+      32);
+  gpu::LaunchFuncOp::create(
+      host, func, gpu::KernelDim3{rowBlocks, heads, batches},
+      gpu::KernelDim3{constant(threads), constant(1), constant(1)},
+      sharedBytes, arguments);
+  op.erase();
+  return success();
+}
