@@ -4,7 +4,7 @@
 // RUN: rm -rf %t.dump && fmha-opt %s --fmha-to-ptx="chip=sm_90a dump-dir=%t.dump" -o /dev/null
 // RUN: FileCheck %s --check-prefix=DUMP < %t.dump/kernels/kernel.ptx
 // RUN: not fmha-opt %s --fmha-to-ptx=chip=sm_90 2>&1 | FileCheck %s --check-prefix=PLAIN90
-// RUN: not fmha-opt %S/../../examples/attention.mlir --fmha-to-ptx=chip=sm_90a 2>&1 | FileCheck %s --check-prefix=FMHA
+// RUN: fmha-opt %S/../../examples/attention.mlir --fmha-to-ptx=chip=sm_90a | FileCheck %s --check-prefix=FMHA
 
 // Everything after convert-fmha-to-nvgpu works: a gpu.module written with
 // upstream ops becomes PTX from lib/Target, attached as a gpu.binary.
@@ -26,9 +26,26 @@
 
 // PLAIN90: error: fmha-materialize-tiles: chip 'sm_90' is not supported: Hopper kernels need the arch-specific 'sm_90a'
 
-// An fmha op without a lowering for the chip stops at the conversion, with
-// an error per op.
-// FMHA: error: 'fmha.attention' op has no lowering to sm_90a yet
+// The main job's attention op for sm_90a: the warp-specialized kernel, its
+// TMA tensor maps as 128-byte grid-constant parameters (cvta.param), the
+// registers moved to the consumers, TMA loads completing on mbarriers,
+// WGMMA with both operands in shared memory (Q K^T) and with A in registers
+// (P V, transposed B).
+// FMHA: gpu.binary @fmha_kernels
+// FMHA-SAME: .param .align 64 .b8 attention_param_0[128]
+// FMHA-SAME: cvta.param.u64
+// FMHA-SAME: mbarrier.init.shared.b64
+// FMHA-SAME: setmaxnreg.dec.sync.aligned.u32 \0924
+// FMHA-SAME: mbarrier.try_wait.parity.shared.b64
+// FMHA-SAME: cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
+// FMHA-SAME: setmaxnreg.inc.sync.aligned.u32 \09240
+// FMHA-SAME: wgmma.fence.sync.aligned
+// FMHA-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// FMHA-SAME: p, 1,  1, 0,  0;
+// FMHA-SAME: wgmma.commit_group.sync.aligned
+// FMHA-SAME: wgmma.wait_group.sync.aligned \090
+// FMHA-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// FMHA-SAME: p, 1, 1, 1;
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {

@@ -62,9 +62,9 @@ TEST(TileConfig, EveryDefaultAttentionTilingIsLegal) {
 TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
   AttentionTiling fa3 = getDefaultAttentionTiling(Chip::sm_90a, 128, false);
   EXPECT_EQ(fa3.blockM, 128u);
-  EXPECT_EQ(fa3.blockN, 176u);
+  EXPECT_EQ(fa3.blockN, 128u);
   EXPECT_EQ(fa3.warps, 12u);
-  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true).blockN, 128u);
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 256, true).blockN, 80u);
   AttentionTiling fa2 = getDefaultAttentionTiling(Chip::sm_80, 256, false);
   EXPECT_EQ(fa2.blockM, 128u);
   EXPECT_EQ(fa2.blockN, 64u);
@@ -73,16 +73,19 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
 
 TEST(TileConfig, SharedBytesCountOneQTileAndStagedKAndV) {
   AttentionTiling tiling{Chip::sm_90a, 128, 176, 12, 2};
+  // sm_90a: plus the 1024-byte alignment slack and 2 + 4 * stages barriers.
   EXPECT_EQ(getAttentionSharedBytes(tiling, 128, 2),
-            uint64_t(128 + 2 * 2 * 176) * 128 * 2);
+            uint64_t(128 + 2 * 2 * 176) * 128 * 2 + 1024 + 8 * (2 + 4 * 2));
+  EXPECT_EQ(getAttentionSharedBytes({Chip::sm_80, 128, 64, 4, 1}, 128, 2),
+            uint64_t(128 + 2 * 64) * 128 * 2);
 }
 
 TEST(TileConfig, RejectsTilesThatDoNotFit) {
   AttentionTiling tiling{Chip::sm_90a, 128, 128, 12, 2};
   EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, 256, 2)),
-            "tile needs 327680 bytes of shared memory at head dim 256 "
-            "((block_m + 2 * stages * block_n) * 256 * 2 bytes), but sm_90a "
-            "allows 232448 per block");
+            "tile needs 328784 bytes of shared memory at head dim 256 "
+            "((block_m + 2 * stages * block_n) * 256 * 2 bytes + 1024 of "
+            "alignment + 8 per mbarrier), but sm_90a allows 232448 per block");
   // The same tile fits at head dim 128.
   EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, 128, 2)), "");
 }

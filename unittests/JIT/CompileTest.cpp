@@ -88,39 +88,46 @@ TEST(Compile, ParseErrorsCarryTheDiagnostic) {
             "non-function type\nfunc.func @f(\n            ^\n");
 }
 
-TEST(Compile, MissingLoweringIsAnErrorNamingTheChip) {
+TEST(Compile, TileForAnotherChipIsAnErrorNamingBoth) {
   KernelSpec spec;
   spec.headDim = 64;
+  spec.attentionTile = AttentionTiling{Chip::sm_80, 128, 64, 4, 1};
   CompileOptions options;
   options.chip = Chip::sm_90a;
   std::string error = errorOf(compileModule(spec.toMLIR(), options));
   EXPECT_NE(error.find("lowering to NVVM for sm_90a failed"),
             std::string::npos)
       << error;
-  EXPECT_NE(error.find("'fmha.attention' op has no lowering to sm_90a yet"),
+  EXPECT_NE(error.find("tile configuration is for sm_80 but the target chip "
+                       "is sm_90a"),
             std::string::npos)
       << error;
 }
 
-TEST(Compile, AttentionSpecCompilesForSm80WithEveryHeadDim) {
-  for (ElementType type : {ElementType::BF16, ElementType::F16})
-    for (unsigned headDim : {64u, 128u, 256u}) {
-      KernelSpec spec;
-      spec.elementType = type;
-      spec.headDim = headDim;
-      spec.causal = headDim == 128;
-      spec.withLse = true;
-      spec.window = {{64, headDim == 128 ? 0 : 16}};
-      CompileOptions options;
-      options.chip = Chip::sm_80;
-      llvm::Expected<CompiledModule> compiled =
-          compileModule(spec.toMLIR(), options);
-      ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
-      EXPECT_NE(compiled->ptx.find(".visible .entry attention("),
-                std::string::npos);
-      EXPECT_NE(compiled->ptx.find("mma.sync.aligned.m16n8k16.row.col.f32"),
-                std::string::npos);
-    }
+// Every head dim and dtype compiles for both chips, with each chip's MMA.
+TEST(Compile, AttentionSpecCompilesForEveryChipAndHeadDim) {
+  for (Chip chip : {Chip::sm_80, Chip::sm_90a})
+    for (ElementType type : {ElementType::BF16, ElementType::F16})
+      for (unsigned headDim : {64u, 128u, 256u}) {
+        KernelSpec spec;
+        spec.elementType = type;
+        spec.headDim = headDim;
+        spec.causal = headDim == 128;
+        spec.withLse = true;
+        spec.window = {{64, headDim == 128 ? 0 : 16}};
+        CompileOptions options;
+        options.chip = chip;
+        llvm::Expected<CompiledModule> compiled =
+            compileModule(spec.toMLIR(), options);
+        ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+        EXPECT_NE(compiled->ptx.find(".visible .entry attention("),
+                  std::string::npos);
+        const char *mma = chip == Chip::sm_80
+                              ? "mma.sync.aligned.m16n8k16.row.col.f32"
+                              : "wgmma.mma_async.sync.aligned.m64n";
+        EXPECT_NE(compiled->ptx.find(mma), std::string::npos)
+            << stringifyChip(chip).str() << " d" << headDim;
+      }
 }
 
 TEST(Compile, AttentionLaunchConfig) {
@@ -150,9 +157,8 @@ TEST(Compile, NoGpuModuleIsAnError) {
             "expected exactly one gpu.module after lowering, found 0");
 }
 
-// Every spec the JIT can be asked for is valid IR that verifies; resample
-// specs compile to a kernel named after the op, attention specs stop at the
-// missing lowering.
+// Every spec the JIT can be asked for is valid IR that verifies and
+// compiles to a kernel named after the op.
 TEST(KernelSpec, GeneratedSourceVerifiesAndResampleCompiles) {
   std::vector<KernelSpec> specs(4);
   specs[0].causal = true;
@@ -172,19 +178,29 @@ TEST(KernelSpec, GeneratedSourceVerifiesAndResampleCompiles) {
   specs[3].resampleTile = ResampleTiling{Chip::sm_90a, 32, 128};
   for (const KernelSpec &spec : specs) {
     llvm::Expected<CompiledModule> compiled = compileModule(spec.toMLIR(), {});
-    if (spec.kind == OpKind::Attention) {
-      std::string error = errorOf(std::move(compiled));
-      EXPECT_NE(error.find("has no lowering to sm_90a yet"), std::string::npos)
-          << spec.toMLIR() << "\n"
-          << error;
-      continue;
-    }
     ASSERT_TRUE(static_cast<bool>(compiled))
         << spec.toMLIR() << "\n"
         << llvm::toString(compiled.takeError());
     ASSERT_EQ(compiled->kernelNames.size(), 1u);
-    EXPECT_EQ(compiled->kernelNames.front(), "resample");
+    EXPECT_EQ(compiled->kernelNames.front(),
+              spec.kind == OpKind::Attention ? "attention" : "resample");
   }
+}
+
+// A tensor map is one 128-byte parameter between memref descriptors.
+TEST(KernelArguments, TensorMapIsOneParameter) {
+  KernelArguments arguments;
+  CUtensorMap map;
+  for (size_t i = 0; i < sizeof(map); ++i)
+    reinterpret_cast<unsigned char *>(&map)[i] = static_cast<unsigned char>(i);
+  int data = 0;
+  arguments.addTensorMap(map);
+  arguments.addMemRef(&data, {4}, {1});
+  void **slots = arguments.get();
+  EXPECT_EQ(std::memcmp(slots[0], &map, sizeof(map)), 0);
+  EXPECT_EQ(*static_cast<int64_t *>(slots[1]),
+            static_cast<int64_t>(reinterpret_cast<uintptr_t>(&data)));
+  EXPECT_EQ(*static_cast<int64_t *>(slots[4]), 4); // the size
 }
 
 TEST(KernelArguments, MemRefDescriptorsInOrder) {

@@ -7,10 +7,10 @@
 // SM90-LABEL: func @head_dims
 func.func @head_dims(%q64: memref<?x?x?x64xbf16>, %q128: memref<?x?x?x128xf16>, %q256: memref<?x?x?x256xbf16>) {
   // SM80: tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 4, stages = 1>
-  // SM90: tile = #fmha.tile<sm_90a, block_m = 192, block_n = 192, warps = 16, stages = 2>
+  // SM90: tile = #fmha.tile<sm_90a, block_m = 128, block_n = 128, warps = 12, stages = 2>
   fmha.attention q(%q64 : memref<?x?x?x64xbf16>) k(%q64 : memref<?x?x?x64xbf16>) v(%q64 : memref<?x?x?x64xbf16>) -> o(%q64 : memref<?x?x?x64xbf16>)
   // SM80: tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 4, stages = 1>
-  // SM90: tile = #fmha.tile<sm_90a, block_m = 128, block_n = 176, warps = 12, stages = 2>
+  // SM90: tile = #fmha.tile<sm_90a, block_m = 128, block_n = 128, warps = 12, stages = 2>
   fmha.attention q(%q128 : memref<?x?x?x128xf16>) k(%q128 : memref<?x?x?x128xf16>) v(%q128 : memref<?x?x?x128xf16>) -> o(%q128 : memref<?x?x?x128xf16>)
   // SM80: tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 8, stages = 1>
   // SM90: tile = #fmha.tile<sm_90a, block_m = 128, block_n = 80, warps = 12, stages = 2>
@@ -25,7 +25,7 @@ func.func @head_dims(%q64: memref<?x?x?x64xbf16>, %q128: memref<?x?x?x128xf16>, 
 // SM90-LABEL: func @causal
 func.func @causal(%q64: memref<?x?x?x64xbf16>, %q128: memref<?x?x?x128xbf16>) {
   // SM80: causal {tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 4, stages = 1>}
-  // SM90: causal {tile = #fmha.tile<sm_90a, block_m = 192, block_n = 128, warps = 16, stages = 2>}
+  // SM90: causal {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 128, warps = 12, stages = 2>}
   fmha.attention q(%q64 : memref<?x?x?x64xbf16>) k(%q64 : memref<?x?x?x64xbf16>) v(%q64 : memref<?x?x?x64xbf16>) -> o(%q64 : memref<?x?x?x64xbf16>) causal
   // SM80: causal {tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 4, stages = 1>}
   // SM90: causal {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 128, warps = 12, stages = 2>}

@@ -152,9 +152,11 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
     return llvm::Error::success();
   return llvm::createStringError(llvm::formatv(
       "tile needs {0} bytes of shared memory at head dim {1} ((block_m + 2 * "
-      "stages * block_n) * {1} * {2} bytes of tiles), but {3} allows {4} per "
-      "block",
-      needed, headDim, elementBytes, stringifyChip(tiling.chip), limit));
+      "stages * block_n) * {1} * {2} bytes{3}), but {4} allows {5} per block",
+      needed, headDim, elementBytes,
+      tiling.chip == Chip::sm_90a ? " + 1024 of alignment + 8 per mbarrier"
+                                  : "",
+      stringifyChip(tiling.chip), limit));
 }
 
 ResampleTiling fmha::getDefaultResampleTiling(Chip chip) {
