@@ -55,6 +55,21 @@ llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
   std::string driverName =
       llvm::formatv("the driver (CUDA {0})", driver.str()).str();
 
+  // nvJitLink compiles PTX as relocatable code (ptxas -c), which ignores
+  // setmaxnreg (ptxas C7504) and serializes WGMMA (C7509): the
+  // warp-specialized sm_90a kernels would run with a third of their
+  // registers. The driver's JIT compiles the whole program, so sm_90a loads
+  // through it whenever it accepts the PTX.
+  if (chip == Chip::sm_90a) {
+    llvm::Expected<PtxIsa> isa = selectPtxIsa(chip, driver, driverName);
+    if (isa)
+      return LoadPlan{chip, *linkArch, LoadPath::DriverJit, *isa,
+                      driverName + " compiles the sm_90a PTX as a whole "
+                                   "program (nvJitLink's relocatable "
+                                   "compile would ignore setmaxnreg)"};
+    llvm::consumeError(isa.takeError());
+  }
+
   if (nvJitLink && nvJitLink->major == driver.major) {
     llvm::Expected<PtxIsa> isa =
         selectPtxIsa(chip, *nvJitLink, "nvJitLink " + nvJitLink->str());

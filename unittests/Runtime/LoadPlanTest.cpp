@@ -28,11 +28,27 @@ TEST(LoadPlan, PreferredChip) {
 
 TEST(LoadPlan, MatchingNvJitLinkLinksForTheDevice) {
   llvm::Expected<LoadPlan> plan =
-      planLoad(Chip::sm_90a, kH100, "H100", {13, 0}, CudaVersion{13, 0}, "");
+      planLoad(Chip::sm_80, kA100, "A100", {13, 0}, CudaVersion{13, 0}, "");
   ASSERT_TRUE(static_cast<bool>(plan));
   EXPECT_EQ(plan->path, LoadPath::NvJitLink);
+  EXPECT_EQ(plan->linkArch, "sm_80");
+  EXPECT_EQ(plan->ptxIsa, (PtxIsa{9, 0}));
+}
+
+// nvJitLink's relocatable compile ignores setmaxnreg: sm_90a goes through
+// the driver's whole-program JIT when the driver takes its PTX, and falls
+// back to nvJitLink only when it does not.
+TEST(LoadPlan, Sm90aPrefersTheDriversWholeProgramJit) {
+  llvm::Expected<LoadPlan> plan =
+      planLoad(Chip::sm_90a, kH100, "H100", {13, 0}, CudaVersion{13, 0}, "");
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::DriverJit);
   EXPECT_EQ(plan->linkArch, "sm_90a");
   EXPECT_EQ(plan->ptxIsa, (PtxIsa{9, 0}));
+  EXPECT_EQ(plan->reason,
+            "the driver (CUDA 13.0) compiles the sm_90a PTX as a whole "
+            "program (nvJitLink's relocatable compile would ignore "
+            "setmaxnreg)");
 }
 
 TEST(LoadPlan, Sm80KernelsRunOnHopperLinkedForSm90) {
@@ -56,7 +72,7 @@ TEST(LoadPlan, NewerNvJitLinkThanDriverFallsBackToTheDriversJit) {
 
 TEST(LoadPlan, MissingNvJitLinkFallsBackAndSaysWhy) {
   llvm::Expected<LoadPlan> plan =
-      planLoad(Chip::sm_90a, kH100, "H100", {12, 8}, std::nullopt, "not found");
+      planLoad(Chip::sm_80, kH100, "H100", {12, 8}, std::nullopt, "not found");
   ASSERT_TRUE(static_cast<bool>(plan));
   EXPECT_EQ(plan->path, LoadPath::DriverJit);
   EXPECT_EQ(plan->ptxIsa, (PtxIsa{8, 7}));

@@ -62,7 +62,9 @@ struct LoadPlan {
 /// \p nvJitLinkProblem saying why it is unavailable) is used when its major
 /// version equals the driver's: a cubin from a newer major does not load,
 /// and an older one may not know the device. Otherwise the driver's own PTX
-/// JIT is used, with the newest PTX ISA the driver accepts.
+/// JIT is used, with the newest PTX ISA the driver accepts. sm_90a kernels
+/// prefer the driver's JIT whenever it accepts their PTX: nvJitLink's
+/// relocatable compile ignores setmaxnreg.
 llvm::Expected<LoadPlan> planLoad(Chip chip, ComputeCapability device,
                                   llvm::StringRef deviceName,
                                   CudaVersion driver,
