@@ -435,7 +435,7 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
       llvm::MemoryBuffer::getMemBufferCopy(source, sourceName), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
-    return fail("cannot parse the MLIR source");
+    return fail("invalid MLIR source");
   PassManager pm(&context);
   FmhaMaterializeTilesOptions options;
   options.chip = stringifyChip(chip).str();
@@ -467,10 +467,11 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
     kernel.name = toIdentifier(funcName);
     if (opsPerFunc[func] > 1)
       kernel.name += "_" + std::to_string(seen[func]++);
-    std::string location;
-    llvm::raw_string_ostream locationStream(location);
-    op->getLoc().print(locationStream);
-    kernel.origin = "@" + funcName + " (" + location + ")";
+    kernel.origin = "@" + funcName;
+    if (auto location = dyn_cast<FileLineColLoc>(op->getLoc()))
+      kernel.origin += llvm::formatv(
+          " ({0}:{1}:{2})", llvm::sys::path::filename(location.getFilename()),
+          location.getLine(), location.getColumn());
 
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       kernel.kind = AotKernel::Kind::Attention;
