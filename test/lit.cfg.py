@@ -37,6 +37,7 @@ tools = [
     ToolSubst("jit-scale", unresolved="fatal"),
     ToolSubst("fmha-doctor", unresolved="fatal"),
     ToolSubst("fmha-aot", unresolved="fatal"),
+    ToolSubst("aot-consumer", unresolved="fatal"),
     ToolSubst("fmha-runner", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
