@@ -3,9 +3,10 @@
 // Part of FlashCore. Built with a plain C++ compiler and libcuda: no MLIR, no
 // LLVM, no nvcc, no FlashCore library. flashcore_attn.{h,c} come from
 //
-//   fmha-aot --op=attention --dtype=bf16 --head-dim=128 --causal --lse \
-//       --archs=sm_80,sm_90 --name=flashcore_attn -o generated/
+//   fmha-aot $(cat examples/aot-consumer/fmha-aot.args) -o generated/
 //
+// that is, --op=attention --dtype=bf16 --head-dim=128 --causal --lse
+// --archs=sm_80,sm_90 --name=flashcore_attn
 // (the sm_80 lowering, linked for sm_80 and sm_90: it runs on A100 and H100).
 // It creates a context, loads the cubin for the device, runs causal GQA
 // attention (B=2, 8 query heads over 2 KV heads, 300 queries over 300 keys,
