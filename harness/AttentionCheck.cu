@@ -166,6 +166,8 @@ AttentionLauncher launcherNamed(const std::string &name) {
     return fmhaBrokenTailAttention;
   if (name == "jit")
     return getJitAttentionLauncher();
+  if (name == "aot")
+    return getAotAttentionLauncher();
   return nullptr;
 }
 
@@ -228,7 +230,8 @@ int runAttentionCheck(const Options &opt) {
   AttentionLauncher candidate = launcherNamed(candidateName);
   if (!candidate) {
     std::fprintf(stderr, "fmha-runner: unknown --candidate '%s' (ref, "
-                         "broken-mask, broken-tail, jit in fmha-runner-jit)\n",
+                         "broken-mask, broken-tail, jit in fmha-runner-jit, aot in "
+                         "fmha-runner-aot)\n",
                  candidateName.c_str());
     return kUsageOrCudaError;
   }

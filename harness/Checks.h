@@ -59,6 +59,24 @@ using ResampleLauncher = cudaError_t (*)(const fmhaRefResampleArgs *,
 ResampleLauncher getJitResampleLauncher();
 AttentionLauncher getJitAttentionLauncher();
 
+/// The `aot` candidate: the kernel for the problem among those fmha-aot
+/// generated (FMHA_AOT_DIR), in fmha-runner-aot; nullptr in the others.
+ResampleLauncher getAotResampleLauncher();
+AttentionLauncher getAotAttentionLauncher();
+
+/// The op's `window` attribute for the reference's window (-1: unbounded):
+/// false when both sides are unbounded (no window); an unbounded side is
+/// one longer than any sequence (fixed, so that one kernel serves every
+/// length), and a causal query sees no later key.
+inline bool getOpWindow(const fmhaRefAttentionArgs &a, long long window[2]) {
+  if (a.windowLeft < 0 && a.windowRight < 0)
+    return false;
+  constexpr long long kUnbounded = 1LL << 30;
+  window[0] = a.windowLeft < 0 ? kUnbounded : a.windowLeft;
+  window[1] = a.causal ? 0 : a.windowRight < 0 ? kUnbounded : a.windowRight;
+  return true;
+}
+
 /// Returns an ExitStatus.
 int runAttentionCheck(const Options &options);
 int runResampleCheck(const Options &options);

@@ -90,17 +90,9 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
   spec.causal = a->causal != 0;
   spec.withLse = a->lse != nullptr;
   spec.scale = a->scale;
-  // The reference's -1 (unbounded) is a window side longer than any
-  // sequence (fixed, so that one kernel serves every length); no window at
-  // all when both sides are unbounded. A causal query sees no later key.
-  if (a->windowLeft >= 0 || a->windowRight >= 0) {
-    constexpr int64_t kUnbounded = int64_t(1) << 30;
-    auto side = [&](long long size) -> int64_t {
-      return size < 0 ? kUnbounded : size;
-    };
-    spec.window = {{side(a->windowLeft),
-                    spec.causal ? 0 : side(a->windowRight)}};
-  }
+  long long window[2];
+  if (fmha_harness::getOpWindow(*a, window))
+    spec.window = {{window[0], window[1]}};
   if (const char *tile = std::getenv("FMHA_ATTENTION_TILE")) {
     unsigned blockM = 0, blockN = 0, warps = 0, stages = 0;
     if (std::sscanf(tile, "%u,%u,%u,%u", &blockM, &blockN, &warps,

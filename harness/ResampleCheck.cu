@@ -167,6 +167,8 @@ ResampleLauncher launcherNamed(const std::string &name) {
     return fmhaBrokenTailResample;
   if (name == "jit")
     return getJitResampleLauncher();
+  if (name == "aot")
+    return getAotResampleLauncher();
   return nullptr;
 }
 
@@ -208,8 +210,8 @@ int runResampleCheck(const Options &opt) {
   ResampleLauncher candidate = launcherNamed(candidateName);
   if (!candidate || (oracleName != "ref" && oracleName != "cpu")) {
     std::fprintf(stderr, "fmha-runner: --candidate is ref, broken-tail or "
-                         "jit (runners built with the JIT), --oracle ref or "
-                         "cpu\n");
+                         "jit (fmha-runner-jit) or aot (fmha-runner-aot), "
+                         "--oracle ref or cpu\n");
     return kUsageOrCudaError;
   }
   if (samples.size() != features.size() || samples.empty() ||

@@ -4,11 +4,12 @@
 //
 //   fmha-runner attention [--batch= --heads= --kv-heads= --seq-q= --seq-k=
 //       --head-dim= --dtype=bf16|f16 --causal --window=L,R --layout=bhsd|bshd
-//       --lse --scale=] [--candidate=ref|broken-mask|broken-tail]
+//       --lse --scale=] [--candidate=ref|broken-mask|broken-tail|jit|aot]
 //       [--oracle=ref|cpu] [--seed=N] [--time] [--no-check]
 //   fmha-runner resample [--batch= --targets= --samples=S0,S1 --features=D0,D1
 //       --dtype=f32|f16|bf16 --mode=linear|nearest|previous --lengths]
-//       [--candidate=ref|broken-tail] [--oracle=ref|cpu] [--seed=N] [--time]
+//       [--candidate=ref|broken-tail|jit|aot] [--oracle=ref|cpu] [--seed=N]
+//       [--time]
 //   fmha-runner ceilings [--copy-mib=1024 --gemm=8192]
 //
 // Exit status: 0 pass, 1 mismatch (or NaN, or an unwritten element),

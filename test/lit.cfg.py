@@ -36,9 +36,17 @@ tools = [
     ToolSubst("fmha-compile", unresolved="fatal"),
     ToolSubst("jit-scale", unresolved="fatal"),
     ToolSubst("fmha-doctor", unresolved="fatal"),
+    ToolSubst("fmha-aot", unresolved="fatal"),
+    ToolSubst("aot-consumer", unresolved="fatal"),
     ToolSubst("fmha-runner", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The C and C++ compilers of the build, for the code fmha-aot generates (no
+# MLIR, no LLVM: cuda.h only, and a fake libcuda in test/fmha-aot/Inputs).
+config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(("%cxx", config.cxx_compiler))
+config.substitutions.append(("%cuda_include", os.path.join(config.cuda_home, "include")))
 
 # cuobjdump, for SASS checks: the toolkit's, or PyPI's that scripts/setup.sh
 # installs under .tools/pypi (the CPU machines' toolkit has none).

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the GPU-side programs here (the GPU machine has no LLVM/MLIR) and
 # packs them, stripped and xz-compressed, into .gpu/ for the device tool's
-# `carry`. Usage: scripts/gpu/pack.sh [NAME...] (default: all of them; names
-# pick some, e.g. fmha-runner-jit, to iterate on one).
+# `carry`. Usage: scripts/gpu/pack.sh [NAME...] (default: all of them, and
+# fmha-aot's generated C through scripts/gpu/pack-aot.sh; names pick some,
+# e.g. fmha-runner-jit, to iterate on one).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build_dir=${FLASHCORE_BUILD_DIR:-$root/build}
@@ -20,10 +21,13 @@ if [ $# -gt 0 ]; then
   programs=("${chosen[@]}")
 fi
 "$root/scripts/build.sh" "${programs[@]##*/}"
-rm -rf "$root/.gpu" && mkdir -p "$root/.gpu"
+# .gpu/aot/ is scripts/gpu/pack-aot.sh's, run below when packing everything.
+mkdir -p "$root/.gpu"
+find "$root/.gpu" -mindepth 1 -maxdepth 1 ! -name aot -exec rm -rf {} +
 for program in "${programs[@]}"; do
   name=$(basename "$program")
   strip -o "$root/.gpu/$name" "$build_dir/$program"
   xz -T2 -6 "$root/.gpu/$name"
 done
+[ $# -gt 0 ] || "$root/scripts/gpu/pack-aot.sh"
 ls -la "$root/.gpu"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Generates here (fmha-aot needs MLIR) the C that scripts/gpu/aot.sh builds
+# and runs on the GPU machine, and packs it into .gpu/aot/ for the device
+# tool's `carry` (the rest of .gpu/ is left alone):
+#   consumer/flashcore_attn.{h,c}  examples/aot-consumer's kernel
+#                                  (examples/aot-consumer/fmha-aot.args)
+#   harness/fmha_aot.{h,c}         harness/aot-kernels.mlir, the `aot`
+#                                  candidate of fmha-runner-aot
+# The cubins are embedded in the .c files, so the .cubin files stay here.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build_dir=${FLASHCORE_BUILD_DIR:-$root/build}
+"$root/scripts/build.sh" fmha-aot
+aot=$build_dir/bin/fmha-aot
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# shellcheck disable=SC2046 # the file holds the arguments, split on purpose
+"$aot" $(cat "$root/examples/aot-consumer/fmha-aot.args") -o "$work/consumer"
+"$aot" "$root/harness/aot-kernels.mlir" --archs=sm_80,sm_90 --name=fmha_aot \
+  -o "$work/harness"
+rm -f "$work"/*/*.cubin
+rm -rf "$root/.gpu/aot" && mkdir -p "$root/.gpu/aot"
+tar -C "$work" -cf - consumer harness | xz -T2 -9 > "$root/.gpu/aot/sources.tar.xz"
+ls -la "$root/.gpu/aot"

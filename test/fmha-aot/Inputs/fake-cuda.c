@@ -1,0 +1,90 @@
+/*===- fake-cuda.c - the driver calls of fmha-aot's code, on a CPU --------===*\
+|*                                                                            *|
+|* Part of FlashCore. Stands in for libcuda so that the generated loader and  *|
+|* launchers run without a GPU: the device's compute capability comes from    *|
+|* fake_major/fake_minor, and each launch is printed (grid, block, shared     *|
+|* memory and fake_param_count 64-bit parameters) instead of run.             *|
+\*===----------------------------------------------------------------------===*/
+
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+int fake_major = 8, fake_minor = 0, fake_param_count = 0;
+int fake_max_shared = 101376; /* the opt-in limit of 8.6 GPUs */
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char **name) {
+  *name = error == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+                                            : "CUDA_ERROR_FAKE";
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice *device) {
+  if (fake_major == 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                      CUdevice device) {
+  (void)device;
+  if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+    *value = fake_major;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+    *value = fake_minor;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+    *value = fake_max_shared;
+  else
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+  /* A cubin is an ELF image. */
+  if (memcmp(image, "\177ELF", 4) != 0)
+    return CUDA_ERROR_INVALID_IMAGE;
+  *module = (CUmodule)image;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
+                                     const char *name) {
+  (void)module;
+  printf("function: %s\n", name);
+  *function = (CUfunction)name;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction function,
+                                    CUfunction_attribute attribute, int value) {
+  (void)function;
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    return CUDA_ERROR_INVALID_VALUE;
+  printf("max dynamic shared: %d\n", value);
+  return value > fake_max_shared ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+  (void)module;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gridX, unsigned gridY,
+                                unsigned gridZ, unsigned blockX,
+                                unsigned blockY, unsigned blockZ,
+                                unsigned sharedBytes, CUstream stream,
+                                void **params, void **extra) {
+  int i;
+  (void)stream;
+  (void)extra;
+  printf("launch %s grid (%u, %u, %u) block (%u, %u, %u) shared %u\n",
+         (const char *)f, gridX, gridY, gridZ, blockX, blockY, blockZ,
+         sharedBytes);
+  printf("params:");
+  for (i = 0; i < fake_param_count; ++i)
+    printf(" %lld", (long long)*(const int64_t *)params[i]);
+  printf("\n");
+  return CUDA_SUCCESS;
+}

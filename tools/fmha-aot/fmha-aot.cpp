@@ -1,0 +1,734 @@
+//===- fmha-aot.cpp - fmha kernels as cubins plus a C launcher ------------===//
+//
+// Part of FlashCore. Compiles fmha ops, described by flags (one op) or by a
+// .mlir file of func.funcs holding them (one kernel per op), for a list of
+// archs, and writes DIR/PREFIX.<arch>.cubin, DIR/PREFIX.h and DIR/PREFIX.c:
+// the cubins embedded in C with a loader that picks the one matching the
+// current device and one launcher per kernel, over the CUDA driver API only.
+//
+// Each arch is lowered with chip sm_90a when it is sm_90a, else with chip
+// sm_80 (whose PTX runs on every later GPU); an op without a lowering for
+// that chip fails with the compiler's diagnostic. Archs sharing a chip share
+// one lowering: its PTX is linked once per arch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AotKernel.h"
+
+#include "fmha/Dialect/Fmha/FmhaDialect.h"
+#include "fmha/Dialect/Fmha/Passes.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
+#include "fmha/InitAll.h"
+#include "fmha/JIT/Compile.h"
+#include "fmha/JIT/JIT.h"
+#include "fmha/Target/NvJitLink.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::fmha;
+using namespace mlir::fmha::aot;
+
+namespace cl = llvm::cl;
+
+static cl::OptionCategory opCategory(
+    "One op from flags (instead of an input file)",
+    "Spelled as fmha-runner spells the problem.");
+
+static cl::opt<std::string>
+    inputFile(cl::Positional,
+              cl::desc("[<input.mlir>: func.funcs holding fmha ops]"),
+              cl::init(""));
+static cl::opt<std::string>
+    archList("archs", cl::desc("cubin targets, comma separated: sm_80, sm_86, "
+                               "sm_90, sm_90a, ... (required)"));
+static cl::opt<std::string>
+    prefix("name", cl::desc("prefix of the C symbols and the files' base name"),
+           cl::init("fmha_kernels"));
+static cl::opt<std::string> outputDir("o", cl::desc("output directory"),
+                                      cl::init("."));
+
+static cl::opt<std::string> opKind("op", cl::desc("attention or resample"),
+                                   cl::cat(opCategory));
+static cl::opt<std::string> dtype("dtype",
+                                  cl::desc("f16 or bf16 (resample: also f32)"),
+                                  cl::init("bf16"), cl::cat(opCategory));
+static cl::opt<unsigned> headDim("head-dim",
+                                 cl::desc("attention: 64, 128 or 256"),
+                                 cl::init(128), cl::cat(opCategory));
+static cl::opt<bool> causal("causal", cl::desc("attention: causal mask"),
+                            cl::cat(opCategory));
+static cl::opt<bool> lse("lse", cl::desc("attention: also write the LSE"),
+                         cl::cat(opCategory));
+static cl::opt<std::string>
+    window("window", cl::desc("attention: sliding window LEFT,RIGHT"),
+           cl::cat(opCategory));
+static cl::opt<float> scale("scale",
+                            cl::desc("attention: softmax scale (default "
+                                     "1/sqrt(head dim))"),
+                            cl::cat(opCategory));
+static cl::opt<std::string> mode("mode",
+                                 cl::desc("resample: linear, nearest or "
+                                          "previous"),
+                                 cl::init("linear"), cl::cat(opCategory));
+static cl::opt<std::string>
+    features("features",
+             cl::desc("resample: features of each stream, e.g. 6,32"),
+             cl::cat(opCategory));
+static cl::opt<bool> lengths("lengths",
+                             cl::desc("resample: per-row valid lengths"),
+                             cl::cat(opCategory));
+static cl::opt<std::string>
+    tile("tile", cl::desc("the tile instead of the chip's default: attention "
+                          "block_m,block_n,warps,stages; resample "
+                          "block_t,threads"),
+         cl::cat(opCategory));
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "fmha-aot") << message << "\n";
+  return 1;
+}
+
+/// "1,2,3" -> {1, 2, 3}; fails naming \p flag and the bad item.
+static llvm::Expected<llvm::SmallVector<int64_t>>
+parseIntegers(llvm::StringRef flag, llvm::StringRef text, size_t count) {
+  llvm::SmallVector<llvm::StringRef> items;
+  text.split(items, ',');
+  llvm::SmallVector<int64_t> values;
+  for (llvm::StringRef item : items) {
+    int64_t value;
+    if (item.trim().getAsInteger(10, value))
+      return llvm::createStringError(
+          llvm::formatv("--{0}: '{1}' is not an integer (in '{2}')", flag,
+                        item, text));
+    values.push_back(value);
+  }
+  if (count && values.size() != count)
+    return llvm::createStringError(
+        llvm::formatv("--{0} expects {1} comma-separated integers, got '{2}'",
+                      flag, count, text));
+  return values;
+}
+
+/// The op of the flags as a KernelSpec (its tile's chip is set per arch).
+static llvm::Expected<KernelSpec> getSpecFromFlags() {
+  KernelSpec spec;
+  if (opKind == "attention")
+    spec.kind = OpKind::Attention;
+  else if (opKind == "resample")
+    spec.kind = OpKind::Resample;
+  else
+    return llvm::createStringError("--op must be attention or resample, got '" +
+                                   opKind + "'");
+  bool attention = spec.kind == OpKind::Attention;
+  if (dtype == "bf16")
+    spec.elementType = ElementType::BF16;
+  else if (dtype == "f16")
+    spec.elementType = ElementType::F16;
+  else if (dtype == "f32" && !attention)
+    spec.elementType = ElementType::F32;
+  else
+    return llvm::createStringError(
+        llvm::formatv("--dtype must be {0}, got '{1}'",
+                      attention ? "bf16 or f16" : "bf16, f16 or f32", dtype));
+
+  // Flags of the other op are mistakes, not options to ignore.
+  auto misplaced = [&](llvm::ArrayRef<cl::Option *> options,
+                       llvm::StringRef op) -> llvm::Error {
+    for (cl::Option *option : options)
+      if (option->getNumOccurrences())
+        return llvm::createStringError(llvm::formatv(
+            "--{0} applies to --op={1} only", option->ArgStr, op));
+    return llvm::Error::success();
+  };
+  if (attention) {
+    if (llvm::Error err = misplaced({&mode, &features, &lengths}, "resample"))
+      return std::move(err);
+    spec.headDim = headDim;
+    spec.causal = causal;
+    spec.withLse = lse;
+    if (scale.getNumOccurrences())
+      spec.scale = scale;
+    if (!window.empty()) {
+      auto sides = parseIntegers("window", window, 2);
+      if (!sides)
+        return sides.takeError();
+      spec.window = {{(*sides)[0], (*sides)[1]}};
+    }
+    if (!tile.empty()) {
+      auto values = parseIntegers("tile", tile, 4);
+      if (!values)
+        return values.takeError();
+      spec.attentionTile =
+          AttentionTiling{Chip::sm_80, unsigned((*values)[0]),
+                          unsigned((*values)[1]), unsigned((*values)[2]),
+                          unsigned((*values)[3])};
+    }
+    return spec;
+  }
+  if (llvm::Error err = misplaced({&headDim, &causal, &lse, &window, &scale},
+                                  "attention"))
+    return std::move(err);
+  if (mode == "linear")
+    spec.mode = ResampleMode::linear;
+  else if (mode == "nearest")
+    spec.mode = ResampleMode::nearest;
+  else if (mode == "previous")
+    spec.mode = ResampleMode::previous;
+  else
+    return llvm::createStringError(
+        "--mode must be linear, nearest or previous, got '" + mode + "'");
+  if (features.empty())
+    return llvm::createStringError(
+        "--op=resample needs --features (the features of each stream, e.g. "
+        "--features=6,32)");
+  auto counts = parseIntegers("features", features, 0);
+  if (!counts)
+    return counts.takeError();
+  for (int64_t count : *counts) {
+    if (count < 1)
+      return llvm::createStringError(llvm::formatv(
+          "--features: every stream needs >= 1 feature, got {0}", count));
+    spec.streamFeatures.push_back(static_cast<unsigned>(count));
+  }
+  spec.withLengths = lengths;
+  if (!tile.empty()) {
+    auto values = parseIntegers("tile", tile, 2);
+    if (!values)
+      return values.takeError();
+    spec.resampleTile = ResampleTiling{Chip::sm_80, unsigned((*values)[0]),
+                                       unsigned((*values)[1])};
+  }
+  return spec;
+}
+
+/// An arch the tool can link for: sm_XY or sm_XYa, 8.0 or newer.
+static llvm::Error checkArch(llvm::StringRef arch) {
+  llvm::StringRef digits = arch;
+  if (!digits.consume_front("sm_"))
+    return llvm::createStringError(
+        "--archs: '" + arch +
+        "' is not a cubin arch: expected sm_XY or sm_XYa (e.g. sm_80, sm_90a)");
+  digits.consume_back("a");
+  unsigned version;
+  if (digits.size() < 2 || digits.getAsInteger(10, version))
+    return llvm::createStringError(
+        "--archs: '" + arch +
+        "' is not a cubin arch: expected sm_XY or sm_XYa (e.g. sm_80, sm_90a)");
+  if (version < 80)
+    return llvm::createStringError(
+        "--archs: " + arch +
+        " is too old: the kernels need sm_80 or newer (mma.sync, ldmatrix, "
+        "cp.async)");
+  return llvm::Error::success();
+}
+
+/// The chip an arch is lowered for: the Hopper lowering (WGMMA, TMA) runs
+/// on sm_90a only; the sm_80 lowering runs on every arch since.
+static Chip getChipForArch(llvm::StringRef arch) {
+  return arch == "sm_90a" ? Chip::sm_90a : Chip::sm_80;
+}
+
+/// \p name made a C identifier.
+static std::string toIdentifier(llvm::StringRef name) {
+  std::string result;
+  for (char c : name)
+    result += llvm::isAlnum(c) || c == '_' ? c : '_';
+  if (result.empty() || llvm::isDigit(result.front()))
+    result.insert(result.begin(), '_');
+  return result;
+}
+
+static llvm::StringRef getElementTypeName(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  if (type.isF32())
+    return "f32";
+  if (type.isInteger(32))
+    return "i32";
+  return "";
+}
+
+/// The operand as the launcher must pass it. \p alignBytes: what the
+/// kernel's accesses assume of its base and row starts.
+static llvm::Expected<MemRefOperand>
+describeOperand(llvm::StringRef name, llvm::ArrayRef<llvm::StringRef> dims,
+                Value value, unsigned alignBytes) {
+  auto type = cast<MemRefType>(value.getType());
+  MemRefOperand operand;
+  operand.name = name.str();
+  for (llvm::StringRef dim : dims)
+    operand.dimNames.push_back(dim.str());
+  operand.rank = type.getRank();
+  operand.elementBytes = type.getElementTypeBitWidth() / 8;
+  operand.alignBytes = std::max(alignBytes, operand.elementBytes);
+  operand.identityLayout = type.getLayout().isIdentity();
+  if (operand.rank != dims.size())
+    return llvm::createStringError(
+        llvm::formatv("operand {0} has rank {1}, expected {2}", name,
+                      operand.rank, dims.size()));
+  for (int64_t size : type.getShape())
+    operand.sizes.push_back(ShapedType::isDynamic(size) ? kDynamic : size);
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return llvm::createStringError(
+        llvm::formatv("operand {0} has a layout that is not strided", name));
+  // The launcher passes each pointer as the descriptor's aligned pointer
+  // with offset 0: the data starts at the pointer.
+  if (!ShapedType::isDynamic(offset) && offset != 0) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return llvm::createStringError(llvm::formatv(
+        "operand {0} has type {1} with a static offset of {2}: the "
+        "generated launcher takes pointers to the first element (offset 0 "
+        "or ?)",
+        name, text, offset));
+  }
+  for (int64_t stride : strides)
+    operand.strides.push_back(ShapedType::isDynamic(stride) ? kDynamic
+                                                            : stride);
+  return operand;
+}
+
+/// cp.async, ldmatrix and the output's vector stores move 16-byte chunks.
+static constexpr unsigned kVectorBytes = 16;
+
+/// The operands of \p op in kernel order (the lowerings' ABI: the op's
+/// memref operands in order).
+static llvm::Expected<std::vector<MemRefOperand>>
+describeOperands(AttentionOp op) {
+  std::vector<MemRefOperand> operands;
+  static constexpr llvm::StringRef queryDims[] = {"batch", "q_heads", "q_seq",
+                                                  "head_dim"};
+  static constexpr llvm::StringRef keyDims[] = {"batch", "kv_heads", "k_seq",
+                                                "head_dim"};
+  std::tuple<llvm::StringRef, llvm::ArrayRef<llvm::StringRef>, Value>
+      tensors[] = {{"q", queryDims, op.getQ()},
+                   {"k", keyDims, op.getK()},
+                   {"v", keyDims, op.getV()},
+                   {"o", queryDims, op.getO()}};
+  for (auto [name, dims, value] : tensors) {
+    auto operand = describeOperand(name, dims, value, kVectorBytes);
+    if (!operand)
+      return operand.takeError();
+    operands.push_back(std::move(*operand));
+  }
+  if (op.getLse()) {
+    auto operand = describeOperand(
+        "lse", llvm::ArrayRef(queryDims).drop_back(), op.getLse(), 0);
+    if (!operand)
+      return operand.takeError();
+    operands.push_back(std::move(*operand));
+  }
+  return operands;
+}
+
+static llvm::Expected<std::vector<MemRefOperand>>
+describeOperands(ResampleOp op) {
+  // A stream's values and the output are read and written in 16-byte
+  // vectors when both are contiguous and the stream's features, the output's
+  // features and the stream's offset in them are multiples of a vector
+  // (ResampleToGPU.cpp, getVectorWidth): then both bases must be 16-byte
+  // aligned; other accesses are per element.
+  auto outType = cast<MemRefType>(op.getOut().getType());
+  unsigned elementBytes = outType.getElementTypeBitWidth() / 8;
+  int64_t width = kVectorBytes / elementBytes;
+  bool anyVector = false;
+  llvm::SmallVector<bool> vector;
+  int64_t offset = 0;
+  for (Value values : op.getValues()) {
+    auto type = cast<MemRefType>(values.getType());
+    bool vectorized = type.getLayout().isIdentity() &&
+                      outType.getLayout().isIdentity() &&
+                      type.getDimSize(2) % width == 0 &&
+                      outType.getDimSize(2) % width == 0 && offset % width == 0;
+    vector.push_back(vectorized);
+    anyVector |= vectorized;
+    offset += type.getDimSize(2);
+  }
+
+  std::vector<MemRefOperand> operands;
+  auto add = [&](llvm::StringRef name, Value value,
+                 unsigned alignBytes) -> llvm::Error {
+    // Times, values and lengths: [batch, samples, features]; targets and
+    // out: [batch, targets, features].
+    bool target = name == "targets" || name == "out";
+    llvm::StringRef dims[] = {"batch", target ? "targets" : "samples",
+                              "features"};
+    unsigned rank = cast<MemRefType>(value.getType()).getRank();
+    auto operand = describeOperand(
+        name, llvm::ArrayRef(dims).take_front(std::min(rank, 3u)), value,
+        alignBytes);
+    if (!operand)
+      return operand.takeError();
+    operands.push_back(std::move(*operand));
+    return llvm::Error::success();
+  };
+  unsigned streams = op.getNumStreams();
+  for (unsigned s = 0; s < streams; ++s)
+    if (llvm::Error err = add("times" + std::to_string(s), op.getTimes()[s], 0))
+      return std::move(err);
+  for (unsigned s = 0; s < streams; ++s)
+    if (llvm::Error err = add("values" + std::to_string(s), op.getValues()[s],
+                              vector[s] ? kVectorBytes : 0))
+      return std::move(err);
+  for (unsigned s = 0; s < op.getLengths().size(); ++s)
+    if (llvm::Error err =
+            add("lengths" + std::to_string(s), op.getLengths()[s], 0))
+      return std::move(err);
+  if (llvm::Error err = add("targets", op.getTargets(), 0))
+    return std::move(err);
+  if (llvm::Error err = add("out", op.getOut(), anyVector ? kVectorBytes : 0))
+    return std::move(err);
+  return operands;
+}
+
+/// The kernels of \p source lowered for \p chip: the ops with their tiles
+/// (what fmha-materialize-tiles picks for the chip, or their own), and the
+/// module with the tiles attached, which is what gets compiled so that the
+/// launch constants and the kernel agree.
+struct ChipAnalysis {
+  std::vector<AotKernel> kernels;
+  std::vector<KernelVariant> variants;
+  std::string materialized;
+};
+
+static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
+                                            llvm::StringRef sourceName,
+                                            Chip chip) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  std::string diagnostics;
+  llvm::raw_string_ostream diagnosticStream(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagnosticStream);
+  auto fail = [&](llvm::StringRef what) {
+    return llvm::createStringError(
+        (what + (diagnostics.empty() ? "" : ":\n") + diagnostics).str());
+  };
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, sourceName), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("invalid MLIR source");
+  PassManager pm(&context);
+  FmhaMaterializeTilesOptions options;
+  options.chip = stringifyChip(chip).str();
+  pm.addPass(createFmhaMaterializeTiles(options));
+  if (failed(pm.run(*module)))
+    return fail(llvm::formatv("choosing tiles for {0} failed",
+                              stringifyChip(chip))
+                    .str());
+
+  ChipAnalysis analysis;
+  std::map<Operation *, unsigned> opsPerFunc;
+  llvm::SmallVector<Operation *> ops;
+  // The walk order of convert-fmha-to-nvgpu, which creates the kernels in it.
+  module->walk([&](Operation *op) {
+    if (isa<AttentionOp, ResampleOp>(op)) {
+      ops.push_back(op);
+      ++opsPerFunc[op->getParentOfType<func::FuncOp>()];
+    }
+  });
+  if (ops.empty())
+    return llvm::createStringError("no fmha.attention or fmha.resample op in " +
+                                   sourceName);
+  std::map<Operation *, unsigned> seen;
+  for (Operation *op : ops) {
+    AotKernel kernel;
+    KernelVariant variant;
+    auto func = op->getParentOfType<func::FuncOp>();
+    std::string funcName = func ? func.getSymName().str() : "kernel";
+    kernel.name = toIdentifier(funcName);
+    if (opsPerFunc[func] > 1)
+      kernel.name += "_" + std::to_string(seen[func]++);
+    kernel.origin = "@" + funcName;
+    if (auto location = dyn_cast<FileLineColLoc>(op->getLoc()))
+      kernel.origin += llvm::formatv(
+          " ({0}:{1}:{2})", llvm::sys::path::filename(location.getFilename()),
+          location.getLine(), location.getColumn());
+
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      kernel.kind = AotKernel::Kind::Attention;
+      auto qType = cast<MemRefType>(attention.getQ().getType());
+      kernel.elementType = getElementTypeName(qType.getElementType()).str();
+      kernel.headDim = attention.getHeadDim();
+      kernel.causal = attention.getCausal();
+      kernel.withLse = static_cast<bool>(attention.getLse());
+      kernel.scale = attention.getScaleOrDefault();
+      kernel.scaleIsDefault = !attention.getScale();
+      if (std::optional<ArrayRef<int64_t>> sides = attention.getWindow())
+        kernel.window = {{(*sides)[0], (*sides)[1]}};
+      auto operands = describeOperands(attention);
+      if (!operands)
+        return operands.takeError();
+      kernel.operands = std::move(*operands);
+      TileAttr tileAttr = *attention.getTile();
+      AttentionTiling tiling{tileAttr.getChip(), tileAttr.getBlockM(),
+                             tileAttr.getBlockN(), tileAttr.getWarps(),
+                             tileAttr.getStages()};
+      // The JIT's launch configuration, for one block of rows: its block
+      // and shared memory are the kernel's constants.
+      LaunchConfig config = getAttentionLaunchConfig(
+          tiling, kernel.headDim, qType.getElementTypeBitWidth() / 8, 1, 1, 1);
+      variant.threads = config.block[0];
+      variant.sharedBytes = config.sharedBytes;
+      variant.gridTile = tiling.blockM;
+      variant.tile = llvm::formatv("tile {0}: block_m {1}, block_n {2}, "
+                                   "{3} warps, {4} stage(s)",
+                                   stringifyChip(tiling.chip), tiling.blockM,
+                                   tiling.blockN, tiling.warps, tiling.stages);
+    } else {
+      auto resample = cast<ResampleOp>(op);
+      kernel.kind = AotKernel::Kind::Resample;
+      auto outType = cast<MemRefType>(resample.getOut().getType());
+      kernel.elementType = getElementTypeName(outType.getElementType()).str();
+      kernel.mode = stringifyResampleMode(resample.getMode()).str();
+      for (Value values : resample.getValues()) {
+        int64_t d = cast<MemRefType>(values.getType()).getDimSize(2);
+        if (ShapedType::isDynamic(d))
+          return llvm::createStringError(
+              "fmha.resample in " + kernel.origin +
+              ": the features of each stream must be static");
+        kernel.streamFeatures.push_back(static_cast<unsigned>(d));
+      }
+      kernel.withLengths = !resample.getLengths().empty();
+      auto operands = describeOperands(resample);
+      if (!operands)
+        return operands.takeError();
+      kernel.operands = std::move(*operands);
+      ResampleTileAttr tileAttr = *resample.getTile();
+      ResampleTiling tiling{tileAttr.getChip(), tileAttr.getBlockT(),
+                            tileAttr.getThreads()};
+      LaunchConfig config = getResampleLaunchConfig(tiling, 1, 1);
+      variant.threads = config.block[0];
+      variant.sharedBytes = config.sharedBytes;
+      variant.gridTile = tiling.blockT;
+      variant.tile = llvm::formatv("tile {0}: block_t {1}, {2} threads",
+                                   stringifyChip(tiling.chip), tiling.blockT,
+                                   tiling.threads);
+    }
+    analysis.kernels.push_back(std::move(kernel));
+    analysis.variants.push_back(std::move(variant));
+  }
+  llvm::StringSet<> names;
+  for (const AotKernel &kernel : analysis.kernels)
+    if (!names.insert(kernel.name).second)
+      return llvm::createStringError(
+          "two kernels would both be named '" + kernel.name +
+          "' in C (from func names that differ only in characters C does "
+          "not allow): rename one");
+
+  llvm::raw_string_ostream os(analysis.materialized);
+  module->print(os);
+  return analysis;
+}
+
+/// Writes \p contents to \p path.
+static llvm::Error writeFile(llvm::StringRef path, llvm::StringRef contents) {
+  std::error_code ec;
+  llvm::ToolOutputFile output(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return llvm::createStringError("cannot write '" + path +
+                                   "': " + ec.message());
+  output.os() << contents;
+  output.os().flush();
+  if (output.os().has_error())
+    return llvm::createStringError("cannot write '" + path + "'");
+  output.keep();
+  return llvm::Error::success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "FlashCore ahead-of-time compiler: fmha ops to cubins plus a C header "
+      "and source that embed them and launch them with the CUDA driver API\n\n"
+      "  fmha-aot --op=attention --dtype=bf16 --head-dim=128 --causal \\\n"
+      "      --archs=sm_80,sm_90 --name=my_attention -o out/\n"
+      "  fmha-aot kernels.mlir --archs=sm_80,sm_90a --name=my_kernels -o out/\n");
+
+  // The op: from a file, or from the flags.
+  bool fromFlags = opKind.getNumOccurrences() != 0;
+  std::string source, sourceName;
+  if (!inputFile.empty()) {
+    for (cl::Option *option : std::initializer_list<cl::Option *>{
+             &opKind, &dtype, &headDim, &causal, &lse, &window, &scale, &mode,
+             &features, &lengths, &tile})
+      if (option->getNumOccurrences())
+        return fail("--" + option->ArgStr +
+                    " describes an op, but the ops come from '" + inputFile +
+                    "': give one or the other");
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> input =
+        llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
+    if (!input)
+      return fail("cannot read '" + inputFile +
+                  "': " + input.getError().message());
+    source = (*input)->getBuffer().str();
+    sourceName = inputFile;
+  } else if (!fromFlags) {
+    return fail("no op: give an input .mlir file or --op=attention|resample "
+                "(see --help)");
+  }
+  std::optional<KernelSpec> spec;
+  if (fromFlags) {
+    llvm::Expected<KernelSpec> parsed = getSpecFromFlags();
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    spec = std::move(*parsed);
+  }
+
+  // The archs, and the chip each is lowered for.
+  if (archList.empty())
+    return fail("--archs is required: the cubin targets, e.g. "
+                "--archs=sm_80,sm_90");
+  llvm::SmallVector<llvm::StringRef> archNames;
+  llvm::StringRef(archList).split(archNames, ',');
+  llvm::StringSet<> seenArchs;
+  for (llvm::StringRef &arch : archNames) {
+    arch = arch.trim();
+    if (llvm::Error err = checkArch(arch))
+      return fail(llvm::toString(std::move(err)));
+    if (!seenArchs.insert(arch).second)
+      return fail("--archs names " + arch + " twice");
+  }
+  if (prefix.empty() || toIdentifier(prefix) != prefix)
+    return fail("--name must be a C identifier (letters, digits, '_', not "
+                "starting with a digit), got '" +
+                prefix + "'");
+
+  AotFile file;
+  file.prefix = prefix;
+  file.source = fromFlags ? "flags" : inputFile.getValue();
+  file.command = "fmha-aot";
+  for (int i = 1; i < argc; ++i)
+    file.command += std::string(" ") + argv[i];
+
+  // One lowering per chip, one link per arch.
+  std::map<Chip, ChipAnalysis> analyses;
+  std::map<Chip, std::string> ptxByChip;
+  std::optional<std::vector<AotKernel>> kernels;
+  for (llvm::StringRef arch : archNames) {
+    Chip chip = getChipForArch(arch);
+    std::string context =
+        llvm::formatv("--archs={0} (lowered for chip {1})", arch,
+                      stringifyChip(chip))
+            .str();
+    auto found = analyses.find(chip);
+    if (found == analyses.end()) {
+      std::string chipSource = source;
+      if (spec) {
+        KernelSpec chipSpec = *spec;
+        if (chipSpec.attentionTile)
+          chipSpec.attentionTile->chip = chip;
+        if (chipSpec.resampleTile)
+          chipSpec.resampleTile->chip = chip;
+        chipSource = chipSpec.toMLIR();
+      }
+      llvm::Expected<ChipAnalysis> analysis =
+          analyze(chipSource, fromFlags ? "<flags>" : sourceName, chip);
+      if (!analysis)
+        return fail(context + ": " + llvm::toString(analysis.takeError()));
+      found = analyses.emplace(chip, std::move(*analysis)).first;
+    }
+    ChipAnalysis &analysis = found->second;
+
+    std::string note;
+    llvm::Expected<PtxIsa> isa = resolvePtxIsa(chip, "", note);
+    if (!isa)
+      return fail(context + ": " + llvm::toString(isa.takeError()));
+    CompileOptions options;
+    options.sourceName = fromFlags ? "<flags>" : sourceName;
+    options.chip = chip;
+    options.ptxIsa = *isa;
+    options.linkArch = arch.str();
+    AotCubin cubin;
+    cubin.arch = arch.str();
+    cubin.chip = stringifyChip(chip).str();
+    std::vector<std::string> functions;
+    auto ptx = ptxByChip.find(chip);
+    if (ptx == ptxByChip.end()) {
+      llvm::Expected<CompiledModule> compiled =
+          compileModule(analysis.materialized, options);
+      if (!compiled)
+        return fail(context + ": " + llvm::toString(compiled.takeError()));
+      if (compiled->kernelNames.size() != analysis.kernels.size())
+        return fail(llvm::formatv("{0}: {1} fmha ops became {2} kernels; "
+                                  "expected one kernel per op",
+                                  context, analysis.kernels.size(),
+                                  compiled->kernelNames.size()));
+      for (auto [variant, name] :
+           llvm::zip(analysis.variants, compiled->kernelNames))
+        variant.function = name;
+      ptxByChip[chip] = std::move(compiled->ptx);
+      cubin.image = std::move(compiled->cubin);
+    } else {
+      llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
+      if (!linker)
+        return fail(context + ": " + llvm::toString(linker.takeError()));
+      llvm::Expected<LinkedCubin> linked = linker->link(ptx->second, arch);
+      if (!linked)
+        return fail(context + ": " + llvm::toString(linked.takeError()));
+      cubin.image = std::move(linked->cubin);
+    }
+    file.cubins.push_back(std::move(cubin));
+
+    // The same ops in the same order for every chip: only the variants
+    // (function, tile, launch constants) differ.
+    if (!kernels)
+      kernels = analysis.kernels;
+    for (auto [kernel, variant] : llvm::zip(*kernels, analysis.variants))
+      kernel.variants.push_back(variant);
+  }
+  file.kernels = std::move(*kernels);
+  if (fromFlags)
+    for (AotKernel &kernel : file.kernels)
+      kernel.origin = "the flags";
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    return fail("cannot create '" + outputDir + "': " + ec.message());
+  auto path = [&](llvm::StringRef name) {
+    llvm::SmallString<256> result(outputDir);
+    llvm::sys::path::append(result, name);
+    return std::string(result);
+  };
+  for (const AotCubin &cubin : file.cubins)
+    if (llvm::Error err = writeFile(path(prefix + "." + cubin.arch + ".cubin"),
+                                    cubin.image))
+      return fail(llvm::toString(std::move(err)));
+  std::string header, sourceText;
+  llvm::raw_string_ostream headerStream(header), sourceStream(sourceText);
+  emitHeader(file, headerStream);
+  emitSource(file, sourceStream);
+  if (llvm::Error err = writeFile(path(prefix + ".h"), header))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = writeFile(path(prefix + ".c"), sourceText))
+    return fail(llvm::toString(std::move(err)));
+  return 0;
+}
