@@ -658,6 +658,17 @@ int main(int argc, char **argv) {
       found = analyses.emplace(chip, std::move(*analysis)).first;
     }
     ChipAnalysis &analysis = found->second;
+    // The sm_90a attention kernel takes TMA tensor maps (encoded per launch
+    // from the pointers and strides) and needs a whole-program compile for
+    // its setmaxnreg, which nvJitLink does not do (LoadPlan.cpp); the
+    // generated launcher builds neither yet.
+    for (const AotKernel &kernel : analysis.kernels)
+      if (chip == Chip::sm_90a && kernel.kind == AotKernel::Kind::Attention)
+        return fail(context + ": the sm_90a attention kernel (" +
+                    kernel.origin +
+                    ") is not available ahead of time yet (its TMA tensor "
+                    "maps are built per launch); use --archs=sm_90 for "
+                    "Hopper (the sm_80 kernel), or the JIT");
 
     std::string note;
     llvm::Expected<PtxIsa> isa = resolvePtxIsa(chip, "", note);
