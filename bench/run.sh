@@ -38,13 +38,14 @@ fi
 } 2>&1 | tee "$out/harness.txt"
 # FlashCore's attention on the peers' grid, each row checked against
 # kernels-ref, then timed: TFLOP/s into ours.txt for peers.py's `ours` column
-# ("wrong" when the check fails). The sm_80 kernel until sm_90a lowers.
+# ("wrong" when the check fails). FMHA_CHIP picks the kernel (default: the
+# JIT's choice for the device, sm_90a on Hopper).
 : > "$out/ours.txt"
 if [ -x "$jit_runner" ]; then
   python3 "$root/bench/peers/peers.py" --grid | while read -r b h s d causal dtype; do
     flags="--batch=$b --heads=$h --seq-q=$s --head-dim=$d --dtype=$dtype --time --seed=1"
     [ "$causal" = 1 ] && flags="$flags --causal"
-    result=$(FMHA_CHIP=sm_80 "$jit_runner" attention --candidate=jit $flags 2>&1)
+    result=$("$jit_runner" attention --candidate=jit $flags 2>&1)
     status=$?
     echo "$result" | tail -4 >> "$out/harness.txt"
     tflops=$(echo "$result" | grep -E "^time" | sed 's/.*: \([0-9.]*\) TFLOP.*/\1/')

@@ -19,14 +19,18 @@
 // Warpgroup 0 is the producer: one thread issues every TMA load. Q once per
 // (batch, row block), K and V of each key block into `stages` buffers, each
 // buffer with a full and an empty mbarrier. The other warpgroups are
-// consumers, each owning 64 query rows: per key block
+// consumers, each owning 64 query rows: per key block j
 //
-//   wait K full;  S = Q K^T (WGMMA, both operands in shared memory);
-//                 release K; mask S; online softmax -> P (registers)
-//   wait V full;  O += P V (WGMMA with A = P from registers); release V
+//   wait K_j, V_{j-1} full;  issue S_j = Q K_j^T (WGMMA, both operands in
+//                            shared memory), then O += P_{j-1} V_{j-1}
+//                            (WGMMA with A = P from registers)
+//   wait for S_j;            release K_j; mask; online softmax -> P_j
+//   wait for P V;            release V_{j-1}; rescale O
 //
-// The producer runs ahead by `stages` blocks, so loads overlap the GEMMs, and
-// the consumer warpgroups interleave on the tensor cores on their own.
+// so each warpgroup's softmax runs under its own P V (FlashAttention-3's
+// intra-warpgroup overlap). The producer runs ahead by `stages` blocks, so
+// loads overlap the GEMMs, and the consumer warpgroups interleave on the
+// tensor cores on their own.
 // Registers move from the producer to the consumers with setmaxnreg.
 //
 // Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
@@ -405,6 +409,13 @@ private:
     quadCol = arith::RemUIOp::create(b, lane, index(4));
   }
 
+  /// The consumer's part of one (batch, row block). The GEMMs of
+  /// consecutive key blocks overlap in FlashAttention-3's order (KERNELS.md
+  /// section 2, "fwd_step"): block j issues S_j = Q K_j^T and then
+  /// O += P_{j-1} V_{j-1}, waits for S_j only, and runs the softmax of S_j
+  /// while the tensor cores still work on P_{j-1} V_{j-1}. The first block
+  /// (the last-indexed, always masked here) only computes its S and P; a
+  /// drain step adds the last P V.
   Value buildConsumer(Value batchIndex, Value iteration, Value consumed) {
     deriveLaneValues();
     waitBarrier(barrierAddress(kQueryFull),
@@ -416,58 +427,135 @@ private:
     state.rowMax = {minusInf, minusInf};
     state.rowSum = {f32(0.0f), f32(0.0f)};
     state.consumed = consumed;
-    state = buildKeyBlocks(range.lastBlockEnd, range.unmaskedEnd,
-                           /*masked=*/true, state);
-    state = buildKeyBlocks(range.unmaskedEnd, range.unmaskedBegin,
-                           /*masked=*/false, state);
-    if (window.left)
-      state = buildKeyBlocks(range.unmaskedBegin, range.firstBlock,
-                             /*masked=*/true, state);
+
+    Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                           range.lastBlockEnd,
+                                           range.firstBlock);
+    SmallVector<Value> initial = state.flatten();
+    auto blocks = scf::IfOp::create(
+        b, anyBlock,
+        [&](OpBuilder &, Location) {
+          // The blocks after the first, in the three ranges, clamped.
+          Value rest =
+              arith::SubIOp::create(b, range.lastBlockEnd, index(1));
+          auto below = [&](Value bound) {
+            return arith::MinSIOp::create(b, bound, rest);
+          };
+          ConsumerState current = state;
+          SmallVector<Value> pending =
+              buildFirstBlock(rest, current);
+          std::tie(current, pending) = buildKeyBlocks(
+              rest, below(range.unmaskedEnd), /*masked=*/true, current,
+              pending);
+          std::tie(current, pending) = buildKeyBlocks(
+              below(range.unmaskedEnd), below(range.unmaskedBegin),
+              /*masked=*/false, current, pending);
+          if (window.left)
+            std::tie(current, pending) = buildKeyBlocks(
+                below(range.unmaskedBegin), range.firstBlock,
+                /*masked=*/true, current, pending);
+          current = drainValues(current, pending);
+          scf::YieldOp::create(b, current.flatten());
+        },
+        [&](OpBuilder &, Location) { scf::YieldOp::create(b, initial); });
+    state = ConsumerState::unflatten(blocks.getResults());
     buildEpilogue(batchIndex, state);
     // Every WGMMA reading Q has completed.
     releaseBuffer(barrierAddress(kQueryEmpty));
     return state.consumed;
   }
 
-  ConsumerState buildKeyBlocks(Value end, Value begin, bool masked,
-                               const ConsumerState &state) {
+  /// S and P of the first key block \p block (masked: it may be partial or
+  /// on the diagonal); returns P.
+  SmallVector<Value> buildFirstBlock(Value block, ConsumerState &state) {
+    deriveLaneValues();
+    auto [stage, phase] = getStageAndPhase(state.consumed);
+    waitBarrier(barrierAddress(kKeyFull, stage), phase);
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    Value scores = issueScores(stage);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    releaseBuffer(barrierAddress(kKeyEmpty, stage));
+    SmallVector<Value> values = unpack(scores, blockN / 2);
+    applyMask(values, arith::MulIOp::create(b, block, index(blockN)));
+    // O is still zero: its rescale can be skipped.
+    SmallVector<Value> probabilities = updateSoftmax(values, state).first;
+    state.consumed = arith::AddIOp::create(b, state.consumed, index(1));
+    return probabilities;
+  }
+
+  /// Runs key blocks end - 1 down to begin, carrying the state and the P of
+  /// the block before.
+  std::pair<ConsumerState, SmallVector<Value>>
+  buildKeyBlocks(Value end, Value begin, bool masked,
+                 const ConsumerState &state, ArrayRef<Value> pending) {
+    SmallVector<Value> carried = state.flatten();
+    size_t stateSize = carried.size();
+    llvm::append_range(carried, pending);
     Value count = arith::SubIOp::create(b, end, begin);
-    auto loop = scf::ForOp::create(b, index(0), count, index(1),
-                                   state.flatten());
+    auto loop = scf::ForOp::create(b, index(0), count, index(1), carried);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value block = arith::SubIOp::create(
         b, arith::SubIOp::create(b, end, index(1)), loop.getInductionVar());
-    ConsumerState next = buildKeyBlock(
-        block, masked, ConsumerState::unflatten(loop.getRegionIterArgs()));
-    scf::YieldOp::create(b, next.flatten());
+    ValueRange arguments = loop.getRegionIterArgs();
+    ConsumerState current =
+        ConsumerState::unflatten(arguments.take_front(stateSize));
+    SmallVector<Value> probabilities = buildKeyBlock(
+        block, masked, current, arguments.drop_front(stateSize));
+    SmallVector<Value> yielded = current.flatten();
+    llvm::append_range(yielded, probabilities);
+    scf::YieldOp::create(b, yielded);
     b.setInsertionPointAfter(loop);
-    return ConsumerState::unflatten(loop.getResults());
+    ValueRange results = loop.getResults();
+    return {ConsumerState::unflatten(results.take_front(stateSize)),
+            SmallVector<Value>(results.drop_front(stateSize))};
   }
 
-  ConsumerState buildKeyBlock(Value block, bool masked,
-                              const ConsumerState &state) {
+  /// One pipelined step: issue S_j and O += P_{j-1} V_{j-1}, softmax of
+  /// S_j under the P V, then rescale O. Returns P_j.
+  SmallVector<Value> buildKeyBlock(Value block, bool masked,
+                                   ConsumerState &state,
+                                   ValueRange pending) {
     deriveLaneValues();
     auto [stage, phase] = getStageAndPhase(state.consumed);
-    Value stageOffset = arith::MulIOp::create(b, stage, index(keyBytes));
-
-    // S = Q K^T.
+    auto [previousStage, previousPhase] = getStageAndPhase(
+        arith::SubIOp::create(b, state.consumed, index(1)));
     waitBarrier(barrierAddress(kKeyFull, stage), phase);
-    Value scores = computeScores(stageOffset);
+    waitBarrier(barrierAddress(kValueFull, previousStage), previousPhase);
+    // Issue S_j before P_{j-1} V_{j-1}: wait_group counts in issue order.
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    Value scores = issueScores(stage);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    Value out = issueValues(SmallVector<Value>(pending), previousStage,
+                            state.out);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    // S_j is ready; P V may still run.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(1));
     releaseBuffer(barrierAddress(kKeyEmpty, stage));
-
     SmallVector<Value> values = unpack(scores, blockN / 2);
     if (masked)
       applyMask(values, arith::MulIOp::create(b, block, index(blockN)));
-    ConsumerState next = state;
-    SmallVector<Value> probabilities = updateSoftmax(values, next);
+    auto [probabilities, alpha] = updateSoftmax(values, state);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    releaseBuffer(barrierAddress(kValueEmpty, previousStage));
+    state.out = scaleRows(out, alpha);
+    state.consumed = arith::AddIOp::create(b, state.consumed, index(1));
+    return probabilities;
+  }
 
-    // O += P V.
+  /// O += P V of the last block.
+  ConsumerState drainValues(ConsumerState state, ArrayRef<Value> pending) {
+    deriveLaneValues();
+    auto [stage, phase] = getStageAndPhase(
+        arith::SubIOp::create(b, state.consumed, index(1)));
     waitBarrier(barrierAddress(kValueFull, stage), phase);
-    next.out = accumulateValues(probabilities, stageOffset, next.out);
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    state.out = issueValues(pending, stage, state.out);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
     releaseBuffer(barrierAddress(kValueEmpty, stage));
-    next.consumed = arith::AddIOp::create(b, state.consumed, index(1));
-    return next;
+    return state;
   }
 
   //===--------------------------------------------------------------------===//
@@ -517,23 +605,20 @@ private:
                                : NVVM::WGMMATypes::bf16;
   }
 
-  /// S = Q K^T for this warpgroup's 64 rows: both operands K-major in
-  /// shared memory; k step j reads bytes 32 j of each 128-byte row, in
-  /// column block j / 4.
-  Value computeScores(Value stageOffset) {
+  /// Issues S = Q K^T for this warpgroup's 64 rows from K buffer \p stage:
+  /// both operands K-major in shared memory; k step j reads bytes 32 j of
+  /// each 128-byte row, in column block j / 4. The caller fences, commits
+  /// and waits.
+  Value issueScores(Value stage) {
     Value queries = getDescriptor(
         arith::AddIOp::create(
             b, sharedBase,
             arith::MulIOp::create(b, consumerRow, index(kSwizzleBytes))),
         /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
-    Value keys = getDescriptor(
-        arith::AddIOp::create(
-            b, sharedBase,
-            arith::AddIOp::create(b, stageOffset, index(keyTileOffset(0)))),
-        /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
+    Value keys = getDescriptor(tileAddress(stage, keyTileOffset(0)),
+                               /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
     Type accType = getAccumulatorType(blockN);
     Value scores = LLVM::PoisonOp::create(b, accType);
-    NVVM::WgmmaFenceAlignedOp::create(b);
     for (int64_t k = 0; k < headDim / kWgmmaK; ++k) {
       int64_t inRow = (k % 4) * 32;
       scores = NVVM::WgmmaMmaAsyncOp::create(
@@ -547,28 +632,30 @@ private:
           NVVM::MMALayout::row, NVVM::MMALayout::col,
           NVVM::MMAIntOverflowAttr());
     }
-    NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
     return scores;
   }
 
-  /// O += P V: A = P from registers, B = V MN-major in shared memory (k
-  /// step j is rows 16 j .. 16 j + 15; column blocks LBO apart).
-  Value accumulateValues(ArrayRef<Value> probabilities, Value stageOffset,
-                         Value out) {
-    Value values = getDescriptor(
-        arith::AddIOp::create(
-            b, sharedBase,
-            arith::AddIOp::create(b, stageOffset, index(valueTileOffset(0)))),
-        /*leadingBytes=*/blockN * kSwizzleBytes, /*strideBytes=*/kAtomBytes);
-    NVVM::WgmmaFenceAlignedOp::create(b);
+  /// Issues O += P V from V buffer \p stage: A = P from registers, B = V
+  /// MN-major in shared memory (k step j is rows 16 j .. 16 j + 15; column
+  /// blocks LBO apart). The caller fences, commits and waits.
+  Value issueValues(ArrayRef<Value> probabilities, Value stage, Value out) {
+    Value values = getDescriptor(tileAddress(stage, valueTileOffset(0)),
+                                 /*leadingBytes=*/blockN * kSwizzleBytes,
+                                 /*strideBytes=*/kAtomBytes);
     for (int64_t k = 0; k < blockN / kWgmmaK; ++k)
       out = emitRegisterWgmma(probabilities.slice(4 * k, 4),
                               advance(values, k * kWgmmaK * kSwizzleBytes),
                               out);
-    NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
     return out;
+  }
+
+  /// The shared address of buffer \p stage of the tiles at \p firstOffset.
+  Value tileAddress(Value stage, int64_t firstOffset) {
+    return arith::AddIOp::create(
+        b, sharedBase,
+        arith::AddIOp::create(
+            b, arith::MulIOp::create(b, stage, index(keyBytes)),
+            index(firstOffset)));
   }
 
   /// out += A B, m64n{D}k16, A from four registers of packed pairs, B
@@ -630,12 +717,14 @@ private:
     }
   }
 
-  /// Folds the scores into the running max and sum, rescales O, and returns
+  /// Folds the scores into the running max and sum and returns
   /// P = exp2(S * scale * log2 e - max) as packed pairs: for k step j, the
   /// four registers of its A fragment (rows g and g + 8 of keys 16 j + 2t,
   /// then of keys 16 j + 8 + 2t), i.e. elements 8 j .. 8 j + 7 as they are.
-  SmallVector<Value> updateSoftmax(ArrayRef<Value> scores,
-                                   ConsumerState &state) {
+  /// Also returns the factors (rows g and g + 8) that O, accumulated under
+  /// the old max, must be rescaled by.
+  std::pair<SmallVector<Value>, std::array<Value, 2>>
+  updateSoftmax(ArrayRef<Value> scores, ConsumerState &state) {
     Value log2Scale = f32(scaleLog2);
     Value zero = f32(0.0f);
     Value minusInf = f32(-std::numeric_limits<float>::infinity());
@@ -671,7 +760,6 @@ private:
       state.rowSum[half] =
           math::FmaOp::create(b, state.rowSum[half], alpha[half], sum);
     }
-    state.out = scaleRows(state.out, alpha);
 
     auto pairType = VectorType::get({2}, elementType);
     auto floatPair = VectorType::get({2}, b.getF32Type());
@@ -685,7 +773,7 @@ private:
           b, VectorType::get({1}, b.getI32Type()), rounded);
       packed.push_back(vector::ExtractOp::create(b, word, 0));
     }
-    return packed;
+    return {packed, alpha};
   }
 
   /// \p out with rows g and g + 8 multiplied by \p factors[0] and [1].
