@@ -64,6 +64,13 @@ if sass_dir:
     config.substitutions.append(("%cuobjdump", os.path.join(sass_dir, "cuobjdump")))
     config.environment["NVDISASM_PATH"] = sass_dir
 
+# ptxas, to compile PTX as a whole program the way the driver's JIT does
+# (nvJitLink compiles it as relocatable code, which ignores setmaxnreg).
+ptxas = os.path.join(config.cuda_home, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
 # GPU features, detected at lit time so that the same build reports GPU
 # tests unsupported here and runs them on the GPU machine.
 def detect_gpu():
