@@ -4,16 +4,21 @@
 # every head dim and dtype, causal and not, Sq != Sk, lengths 1, 17, 113,
 # 1000, 4097, GQA 8:1 and MQA, windows, LSE, BSHD, then compute-sanitizer.
 # Usage (repository root, .gpu/ carried): scripts/gpu/attention.sh [RUNNER]
-# RUNNER defaults to the fmha-runner-jit unpacked from .gpu/. FMHA_CHIP
-# picks the chip (default sm_80, the one attention lowers for). Logs go to
-# $OUT/attention.log; the table is last; exit 0 when every row passed.
+# RUNNER defaults to the fmha-runner-jit unpacked from .gpu/. FMHA_CHIPS
+# lists the chips to check (default: sm_80, plus sm_90a on a compute
+# capability 9.0 device). Logs go to $OUT/attention.log; the table is last;
+# exit 0 when every row passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/flashcore-gpu}
 mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export FMHA_CHIP=${FMHA_CHIP:-sm_80}
+if [ -z "${FMHA_CHIPS:-}" ]; then
+  FMHA_CHIPS=sm_80
+  [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)" = "9.0" ] &&
+    FMHA_CHIPS="sm_80 sm_90a"
+fi
 runner=${1:-}
 if [ -z "$runner" ]; then
   runner=/tmp/flashcore-bin/fmha-runner-jit
@@ -31,6 +36,8 @@ check() {
   if [ "$status" -eq 0 ]; then rows+=("$(printf '%-62s PASS' "$name")")
   else rows+=("$(printf '%-62s FAIL (exit %s)' "$name" "$status")"); fi
 }
+for FMHA_CHIP in $FMHA_CHIPS; do
+export FMHA_CHIP
 j="$runner attention --candidate=jit"
 
 for dtype in bf16 f16; do
@@ -38,26 +45,27 @@ for dtype in bf16 f16; do
     for causal in "" --causal; do
       for shape in "1 1" "17 113" "113 17" "1000 1000" "4097 4097"; do
         set -- $shape
-        check "jit $dtype d$d ${causal:-non-causal} Sq=$1 Sk=$2" \
+        check "$FMHA_CHIP jit $dtype d$d ${causal:-non-causal} Sq=$1 Sk=$2" \
           $j --dtype=$dtype --head-dim=$d $causal --seq-q=$1 --seq-k=$2 --heads=2 --lse
       done
     done
   done
 done
-check "jit GQA 8:1 causal d128 B=2 Sq=333 Sk=1000 lse" $j --batch=2 --heads=16 --kv-heads=2 --seq-q=333 --seq-k=1000 --causal --lse
-check "jit MQA d64 Sq=1000 Sk=17"                      $j --heads=8 --kv-heads=1 --seq-q=1000 --seq-k=17 --head-dim=64 --lse
-check "jit MQA causal d256 f16 Sq=17 Sk=4097"          $j --heads=4 --kv-heads=1 --seq-q=17 --seq-k=4097 --head-dim=256 --dtype=f16 --causal --lse
-check "jit window 32,0 causal GQA d128 Sq=Sk=1000"     $j --heads=4 --kv-heads=2 --seq-q=1000 --seq-k=1000 --causal --window=32,0 --lse
-check "jit window 100,50 non-causal d64 Sq=700 Sk=900" $j --heads=2 --seq-q=700 --seq-k=900 --window=100,50 --head-dim=64 --lse
-check "jit window 0,-1 d128 Sq=Sk=513"                 $j --heads=2 --seq-q=513 --seq-k=513 --window=0,-1 --lse
-check "jit BSHD causal d128 bf16 Sq=Sk=1000"           $j --heads=4 --seq-q=1000 --causal --layout=bshd --lse
-check "jit causal Sq=113 Sk=17 d128: empty rows, cpu"  $j --heads=2 --seq-q=113 --seq-k=17 --causal --lse --oracle=cpu
-check "jit non-causal d64 Sq=Sk=200, cpu oracle"       $j --heads=2 --seq-q=200 --seq-k=200 --head-dim=64 --oracle=cpu
+check "$FMHA_CHIP jit GQA 8:1 causal d128 B=2 Sq=333 Sk=1000 lse" $j --batch=2 --heads=16 --kv-heads=2 --seq-q=333 --seq-k=1000 --causal --lse
+check "$FMHA_CHIP jit MQA d64 Sq=1000 Sk=17"                      $j --heads=8 --kv-heads=1 --seq-q=1000 --seq-k=17 --head-dim=64 --lse
+check "$FMHA_CHIP jit MQA causal d256 f16 Sq=17 Sk=4097"          $j --heads=4 --kv-heads=1 --seq-q=17 --seq-k=4097 --head-dim=256 --dtype=f16 --causal --lse
+check "$FMHA_CHIP jit window 32,0 causal GQA d128 Sq=Sk=1000"     $j --heads=4 --kv-heads=2 --seq-q=1000 --seq-k=1000 --causal --window=32,0 --lse
+check "$FMHA_CHIP jit window 100,50 non-causal d64 Sq=700 Sk=900" $j --heads=2 --seq-q=700 --seq-k=900 --window=100,50 --head-dim=64 --lse
+check "$FMHA_CHIP jit window 0,-1 d128 Sq=Sk=513"                 $j --heads=2 --seq-q=513 --seq-k=513 --window=0,-1 --lse
+check "$FMHA_CHIP jit BSHD causal d128 bf16 Sq=Sk=1000"           $j --heads=4 --seq-q=1000 --causal --layout=bshd --lse
+check "$FMHA_CHIP jit causal Sq=113 Sk=17 d128: empty rows, cpu"  $j --heads=2 --seq-q=113 --seq-k=17 --causal --lse --oracle=cpu
+check "$FMHA_CHIP jit non-causal d64 Sq=Sk=200, cpu oracle"       $j --heads=2 --seq-q=200 --seq-k=200 --head-dim=64 --oracle=cpu
 if command -v compute-sanitizer > /dev/null; then
-  check "compute-sanitizer: jit attention d128 causal GQA" \
+  check "$FMHA_CHIP compute-sanitizer: jit attention d128 causal GQA" \
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=150 --seq-k=170 --causal --lse --heads=2 --kv-heads=1 --seed=1
-  check "compute-sanitizer: jit attention d64 window" \
+  check "$FMHA_CHIP compute-sanitizer: jit attention d64 window" \
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=90 --seq-k=130 --window=20,10 --head-dim=64 --seed=1
 fi
+done
 printf '%s\n' "${rows[@]}"
 ! printf '%s\n' "${rows[@]}" | grep -q FAIL
