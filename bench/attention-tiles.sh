@@ -1,37 +1,63 @@
 #!/usr/bin/env bash
-# Measures the generated sm_80 attention kernel under several tiles on the
-# 4k-token rows of ../shared/ANCHORS.md (B=4, S=4096, H*D=2048, bf16), with
-# torch SDPA's flash backend timed in the same run (GPU machine, .gpu/
-# carried): the data behind getDefaultAttentionTiling for sm_80. Also times
-# the default tile through the driver's PTX JIT (FMHA_NVJITLINK=off), whose
-# whole-program ptxas allocates registers differently from nvJitLink's.
-# Prints one line per (row, tile).
+# Measures the generated attention kernel of one chip (FMHA_CHIP, default
+# sm_80) under several tiles on the 4k-token rows of ../shared/ANCHORS.md
+# (B=4, S=4096, H*D=2048, bf16) and, for sm_90a, a 1k-token row (B=16),
+# with torch SDPA's flash backend timed in the same run (GPU machine, .gpu/
+# carried): the data behind getDefaultAttentionTiling. Each non-default tile
+# is first checked against kernels-ref on an odd causal GQA problem. For
+# sm_80 it also times the default tile through the driver's PTX JIT
+# (FMHA_NVJITLINK=off), whose whole-program ptxas allocates registers
+# differently from nvJitLink's. Prints one line per (row, tile).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runner=/tmp/flashcore-bin/fmha-runner-jit
 mkdir -p /tmp/flashcore-bin
 xz -dc "$root/.gpu/fmha-runner-jit.xz" > "$runner" && chmod +x "$runner"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export FMHA_CHIP=sm_80
-declare -A tiles=(
-  [64]="128,128,4,1 128,64,4,1 64,64,4,1 128,128,8,1 128,64,8,1"
-  [128]="128,64,4,1 128,32,4,1 64,64,4,1 128,64,8,1 128,128,8,1 64,32,4,1"
-  [256]="128,64,8,1 64,64,4,1 128,32,8,1 64,32,4,1"
-)
+export FMHA_CHIP=${FMHA_CHIP:-sm_80}
+declare -A tiles
+if [ "$FMHA_CHIP" = sm_90a ]; then
+  # block_m,block_n,warps,stages: 64 query rows per consumer warpgroup.
+  tiles=(
+    [64]="192,128,16,2 128,192,12,2 128,128,12,3"
+    [128]="128,176,12,2 128,192,12,2 128,64,12,2 128,128,12,3"
+    [256]="128,64,12,2 128,48,12,3"
+  )
+  lengths="4096 1024"
+else
+  tiles=(
+    [64]="128,128,4,1 128,64,4,1 64,64,4,1 128,128,8,1 128,64,8,1"
+    [128]="128,64,4,1 128,32,4,1 64,64,4,1 128,64,8,1 128,128,8,1 64,32,4,1"
+    [256]="128,64,8,1 64,64,4,1 128,32,8,1 64,32,4,1"
+  )
+  lengths=4096
+fi
 for d in 64 128 256; do
+  for tile in ${tiles[$d]}; do
+    check=$(FMHA_ATTENTION_TILE=$tile "$runner" attention --candidate=jit --head-dim=$d \
+              --heads=4 --kv-heads=2 --seq-q=333 --seq-k=1000 --causal --lse --seed=1 > /dev/null 2>&1 &&
+            echo PASS || echo FAIL)
+    printf 'd%s tile %-13s check vs kernels-ref (333x1000 causal GQA): %s\n' "$d" "$tile" "$check"
+  done
+done
+for d in 64 128 256; do
+  for seq in $lengths; do
+  batch=$((16384 / seq))
   heads=$((2048 / d))
   for causal in "" --causal; do
-    row="--batch=4 --heads=$heads --seq-q=4096 --head-dim=$d $causal --no-check --time --seed=1"
+    row="--batch=$batch --heads=$heads --seq-q=$seq --head-dim=$d $causal --no-check --time --seed=1"
     for tile in default ${tiles[$d]}; do
-      if [ "$tile" = default ]; then
+      if [ "$tile" = default ] && [ "$FMHA_CHIP" = sm_80 ]; then
         result=$("$runner" attention --candidate=jit $row 2>&1 | grep -E "^time" | sed 's/.*: //')
         driver=$(FMHA_NVJITLINK=off "$runner" attention --candidate=jit $row 2>&1 | grep -E "^time" | sed 's/.*: //')
-        printf '4x%sx4096x%s %-9s tile %-12s %s | driver JIT: %s\n' "$heads" "$d" "${causal:---}" default "$result" "$driver"
+        printf '%sx%sx%sx%s %-9s tile %-12s %s | driver JIT: %s\n' "$batch" "$heads" "$seq" "$d" "${causal:---}" default "$result" "$driver"
         continue
       fi
-      result=$(FMHA_ATTENTION_TILE=$tile "$runner" attention --candidate=jit $row 2>&1 | grep -E "^time|error" | sed 's/.*: //')
-      printf '4x%sx4096x%s %-9s tile %-12s %s\n' "$heads" "$d" "${causal:---}" "$tile" "$result"
+      result=$([ "$tile" = default ] || export FMHA_ATTENTION_TILE=$tile
+               "$runner" attention --candidate=jit $row 2>&1 | grep -E "^time|error" | sed 's/.*: //')
+      printf '%sx%sx%sx%s %-9s tile %-12s %s\n' "$batch" "$heads" "$seq" "$d" "${causal:---}" "$tile" "$result"
     done
+  done
   done
 done
 python3 - <<'PY'

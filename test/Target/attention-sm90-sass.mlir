@@ -19,7 +19,7 @@
 // CHECK-DAG: UTMALDG.4D
 // CHECK-DAG: USETMAXREG.DEALLOC.CTAPOOL 0x18
 // CHECK-DAG: USETMAXREG.TRY_ALLOC.CTAPOOL {{.*}}0xf0
-// CHECK: HGMMA.64x128x16.F32.BF16 R{{[0-9]+}}, gdesc[{{.*}}], RZ, !UPT
+// CHECK: HGMMA.64x{{[0-9]+}}x16.F32.BF16 R{{[0-9]+}}, gdesc[{{.*}}], RZ, !UPT
 // CHECK-NOT: {{LDL|STL}}
 // CHECK: HGMMA.64x128x16.F32.BF16 R{{[0-9]+}}, R{{[0-9]+}}, gdesc[{{.*}}].tnspB
 // CHECK-NOT: {{LDL|STL}}

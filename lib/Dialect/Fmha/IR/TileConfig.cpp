@@ -63,12 +63,20 @@ AttentionTiling fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim,
       return {chip, 128, 64, 4, 1};
     return {chip, 128, 64, 8, 1};
   case Chip::sm_90a:
-    // One producer and two consumer warpgroups of 64 query rows, two K/V
-    // stages (FlashAttention-3's structure, KERNELS.md §2); block_n 128 up
-    // to head dim 128 and 80 at 256 (its shared memory: 64 KB of Q and
-    // 2 x 2 x 40 KB of K and V). To be re-measured on the H100.
+    // One producer warpgroup, consumer warpgroups of 64 query rows, two K/V
+    // stages (FlashAttention-3's structure, KERNELS.md §2). Measured on the
+    // H100 (bench/attention-tiles.sh with FMHA_CHIP=sm_90a,
+    // docs/BENCHMARKS.md; 4 x 2048/D heads x 4096 and 16 x 2048/D x 1024):
+    // d64 non-causal 192x128 with 3 consumers (430 TFLOP/s against 384 for
+    // 128x128; causal: 128x128, 354 against 345); d128 non-causal 128x128
+    // (586; 176 and 192 columns: 544, 584), causal 128x176 (482 against
+    // 423); d256 128x80 (630; 128x64: 620), the widest block whose Q and
+    // two stages of K and V fit in shared memory.
+    if (headDim <= 64)
+      return causal ? AttentionTiling{chip, 128, 128, 12, 2}
+                    : AttentionTiling{chip, 192, 128, 16, 2};
     if (headDim <= 128)
-      return {chip, 128, 128, 12, 2};
+      return {chip, 128, causal ? 176u : 128u, 12, 2};
     return {chip, 128, 80, 12, 2};
   }
   llvm_unreachable("unknown chip");
