@@ -9,6 +9,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -122,6 +127,85 @@ Value RowMask::hides(ImplicitLocOpBuilder &b, int64_t column) const {
         b, hidden,
         arith::CmpIOp::create(b, arith::CmpIPredicate::slt, constant, first));
   return hidden;
+}
+
+CtaCoordinates CtaCoordinates::compute(ImplicitLocOpBuilder &b, Value q,
+                                       Value k, int64_t blockM) {
+  CtaCoordinates cta;
+  cta.seqQ = memref::DimOp::create(b, q, 2);
+  cta.seqK = memref::DimOp::create(b, k, 2);
+  Value queryHeads = memref::DimOp::create(b, q, 1);
+  Value kvHeads = memref::DimOp::create(b, k, 1);
+  Value reversed = arith::SubIOp::create(
+      b,
+      arith::SubIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                            index(b, 1)),
+      gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  cta.firstRow = arith::MulIOp::create(b, reversed, index(b, blockM));
+  cta.head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  cta.kvHead = arith::DivUIOp::create(
+      b, cta.head, arith::DivUIOp::create(b, queryHeads, kvHeads));
+  return cta;
+}
+
+void fmha::createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
+                                 gpu::GPUFuncOp func, TileAttr tile,
+                                 ValueRange arguments) {
+  Value rowBlocks = arith::CeilDivUIOp::create(
+      host, memref::DimOp::create(host, op.getQ(), 2),
+      index(host, tile.getBlockM()));
+  Value heads = memref::DimOp::create(host, op.getQ(), 1);
+  // The grid's z extent has the same limit as its y extent.
+  Value batches =
+      arith::MinUIOp::create(host, memref::DimOp::create(host, op.getQ(), 0),
+                             index(host, kMaxGridDimY));
+  int64_t elementBytes =
+      cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
+  Value sharedBytes = arith::ConstantIntOp::create(
+      host,
+      getAttentionSharedBytes({tile.getChip(), tile.getBlockM(),
+                               tile.getBlockN(), tile.getWarps(),
+                               tile.getStages()},
+                              op.getHeadDim(), elementBytes),
+      32);
+  gpu::LaunchFuncOp::create(
+      host, func, gpu::KernelDim3{rowBlocks, heads, batches},
+      gpu::KernelDim3{index(host, tile.getWarps() * kThreadsPerWarp),
+                      index(host, 1), index(host, 1)},
+      sharedBytes, arguments);
+}
+
+RowSoftmax RowSoftmax::update(ImplicitLocOpBuilder &b, ArrayRef<Value> scores,
+                              Value oldMax, Value oldSum, float scaleLog2) {
+  auto f32 = [&](float value) -> Value {
+    return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(value));
+  };
+  Value log2Scale = f32(scaleLog2);
+  Value zero = f32(0.0f);
+  Value minusInf = f32(-std::numeric_limits<float>::infinity());
+  Value rowMax = minusInf;
+  for (Value score : scores)
+    rowMax = arith::MaxNumFOp::create(b, rowMax, score);
+  rowMax = reduceOverQuad(b, rowMax, /*max=*/true);
+  RowSoftmax row;
+  row.max = arith::MaxNumFOp::create(b, oldMax, rowMax);
+  // A row that has seen no key yet keeps max -inf; subtract 0 then, not
+  // -inf (-inf - -inf is NaN).
+  Value empty =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, row.max, minusInf);
+  Value shift = arith::SelectOp::create(
+      b, empty, zero, arith::MulFOp::create(b, row.max, log2Scale));
+  Value negShift = arith::NegFOp::create(b, shift);
+  row.alpha = emitExp2(b, math::FmaOp::create(b, oldMax, log2Scale, negShift));
+  Value sum = zero;
+  for (Value score : scores) {
+    Value p =
+        emitExp2(b, math::FmaOp::create(b, score, log2Scale, negShift));
+    sum = arith::AddFOp::create(b, sum, p);
+    row.probabilities.push_back(p);
+  }
+  row.sum = math::FmaOp::create(b, oldSum, row.alpha, sum);
+  return row;
 }
 
 Value fmha::reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max) {

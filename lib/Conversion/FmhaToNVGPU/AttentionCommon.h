@@ -14,6 +14,7 @@
 
 #include "fmha/Dialect/Fmha/FmhaDialect.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <optional>
@@ -59,6 +60,38 @@ struct RowMask {
   /// Whether the score \p column (a constant) columns after laneKey is
   /// hidden.
   Value hides(ImplicitLocOpBuilder &b, int64_t column) const;
+};
+
+/// Which rows, head and sizes one CTA works on: grid x is the row block
+/// (longest causal blocks first: block x computes row block gridDim.x - 1 -
+/// x), grid y the query head; the KV head follows by GQA division.
+struct CtaCoordinates {
+  Value seqQ, seqK, firstRow, head, kvHead;
+
+  static CtaCoordinates compute(ImplicitLocOpBuilder &b, Value q, Value k,
+                                int64_t blockM);
+};
+
+/// Replaces nothing: creates, at \p host's insertion point, the
+/// gpu.launch_func of attention kernel \p func tiled by \p tile for \p op
+/// (grid (ceil(Sq / block_m), Hq, min(B, 65535)), block 32 * warps,
+/// getAttentionSharedBytes of dynamic shared memory) with \p arguments.
+void createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
+                           gpu::GPUFuncOp func, TileAttr tile,
+                           ValueRange arguments);
+
+/// One lane's part of the online-softmax update of one query row: the new
+/// running max (quad-reduced), the factor alpha = exp2((old - new max) *
+/// scale * log2 e) that the row's O and sum must be rescaled by, the lane's
+/// new partial sum (sum * alpha + its probabilities; the quad reduces it once,
+/// at the end), and P = exp2(S * scale * log2 e - max * scale * log2 e), one
+/// FMA and one ex2 each.
+struct RowSoftmax {
+  Value max, sum, alpha;
+  SmallVector<Value> probabilities;
+
+  static RowSoftmax update(ImplicitLocOpBuilder &b, ArrayRef<Value> scores,
+                           Value oldMax, Value oldSum, float scaleLog2);
 };
 
 /// \p value reduced (max or sum) over the 4 lanes of a quad, which hold one

@@ -116,21 +116,13 @@ public:
     threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     deriveLaneValues(threadId);
 
-    seqQ = memref::DimOp::create(b, q, 2);
-    seqK = memref::DimOp::create(b, func.getArgument(1), 2);
-    Value queryHeads = memref::DimOp::create(b, q, 1);
-    Value kvHeads = memref::DimOp::create(b, func.getArgument(1), 1);
-    // The longest (causal) row blocks start first: block x computes the
-    // (gridDim.x - 1 - x)-th block of rows.
-    Value reversed = arith::SubIOp::create(
-        b,
-        arith::SubIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
-                              index(1)),
-        gpu::BlockIdOp::create(b, gpu::Dimension::x));
-    firstRow = arith::MulIOp::create(b, reversed, index(blockM));
-    head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-    kvHead = arith::DivUIOp::create(
-        b, head, arith::DivUIOp::create(b, queryHeads, kvHeads));
+    CtaCoordinates cta =
+        CtaCoordinates::compute(b, q, func.getArgument(1), blockM);
+    seqQ = cta.seqQ;
+    seqK = cta.seqK;
+    firstRow = cta.firstRow;
+    head = cta.head;
+    kvHead = cta.kvHead;
 
     Value batch = memref::DimOp::create(b, q, 0);
     auto batches =
@@ -580,56 +572,32 @@ private:
   }
 
   /// Folds S into the running max and sum, rescales O, and returns
-  /// P = emitExp2(b, S * scale * log2 e - max) as [mTile][k16] A fragments.
+  /// P = exp2(S * scale * log2 e - max) as [mTile][k16] A fragments.
   SmallVector<Value> updateSoftmax(ArrayRef<Value> scores,
                                    SoftmaxState &state) {
-    Value log2Scale = f32(scaleLog2);
-    Value zero = f32(0.0f);
-    Value minusInf = f32(-std::numeric_limits<float>::infinity());
     // [mTile][nTile][half] rows of 2 probabilities, in f32.
     SmallVector<Value> rows(mTiles * nTiles * 2);
     for (int64_t m = 0; m < mTiles; ++m)
       for (int64_t half = 0; half < 2; ++half) {
         int64_t slot = m * 2 + half;
-        SmallVector<Value> pairs;
-        for (int64_t n = 0; n < nTiles; ++n)
-          pairs.push_back(
-              vector::ExtractOp::create(b, scores[m * nTiles + n], half));
-        Value rowMax = minusInf;
-        for (Value pair : pairs)
-          for (int64_t e = 0; e < 2; ++e)
-            rowMax = arith::MaxNumFOp::create(
-                b, rowMax, vector::ExtractOp::create(b, pair, e));
-        rowMax = reduceOverQuad(b, rowMax, /*max=*/true);
-        Value oldMax = state.rowMax[slot];
-        Value newMax = arith::MaxNumFOp::create(b, oldMax, rowMax);
-        // A row that has seen no key yet keeps max -inf; subtract 0 then,
-        // not -inf (-inf - -inf is NaN).
-        Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                            newMax, minusInf);
-        Value shift = arith::SelectOp::create(
-            b, empty, zero, arith::MulFOp::create(b, newMax, log2Scale));
-        Value negShift = arith::NegFOp::create(b, shift);
-        Value alpha = emitExp2(b, math::FmaOp::create(b, oldMax, log2Scale, negShift));
-        Value sum = zero;
+        // This lane's scores of the row: 2 per n8 tile.
+        SmallVector<Value> row;
         for (int64_t n = 0; n < nTiles; ++n) {
-          SmallVector<Value, 2> probabilities;
-          for (int64_t e = 0; e < 2; ++e) {
-            Value p = emitExp2(b, math::FmaOp::create(
-                b, vector::ExtractOp::create(b, pairs[n], e), log2Scale,
-                negShift));
-            sum = arith::AddFOp::create(b, sum, p);
-            probabilities.push_back(p);
-          }
-          rows[(m * nTiles + n) * 2 + half] = vector::FromElementsOp::create(
-              b, VectorType::get({2}, b.getF32Type()), probabilities);
+          Value pair =
+              vector::ExtractOp::create(b, scores[m * nTiles + n], half);
+          for (int64_t e = 0; e < 2; ++e)
+            row.push_back(vector::ExtractOp::create(b, pair, e));
         }
-        state.rowMax[slot] = newMax;
-        // The sum stays per lane; the quad reduces it once, at the end.
-        state.rowSum[slot] = math::FmaOp::create(b, state.rowSum[slot], alpha,
-                                                 sum);
+        RowSoftmax update = RowSoftmax::update(
+            b, row, state.rowMax[slot], state.rowSum[slot], scaleLog2);
+        for (int64_t n = 0; n < nTiles; ++n)
+          rows[(m * nTiles + n) * 2 + half] = vector::FromElementsOp::create(
+              b, VectorType::get({2}, b.getF32Type()),
+              ArrayRef<Value>(update.probabilities).slice(2 * n, 2));
+        state.rowMax[slot] = update.max;
+        state.rowSum[slot] = update.sum;
         Value alphaPair = vector::BroadcastOp::create(
-            b, VectorType::get({2}, b.getF32Type()), alpha);
+            b, VectorType::get({2}, b.getF32Type()), update.alpha);
         for (int64_t d = 0; d < dTiles; ++d) {
           Value &acc = state.out[m * dTiles + d];
           Value scaled = arith::MulFOp::create(
@@ -824,28 +792,7 @@ LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
 
   // The launch in place of the op.
   ImplicitLocOpBuilder host(op.getLoc(), op);
-  auto constant = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(host, value);
-  };
-  Value rowBlocks = arith::CeilDivUIOp::create(
-      host, memref::DimOp::create(host, op.getQ(), 2),
-      constant(tile->getBlockM()));
-  Value heads = memref::DimOp::create(host, op.getQ(), 1);
-  // The grid's z extent has the same limit as its y extent.
-  Value batches = arith::MinUIOp::create(
-      host, memref::DimOp::create(host, op.getQ(), 0), constant(kMaxGridDimY));
-  int64_t elementBytes =
-      cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
-  Value sharedBytes = arith::ConstantIntOp::create(
-      host,
-      getAttentionSharedBytes({Chip::sm_80, tile->getBlockM(),
-                               tile->getBlockN(), tile->getWarps(), 1},
-                              op.getHeadDim(), elementBytes),
-      32);
-  gpu::LaunchFuncOp::create(
-      host, func, gpu::KernelDim3{rowBlocks, heads, batches},
-      gpu::KernelDim3{constant(threads), constant(1), constant(1)},
-      sharedBytes, op->getOperands());
+  createAttentionLaunch(host, op, func, *tile, op->getOperands());
   op.erase();
   return success();
 }

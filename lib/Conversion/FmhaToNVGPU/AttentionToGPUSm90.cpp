@@ -128,20 +128,12 @@ public:
     Value q = argument(kQ);
     threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     setUpSharedMemory();
-    seqQ = memref::DimOp::create(b, q, 2);
-    seqK = memref::DimOp::create(b, argument(kK), 2);
-    Value queryHeads = memref::DimOp::create(b, q, 1);
-    Value kvHeads = memref::DimOp::create(b, argument(kK), 1);
-    // The longest (causal) row blocks start first.
-    Value reversed = arith::SubIOp::create(
-        b,
-        arith::SubIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
-                              index(1)),
-        gpu::BlockIdOp::create(b, gpu::Dimension::x));
-    firstRow = arith::MulIOp::create(b, reversed, index(blockM));
-    head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-    kvHead = arith::DivUIOp::create(
-        b, head, arith::DivUIOp::create(b, queryHeads, kvHeads));
+    CtaCoordinates cta = CtaCoordinates::compute(b, q, argument(kK), blockM);
+    seqQ = cta.seqQ;
+    seqK = cta.seqK;
+    firstRow = cta.firstRow;
+    head = cta.head;
+    kvHead = cta.kvHead;
     range = KeyBlockRange::compute(b, seqQ, seqK, firstRow, blockM, blockN,
                                    window);
 
@@ -725,40 +717,24 @@ private:
   /// the old max, must be rescaled by.
   std::pair<SmallVector<Value>, std::array<Value, 2>>
   updateSoftmax(ArrayRef<Value> scores, ConsumerState &state) {
-    Value log2Scale = f32(scaleLog2);
-    Value zero = f32(0.0f);
-    Value minusInf = f32(-std::numeric_limits<float>::infinity());
     SmallVector<Value> probabilities(scores.size());
     std::array<Value, 2> alpha;
     for (int64_t half = 0; half < 2; ++half) {
-      Value rowMax = minusInf;
+      // This lane's scores of row g (half 0) or g + 8: elements 4 i + 2 half
+      // and 4 i + 2 half + 1 of each n8 chunk i.
+      SmallVector<Value> row;
       for (int64_t chunk = 0; chunk < blockN / 8; ++chunk)
         for (int64_t e = 0; e < 2; ++e)
-          rowMax = arith::MaxNumFOp::create(b, rowMax,
-                                            scores[4 * chunk + 2 * half + e]);
-      rowMax = reduceOverQuad(b, rowMax, /*max=*/true);
-      Value oldMax = state.rowMax[half];
-      Value newMax = arith::MaxNumFOp::create(b, oldMax, rowMax);
-      // A row that has seen no key yet keeps max -inf; subtract 0 then.
-      Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                          newMax, minusInf);
-      Value shift = arith::SelectOp::create(
-          b, empty, zero, arith::MulFOp::create(b, newMax, log2Scale));
-      Value negShift = arith::NegFOp::create(b, shift);
-      alpha[half] =
-          emitExp2(b, math::FmaOp::create(b, oldMax, log2Scale, negShift));
-      Value sum = zero;
+          row.push_back(scores[4 * chunk + 2 * half + e]);
+      RowSoftmax update = RowSoftmax::update(b, row, state.rowMax[half],
+                                             state.rowSum[half], scaleLog2);
       for (int64_t chunk = 0; chunk < blockN / 8; ++chunk)
-        for (int64_t e = 0; e < 2; ++e) {
-          int64_t i = 4 * chunk + 2 * half + e;
-          probabilities[i] = emitExp2(
-              b, math::FmaOp::create(b, scores[i], log2Scale, negShift));
-          sum = arith::AddFOp::create(b, sum, probabilities[i]);
-        }
-      state.rowMax[half] = newMax;
-      // The sum stays per lane; the quad reduces it once, at the end.
-      state.rowSum[half] =
-          math::FmaOp::create(b, state.rowSum[half], alpha[half], sum);
+        for (int64_t e = 0; e < 2; ++e)
+          probabilities[4 * chunk + 2 * half + e] =
+              update.probabilities[2 * chunk + e];
+      state.rowMax[half] = update.max;
+      state.rowSum[half] = update.sum;
+      alpha[half] = update.alpha;
     }
 
     auto pairType = VectorType::get({2}, elementType);
@@ -942,28 +918,7 @@ LogicalResult fmha::lowerAttentionToGPUSm90(AttentionOp op, TileAttr tile,
   b.setInsertionPointToStart(&func.getBody().front());
   Sm90AttentionKernelBuilder(op, tile, func, b).build();
 
-  auto constant = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(host, value);
-  };
-  Value rowBlocks = arith::CeilDivUIOp::create(
-      host, memref::DimOp::create(host, op.getQ(), 2),
-      constant(tile.getBlockM()));
-  Value heads = memref::DimOp::create(host, op.getQ(), 1);
-  Value batches = arith::MinUIOp::create(
-      host, memref::DimOp::create(host, op.getQ(), 0), constant(kMaxGridDimY));
-  int64_t elementBytes =
-      cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
-  Value sharedBytes = arith::ConstantIntOp::create(
-      host,
-      getAttentionSharedBytes({Chip::sm_90a, tile.getBlockM(),
-                               tile.getBlockN(), tile.getWarps(),
-                               tile.getStages()},
-                              op.getHeadDim(), elementBytes),
-      32);
-  gpu::LaunchFuncOp::create(
-      host, func, gpu::KernelDim3{rowBlocks, heads, batches},
-      gpu::KernelDim3{constant(threads), constant(1), constant(1)},
-      sharedBytes, arguments);
+  createAttentionLaunch(host, op, func, tile, arguments);
   op.erase();
   return success();
 }
