@@ -72,7 +72,7 @@ struct CtaCoordinates {
                                 int64_t blockM);
 };
 
-/// Replaces nothing: creates, at \p host's insertion point, the
+/// Creates, at \p host's insertion point, the
 /// gpu.launch_func of attention kernel \p func tiled by \p tile for \p op
 /// (grid (ceil(Sq / block_m), Hq, min(B, 65535)), block 32 * warps,
 /// getAttentionSharedBytes of dynamic shared memory) with \p arguments.

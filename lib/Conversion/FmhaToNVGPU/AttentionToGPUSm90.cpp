@@ -653,8 +653,9 @@ private:
   /// out += A B, m64n{D}k16, A from four registers of packed pairs, B
   /// transposed (MN-major). Inline PTX because neither nvgpu.warpgroup.mma
   /// nor nvvm.wgmma.mma_async has the register-A form (KERNELS.md §3, §5
-  /// rule 7): 64-bit-free operands, the accumulators tied to the outputs so
-  /// that they stay in place.
+  /// rule 7): llvm.inline_asm with D / 2 "=f" outputs tied to the
+  /// accumulator inputs, so that ptxas sees them stay in place and keeps the
+  /// WGMMAs pipelined.
   Value emitRegisterWgmma(ArrayRef<Value> a, Value descriptor, Value out) {
     int64_t n = headDim / 2;
     std::string registers;
