@@ -190,11 +190,11 @@ private:
         index(~(kAtomBytes - 1)));
   }
 
-  int64_t keyTileOffset(int64_t stage) const {
-    return queryBytes + stage * keyBytes;
-  }
-  int64_t valueTileOffset(int64_t stage) const {
-    return queryBytes + (stages + stage) * keyBytes;
+  /// Offsets of the first K and the first V buffer; buffer s is s * keyBytes
+  /// further (tileAddress).
+  int64_t keyBuffersOffset() const { return queryBytes; }
+  int64_t valueBuffersOffset() const {
+    return queryBytes + stages * keyBytes;
   }
   int64_t barrierOffset() const {
     return queryBytes + 2 * stages * keyBytes;
@@ -355,8 +355,8 @@ private:
     Value emptyPhase = arith::XOrIOp::create(b, phase, index(1));
     Value stageOffset = arith::MulIOp::create(b, stage, index(keyBytes));
     for (auto [map, fullBarrier, emptyBarrier, tileOffset] :
-         {std::tuple{kKMap, kKeyFull, kKeyEmpty, keyTileOffset(0)},
-          std::tuple{kVMap, kValueFull, kValueEmpty, valueTileOffset(0)}}) {
+         {std::tuple{kKMap, kKeyFull, kKeyEmpty, keyBuffersOffset()},
+          std::tuple{kVMap, kValueFull, kValueEmpty, valueBuffersOffset()}}) {
       waitBarrier(barrierAddress(emptyBarrier, stage), emptyPhase);
       Value barrier = barrierAddress(fullBarrier, stage);
       expectBytes(barrier, keyBytes);
@@ -607,7 +607,7 @@ private:
             b, sharedBase,
             arith::MulIOp::create(b, consumerRow, index(kSwizzleBytes))),
         /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
-    Value keys = getDescriptor(tileAddress(stage, keyTileOffset(0)),
+    Value keys = getDescriptor(tileAddress(stage, keyBuffersOffset()),
                                /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
     Type accType = getAccumulatorType(blockN);
     Value scores = LLVM::PoisonOp::create(b, accType);
@@ -631,7 +631,7 @@ private:
   /// MN-major in shared memory (k step j is rows 16 j .. 16 j + 15; column
   /// blocks LBO apart). The caller fences, commits and waits.
   Value issueValues(ArrayRef<Value> probabilities, Value stage, Value out) {
-    Value values = getDescriptor(tileAddress(stage, valueTileOffset(0)),
+    Value values = getDescriptor(tileAddress(stage, valueBuffersOffset()),
                                  /*leadingBytes=*/blockN * kSwizzleBytes,
                                  /*strideBytes=*/kAtomBytes);
     for (int64_t k = 0; k < blockN / kWgmmaK; ++k)
