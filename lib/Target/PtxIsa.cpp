@@ -82,7 +82,10 @@ PtxIsa fmha::getMinimumPtxIsa(Chip chip) {
   case Chip::sm_80:
     return {7, 0};
   case Chip::sm_90a:
-    return {8, 0};
+    // WGMMA and TMA need 8.0; the attention kernel's TMA loads name their
+    // destination shared::cta (cp.async.bulk.tensor.*.shared::cta), which
+    // PTX ISA 8.6 introduced.
+    return {8, 6};
   }
   llvm_unreachable("unknown chip");
 }

@@ -43,15 +43,20 @@ TEST(Doctor, HealthyHopperMachine) {
 
 TEST(Doctor, NvJitLink13WithA12Driver) {
   Diagnosis d = diagnose(machine({12, 4}, CudaVersion{13, 0}, {kH100}));
-  EXPECT_TRUE(d.jitCanWork); // through the driver's PTX JIT
-  ASSERT_EQ(d.problems.size(), 1u);
+  EXPECT_TRUE(d.jitCanWork); // sm_80 through the driver's PTX JIT
+  ASSERT_EQ(d.problems.size(), 2u);
   EXPECT_EQ(
       d.problems[0],
       "nvJitLink 13.0 does not match the driver (CUDA 12.4): its cubins "
       "would not load, so kernels go through the driver's PTX JIT\n  "
       "fix: use nvJitLink 12.x (FMHA_NVJITLINK), or a driver for CUDA 13");
-  EXPECT_EQ(d.devices[0].chips[1].plan->path, LoadPath::DriverJit);
-  EXPECT_EQ(d.devices[0].chips[1].plan->ptxIsa, (PtxIsa{8, 4}));
+  // The sm_90a kernels need PTX ISA 8.6, which a 12.4 driver does not take.
+  EXPECT_NE(d.problems[1].find("sm_90a needs PTX ISA 8.6 (CUDA 12.8)"),
+            std::string::npos)
+      << d.problems[1];
+  EXPECT_EQ(d.devices[0].chips[0].plan->path, LoadPath::DriverJit);
+  EXPECT_EQ(d.devices[0].chips[0].plan->ptxIsa, (PtxIsa{8, 4}));
+  EXPECT_FALSE(d.devices[0].chips[1].plan);
 }
 
 TEST(Doctor, Driver124CannotLoadPtx90) {
@@ -99,7 +104,7 @@ TEST(Doctor, TooOldDriverForHopperKernels) {
   // sm_80 PTX 7.8 still runs through the driver's JIT; sm_90a cannot.
   EXPECT_TRUE(d.jitCanWork);
   ASSERT_EQ(d.problems.size(), 2u);
-  EXPECT_NE(d.problems[1].find("sm_90a needs PTX ISA 8.0 (CUDA 12.0)"),
+  EXPECT_NE(d.problems[1].find("sm_90a needs PTX ISA 8.6 (CUDA 12.8)"),
             std::string::npos)
       << d.problems[1];
 }

@@ -99,8 +99,8 @@ TEST(LoadPlan, PreAmpereDevicesHaveNoKernels) {
 TEST(LoadPlan, DriverTooOldForTheChipNamesBothVersions) {
   EXPECT_EQ(errorOf(planLoad(Chip::sm_90a, kH100, "H100", {11, 8}, std::nullopt,
                              "not found")),
-            "sm_90a needs PTX ISA 8.0 (CUDA 12.0), but the driver (CUDA 11.8) "
-            "accepts PTX ISA up to 7.8: install CUDA 12.0 or newer there "
+            "sm_90a needs PTX ISA 8.6 (CUDA 12.8), but the driver (CUDA 11.8) "
+            "accepts PTX ISA up to 7.8: install CUDA 12.8 or newer there "
             "(nvJitLink unavailable: not found)");
 }
 

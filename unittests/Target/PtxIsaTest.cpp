@@ -58,8 +58,8 @@ TEST(PtxIsa, TooOldForTheChipNamesBothSidesAndTheFix) {
       selectPtxIsa(Chip::sm_90a, {11, 8}, "the driver (CUDA 11.8)");
   ASSERT_FALSE(static_cast<bool>(isa));
   EXPECT_EQ(llvm::toString(isa.takeError()),
-            "sm_90a needs PTX ISA 8.0 (CUDA 12.0), but the driver (CUDA 11.8) "
-            "accepts PTX ISA up to 7.8: install CUDA 12.0 or newer there");
+            "sm_90a needs PTX ISA 8.6 (CUDA 12.8), but the driver (CUDA 11.8) "
+            "accepts PTX ISA up to 7.8: install CUDA 12.8 or newer there");
 }
 
 } // namespace
