@@ -893,6 +893,12 @@ LogicalResult fmha::lowerAttentionToGPUSm90(AttentionOp op, TileAttr tile,
                           "warpgroup 64 query rows: block_m must be 64 "
                           "times (warps / 4 - 1), got block_m = ")
            << tile.getBlockM() << " with " << tile.getWarps() << " warps";
+  if (tile.getWarps() / 4 - 1 > 3)
+    return op.emitOpError("the sm_90a lowering splits an SM's 65536 "
+                          "registers between one producer and at most 3 "
+                          "consumer warpgroups (setmaxnreg): warps must be at "
+                          "most 16, got ")
+           << tile.getWarps();
   if (tile.getBlockN() % kWgmmaK != 0 || tile.getBlockN() > 256)
     return op.emitOpError("the sm_90a lowering uses block_n as the N of "
                           "Q K^T and the K of P V: it must be a multiple of "

@@ -35,3 +35,12 @@ func.func @sm90_rows_per_consumer(%q: memref<?x?x?x64xbf16>) {
                  {tile = #fmha.tile<sm_90a, block_m = 256, block_n = 64, warps = 12, stages = 2>}
   return
 }
+
+// -----
+
+func.func @sm90_too_many_consumers(%q: memref<?x?x?x64xbf16>) {
+  // expected-error @+1 {{the sm_90a lowering splits an SM's 65536 registers between one producer and at most 3 consumer warpgroups (setmaxnreg): warps must be at most 16, got 20}}
+  fmha.attention q(%q : memref<?x?x?x64xbf16>) k(%q : memref<?x?x?x64xbf16>) v(%q : memref<?x?x?x64xbf16>) -> o(%q : memref<?x?x?x64xbf16>)
+                 {tile = #fmha.tile<sm_90a, block_m = 256, block_n = 64, warps = 20, stages = 2>}
+  return
+}
