@@ -136,6 +136,15 @@ TEST(Compile, AttentionLaunchConfig) {
   EXPECT_EQ(config.grid, (std::array<unsigned, 3>{8, 16, 65535}));
   EXPECT_EQ(config.block, (std::array<unsigned, 3>{128, 1, 1}));
   EXPECT_EQ(config.sharedBytes, (128u + 2 * 64) * 128 * 2);
+
+  // sm_90a, 3 consumer warpgroups: 512 threads; Q and two stages of K and
+  // V, plus the alignment slack and the mbarriers.
+  LaunchConfig hopper = getAttentionLaunchConfig(
+      AttentionTiling{Chip::sm_90a, 192, 128, 16, 2}, 64, 2, 3, 32, 1000);
+  EXPECT_EQ(hopper.grid, (std::array<unsigned, 3>{6, 32, 3}));
+  EXPECT_EQ(hopper.block, (std::array<unsigned, 3>{512, 1, 1}));
+  EXPECT_EQ(hopper.sharedBytes,
+            (192u + 2 * 2 * 128) * 64 * 2 + 1024 + 8 * (2 + 4 * 2));
 }
 
 TEST(Compile, ArchMismatchCarriesNvJitLinksLog) {
