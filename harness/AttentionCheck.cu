@@ -258,13 +258,11 @@ int runAttentionCheck(const Options &opt) {
     for (float &x : *tensor)
       x = quantize(random.normal(), p.dtype);
   }
-  // FMHA_DUMP_FIRST=N also prints the first N elements of q, k and v.
-  if (const char *text = std::getenv("FMHA_DUMP_FIRST"))
-    for (auto [name, tensor] : {std::pair{"q", &in.q}, std::pair{"k", &in.k},
-                                std::pair{"v", &in.v}})
-      for (size_t i = 0; i < std::min<size_t>(std::atoi(text), tensor->size());
-           ++i)
-        std::printf("  %s[%zu] = %.4f\n", name, i, (*tensor)[i]);
+  // The first getDumpCount() elements of q, k and v (FMHA_DUMP_FIRST).
+  for (auto [name, tensor] : {std::pair{"q", &in.q}, std::pair{"k", &in.k},
+                              std::pair{"v", &in.v}})
+    for (size_t i = 0; i < std::min(getDumpCount(), tensor->size()); ++i)
+      std::printf("  %s[%zu] = %.4f\n", name, i, (*tensor)[i]);
   size_t eb = elementBytes(p.dtype);
   AttentionDevice dev{DeviceBuffer(p.queryElements() * eb),
                       DeviceBuffer(p.keyElements() * eb),

@@ -9,6 +9,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -154,14 +155,16 @@ Comparison compare(const std::vector<float> &actual,
       c.worstExpected = e;
     }
   }
-  // FMHA_DUMP_FIRST=N prints the first N elements of both, to see a
-  // layout bug's pattern.
-  if (const char *text = std::getenv("FMHA_DUMP_FIRST"))
-    for (size_t i = 0; i < std::min<size_t>(std::atoi(text), expected.size());
-         ++i)
-      std::printf("  [%zu] got %.4f expected %.4f\n", i, actual[i],
-                  expected[i]);
+  for (size_t i = 0; i < std::min(getDumpCount(), expected.size()); ++i)
+    std::printf("  [%zu] got %.4f expected %.4f\n", i, actual[i],
+                expected[i]);
   return c;
+}
+
+size_t getDumpCount() {
+  const char *text = std::getenv("FMHA_DUMP_FIRST");
+  long count = text ? std::atol(text) : 0;
+  return count > 0 ? static_cast<size_t>(count) : 0;
 }
 
 void printComparison(const char *name, const Comparison &c) {

@@ -114,6 +114,10 @@ void printComparison(const char *name, const Comparison &c);
 /// differently ordered f32 sums.
 double outputTolerance(fmhaRefDType dtype);
 
+/// FMHA_DUMP_FIRST=N: how many leading elements of the inputs and outputs to
+/// print, to see a layout bug's pattern (0 when unset or not a count).
+size_t getDumpCount();
+
 /// Times \p launch (which receives the index of the input copy to use) with
 /// CUDA events: warm-up, then the median of \p runs, in milliseconds.
 template <typename Launch>
