@@ -29,10 +29,10 @@ fi
     set -- $shape
     rows="--batch=$1 --samples=$2 --targets=$3 --features=$4 --target-range=inside --time --seed=1"
     echo "resample $1 x $2 -> $3 x $4, kernels-ref:"
-    $runner resample $rows --no-check | grep time:
+    $runner resample $rows --no-check | grep -E "^(time|gpu time):"
     if [ -x "$jit_runner" ]; then
       echo "resample $1 x $2 -> $3 x $4, FlashCore (checked against kernels-ref):"
-      $jit_runner resample $rows --candidate=jit | grep -E "^(out|time):"
+      $jit_runner resample $rows --candidate=jit | grep -E "^(out|time|gpu time):"
     fi
   done
 } 2>&1 | tee "$out/harness.txt"

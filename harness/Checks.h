@@ -59,6 +59,20 @@ using ResampleLauncher = cudaError_t (*)(const fmhaRefResampleArgs *,
 ResampleLauncher getJitResampleLauncher();
 AttentionLauncher getJitAttentionLauncher();
 
+/// A stream's first out-of-order timestamps: times[row, sample] is not at or
+/// before times[row, sample + 1]; row -1 when the stream is sorted.
+struct UnsortedPair {
+  long long row = -1, sample = -1;
+};
+
+/// The `jit` candidate's checking mode: runs fmha.check_sorted over the
+/// problem's streams (their times and lengths) and stores what it found for
+/// each stream in \p first (host memory, one entry per stream). nullptr in
+/// runners without the JIT.
+using SortedCheck = cudaError_t (*)(const fmhaRefResampleArgs *,
+                                    UnsortedPair *first, cudaStream_t);
+SortedCheck getJitSortedCheck();
+
 /// The `aot` candidate: the kernel for the problem among those fmha-aot
 /// generated (FMHA_AOT_DIR), in fmha-runner-aot; nullptr in the others.
 ResampleLauncher getAotResampleLauncher();

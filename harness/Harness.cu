@@ -191,6 +191,22 @@ double outputTolerance(fmhaRefDType dtype) {
   }
 }
 
+namespace {
+__global__ void spinFor(long long cycles) {
+  long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+} // namespace
+
+void holdDefaultStream(double microseconds) {
+  int device = 0, clockKhz = 0;
+  FMHA_CUDA(cudaGetDevice(&device));
+  FMHA_CUDA(cudaDeviceGetAttribute(&clockKhz, cudaDevAttrClockRate, device));
+  spinFor<<<1, 1>>>(static_cast<long long>(microseconds * clockKhz / 1e3));
+  FMHA_CUDA(cudaGetLastError());
+}
+
 int copiesToDefeatL2(size_t bytesPerCopy) {
   int device = 0, l2Bytes = 0;
   FMHA_CUDA(cudaGetDevice(&device));

@@ -118,10 +118,27 @@ double outputTolerance(fmhaRefDType dtype);
 /// print, to see a layout bug's pattern (0 when unset or not a count).
 size_t getDumpCount();
 
+/// What the events around one timed launch include.
+enum class Timing {
+  /// Start, launch, stop on an idle stream: the host's launch cost is in
+  /// the time (how torch's and Triton's benchmarks time a call).
+  LaunchIncluded,
+  /// The stream is held busy (holdDefaultStream) while start, launch and
+  /// stop are queued behind it: the GPU's time alone, as nvbench's blocking
+  /// kernel measures. Both matter for microsecond kernels.
+  StreamHeld,
+};
+
 /// Times \p launch (which receives the index of the input copy to use) with
 /// CUDA events: warm-up, then the median of \p runs, in milliseconds.
 template <typename Launch>
-double timeMedianMs(Launch launch, int copies, int warmup = 5, int runs = 30);
+double timeMedianMs(Launch launch, int copies, int warmup = 5, int runs = 30,
+                    Timing timing = Timing::LaunchIncluded);
+
+/// Keeps the default stream's GPU busy for about \p microseconds (one
+/// spinning thread), so that work the host queues meanwhile starts back to
+/// back.
+void holdDefaultStream(double microseconds);
 
 /// Copies needed so that rotating through them leaves no input in L2.
 int copiesToDefeatL2(size_t bytesPerCopy);

@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
+#include <vector>
 
 using namespace mlir::fmha;
 
@@ -165,6 +167,62 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
   return launchKernel(*jit, spec, config, arguments, stream);
 }
 
+/// The times memrefs [B, S_s] of every stream, in stream order.
+static void addStreamTimes(KernelArguments &arguments,
+                           const fmhaRefResampleArgs &a) {
+  for (int s = 0; s < a.numStreams; ++s)
+    arguments.addMemRef(a.streams[s].times, {a.batch, a.streams[s].samples},
+                        {a.streams[s].timesStride, 1});
+}
+
+/// The lengths memrefs [B] of every stream, in stream order.
+static void addStreamLengths(KernelArguments &arguments,
+                             const fmhaRefResampleArgs &a) {
+  for (int s = 0; s < a.numStreams; ++s)
+    arguments.addMemRef(a.streams[s].lengths, {a.batch}, {1});
+}
+
+static cudaError_t checkJitSorted(const fmhaRefResampleArgs *a,
+                                  fmha_harness::UnsortedPair *first,
+                                  cudaStream_t stream) {
+  JIT *jit = getJit();
+  if (!jit)
+    return cudaErrorInitializationError;
+  KernelSpec spec;
+  spec.kind = OpKind::CheckSorted;
+  spec.withLengths = a->streams[0].lengths != nullptr;
+  for (int s = 0; s < a->numStreams; ++s)
+    spec.streamFeatures.push_back(a->streams[s].features);
+  size_t bytes = sizeof(uint64_t) * a->numStreams;
+  void *deviceFirst = nullptr;
+  cudaError_t status = cudaMalloc(&deviceFirst, bytes);
+  if (status != cudaSuccess)
+    return status;
+  // Operands: times, lengths, first (which starts as kTimesSorted).
+  KernelArguments arguments;
+  addStreamTimes(arguments, *a);
+  if (spec.withLengths)
+    addStreamLengths(arguments, *a);
+  arguments.addMemRef(deviceFirst, {a->numStreams}, {1});
+  status = cudaMemsetAsync(deviceFirst, 0xff, bytes, stream);
+  if (status == cudaSuccess)
+    status = launchKernel(*jit, spec, getCheckSortedLaunchConfig(a->batch),
+                          arguments, stream);
+  std::vector<uint64_t> found(a->numStreams);
+  if (status == cudaSuccess)
+    status = cudaMemcpyAsync(found.data(), deviceFirst, bytes,
+                             cudaMemcpyDeviceToHost, stream);
+  if (status == cudaSuccess)
+    status = cudaStreamSynchronize(stream);
+  cudaFree(deviceFirst);
+  for (int s = 0; s < a->numStreams; ++s) {
+    first[s] = {};
+    if (std::optional<UnsortedTimes> pair = decodeCheckSorted(found[s]))
+      first[s] = {pair->row, pair->sample};
+  }
+  return status;
+}
+
 static cudaError_t launchJitResample(const fmhaRefResampleArgs *a,
                                      cudaStream_t stream) {
   JIT *jit = getJit();
@@ -195,17 +253,14 @@ static cudaError_t launchJitResample(const fmhaRefResampleArgs *a,
   // Operands in the op's order: times, values, lengths, targets, out.
   KernelArguments arguments;
   int64_t batch = a->batch, targets = a->targets;
-  for (int s = 0; s < a->numStreams; ++s)
-    arguments.addMemRef(a->streams[s].times, {batch, a->streams[s].samples},
-                        {a->streams[s].timesStride, 1});
+  addStreamTimes(arguments, *a);
   for (int s = 0; s < a->numStreams; ++s)
     arguments.addMemRef(
         a->streams[s].values,
         {batch, a->streams[s].samples, a->streams[s].features},
         {a->streams[s].valuesStride[0], a->streams[s].valuesStride[1], 1});
   if (spec.withLengths)
-    for (int s = 0; s < a->numStreams; ++s)
-      arguments.addMemRef(a->streams[s].lengths, {batch}, {1});
+    addStreamLengths(arguments, *a);
   arguments.addMemRef(a->targetTimes, {batch, targets}, {a->targetStride, 1});
   arguments.addMemRef(a->out, {batch, targets, totalFeatures},
                       {a->outStride[0], a->outStride[1], 1});
@@ -220,4 +275,8 @@ fmha_harness::AttentionLauncher fmha_harness::getJitAttentionLauncher() {
 
 fmha_harness::ResampleLauncher fmha_harness::getJitResampleLauncher() {
   return launchJitResample;
+}
+
+fmha_harness::SortedCheck fmha_harness::getJitSortedCheck() {
+  return checkJitSorted;
 }

@@ -14,3 +14,5 @@ fmha_harness::ResampleLauncher fmha_harness::getJitResampleLauncher() {
 fmha_harness::AttentionLauncher fmha_harness::getJitAttentionLauncher() {
   return nullptr;
 }
+
+fmha_harness::SortedCheck fmha_harness::getJitSortedCheck() { return nullptr; }

@@ -29,7 +29,15 @@ ATTENTION_GRID = [  # B, H, S, D, causal, dtype (ANCHORS.md)
 RESAMPLE_ROWS = [(256, 500, 250, 32), (4096, 1000, 500, 64), (1024, 4096, 4096, 128)]
 
 
-def median_ms(fn, runs=30, warmup=5):
+# Cycles the stream is held before a timed call with held=True: ~0.5 ms,
+# longer than the host takes to queue torch's resample (a few ops).
+HOLD_CYCLES = 1_000_000
+
+
+def median_ms(fn, runs=30, warmup=5, held=False):
+    """Median of CUDA-event times. held=True queues the call behind a
+    spinning kernel, so the time is the GPU's alone (no host launch cost),
+    as the harness's Timing::StreamHeld."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -37,6 +45,8 @@ def median_ms(fn, runs=30, warmup=5):
     for _ in range(runs):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
+        if held:
+            torch.cuda._sleep(HOLD_CYCLES)
         start.record()
         fn()
         end.record()
@@ -121,8 +131,10 @@ def resample_rows():
         targets = torch.sort(torch.rand(b, t, device="cuda") * times[:, -1:], dim=1).values
         min_bytes = values.numel() * 2 + times.numel() * 4 + targets.numel() * 4 + b * t * d * 2
         ms = median_ms(lambda: torch_resample(times, values, targets))
+        gpu_ms = median_ms(lambda: torch_resample(times, values, targets), held=True)
         row = (f"| {b} x {s} -> {t} x {d} | fmha-runner-jit, in harness.txt | {ms * 1e3:.1f} us, "
-               f"{min_bytes / ms / 1e6:.0f} GB/s | {min_bytes / 1e6:.0f} MB |")
+               f"{min_bytes / ms / 1e6:.0f} GB/s; GPU alone {gpu_ms * 1e3:.1f} us | "
+               f"{min_bytes / 1e6:.0f} MB |")
         print(row, flush=True)
         rows.append(row)
         del times, values, targets

@@ -108,7 +108,8 @@ def Fmha_ResampleOp : Fmha_Op<"resample", [AttrSizedOperandSegments]> {
     or after the last valid one take that edge sample's value. With
     `lengths`, row `b` of stream `s` uses only its first `lengths_s[b]`
     samples; a row with no valid sample writes zeros. Unsorted timestamps are
-    a precondition violation, not checked here.
+    a precondition violation, not checked here: `fmha.check_sorted` finds
+    them.
 
     `D_s` are static; `B`, `S_s` and `T` may be dynamic. `tile`, a
     `#fmha.resample_tile`, overrides the chip's default tiling.
@@ -148,6 +149,46 @@ def Fmha_ResampleOp : Fmha_Op<"resample", [AttrSizedOperandSegments]> {
     /// The number of fused streams.
     unsigned getNumStreams() { return getTimes().size(); }
   }];
+}
+
+def Fmha_CheckSortedOp : Fmha_Op<"check_sorted", [AttrSizedOperandSegments]> {
+  let summary = "find the first out-of-order timestamps of resample streams";
+  let description = [{
+    The checking mode of `fmha.resample`'s precondition: for each stream
+    `s`, lowers `first[s]` (unsigned) to `row * 2^32 + i` for every row and
+    every `i` where `times_s[row, i]` is not at or before
+    `times_s[row, i + 1]` (greater, or either one NaN), `i + 1` a valid
+    sample (below `lengths_s[row]` when lengths are given). So, when `first`
+    holds all ones (-1) before, it holds after it the first such pair in row
+    order, or still -1 where the stream is sorted.
+
+    | operand | shape | element type |
+    |---|---|---|
+    | `times` (one per stream) | `[B, S_s]` | f32 |
+    | `lengths` (optional, one per stream) | `[B]` | i32 |
+    | `first` | `[number of streams]` | i64 (read and written) |
+
+    The operands are those of the `fmha.resample` it guards:
+
+    ```mlir
+    fmha.check_sorted
+        times(%t_imu, %t_joint : memref<?x400xf32>, memref<?x100xf32>)
+        lengths(%n_imu, %n_joint : memref<?xi32>, memref<?xi32>)
+        -> first(%first : memref<2xi64>)
+    ```
+  }];
+  let arguments = (ins
+    Arg<Variadic<AnyMemRef>, "source timestamps [B, S_s], one per stream", [MemRead]>:$times,
+    Arg<Variadic<AnyMemRef>, "valid samples per row [B], one per stream", [MemRead]>:$lengths,
+    Arg<AnyMemRef, "first unsorted position per stream", [MemRead, MemWrite]>:$first
+  );
+  let assemblyFormat = [{
+    `times` `(` $times `:` type($times) `)`
+    (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    `->` `first` `(` $first `:` type($first) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // FMHA_OPS_TD

@@ -75,6 +75,7 @@ std::string KernelSpec::toMLIR() const {
   }
 
   unsigned total = 0;
+  bool checkSorted = kind == OpKind::CheckSorted;
   llvm::SmallVector<std::string> times, values, lengths, timeTypes, valueTypes,
       lengthTypes, arguments;
   for (auto [index, features] : llvm::enumerate(streamFeatures)) {
@@ -86,9 +87,24 @@ std::string KernelSpec::toMLIR() const {
     valueTypes.push_back(llvm::formatv("memref<?x?x{0}x{1}>", features, type));
     lengthTypes.push_back("memref<?xi32>");
     arguments.push_back(times.back() + ": " + timeTypes.back());
-    arguments.push_back(values.back() + ": " + valueTypes.back());
+    if (!checkSorted)
+      arguments.push_back(values.back() + ": " + valueTypes.back());
     if (withLengths)
       arguments.push_back(lengths.back() + ": " + lengthTypes.back());
+  }
+  std::string lengthsClause =
+      withLengths ? " lengths(" + llvm::join(lengths, ", ") + " : " +
+                        llvm::join(lengthTypes, ", ") + ")"
+                  : "";
+  if (checkSorted) {
+    std::string first =
+        llvm::formatv("memref<{0}xi64>", streamFeatures.size());
+    arguments.push_back("%first: " + first);
+    os << "func.func @check_sorted(" << llvm::join(arguments, ", ")
+       << ") {\n  fmha.check_sorted times(" << llvm::join(times, ", ")
+       << " : " << llvm::join(timeTypes, ", ") << ")" << lengthsClause
+       << " -> first(%first : " << first << ")\n  return\n}\n";
+    return text;
   }
   std::string out = llvm::formatv("memref<?x?x{0}x{1}>", total, type);
   arguments.push_back("%targets: memref<?x?xf32>");
@@ -98,10 +114,7 @@ std::string KernelSpec::toMLIR() const {
      << llvm::join(times, ", ") << " : " << llvm::join(timeTypes, ", ")
      << ") values(" << llvm::join(values, ", ") << " : "
      << llvm::join(valueTypes, ", ") << ")";
-  if (withLengths)
-    os << " lengths(" << llvm::join(lengths, ", ") << " : "
-       << llvm::join(lengthTypes, ", ") << ")";
-  os << " targets(%targets : memref<?x?xf32>) -> out(%out : " << out << ")";
+  os << lengthsClause << " targets(%targets : memref<?x?xf32>) -> out(%out : " << out << ")";
   if (resampleTile)
     os << llvm::formatv(
         " {tile = #fmha.resample_tile<{0}, block_t = {1}, threads = {2}>}",
@@ -178,6 +191,21 @@ LaunchConfig fmha::getResampleLaunchConfig(const ResampleTiling &tiling,
       static_cast<unsigned>(std::min(batch, kMaxGridDimY)), 1};
   config.block = {tiling.threads, 1, 1};
   return config;
+}
+
+LaunchConfig fmha::getCheckSortedLaunchConfig(int64_t batch) {
+  LaunchConfig config;
+  // ResampleToGPU.cpp's launch: rows stride by the grid's x extent.
+  config.grid = {static_cast<unsigned>(std::min(batch, kMaxGridDimY)), 1, 1};
+  config.block = {kCheckSortedThreads, 1, 1};
+  return config;
+}
+
+std::optional<UnsortedTimes> fmha::decodeCheckSorted(uint64_t first) {
+  if (first == kTimesSorted)
+    return std::nullopt;
+  return UnsortedTimes{static_cast<int64_t>(first >> 32),
+                       static_cast<int64_t>(first & 0xffffffffu)};
 }
 
 LaunchConfig fmha::getAttentionLaunchConfig(const AttentionTiling &tiling,
@@ -356,8 +384,18 @@ JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
 }
 
 llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec) {
-  // The lowerings name the kernel after the op; until one exists the
-  // compilation reports the missing lowering for this chip.
-  return getKernelFromSource(
-      spec.toMLIR(), spec.kind == OpKind::Attention ? "attention" : "resample");
+  return getKernelFromSource(spec.toMLIR(), spec.getKernelName());
+}
+
+llvm::StringRef KernelSpec::getKernelName() const {
+  // The lowerings name each kernel after its op.
+  switch (kind) {
+  case OpKind::Attention:
+    return "attention";
+  case OpKind::Resample:
+    return "resample";
+  case OpKind::CheckSorted:
+    return "check_sorted";
+  }
+  llvm_unreachable("unknown op kind");
 }

@@ -7,8 +7,8 @@
 #   4. runs compute-sanitizer memcheck and racecheck on the kernels;
 #   5. times a 16k-token reference attention and measures the ceilings;
 #   6. runs the JIT end to end (cold, disk cache, sm_80 PTX, driver JIT, C API),
-#      the generated resample kernels and the attention matrix
-#      (scripts/gpu/attention.sh) against kernels-ref.
+#      the generated resample kernels (scripts/gpu/resample.sh) and the
+#      attention matrix (scripts/gpu/attention.sh) against kernels-ref.
 # Full logs go to $OUT (or /tmp/flashcore-gpu); the summary table is last.
 # Exit status 0 when every row passed.
 set -uo pipefail
@@ -101,25 +101,10 @@ if ls "$root"/.gpu/*.xz > /dev/null 2>&1; then
   check "jit-bench"                                     0 "$bin/jit-bench" "$kernel"
   check "fmha-doctor: the JIT can work here"           0 "$bin/fmha-doctor"
 
-  # The generated resample kernel against the reference, on fresh inputs.
+  # The generated resample kernels: their own matrix, the checking mode of
+  # unsorted times and the timed rows (scripts/gpu/resample.sh).
   export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-  j="$bin/fmha-runner-jit resample --candidate=jit"
-  for chip in sm_90a sm_80; do
-    for mode in linear nearest previous; do
-      for dtype in f32 f16 bf16; do
-        check "jit resample $chip $mode $dtype, 2 streams, lengths" 0 env FMHA_CHIP=$chip $j --mode=$mode --dtype=$dtype --batch=8 --samples=100,37 --features=32,5 --targets=61 --lengths
-      done
-    done
-  done
-  check "jit resample: S=1, T=1"                        0 $j --samples=1 --features=8 --targets=1
-  check "jit resample: 4 streams, D=1,3,8,64"           0 $j --samples=7,300,1,64 --features=1,3,8,64 --targets=500 --lengths
-  check "jit resample: 64 rows x 1000 targets, cpu"     0 $j --batch=64 --samples=1000 --features=64 --targets=1000 --oracle=cpu
-  check "jit resample: B=70000 > the grid's y limit"    0 $j --batch=70000 --samples=20 --features=8 --targets=3 --lengths
-  check "compute-sanitizer: jit resample"               0 "$root/scripts/gpu/sanitize.sh" $j --samples=40,9 --features=8,3 --targets=20 --lengths --seed=1
-  for shape in "256 500 250 32" "4096 1000 500 64" "1024 4096 4096 128"; do
-    set -- $shape
-    check "jit resample timed: $1 x $2 -> $3 x $4 bf16"   0 $j --batch=$1 --samples=$2 --targets=$3 --features=$4 --target-range=inside --time --seed=1
-  done
+  check "jit resample matrix + check-sorted + sanitizers" 0 "$root/scripts/gpu/resample.sh" "$bin/fmha-runner-jit"
   # The generated attention kernel: its own matrix (scripts/gpu/attention.sh).
   check "jit attention matrix vs kernels-ref + sanitizers" 0 "$root/scripts/gpu/attention.sh" "$bin/fmha-runner-jit"
   check "fmha-doctor: nvJitLink 'off' still works"     0 env FMHA_NVJITLINK=off "$bin/fmha-doctor"
@@ -130,7 +115,7 @@ fi
 
 cat "$logs"/*.log > "$out/checks.log"
 echo "== device: $(cat "$out/device.txt")"
-grep -h -E "^(time:|ceiling|plan:|launch|disk-cache|cold compile)" "$logs"/*.log | sed 's/^/== /'
+grep -h -E "^(time:|gpu time:|ceiling|plan:|launch|disk-cache|cold compile)" "$logs"/*.log | sed 's/^/== /'
 echo
 printf '%s\n' "${rows[@]}"
 ! printf '%s\n' "${rows[@]}" | grep -q FAIL

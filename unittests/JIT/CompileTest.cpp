@@ -169,7 +169,7 @@ TEST(Compile, NoGpuModuleIsAnError) {
 // Every spec the JIT can be asked for is valid IR that verifies and
 // compiles to a kernel named after the op.
 TEST(KernelSpec, GeneratedSourceVerifiesAndResampleCompiles) {
-  std::vector<KernelSpec> specs(4);
+  std::vector<KernelSpec> specs(5);
   specs[0].causal = true;
   specs[0].withLse = true;
   specs[0].window = std::array<int64_t, 2>{128, 0};
@@ -185,14 +185,16 @@ TEST(KernelSpec, GeneratedSourceVerifiesAndResampleCompiles) {
   specs[3].elementType = ElementType::F32;
   specs[3].streamFeatures = {7};
   specs[3].resampleTile = ResampleTiling{Chip::sm_90a, 32, 128};
+  specs[4].kind = OpKind::CheckSorted;
+  specs[4].streamFeatures = {6, 32};
+  specs[4].withLengths = true;
   for (const KernelSpec &spec : specs) {
     llvm::Expected<CompiledModule> compiled = compileModule(spec.toMLIR(), {});
     ASSERT_TRUE(static_cast<bool>(compiled))
         << spec.toMLIR() << "\n"
         << llvm::toString(compiled.takeError());
     ASSERT_EQ(compiled->kernelNames.size(), 1u);
-    EXPECT_EQ(compiled->kernelNames.front(),
-              spec.kind == OpKind::Attention ? "attention" : "resample");
+    EXPECT_EQ(compiled->kernelNames.front(), spec.getKernelName());
   }
 }
 

@@ -29,7 +29,10 @@
 
 namespace mlir::fmha {
 
-enum class OpKind { Attention, Resample };
+/// The op a KernelSpec describes: fmha.attention, fmha.resample, or
+/// fmha.check_sorted over a resample's streams (the resample fields below,
+/// of which it uses the stream count and withLengths).
+enum class OpKind { Attention, Resample, CheckSorted };
 enum class ElementType { F16, BF16, F32 };
 
 /// The static description of an fmha op: everything a kernel is specialized
@@ -53,6 +56,8 @@ struct KernelSpec {
 
   /// The op as MLIR: a func.func with every size but D dynamic.
   std::string toMLIR() const;
+  /// The name of the kernel the op lowers to.
+  llvm::StringRef getKernelName() const;
 };
 
 /// Grid, block and dynamic shared memory of one launch.
@@ -98,6 +103,24 @@ llvm::Error addAttentionTensorMap(KernelArguments &arguments,
 /// \p batch rows of \p targets targets (ResampleToGPU.cpp's launch).
 LaunchConfig getResampleLaunchConfig(const ResampleTiling &tiling,
                                      int64_t batch, int64_t targets);
+
+/// Grid and block of an fmha.check_sorted kernel for \p batch rows.
+LaunchConfig getCheckSortedLaunchConfig(int64_t batch);
+
+/// What fmha.check_sorted's `first` holds for a stream before the launch,
+/// and still after it when the stream's times are sorted.
+inline constexpr uint64_t kTimesSorted = ~uint64_t(0);
+
+/// A stream's first out-of-order timestamps: times[row, sample] is not at or
+/// before times[row, sample + 1].
+struct UnsortedTimes {
+  int64_t row = 0;
+  int64_t sample = 0;
+};
+
+/// Decodes one entry of fmha.check_sorted's `first` operand: std::nullopt
+/// for kTimesSorted.
+std::optional<UnsortedTimes> decodeCheckSorted(uint64_t first);
 
 /// Grid, block and dynamic shared memory of an fmha.attention kernel tiled
 /// by \p tiling (AttentionToGPU.cpp's launch), for \p batch x

@@ -44,7 +44,7 @@ struct ConvertFmhaToNVGPUPass
   void runOnOperation() override {
     SmallVector<Operation *> fmhaOps;
     getOperation()->walk([&](Operation *op) {
-      if (isa<AttentionOp, ResampleOp>(op))
+      if (isa<AttentionOp, ResampleOp, CheckSortedOp>(op))
         fmhaOps.push_back(op);
     });
     bool anyFailed = false;
@@ -56,6 +56,8 @@ struct ConvertFmhaToNVGPUPass
       }
       if (auto resample = dyn_cast<ResampleOp>(op))
         anyFailed |= failed(lowerResampleToGPU(resample, *kernels));
+      else if (auto check = dyn_cast<CheckSortedOp>(op))
+        anyFailed |= failed(lowerCheckSortedToGPU(check, *kernels));
       else
         anyFailed |=
             failed(lowerAttentionToGPU(cast<AttentionOp>(op), *kernels));

@@ -40,6 +40,11 @@ LogicalResult lowerAttentionToGPUSm90(AttentionOp op, TileAttr tile,
 /// Needs the op's materialized tile.
 LogicalResult lowerResampleToGPU(ResampleOp op, gpu::GPUModuleOp kernels);
 
+/// Replaces \p op by a gpu.launch_func of a kernel added to \p kernels that
+/// finds each stream's first out-of-order timestamps (ResampleToGPU.cpp).
+LogicalResult lowerCheckSortedToGPU(CheckSortedOp op,
+                                    gpu::GPUModuleOp kernels);
+
 } // namespace mlir::fmha
 
 #endif // LIB_CONVERSION_FMHATONVGPU_FMHATONVGPU_H

@@ -18,7 +18,13 @@
 // shared memory; then all threads read the samples'
 // features, consecutive threads consecutive 16-byte chunks (coalesced
 // ld/st.global.v4 where rows are dense and D a multiple of 16 bytes, scalar
-// otherwise), and write the output. The semantics, including the edge rules,
+// otherwise), and write the output.
+//
+// Small problems are latency-bound (RoboCache's 256 x 500 -> 250 x 32 is
+// 13 MB: a few microseconds of bandwidth), so the kernel keeps the chain of
+// dependent global round trips short: each thread's target is loaded before
+// the times are staged, and the staging and feature loops issue the loads of
+// several items before the first one is used. The semantics, including the edge rules,
 // are those of kernels-ref/resample.cu, computed the same way (f32, one fma),
 // so the results match the reference.
 //
@@ -50,6 +56,24 @@ constexpr int64_t kVectorBytes = 16;
 /// one coalesced read instead of ~11 dependent global loads per target.
 /// Longer rows are searched in global memory.
 constexpr int64_t kStagedTimes = 2048;
+/// Items per thread whose global loads are issued together in the staging
+/// and feature loops: one round trip for up to this many instead of one each.
+constexpr int64_t kItemsInFlight = 4;
+
+/// The samples of \p times' row \p row to use: S, or clamp(lengths[row], 0,
+/// S) when \p lengths is given, as kernels-ref does.
+Value getValidSamples(ImplicitLocOpBuilder &b, Value times, Value lengths,
+                      Value row) {
+  Value samples = memref::DimOp::create(b, times, 1);
+  if (!lengths)
+    return samples;
+  Value length = memref::LoadOp::create(b, lengths, ValueRange{row});
+  Value asIndex = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      arith::MaxSIOp::create(b, length,
+                             arith::ConstantIntOp::create(b, 0, 32)));
+  return arith::MinUIOp::create(b, asIndex, samples);
+}
 
 /// Builds the body of one resample kernel.
 class ResampleKernelBuilder {
@@ -85,22 +109,38 @@ public:
     b.setInsertionPointToStart(rows.getBody());
     row = rows.getInductionVar();
 
+    // With at most one target per thread (block_t <= threads, every default
+    // tile), each thread loads its target now, so the load overlaps the
+    // staging of the times below instead of following it.
+    Value ownTarget;
+    Value hasTarget = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                            local);
+    if (tile.getBlockT() <= tile.getThreads()) {
+      auto load = scf::IfOp::create(
+          b, hasTarget,
+          [&](OpBuilder &builder, Location loc) {
+            Value at = arith::AddIOp::create(builder, loc, firstTarget, tid);
+            scf::YieldOp::create(builder, loc,
+                                 ValueRange{memref::LoadOp::create(
+                                     builder, loc, targets,
+                                     ValueRange{row, at})});
+          },
+          [&](OpBuilder &builder, Location loc) {
+            scf::YieldOp::create(
+                builder, loc,
+                ValueRange{arith::ConstantFloatOp::create(
+                    builder, loc, builder.getF32Type(), APFloat(0.0f))});
+          });
+      ownTarget = load.getResult(0);
+    }
+
     int64_t featureOffset = 0;
     for (unsigned s = 0; s < streams; ++s) {
       Value times = func.getArgument(s);
       Value values = func.getArgument(streams + s);
-      Value samples = memref::DimOp::create(b, times, 1);
-      Value valid = samples;
-      if (withLengths) {
-        Value length = memref::LoadOp::create(
-            b, func.getArgument(2 * streams + s), ValueRange{row});
-        // clamp(lengths[b], 0, S), as the reference does.
-        Value asIndex = arith::IndexCastOp::create(
-            b, b.getIndexType(),
-            arith::MaxSIOp::create(b, length,
-                                   arith::ConstantIntOp::create(b, 0, 32)));
-        valid = arith::MinUIOp::create(b, asIndex, samples);
-      }
+      Value valid = getValidSamples(
+          b, times, withLengths ? func.getArgument(2 * streams + s) : Value(),
+          row);
 
       // Phase 0: rows that fit are copied to shared memory (one coalesced
       // read), so that the searches below do not chain global loads.
@@ -111,21 +151,37 @@ public:
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(builder.getInsertionBlock(),
                             builder.getInsertionPoint());
-        forEachThreadItem(valid, [&](Value j) {
-          Value time = memref::LoadOp::create(b, times, ValueRange{row, j});
-          memref::StoreOp::create(b, time, stagedTimes, ValueRange{j});
-        });
+        forEachThreadItemInFlight(
+            valid, {b.getF32Type()},
+            [&](OpBuilder &nb, Location loc, Value j) -> SmallVector<Value> {
+              return {memref::LoadOp::create(nb, loc, times,
+                                             ValueRange{row, j})};
+            },
+            [&](Value j, ValueRange time) {
+              memref::StoreOp::create(b, time[0], stagedTimes, ValueRange{j});
+            });
         scf::YieldOp::create(b);
       });
       gpu::BarrierOp::create(b);
 
       // Phase 1: one thread per target finds its samples and weight.
-      forEachThreadItem(local, [&](Value t) {
-        Value target = memref::LoadOp::create(
-            b, targets,
-            ValueRange{row, arith::AddIOp::create(b, firstTarget, t)});
-        storeInterval(valid, target, t, firstIndex, secondIndex, weight);
-      });
+      if (ownTarget) {
+        scf::IfOp::create(b, hasTarget, [&](OpBuilder &builder, Location loc) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(builder.getInsertionBlock(),
+                              builder.getInsertionPoint());
+          storeInterval(valid, ownTarget, tid, firstIndex, secondIndex,
+                        weight);
+          scf::YieldOp::create(b);
+        });
+      } else {
+        forEachThreadItem(local, [&](Value t) {
+          Value target = memref::LoadOp::create(
+              b, targets,
+              ValueRange{row, arith::AddIOp::create(b, firstTarget, t)});
+          storeInterval(valid, target, t, firstIndex, secondIndex, weight);
+        });
+      }
       gpu::BarrierOp::create(b);
 
       // Phase 2: every thread interpolates features, 16 bytes at a time
@@ -136,24 +192,42 @@ public:
       int64_t width = getVectorWidth(valuesType, featureOffset);
       Value chunksPerTarget = constantIndex(features / width);
       Value items = arith::MulIOp::create(b, local, chunksPerTarget);
-      forEachThreadItem(items, [&](Value item) {
-        Value t = arith::DivUIOp::create(b, item, chunksPerTarget);
-        Value feature = arith::MulIOp::create(
-            b, arith::RemUIOp::create(b, item, chunksPerTarget),
-            constantIndex(width));
-        Value result = interpolate(values, t, feature, width, elementType,
-                                   firstIndex, secondIndex, weight);
-        Value column =
-            arith::AddIOp::create(b, feature, constantIndex(featureOffset));
-        // Owned storage: a ValueRange over a braced list would dangle.
-        SmallVector<Value, 3> at = {
-            row, arith::AddIOp::create(b, firstTarget, t), column};
-        if (width == 1)
-          memref::StoreOp::create(b, result, out, at);
-        else
-          vector::StoreOp::create(b, result, out, at, /*nontemporal=*/false,
-                                  llvm::MaybeAlign(kVectorBytes));
-      });
+      Value widthValue = constantIndex(width);
+      auto targetOf = [&](OpBuilder &nb, Location loc, Value item) {
+        return arith::DivUIOp::create(nb, loc, item, chunksPerTarget);
+      };
+      auto featureOf = [&](OpBuilder &nb, Location loc, Value item) {
+        return arith::MulIOp::create(
+            nb, loc, arith::RemUIOp::create(nb, loc, item, chunksPerTarget),
+            widthValue);
+      };
+      Type sampleType = toF32Type(
+          width == 1 ? elementType : VectorType::get({width}, elementType));
+      forEachThreadItemInFlight(
+          items, {sampleType, sampleType, b.getF32Type()},
+          [&](OpBuilder &nb, Location loc, Value item) {
+            return loadSamples(nb, loc, values, targetOf(nb, loc, item),
+                               featureOf(nb, loc, item), width, elementType,
+                               firstIndex, secondIndex, weight);
+          },
+          [&](Value item, ValueRange samples) {
+            Value result = interpolate(samples, elementType, width);
+            Value column = arith::AddIOp::create(
+                b, featureOf(b, b.getLoc(), item),
+                constantIndex(featureOffset));
+            // Owned storage: a ValueRange over a braced list would dangle.
+            SmallVector<Value, 3> at = {
+                row,
+                arith::AddIOp::create(b, firstTarget,
+                                      targetOf(b, b.getLoc(), item)),
+                column};
+            if (width == 1)
+              memref::StoreOp::create(b, result, out, at);
+            else
+              vector::StoreOp::create(b, result, out, at,
+                                      /*nontemporal=*/false,
+                                      llvm::MaybeAlign(kVectorBytes));
+          });
       // The next stream reuses the shared buffers.
       gpu::BarrierOp::create(b);
       featureOffset += features;
@@ -178,46 +252,70 @@ private:
     return aligned ? width : 1;
   }
 
-  /// The value of target slot `t` at features [feature, feature + width):
-  /// zeros for a row without samples, else v0 + w * (v1 - v0) in f32.
-  Value interpolate(Value values, Value t, Value feature, int64_t width,
-                    Type elementType, Value firstIndex, Value secondIndex,
-                    Value weight) {
-    Type resultType =
+  /// The samples target slot `t` needs at features [feature, feature +
+  /// width), in f32, and the weight: (v0, v1, w). A row without samples
+  /// loads nothing and gives zeros, which interpolate to zero.
+  SmallVector<Value> loadSamples(OpBuilder &builder, Location loc,
+                                 Value values, Value t, Value feature,
+                                 int64_t width, Type elementType,
+                                 Value firstIndex, Value secondIndex,
+                                 Value weight) {
+    ImplicitLocOpBuilder nb(loc, builder);
+    Type storedType =
         width == 1 ? elementType : VectorType::get({width}, elementType);
-    Value first = memref::LoadOp::create(b, firstIndex, ValueRange{t});
+    Type sampleType = toF32Type(storedType);
+    Value first = memref::LoadOp::create(nb, firstIndex, ValueRange{t});
     Value noSample =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, first,
-                              arith::ConstantIntOp::create(b, kNoSample, 32));
+        arith::CmpIOp::create(nb, arith::CmpIPredicate::eq, first,
+                              arith::ConstantIntOp::create(nb, kNoSample, 32));
     auto choice = scf::IfOp::create(
-        b, noSample,
-        [&](OpBuilder &builder, Location loc) {
-          Value zero = arith::ConstantOp::create(
-              builder, loc, builder.getZeroAttr(resultType));
-          scf::YieldOp::create(builder, loc, zero);
+        nb, noSample,
+        [&](OpBuilder &then, Location l) {
+          scf::YieldOp::create(then, l, zerosOf(then, l, {sampleType,
+                                                          sampleType,
+                                                          nb.getF32Type()}));
         },
-        [&](OpBuilder &builder, Location loc) {
-          ImplicitLocOpBuilder nb(loc, builder);
-          Value second = memref::LoadOp::create(nb, secondIndex, ValueRange{t});
-          Value w = memref::LoadOp::create(nb, weight, ValueRange{t});
+        [&](OpBuilder &otherwise, Location l) {
+          ImplicitLocOpBuilder eb(l, otherwise);
+          Value second = memref::LoadOp::create(eb, secondIndex, ValueRange{t});
+          Value w = memref::LoadOp::create(eb, weight, ValueRange{t});
           auto sampleAt = [&](Value index) -> Value {
-            Value i = arith::IndexCastOp::create(nb, nb.getIndexType(), index);
+            Value i = arith::IndexCastOp::create(eb, eb.getIndexType(), index);
             SmallVector<Value, 3> at = {row, i, feature};
             if (width == 1)
-              return toF32(nb, memref::LoadOp::create(nb, values, at));
-            return toF32(nb, vector::LoadOp::create(
-                                 nb, cast<VectorType>(resultType), values, at,
+              return toF32(eb, memref::LoadOp::create(eb, values, at));
+            return toF32(eb, vector::LoadOp::create(
+                                 eb, cast<VectorType>(storedType), values, at,
                                  /*nontemporal=*/false,
                                  llvm::MaybeAlign(kVectorBytes)));
           };
-          Value v0 = sampleAt(first), v1 = sampleAt(second);
-          if (width > 1)
-            w = vector::BroadcastOp::create(nb, v0.getType(), w);
-          Value difference = arith::SubFOp::create(nb, v1, v0);
-          Value mixed = math::FmaOp::create(nb, w, difference, v0);
-          scf::YieldOp::create(nb, fromF32(nb, mixed, resultType));
+          scf::YieldOp::create(
+              eb, ValueRange{sampleAt(first), sampleAt(second), w});
         });
-    return choice.getResult(0);
+    return SmallVector<Value>(choice.getResults());
+  }
+
+  /// v0 + w * (v1 - v0) in f32 (one fma, as kernels-ref), rounded to the
+  /// output's element type.
+  Value interpolate(ValueRange samples, Type elementType, int64_t width) {
+    Value v0 = samples[0], v1 = samples[1], w = samples[2];
+    if (width > 1)
+      w = vector::BroadcastOp::create(b, v0.getType(), w);
+    Value difference = arith::SubFOp::create(b, v1, v0);
+    Value mixed = math::FmaOp::create(b, w, difference, v0);
+    Type resultType =
+        width == 1 ? elementType : VectorType::get({width}, elementType);
+    return fromF32(b, mixed, resultType);
+  }
+
+  /// Zero constants of \p types.
+  static SmallVector<Value> zerosOf(OpBuilder &builder, Location loc,
+                                    TypeRange types) {
+    SmallVector<Value> zeros;
+    for (Type type : types)
+      zeros.push_back(arith::ConstantOp::create(
+          builder, loc, cast<TypedAttr>(builder.getZeroAttr(type))));
+    return zeros;
   }
 
   Value constantIndex(int64_t value) {
@@ -231,6 +329,53 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     body(loop.getInductionVar());
+  }
+
+  /// Emits `for (i = tid; i < count; i += threads * kItemsInFlight)` whose
+  /// body first runs `load` for each of the iteration's kItemsInFlight items
+  /// (i, i + threads, ...; zeros of \p loadedTypes past `count`), then `use`
+  /// for each item below `count`: the loads of all items are in flight
+  /// before the first result is needed.
+  void forEachThreadItemInFlight(
+      Value count, TypeRange loadedTypes,
+      function_ref<SmallVector<Value>(OpBuilder &, Location, Value)> load,
+      function_ref<void(Value, ValueRange)> use) {
+    Value threads = gpu::BlockDimOp::create(b, gpu::Dimension::x);
+    Value step = arith::MulIOp::create(b, threads,
+                                       constantIndex(kItemsInFlight));
+    auto loop = scf::ForOp::create(b, tid, count, step);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> items, inRange;
+    SmallVector<SmallVector<Value>> loaded;
+    for (int64_t k = 0; k < kItemsInFlight; ++k) {
+      Value item = loop.getInductionVar();
+      if (k > 0)
+        item = arith::AddIOp::create(
+            b, item, arith::MulIOp::create(b, threads, constantIndex(k)));
+      Value below =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, item, count);
+      auto guarded = scf::IfOp::create(
+          b, below,
+          [&](OpBuilder &builder, Location loc) {
+            scf::YieldOp::create(builder, loc, load(builder, loc, item));
+          },
+          [&](OpBuilder &builder, Location loc) {
+            scf::YieldOp::create(builder, loc,
+                                 zerosOf(builder, loc, loadedTypes));
+          });
+      items.push_back(item);
+      inRange.push_back(below);
+      loaded.push_back(SmallVector<Value>(guarded.getResults()));
+    }
+    for (int64_t k = 0; k < kItemsInFlight; ++k)
+      scf::IfOp::create(b, inRange[k], [&](OpBuilder &builder, Location loc) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(builder.getInsertionBlock(),
+                            builder.getInsertionPoint());
+        use(items[k], loaded[k]);
+        scf::YieldOp::create(b);
+      });
   }
 
   /// times[row, index] of the current stream, from shared memory when the
@@ -342,6 +487,14 @@ private:
     memref::StoreOp::create(b, w, weight, ValueRange{t});
   }
 
+  /// \p type with f32 elements.
+  static Type toF32Type(Type type) {
+    Type f32 = Float32Type::get(type.getContext());
+    if (auto vector = dyn_cast<VectorType>(type))
+      return vector.clone(f32);
+    return f32;
+  }
+
   /// Extends a scalar or vector of 16-bit floats to f32.
   static Value toF32(ImplicitLocOpBuilder &nb, Value value) {
     Type f32 = nb.getF32Type();
@@ -409,6 +562,74 @@ LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
   Value blockSize = arith::ConstantIndexOp::create(host, threads);
   gpu::LaunchFuncOp::create(host, func, gpu::KernelDim3{blocks, rowBlocks, one},
                             gpu::KernelDim3{blockSize, one, one},
+                            /*dynamicSharedMemorySize=*/Value(),
+                            op->getOperands());
+  op.erase();
+  return success();
+}
+
+LogicalResult fmha::lowerCheckSortedToGPU(CheckSortedOp op,
+                                          gpu::GPUModuleOp kernels) {
+  MLIRContext *context = op.getContext();
+  gpu::GPUFuncOp func = createKernelFunc(op, kernels, "check_sorted",
+                                         TypeRange{}, int32_t(kCheckSortedThreads));
+  ImplicitLocOpBuilder b(op.getLoc(), context);
+  b.setInsertionPointToStart(&func.getBody().front());
+
+  unsigned streams = op.getTimes().size();
+  bool withLengths = !op.getLengths().empty();
+  Value first = func.getArgument(func.getNumArguments() - 1);
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value threads = gpu::BlockDimOp::create(b, gpu::Dimension::x);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value batch = memref::DimOp::create(b, func.getArgument(0), 0);
+  // Rows stride by the grid's extent: any batch size is covered.
+  auto rows =
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                         batch, gpu::GridDimOp::create(b, gpu::Dimension::x));
+  b.setInsertionPointToStart(rows.getBody());
+  Value row = rows.getInductionVar();
+  Value rowBits = arith::ShLIOp::create(
+      b, arith::IndexCastOp::create(b, b.getI64Type(), row),
+      arith::ConstantIntOp::create(b, 32, 64));
+  for (unsigned s = 0; s < streams; ++s) {
+    Value times = func.getArgument(s);
+    Value valid = getValidSamples(
+        b, times, withLengths ? func.getArgument(streams + s) : Value(), row);
+    Value pairs = arith::SubIOp::create(
+        b, arith::MaxUIOp::create(b, valid, one), one);
+    auto loop = scf::ForOp::create(b, tid, pairs, threads);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value earlier = memref::LoadOp::create(b, times, ValueRange{row, i});
+    Value later = memref::LoadOp::create(
+        b, times, ValueRange{row, arith::AddIOp::create(b, i, one)});
+    // ugt: greater, or unordered (either one NaN).
+    Value outOfOrder =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::UGT, earlier, later);
+    scf::IfOp::create(b, outOfOrder, [&](OpBuilder &builder, Location loc) {
+      ImplicitLocOpBuilder nb(loc, builder);
+      Value position = arith::OrIOp::create(
+          nb, rowBits, arith::IndexCastOp::create(nb, nb.getI64Type(), i));
+      Value slot = arith::ConstantIndexOp::create(nb, s);
+      memref::AtomicRMWOp::create(nb, arith::AtomicRMWKind::minu, position,
+                                  first, ValueRange{slot});
+      scf::YieldOp::create(nb);
+    });
+  }
+  b.setInsertionPointAfter(rows);
+  gpu::ReturnOp::create(b);
+
+  // The launch in place of the op.
+  ImplicitLocOpBuilder host(op.getLoc(), op);
+  Value hostBatch = memref::DimOp::create(host, op.getTimes()[0], 0);
+  Value blocks = arith::MinUIOp::create(
+      host, hostBatch, arith::ConstantIndexOp::create(host, kMaxGridDimY));
+  Value hostOne = arith::ConstantIndexOp::create(host, 1);
+  Value blockSize = arith::ConstantIndexOp::create(host, kCheckSortedThreads);
+  gpu::LaunchFuncOp::create(host, func, gpu::KernelDim3{blocks, hostOne, hostOne},
+                            gpu::KernelDim3{blockSize, hostOne, hostOne},
                             /*dynamicSharedMemorySize=*/Value(),
                             op->getOperands());
   op.erase();

@@ -17,23 +17,34 @@
 // CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // Rows stride by the grid's y extent.
 // CHECK: %[[GRIDY:.+]] = gpu.grid_dim y
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[GRIDY]]
-// Stream 0: stage the row's times when they fit, search once per target,
-// then interpolate per feature.
+// CHECK: scf.for %[[ROW:.+]] = %{{.+}} to %{{.+}} step %[[GRIDY]]
+// One target per thread (block_t <= threads): loaded before the staging, so
+// its round trip overlaps that of the times.
+// CHECK: %[[HAS_TARGET:.+]] = arith.cmpi ult, %{{.+}}, %{{.+}} : index
+// CHECK: %[[TARGET:.+]] = scf.if %[[HAS_TARGET]] -> (f32)
+// CHECK: memref.load %[[TT]]
+// Stream 0: stage the row's times when they fit (the loads of four items
+// issued before the first store), search once per target, then
+// interpolate per feature.
 // CHECK: %[[FITS:.+]] = arith.cmpi ule, %{{.+}}, %c2048
 // CHECK: scf.if %[[FITS]]
+// CHECK-COUNT-4: memref.load %{{.+}} : memref<?x400xf32>
 // CHECK: memref.store %{{.+}}, %[[STAGED]]
 // CHECK: gpu.barrier
-// CHECK: scf.for
+// CHECK: scf.if %[[HAS_TARGET]]
 // CHECK: scf.while
-// CHECK: arith.cmpf ole
+// CHECK: arith.cmpf ole, %{{.+}}, %[[TARGET]]
 // CHECK: memref.store %{{.+}}, %[[FIRST]]
 // CHECK: memref.store %{{.+}}, %[[W]]
 // CHECK: gpu.barrier
-// 6 bf16 features are not a multiple of 16 bytes: scalar accesses.
+// 6 bf16 features are not a multiple of 16 bytes: scalar accesses, both
+// samples of four items loaded before the first is interpolated.
 // CHECK: scf.for
 // CHECK: memref.load %{{.+}} : memref<?x400x6xbf16>
-// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK-NEXT: arith.extf %{{.+}} : bf16 to f32
+// CHECK-COUNT-7: memref.load %{{.+}} : memref<?x400x6xbf16>
+// CHECK-NOT: math.fma
+// CHECK: scf.if
 // CHECK: math.fma
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
 // CHECK: memref.store

@@ -496,3 +496,52 @@ func.func @mode(%t: memref<4x100xf32>, %x: memref<4x100x8xbf16>, %tt: memref<4x5
   fmha.resample cubic times(%t : memref<4x100xf32>) values(%x : memref<4x100x8xbf16>) targets(%tt : memref<4x50xf32>) -> out(%o : memref<4x50x8xbf16>)
   return
 }
+
+// -----
+
+// check_sorted: one i64 slot per stream
+func.func @check_first_size(%t0: memref<4x100xf32>, %t1: memref<4x30xf32>, %first: memref<1xi64>) {
+  // expected-error @+1 {{'fmha.check_sorted' op first size must match the stream count (2), got 1}}
+  fmha.check_sorted times(%t0, %t1 : memref<4x100xf32>, memref<4x30xf32>) -> first(%first : memref<1xi64>)
+  return
+}
+
+// -----
+
+func.func @check_first_type(%t: memref<4x100xf32>, %first: memref<1xi32>) {
+  // expected-error @+1 {{'fmha.check_sorted' op first element type must be i64, got 'i32'}}
+  fmha.check_sorted times(%t : memref<4x100xf32>) -> first(%first : memref<1xi32>)
+  return
+}
+
+// -----
+
+func.func @check_times_type(%t: memref<4x100xf16>, %first: memref<1xi64>) {
+  // expected-error @+1 {{'fmha.check_sorted' op times #0 element type must be f32, got 'f16'}}
+  fmha.check_sorted times(%t : memref<4x100xf16>) -> first(%first : memref<1xi64>)
+  return
+}
+
+// -----
+
+func.func @check_batch(%t0: memref<4x100xf32>, %t1: memref<3x30xf32>, %first: memref<2xi64>) {
+  // expected-error @+1 {{'fmha.check_sorted' op times #1 batch size must match times #0's (4), got 3}}
+  fmha.check_sorted times(%t0, %t1 : memref<4x100xf32>, memref<3x30xf32>) -> first(%first : memref<2xi64>)
+  return
+}
+
+// -----
+
+func.func @check_lengths(%t0: memref<4x100xf32>, %t1: memref<4x30xf32>, %n: memref<4xi32>, %first: memref<2xi64>) {
+  // expected-error @+1 {{'fmha.check_sorted' op lengths must be given for every stream or none: expected 2, got 1}}
+  fmha.check_sorted times(%t0, %t1 : memref<4x100xf32>, memref<4x30xf32>) lengths(%n : memref<4xi32>) -> first(%first : memref<2xi64>)
+  return
+}
+
+// -----
+
+func.func @check_lengths_type(%t: memref<4x100xf32>, %n: memref<4xi64>, %first: memref<1xi64>) {
+  // expected-error @+1 {{'fmha.check_sorted' op lengths #0 element type must be i32, got 'i64'}}
+  fmha.check_sorted times(%t : memref<4x100xf32>) lengths(%n : memref<4xi64>) -> first(%first : memref<1xi64>)
+  return
+}

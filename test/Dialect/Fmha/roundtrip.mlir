@@ -76,3 +76,15 @@ func.func @resample_streams_with_lengths(%t0: memref<4x400xf32>, %x0: memref<4x4
       targets(%tt : memref<4x60xf32>) -> out(%o : memref<4x60x38xf16>)
   return
 }
+
+// CHECK-LABEL: func @check_sorted
+// CHECK-SAME: (%[[T0:.+]]: memref<?x400xf32>, %[[T1:.+]]: memref<?x?xf32>, %[[N0:.+]]: memref<?xi32>, %[[N1:.+]]: memref<?xi32>, %[[F:.+]]: memref<2xi64>, %[[F1:.+]]: memref<1xi64>)
+func.func @check_sorted(%t0: memref<?x400xf32>, %t1: memref<?x?xf32>, %n0: memref<?xi32>,
+                        %n1: memref<?xi32>, %first: memref<2xi64>, %first1: memref<1xi64>) {
+  // CHECK: fmha.check_sorted times(%[[T0]], %[[T1]] : memref<?x400xf32>, memref<?x?xf32>) lengths(%[[N0]], %[[N1]] : memref<?xi32>, memref<?xi32>) -> first(%[[F]] : memref<2xi64>)
+  fmha.check_sorted times(%t0, %t1 : memref<?x400xf32>, memref<?x?xf32>)
+      lengths(%n0, %n1 : memref<?xi32>, memref<?xi32>) -> first(%first : memref<2xi64>)
+  // CHECK: fmha.check_sorted times(%[[T0]] : memref<?x400xf32>) -> first(%[[F1]] : memref<1xi64>)
+  fmha.check_sorted times(%t0 : memref<?x400xf32>) -> first(%first1 : memref<1xi64>)
+  return
+}

@@ -72,6 +72,10 @@ struct ResampleTiling {
 /// configuration clamps to it.
 inline constexpr int64_t kMaxGridDimY = 65535;
 
+/// Threads per CTA of the fmha.check_sorted kernel, which has no tile: each
+/// CTA checks one row at a time, consecutive threads consecutive pairs.
+inline constexpr unsigned kCheckSortedThreads = 256;
+
 /// The default tiling of resample on \p chip.
 ResampleTiling getDefaultResampleTiling(Chip chip);
 

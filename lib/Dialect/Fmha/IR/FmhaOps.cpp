@@ -198,6 +198,36 @@ LogicalResult AttentionOp::verify() {
 // ResampleOp
 //===----------------------------------------------------------------------===//
 
+/// Checks stream \p s's timestamps [B, S] (f32, S not empty) and, when
+/// given, its valid lengths [B] (i32), against the batch size \p batch of
+/// \p batchOwner.
+static LogicalResult checkStreamTimes(Operation *op, unsigned s, Value times,
+                                      Value lengths, int64_t batch,
+                                      StringRef batchOwner) {
+  std::string timesName = "times #" + std::to_string(s);
+  if (failed(checkRank(op, times, timesName, 2, "[B, S]")))
+    return failure();
+  Type timeType = cast<MemRefType>(times.getType()).getElementType();
+  if (!timeType.isF32())
+    return op->emitOpError() << timesName << " element type must be f32, got "
+                             << timeType;
+  if (failed(checkSameSize(op, timesName + " batch size", dim(times, 0),
+                           batchOwner, batch)) ||
+      failed(checkNonEmpty(op, timesName + " sample count S", dim(times, 1))))
+    return failure();
+  if (!lengths)
+    return success();
+  std::string lengthsName = "lengths #" + std::to_string(s);
+  if (failed(checkRank(op, lengths, lengthsName, 1, "[B]")))
+    return failure();
+  Type lengthType = cast<MemRefType>(lengths.getType()).getElementType();
+  if (!lengthType.isSignlessInteger(32))
+    return op->emitOpError() << lengthsName
+                             << " element type must be i32, got " << lengthType;
+  return checkSameSize(op, lengthsName + " batch size", dim(lengths, 0),
+                       batchOwner, batch);
+}
+
 LogicalResult ResampleOp::verify() {
   Operation *op = getOperation();
   unsigned numStreams = getTimes().size();
@@ -234,50 +264,30 @@ LogicalResult ResampleOp::verify() {
   int64_t totalFeatures = 0;
   std::string featureSum;
   for (unsigned s = 0; s < numStreams; ++s) {
+    Value timesValue = getTimes()[s], valuesValue = getValues()[s];
+    Value lengthsValue = getLengths().empty() ? Value() : getLengths()[s];
+    if (failed(checkStreamTimes(op, s, timesValue, lengthsValue, batch,
+                                "targets'")))
+      return failure();
     std::string times = "times #" + std::to_string(s);
     std::string values = "values #" + std::to_string(s);
-    Value timesValue = getTimes()[s], valuesValue = getValues()[s];
-    if (failed(checkRank(op, timesValue, times, 2, "[B, S]")) ||
-        failed(checkRank(op, valuesValue, values, 3, "[B, S, D]")))
+    if (failed(checkRank(op, valuesValue, values, 3, "[B, S, D]")) ||
+        failed(checkElementType(op, valuesValue, values, valueType, "out's")))
       return failure();
-    Type timeType = cast<MemRefType>(timesValue.getType()).getElementType();
-    if (!timeType.isF32())
-      return emitOpError() << times << " element type must be f32, got "
-                           << timeType;
-    if (failed(checkElementType(op, valuesValue, values, valueType, "out's")))
-      return failure();
-    int64_t samples = dim(timesValue, 1);
     int64_t features = dim(valuesValue, 2);
     if (ShapedType::isDynamic(features))
       return emitOpError() << values
                            << " feature dim D must be static: kernels are "
                               "specialized on it, got "
                            << valuesValue.getType();
-    if (failed(checkSameSize(op, times + " batch size", dim(timesValue, 0),
-                             "targets'", batch)) ||
-        failed(checkSameSize(op, values + " batch size", dim(valuesValue, 0),
+    if (failed(checkSameSize(op, values + " batch size", dim(valuesValue, 0),
                              "targets'", batch)) ||
         failed(checkSameSize(op, values + " sample count", dim(valuesValue, 1),
-                             times + "'s", samples)) ||
-        failed(checkNonEmpty(op, times + " sample count S", samples)) ||
+                             times + "'s", dim(timesValue, 1))) ||
         failed(checkNonEmpty(op, values + " feature dim D", features)))
       return failure();
     totalFeatures += features;
     featureSum += (s ? " + " : "") + std::to_string(features);
-
-    if (getLengths().empty())
-      continue;
-    std::string lengths = "lengths #" + std::to_string(s);
-    Value lengthsValue = getLengths()[s];
-    if (failed(checkRank(op, lengthsValue, lengths, 1, "[B]")))
-      return failure();
-    Type lengthType = cast<MemRefType>(lengthsValue.getType()).getElementType();
-    if (!lengthType.isSignlessInteger(32))
-      return emitOpError() << lengths << " element type must be i32, got "
-                           << lengthType;
-    if (failed(checkSameSize(op, lengths + " batch size", dim(lengthsValue, 0),
-                             "targets'", batch)))
-      return failure();
   }
 
   int64_t outFeatures = dim(getOut(), 2);
@@ -285,5 +295,32 @@ LogicalResult ResampleOp::verify() {
     return emitOpError("out feature dim must be the sum of the streams' (")
            << featureSum << " = " << totalFeatures << "), got "
            << formatSize(outFeatures);
+  return success();
+}
+
+LogicalResult CheckSortedOp::verify() {
+  Operation *op = getOperation();
+  unsigned numStreams = getTimes().size();
+  if (numStreams == 0)
+    return emitOpError("needs at least one stream, got none");
+  if (!getLengths().empty() && getLengths().size() != numStreams)
+    return emitOpError("lengths must be given for every stream or none: "
+                       "expected ")
+           << numStreams << ", got " << getLengths().size();
+  if (failed(checkRank(op, getFirst(), "first", 1, "[number of streams]")))
+    return failure();
+  Type firstType = getFirst().getType().getElementType();
+  if (!firstType.isSignlessInteger(64))
+    return emitOpError("first element type must be i64, got ") << firstType;
+  if (failed(checkSameSize(op, "first size", dim(getFirst(), 0),
+                           "the stream count", numStreams)))
+    return failure();
+  int64_t batch = dim(getTimes()[0], 0);
+  for (unsigned s = 0; s < numStreams; ++s)
+    if (failed(checkStreamTimes(
+            op, s, getTimes()[s],
+            getLengths().empty() ? Value() : getLengths()[s], batch,
+            "times #0's")))
+      return failure();
   return success();
 }
