@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Measures the generated resample kernel under several tiles on the three
 # ANCHORS.md rows (GPU machine, .gpu/ carried): the data behind
-# getDefaultResampleTiling. Prints one line per (row, tile).
+# getDefaultResampleTiling. Prints one line per (row, tile): the check, the
+# time with the launch, the GPU's time alone. FMHA_RESAMPLE_TILES lists the
+# tiles (block_t,threads ...).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runner=/tmp/flashcore-bin/fmha-runner-jit
@@ -10,10 +12,10 @@ xz -dc "$root/.gpu/fmha-runner-jit.xz" > "$runner" && chmod +x "$runner"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 for shape in "256 500 250 32" "4096 1000 500 64" "1024 4096 4096 128"; do
   set -- $shape
-  for tile in 32,128 64,128 64,256 128,128 256,256; do
+  for tile in ${FMHA_RESAMPLE_TILES:-32,128 64,128 64,256 128,128 256,256 128,256}; do
     result=$(FMHA_RESAMPLE_TILE=$tile "$runner" resample --batch=$1 --samples=$2 \
       --targets=$3 --features=$4 --target-range=inside --candidate=jit --time --seed=1 |
-      grep -E "^(out|time)" | tr '\n' ' ')
+      grep -E "^(out|time|gpu time)" | sed 's/ of 30 runs.*: / /' | tr '\n' ' ')
     printf '%s x %s -> %s x %s  tile %-8s %s\n' "$1" "$2" "$3" "$4" "$tile" "$result"
   done
 done

@@ -10,6 +10,8 @@
 // CHECK: .target sm_90a
 // CHECK-NOT: .func
 // CHECK: .visible .entry resample(
+// CHECK: .maxntid 256, 1, 1
+// CHECK: .minnctapersm 4
 // CHECK: ld.global
 // CHECK: bar.sync
 // CHECK-DAG: ld.global.v4.b32
@@ -20,7 +22,7 @@
 // LOG: Compiling entry function 'resample'
 // LOG: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // LOG: Function properties for 'resample':
-// LOG-NEXT: {{.*}} 0 bytes lmem
+// LOG-NEXT: used {{[1-5]?[0-9]|6[0-4]}} registers, {{.*}} 0 bytes lmem
 
 func.func @resample(%t0: memref<?x?xf32>, %x0: memref<?x?x32xbf16>, %n0: memref<?xi32>,
                     %tt: memref<?x?xf32>, %o: memref<?x?x32xbf16>) {

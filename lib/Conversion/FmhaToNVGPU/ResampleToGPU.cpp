@@ -35,6 +35,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -56,8 +57,11 @@ constexpr int64_t kVectorBytes = 16;
 /// one coalesced read instead of ~11 dependent global loads per target.
 /// Longer rows are searched in global memory.
 constexpr int64_t kStagedTimes = 2048;
-/// Items per thread whose global loads are issued together in the staging
-/// and feature loops: one round trip for up to this many instead of one each.
+/// Threads each SM should hold of one resample kernel: half its 2048.
+constexpr int32_t kResidentThreadsPerSM = 1024;
+/// Accesses per thread whose global loads are issued together, in the
+/// staging loop (items) and the feature loop (a run of one target's
+/// features): one round trip for up to this many instead of one each.
 constexpr int64_t kItemsInFlight = 4;
 
 /// The samples of \p times' row \p row to use: S, or clamp(lengths[row], 0,
@@ -184,50 +188,45 @@ public:
       }
       gpu::BarrierOp::create(b);
 
-      // Phase 2: every thread interpolates features, 16 bytes at a time
-      // where the layout allows it.
+      // Phase 2: each thread interpolates a run of consecutive accesses of
+      // one target (16 bytes each where the layout allows it, else one
+      // element): the run's loads share the target's indices and weight
+      // and differ by constant offsets, so all of them are in flight
+      // together at little register cost.
       auto valuesType = cast<MemRefType>(values.getType());
       int64_t features = valuesType.getDimSize(2);
       Type elementType = cast<MemRefType>(out.getType()).getElementType();
       int64_t width = getVectorWidth(valuesType, featureOffset);
-      Value chunksPerTarget = constantIndex(features / width);
-      Value items = arith::MulIOp::create(b, local, chunksPerTarget);
-      Value widthValue = constantIndex(width);
-      auto targetOf = [&](OpBuilder &nb, Location loc, Value item) {
-        return arith::DivUIOp::create(nb, loc, item, chunksPerTarget);
-      };
-      auto featureOf = [&](OpBuilder &nb, Location loc, Value item) {
-        return arith::MulIOp::create(
-            nb, loc, arith::RemUIOp::create(nb, loc, item, chunksPerTarget),
-            widthValue);
-      };
-      Type sampleType = toF32Type(
-          width == 1 ? elementType : VectorType::get({width}, elementType));
-      forEachThreadItemInFlight(
-          items, {sampleType, sampleType, b.getF32Type()},
-          [&](OpBuilder &nb, Location loc, Value item) {
-            return loadSamples(nb, loc, values, targetOf(nb, loc, item),
-                               featureOf(nb, loc, item), width, elementType,
-                               firstIndex, secondIndex, weight);
-          },
-          [&](Value item, ValueRange samples) {
-            Value result = interpolate(samples, elementType, width);
-            Value column = arith::AddIOp::create(
-                b, featureOf(b, b.getLoc(), item),
-                constantIndex(featureOffset));
-            // Owned storage: a ValueRange over a braced list would dangle.
-            SmallVector<Value, 3> at = {
-                row,
-                arith::AddIOp::create(b, firstTarget,
-                                      targetOf(b, b.getLoc(), item)),
-                column};
-            if (width == 1)
-              memref::StoreOp::create(b, result, out, at);
-            else
-              vector::StoreOp::create(b, result, out, at,
-                                      /*nontemporal=*/false,
-                                      llvm::MaybeAlign(kVectorBytes));
-          });
+      int64_t accesses = features / width;
+      int64_t run = kItemsInFlight;
+      while (accesses % run != 0)
+        --run;
+      Value runsPerTarget = constantIndex(accesses / run);
+      Value runs = arith::MulIOp::create(b, local, runsPerTarget);
+      forEachThreadItem(runs, [&](Value r) {
+        Value t = arith::DivUIOp::create(b, r, runsPerTarget);
+        Value firstFeature = arith::MulIOp::create(
+            b, arith::RemUIOp::create(b, r, runsPerTarget),
+            constantIndex(run * width));
+        SmallVector<Value> samples =
+            loadRun(values, t, firstFeature, run, width, elementType,
+                    firstIndex, secondIndex, weight);
+        Value w = samples[2 * run], noSample = samples[2 * run + 1];
+        Value outRow = arith::AddIOp::create(b, firstTarget, t);
+        for (int64_t k = 0; k < run; ++k) {
+          Value result = interpolate(samples[k], samples[run + k], w, noSample,
+                                     elementType, width);
+          Value column = arith::AddIOp::create(
+              b, firstFeature, constantIndex(featureOffset + k * width));
+          // Owned storage: a ValueRange over a braced list would dangle.
+          SmallVector<Value, 3> at = {row, outRow, column};
+          if (width == 1)
+            memref::StoreOp::create(b, result, out, at);
+          else
+            vector::StoreOp::create(b, result, out, at, /*nontemporal=*/false,
+                                    llvm::MaybeAlign(kVectorBytes));
+        }
+      });
       // The next stream reuses the shared buffers.
       gpu::BarrierOp::create(b);
       featureOffset += features;
@@ -252,60 +251,59 @@ private:
     return aligned ? width : 1;
   }
 
-  /// The samples target slot `t` needs at features [feature, feature +
-  /// width), in f32, and the weight: (v0, v1, w). A row without samples
-  /// loads nothing and gives zeros, which interpolate to zero.
-  SmallVector<Value> loadSamples(OpBuilder &builder, Location loc,
-                                 Value values, Value t, Value feature,
-                                 int64_t width, Type elementType,
-                                 Value firstIndex, Value secondIndex,
-                                 Value weight) {
-    ImplicitLocOpBuilder nb(loc, builder);
-    Type storedType =
-        width == 1 ? elementType : VectorType::get({width}, elementType);
-    Type sampleType = toF32Type(storedType);
-    Value first = memref::LoadOp::create(nb, firstIndex, ValueRange{t});
+  /// What target slot `t` needs for its \p run accesses of \p width
+  /// elements from \p firstFeature on: the earlier samples' values, the
+  /// later samples' (as stored: f32 only in interpolate, half the registers
+  /// while they are in flight), the weight, and whether the row has no
+  /// sample. The loads are unconditional, so nothing merges them into
+  /// branch results (which LLVM would widen to f32 early): a row without
+  /// valid samples still has S >= 1 in memory, and reads sample 0 in vain.
+  SmallVector<Value> loadRun(Value values, Value t, Value firstFeature,
+                             int64_t run, int64_t width, Type elementType,
+                             Value firstIndex, Value secondIndex,
+                             Value weight) {
+    Value first = memref::LoadOp::create(b, firstIndex, ValueRange{t});
+    Value second = memref::LoadOp::create(b, secondIndex, ValueRange{t});
     Value noSample =
-        arith::CmpIOp::create(nb, arith::CmpIPredicate::eq, first,
-                              arith::ConstantIntOp::create(nb, kNoSample, 32));
-    auto choice = scf::IfOp::create(
-        nb, noSample,
-        [&](OpBuilder &then, Location l) {
-          scf::YieldOp::create(then, l, zerosOf(then, l, {sampleType,
-                                                          sampleType,
-                                                          nb.getF32Type()}));
-        },
-        [&](OpBuilder &otherwise, Location l) {
-          ImplicitLocOpBuilder eb(l, otherwise);
-          Value second = memref::LoadOp::create(eb, secondIndex, ValueRange{t});
-          Value w = memref::LoadOp::create(eb, weight, ValueRange{t});
-          auto sampleAt = [&](Value index) -> Value {
-            Value i = arith::IndexCastOp::create(eb, eb.getIndexType(), index);
-            SmallVector<Value, 3> at = {row, i, feature};
-            if (width == 1)
-              return toF32(eb, memref::LoadOp::create(eb, values, at));
-            return toF32(eb, vector::LoadOp::create(
-                                 eb, cast<VectorType>(storedType), values, at,
-                                 /*nontemporal=*/false,
-                                 llvm::MaybeAlign(kVectorBytes)));
-          };
-          scf::YieldOp::create(
-              eb, ValueRange{sampleAt(first), sampleAt(second), w});
-        });
-    return SmallVector<Value>(choice.getResults());
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, first,
+                              arith::ConstantIntOp::create(b, kNoSample, 32));
+    first = arith::MaxSIOp::create(b, first,
+                                   arith::ConstantIntOp::create(b, 0, 32));
+    SmallVector<Value> loaded;
+    for (Value index : {first, second}) {
+      Value sample = arith::IndexCastOp::create(b, b.getIndexType(), index);
+      for (int64_t k = 0; k < run; ++k) {
+        Value feature =
+            arith::AddIOp::create(b, firstFeature, constantIndex(k * width));
+        SmallVector<Value, 3> at = {row, sample, feature};
+        if (width == 1)
+          loaded.push_back(memref::LoadOp::create(b, values, at));
+        else
+          loaded.push_back(vector::LoadOp::create(
+              b, VectorType::get({width}, elementType), values, at,
+              /*nontemporal=*/false, llvm::MaybeAlign(kVectorBytes)));
+      }
+    }
+    loaded.push_back(memref::LoadOp::create(b, weight, ValueRange{t}));
+    loaded.push_back(noSample);
+    return loaded;
   }
 
   /// v0 + w * (v1 - v0) in f32 (one fma, as kernels-ref), rounded to the
-  /// output's element type.
-  Value interpolate(ValueRange samples, Type elementType, int64_t width) {
-    Value v0 = samples[0], v1 = samples[1], w = samples[2];
+  /// output's element type; zeros for a row without samples.
+  Value interpolate(Value stored0, Value stored1, Value w, Value noSample,
+                    Type elementType, int64_t width) {
+    Value v0 = toF32(b, stored0), v1 = toF32(b, stored1);
     if (width > 1)
       w = vector::BroadcastOp::create(b, v0.getType(), w);
     Value difference = arith::SubFOp::create(b, v1, v0);
     Value mixed = math::FmaOp::create(b, w, difference, v0);
     Type resultType =
         width == 1 ? elementType : VectorType::get({width}, elementType);
-    return fromF32(b, mixed, resultType);
+    Value zero = arith::ConstantOp::create(
+        b, cast<TypedAttr>(b.getZeroAttr(resultType)));
+    return arith::SelectOp::create(b, noSample, zero,
+                                   fromF32(b, mixed, resultType));
   }
 
   /// Zero constants of \p types.
@@ -487,14 +485,6 @@ private:
     memref::StoreOp::create(b, w, weight, ValueRange{t});
   }
 
-  /// \p type with f32 elements.
-  static Type toF32Type(Type type) {
-    Type f32 = Float32Type::get(type.getContext());
-    if (auto vector = dyn_cast<VectorType>(type))
-      return vector.clone(f32);
-    return f32;
-  }
-
   /// Extends a scalar or vector of 16-bit floats to f32.
   static Value toF32(ImplicitLocOpBuilder &nb, Value value) {
     Type f32 = nb.getF32Type();
@@ -544,6 +534,14 @@ LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
   int32_t threads = tile->getThreads();
   gpu::GPUFuncOp func =
       createKernelFunc(op, kernels, "resample", sharedTypes, threads);
+  // Bandwidth needs resident warps more than registers: ask ptxas to fit
+  // enough CTAs for half the SM's threads (at 256 threads, 4 CTAs and at
+  // most 64 registers; without the bound ptxas takes 80-90 and fits 2: a
+  // version at 118 registers, 2 CTAs per SM, measured 25-50% slower on the
+  // two large rows of ANCHORS.md).
+  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                IntegerAttr::get(IntegerType::get(context, 32),
+                                 std::max(1, kResidentThreadsPerSM / threads)));
 
   ImplicitLocOpBuilder b(op.getLoc(), context);
   b.setInsertionPointToStart(&func.getBody().front());
