@@ -28,24 +28,35 @@
 
 // The main job's attention op for sm_90a: the warp-specialized kernel, its
 // TMA tensor maps as 128-byte grid-constant parameters (cvta.param), the
-// registers moved to the consumers, TMA loads completing on mbarriers,
-// WGMMA with both operands in shared memory (Q K^T) and with A in registers
-// (P V, transposed B).
+// registers moved to the consumers, the consumers taking turns at issuing
+// GEMMs (ping-pong: consumer 0 starts with its own turn, each waits on its
+// named barrier before the WGMMAs and passes the turn on after committing
+// them), WGMMA with both operands in shared memory (Q K^T) and with A in
+// registers (P V, transposed B), TMA loads completing on mbarriers.
 // FMHA: gpu.binary @fmha_kernels
 // FMHA-SAME: .param .align 64 .b8 attention_param_0[128]
 // FMHA-SAME: cvta.param.u64
 // FMHA-SAME: mbarrier.init.shared.b64
-// FMHA-SAME: setmaxnreg.dec.sync.aligned.u32 \0924
-// FMHA-SAME: mbarrier.try_wait.parity.shared.b64
-// FMHA-SAME: cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
 // FMHA-SAME: setmaxnreg.inc.sync.aligned.u32 \09240
+// FMHA-SAME: bar.arrive [[FIRST:%r[0-9]+]], [[THREADS:%r[0-9]+]];
+// FMHA-SAME: mbarrier.try_wait.parity.shared.b64
+// FMHA-SAME: bar.sync \09[[TURN:%r[0-9]+]], 256;
 // FMHA-SAME: wgmma.fence.sync.aligned
-// FMHA-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// FMHA-SAME: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16
 // FMHA-SAME: p, 1,  1, 0,  0;
 // FMHA-SAME: wgmma.commit_group.sync.aligned
+// FMHA-SAME: bar.arrive
 // FMHA-SAME: wgmma.wait_group.sync.aligned \090
+// FMHA-SAME: bar.sync \09[[TURN]], 256;
+// FMHA-SAME: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16
+// FMHA-SAME: wgmma.commit_group.sync.aligned
 // FMHA-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // FMHA-SAME: p, 1, 1, 1;
+// FMHA-SAME: wgmma.commit_group.sync.aligned
+// FMHA-SAME: bar.arrive
+// FMHA-SAME: wgmma.wait_group.sync.aligned \091
+// FMHA-SAME: setmaxnreg.dec.sync.aligned.u32 \0924
+// FMHA-SAME: cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {

@@ -29,8 +29,11 @@
 //
 // so each warpgroup's softmax runs under its own P V (FlashAttention-3's
 // intra-warpgroup overlap). The producer runs ahead by `stages` blocks, so
-// loads overlap the GEMMs, and the consumer warpgroups interleave on the
-// tensor cores on their own.
+// loads overlap the GEMMs. With two or three consumers, named barriers
+// make them take turns issuing their GEMMs (FlashAttention-3's ping-pong):
+// consumer c waits on barrier 1 + c before issuing and then arrives on the
+// next consumer's, so the tensor cores run one warpgroup's GEMMs while the
+// other computes its softmax, instead of both contending at once.
 // Registers move from the producer to the consumers with setmaxnreg.
 //
 // Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
@@ -157,6 +160,7 @@ public:
         },
         [&](OpBuilder &, Location) {
           setMaxRegisters(split.consumer, NVVM::SetMaxRegisterAction::increase);
+          startTurns();
           forEachBatch([&](Value batchIndex, Value iteration,
                            Value consumed) {
             return buildConsumer(batchIndex, iteration, consumed);
@@ -263,6 +267,64 @@ private:
                                      NVVM::MemScopeKindAttr());
       scf::YieldOp::create(b);
     });
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Ping-pong: the consumers' turns at issuing GEMMs
+  //===--------------------------------------------------------------------===//
+
+  /// Named barrier 1 + c is consumer c's turn (barrier 0 is __syncthreads).
+  /// Each completes with 2 warpgroups: the one waiting for its turn and the
+  /// one that passed it on.
+  static constexpr int32_t kFirstTurnBarrier = 1;
+  static constexpr int32_t kTurnThreads = 2 * kWarpgroupThreads;
+
+  bool takesTurns() const { return consumers > 1; }
+
+  /// This thread's consumer warpgroup, 0 to consumers - 1, as i32.
+  Value consumerIndexI32() {
+    Value consumer = arith::SubIOp::create(
+        b, arith::DivUIOp::create(b, threadId, index(kWarpgroupThreads)),
+        index(1));
+    return arith::IndexCastOp::create(b, b.getI32Type(), consumer);
+  }
+
+  /// Before the first batch: consumer 0 gives itself the first turn. Every
+  /// consumer then waits for and passes on its turn the same number of
+  /// times per batch (both run the same key blocks), so the one pass left
+  /// over at the end of a batch is the first turn of the next.
+  void startTurns() {
+    if (!takesTurns())
+      return;
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                        consumerIndexI32(), i32(0));
+    scf::IfOp::create(b, first, [&](OpBuilder &, Location) {
+      NVVM::BarrierArriveOp::create(b, i32(kFirstTurnBarrier),
+                                    i32(kTurnThreads));
+      scf::YieldOp::create(b);
+    });
+  }
+
+  /// Waits until it is this consumer's turn to issue GEMMs.
+  void waitForTurn() {
+    if (!takesTurns())
+      return;
+    Value id = arith::AddIOp::create(b, consumerIndexI32(),
+                                     i32(kFirstTurnBarrier));
+    NVVM::BarrierOp::create(b, TypeRange{}, id, i32(kTurnThreads),
+                            NVVM::BarrierReductionAttr(), Value());
+  }
+
+  /// Gives the turn to the next consumer, after this one issued its GEMMs.
+  void passTurn() {
+    if (!takesTurns())
+      return;
+    Value next = arith::RemUIOp::create(
+        b, arith::AddIOp::create(b, consumerIndexI32(), i32(1)),
+        i32(consumers));
+    NVVM::BarrierArriveOp::create(
+        b, arith::AddIOp::create(b, next, i32(kFirstTurnBarrier)),
+        i32(kTurnThreads));
   }
 
   void setMaxRegisters(int32_t count, NVVM::SetMaxRegisterAction action) {
@@ -460,9 +522,11 @@ private:
     deriveLaneValues();
     auto [stage, phase] = getStageAndPhase(state.consumed);
     waitBarrier(barrierAddress(kKeyFull, stage), phase);
+    waitForTurn();
     NVVM::WgmmaFenceAlignedOp::create(b);
     Value scores = issueScores(stage);
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    passTurn();
     NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
     releaseBuffer(barrierAddress(kKeyEmpty, stage));
     SmallVector<Value> values = unpack(scores, blockN / 2);
@@ -513,12 +577,14 @@ private:
     waitBarrier(barrierAddress(kKeyFull, stage), phase);
     waitBarrier(barrierAddress(kValueFull, previousStage), previousPhase);
     // Issue S_j before P_{j-1} V_{j-1}: wait_group counts in issue order.
+    waitForTurn();
     NVVM::WgmmaFenceAlignedOp::create(b);
     Value scores = issueScores(stage);
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
     Value out = issueValues(SmallVector<Value>(pending), previousStage,
                             state.out);
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    passTurn();
     // S_j is ready; P V may still run.
     NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(1));
     releaseBuffer(barrierAddress(kKeyEmpty, stage));
