@@ -32,7 +32,7 @@ fi
     $runner resample $rows --no-check | grep -E "^(time|gpu time):"
     if [ -x "$jit_runner" ]; then
       echo "resample $1 x $2 -> $3 x $4, FlashCore (checked against kernels-ref):"
-      $jit_runner resample $rows --candidate=jit | grep -E "^(out|time|gpu time):"
+      $jit_runner resample $rows --candidate=jit | grep -E "^(out |time:|gpu time:)"
     fi
   done
 } 2>&1 | tee "$out/harness.txt"
