@@ -10,9 +10,8 @@
 # differently from nvJitLink's. Prints one line per (row, tile).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-runner=/tmp/flashcore-bin/fmha-runner-jit
-mkdir -p /tmp/flashcore-bin
-xz -dc "$root/.gpu/fmha-runner-jit.xz" > "$runner" && chmod +x "$runner"
+. "$root/scripts/gpu/lib.sh"
+runner=$(unpack_runner) || exit 2
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export FMHA_CHIP=${FMHA_CHIP:-sm_80}
 declare -A tiles

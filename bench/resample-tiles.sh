@@ -6,9 +6,8 @@
 # tiles (block_t,threads ...).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-runner=/tmp/flashcore-bin/fmha-runner-jit
-mkdir -p /tmp/flashcore-bin
-xz -dc "$root/.gpu/fmha-runner-jit.xz" > "$runner" && chmod +x "$runner"
+. "$root/scripts/gpu/lib.sh"
+runner=$(unpack_runner) || exit 2
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 for shape in "256 500 250 32" "4096 1000 500 64" "1024 4096 4096 128"; do
   set -- $shape

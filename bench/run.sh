@@ -16,12 +16,9 @@ cmake -S "$root/harness" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out
 runner=$build/bin/fmha-runner
 # FlashCore's generated kernels run through fmha-runner-jit, built here and
 # carried in .gpu/ (scripts/gpu/pack.sh).
-jit_runner=/tmp/flashcore-bin/fmha-runner-jit
-if [ -f "$root/.gpu/fmha-runner-jit.xz" ]; then
-  mkdir -p /tmp/flashcore-bin
-  xz -dc "$root/.gpu/fmha-runner-jit.xz" > "$jit_runner" && chmod +x "$jit_runner"
-  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-fi
+. "$root/scripts/gpu/lib.sh"
+jit_runner=$(unpack_runner 2> /dev/null)
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   $runner ceilings

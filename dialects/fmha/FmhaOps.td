@@ -111,8 +111,9 @@ def Fmha_ResampleOp : Fmha_Op<"resample", [AttrSizedOperandSegments]> {
     a precondition violation, not checked here: `fmha.check_sorted` finds
     them.
 
-    `D_s` are static; `B`, `S_s` and `T` may be dynamic. `tile`, a
-    `#fmha.resample_tile`, overrides the chip's default tiling.
+    `D_s` are static; `B`, `S_s` and `T` may be dynamic (every size at least
+    1: static sizes are checked here, dynamic ones are the caller's to keep).
+    `tile`, a `#fmha.resample_tile`, overrides the chip's default tiling.
 
     Example (two streams, IMU 6 features at 200 Hz and joints 32 features at
     50 Hz, onto 30 Hz targets, with valid lengths):

@@ -19,23 +19,11 @@ if [ -z "${FMHA_CHIPS:-}" ]; then
   [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)" = "9.0" ] &&
     FMHA_CHIPS="sm_80 sm_90a"
 fi
+. "$root/scripts/gpu/lib.sh"
 runner=${1:-}
-if [ -z "$runner" ]; then
-  runner=/tmp/flashcore-bin/fmha-runner-jit
-  mkdir -p "$(dirname "$runner")"
-  xz -dc "$root/.gpu/fmha-runner-jit.xz" > "$runner" && chmod +x "$runner" || {
-    echo "no .gpu/fmha-runner-jit.xz: run scripts/gpu/pack.sh"; exit 2; }
-fi
+[ -n "$runner" ] || runner=$(unpack_runner) || exit 2
 log=$out/attention.log
 : > "$log"
-rows=()
-check() {
-  local name=$1; shift
-  { echo "\$ $*"; "$@"; } >> "$log" 2>&1
-  local status=$?
-  if [ "$status" -eq 0 ]; then rows+=("$(printf '%-62s PASS' "$name")")
-  else rows+=("$(printf '%-62s FAIL (exit %s)' "$name" "$status")"); fi
-}
 for FMHA_CHIP in $FMHA_CHIPS; do
 export FMHA_CHIP
 j="$runner attention --candidate=jit"
@@ -67,5 +55,4 @@ if command -v compute-sanitizer > /dev/null; then
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=90 --seq-k=130 --window=20,10 --head-dim=64 --seed=1
 fi
 done
-printf '%s\n' "${rows[@]}"
-! printf '%s\n' "${rows[@]}" | grep -q FAIL
+finish

@@ -15,18 +15,21 @@
 // it copies the row's times to shared memory when they fit, then finds, once
 // per target, the two samples and the weight the target needs (one thread per
 // target, a binary search over the row's valid samples), keeping them in
-// shared memory; then all threads read the samples'
-// features, consecutive threads consecutive 16-byte chunks (coalesced
-// ld/st.global.v4 where rows are dense and D a multiple of 16 bytes, scalar
-// otherwise), and write the output.
+// shared memory; then each thread reads a run of up to four consecutive
+// 16-byte chunks of one target's features from both samples (ld/st.global.v4
+// where rows are dense and D a multiple of 16 bytes, scalar otherwise),
+// interpolates and writes them.
 //
 // Small problems are latency-bound (RoboCache's 256 x 500 -> 250 x 32 is
 // 13 MB: a few microseconds of bandwidth), so the kernel keeps the chain of
 // dependent global round trips short: each thread's target is loaded before
-// the times are staged, and the staging and feature loops issue the loads of
-// several items before the first one is used. The semantics, including the edge rules,
-// are those of kernels-ref/resample.cu, computed the same way (f32, one fma),
-// so the results match the reference.
+// the times are staged, the staging loop issues several items' loads before
+// storing the first, and a feature run's loads are all in flight together.
+// Large ones are bandwidth-bound: ptxas is held to enough registers for four
+// CTAs per SM. The semantics, including the edge rules, are those of
+// kernels-ref/resample.cu, computed the same way (f32, one fma), so the
+// results match the reference. Every S is at least 1 (the verifier checks
+// static sizes; the kernel reads sample 0 of a row without valid samples).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,29 @@
+# Shared by the GPU-side scripts (sourced, not run). Needs $root (the
+# repository root); check() also $log.
+
+# Prints the path of fmha-runner-jit (or NAME) unpacked from $root/.gpu/,
+# or fails naming the packing step.
+unpack_runner() {
+  local name=${1:-fmha-runner-jit} to=/tmp/flashcore-bin/${1:-fmha-runner-jit}
+  mkdir -p /tmp/flashcore-bin
+  xz -dc "$root/.gpu/$name.xz" > "$to" 2> /dev/null && chmod +x "$to" || {
+    echo "no .gpu/$name.xz: run scripts/gpu/pack.sh" >&2; return 2; }
+  echo "$to"
+}
+
+# check NAME COMMAND...: runs COMMAND, appending its output to $log, and
+# adds a PASS row when it exits 0, else a FAIL row with the status.
+rows=()
+check() {
+  local name=$1; shift
+  { echo "\$ $*"; "$@"; } >> "$log" 2>&1
+  local status=$?
+  if [ "$status" -eq 0 ]; then rows+=("$(printf '%-62s PASS' "$name")")
+  else rows+=("$(printf '%-62s FAIL (exit %s)' "$name" "$status")"); fi
+}
+
+# Prints the table; the status is 0 when every row passed.
+finish() {
+  printf '%s\n' "${rows[@]}"
+  ! printf '%s\n' "${rows[@]}" | grep -q FAIL
+}
