@@ -8,6 +8,8 @@
 # sm_80 it also times the default tile through the driver's PTX JIT
 # (FMHA_NVJITLINK=off), whose whole-program ptxas allocates registers
 # differently from nvJitLink's. Prints one line per (row, tile).
+# FMHA_HEAD_DIMS (default "64 128 256") and FMHA_TILES (one list for every
+# head dim) narrow or replace the sweep.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/gpu/lib.sh"
@@ -31,7 +33,11 @@ else
   )
   lengths=4096
 fi
-for d in 64 128 256; do
+head_dims=${FMHA_HEAD_DIMS:-64 128 256}
+if [ -n "${FMHA_TILES:-}" ]; then
+  for d in $head_dims; do tiles[$d]=$FMHA_TILES; done
+fi
+for d in $head_dims; do
   for tile in ${tiles[$d]}; do
     check=$(FMHA_ATTENTION_TILE=$tile "$runner" attention --candidate=jit --head-dim=$d \
               --heads=4 --kv-heads=2 --seq-q=333 --seq-k=1000 --causal --lse --seed=1 > /dev/null 2>&1 &&
@@ -39,7 +45,7 @@ for d in 64 128 256; do
     printf 'd%s tile %-13s check vs kernels-ref (333x1000 causal GQA): %s\n' "$d" "$tile" "$check"
   done
 done
-for d in 64 128 256; do
+for d in $head_dims; do
   for seq in $lengths; do
   batch=$((16384 / seq))
   heads=$((2048 / d))
@@ -59,11 +65,11 @@ for d in 64 128 256; do
   done
   done
 done
-python3 - <<'PY'
-import statistics, torch
+HEAD_DIMS="$head_dims" python3 - <<'PY'
+import os, statistics, torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-for d in (64, 128, 256):
+for d in (int(d) for d in os.environ["HEAD_DIMS"].split()):
     for causal in (False, True):
         h = 2048 // d
         q, k, v = (torch.randn(4, h, 4096, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
