@@ -14,7 +14,6 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/gpu/lib.sh"
 runner=$(unpack_runner) || exit 2
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export FMHA_CHIP=${FMHA_CHIP:-sm_80}
 declare -A tiles
 if [ "$FMHA_CHIP" = sm_90a ]; then

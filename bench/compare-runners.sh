@@ -7,7 +7,7 @@
 # Usage: bench/compare-runners.sh RUNNER_A RUNNER_B  (.xz files are unpacked)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+. "$root/scripts/gpu/lib.sh"
 unpack() {
   case $1 in
     *.xz) local to=/tmp/flashcore-bin/$(basename "${1%.xz}")

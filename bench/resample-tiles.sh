@@ -8,7 +8,6 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/gpu/lib.sh"
 runner=$(unpack_runner) || exit 2
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 for shape in "256 500 250 32" "4096 1000 500 64" "1024 4096 4096 128"; do
   set -- $shape
   for tile in ${FMHA_RESAMPLE_TILES:-32,128 64,128 64,256 128,128 256,256 128,256}; do

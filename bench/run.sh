@@ -9,16 +9,14 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/flashcore-bench}
 mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
+. "$root/scripts/gpu/lib.sh"
 build=/tmp/flashcore-harness
 cmake -S "$root/harness" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/build.log" 2>&1 &&
   ninja -C "$build" >> "$out/build.log" 2>&1 || { echo "harness build failed (see build.log)"; exit 1; }
 runner=$build/bin/fmha-runner
 # FlashCore's generated kernels run through fmha-runner-jit, built here and
 # carried in .gpu/ (scripts/gpu/pack.sh).
-. "$root/scripts/gpu/lib.sh"
 jit_runner=$(unpack_runner 2> /dev/null)
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   $runner ceilings

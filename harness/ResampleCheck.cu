@@ -160,6 +160,43 @@ DeviceSet upload(const ResampleProblem &p) {
   return dev;
 }
 
+/// The checking mode: runs \p sortedCheck (fmha.check_sorted) on the
+/// uploaded problem and prints what it found per stream; kMismatch unless
+/// stream 0's first unsorted pair is \p expectedFirst (row -1: sorted) and
+/// every other stream is sorted.
+int runSortedCheck(const ResampleProblem &p, const DeviceSet &dev,
+                   SortedCheck sortedCheck, UnsortedPair expectedFirst) {
+  std::vector<UnsortedPair> first(p.streams.size());
+  fmhaRefResampleArgs args = makeArgs(p, dev);
+  FMHA_CUDA(sortedCheck(&args, first.data(), nullptr));
+  bool asExpected = true;
+  for (size_t s = 0; s < first.size(); ++s) {
+    UnsortedPair expected = s == 0 ? expectedFirst : UnsortedPair{};
+    if (first[s].row < 0) {
+      std::printf("check-sorted: stream %zu: sorted\n", s);
+    } else {
+      const float *times =
+          &p.streams[s].times[size_t(first[s].row) * p.streams[s].samples];
+      std::printf("check-sorted: stream %zu: times not sorted: row %lld, "
+                  "samples %lld and %lld (%g > %g)\n",
+                  s, first[s].row, first[s].sample, first[s].sample + 1,
+                  times[first[s].sample], times[first[s].sample + 1]);
+    }
+    if (first[s].row != expected.row || first[s].sample != expected.sample) {
+      std::printf("check-sorted: FAIL: stream %zu expected %s (row %lld, "
+                  "sample %lld)\n",
+                  s, expected.row < 0 ? "sorted" : "unsorted", expected.row,
+                  expected.sample);
+      asExpected = false;
+    }
+  }
+  if (!asExpected)
+    return kMismatch;
+  if (expectedFirst.row >= 0)
+    std::printf("check-sorted: PASS (found the first unsorted pair)\n");
+  return kPass;
+}
+
 ResampleLauncher launcherNamed(const std::string &name) {
   if (name == "ref")
     return fmhaRefResample;
@@ -303,37 +340,10 @@ int runResampleCheck(const Options &opt) {
 
   DeviceSet dev = upload(p);
   if (checkSorted) {
-    std::vector<UnsortedPair> first(p.streams.size());
-    fmhaRefResampleArgs args = makeArgs(p, dev);
-    FMHA_CUDA(sortedCheck(&args, first.data(), nullptr));
-    bool asExpected = true;
-    for (size_t s = 0; s < first.size(); ++s) {
-      UnsortedPair expected = s == 0 ? expectedFirst : UnsortedPair{};
-      if (first[s].row < 0) {
-        std::printf("check-sorted: stream %zu: sorted\n", s);
-      } else {
-        const float *times =
-            &p.streams[s].times[size_t(first[s].row) * p.streams[s].samples];
-        std::printf("check-sorted: stream %zu: times not sorted: row %lld, "
-                    "samples %lld and %lld (%g > %g)\n",
-                    s, first[s].row, first[s].sample, first[s].sample + 1,
-                    times[first[s].sample], times[first[s].sample + 1]);
-      }
-      if (first[s].row != expected.row || first[s].sample != expected.sample) {
-        std::printf("check-sorted: FAIL: stream %zu expected %s (row %lld, "
-                    "sample %lld)\n",
-                    s, expected.row < 0 ? "sorted" : "unsorted", expected.row,
-                    expected.sample);
-        asExpected = false;
-      }
-    }
-    if (!asExpected)
-      return kMismatch;
+    int status = runSortedCheck(p, dev, sortedCheck, expectedFirst);
     // Resampling unsorted times is undefined: nothing more to check.
-    if (expectedFirst.row >= 0) {
-      std::printf("check-sorted: PASS (found the first unsorted pair)\n");
-      return kPass;
-    }
+    if (status != kPass || expectedFirst.row >= 0)
+      return status;
   }
   auto run = [&](ResampleLauncher launcher) {
     dev.out.poison();

@@ -12,8 +12,6 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/flashcore-gpu}
 mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 if [ -z "${FMHA_CHIPS:-}" ]; then
   FMHA_CHIPS=sm_80
   [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)" = "9.0" ] &&

@@ -1,6 +1,11 @@
 # Shared by the GPU-side scripts (sourced, not run). Needs $root (the
 # repository root); check() also $log.
 
+# The CUDA toolkit's programs (nvcc, compute-sanitizer) and libraries
+# (nvJitLink, which the JIT opens) are found where the GPU machine has them.
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+
 # Prints the path of fmha-runner-jit (or NAME) unpacked from $root/.gpu/,
 # or fails naming the packing step.
 unpack_runner() {

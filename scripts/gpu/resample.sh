@@ -13,8 +13,6 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/flashcore-gpu}
 mkdir -p "$out"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 . "$root/scripts/gpu/lib.sh"
 runner=${1:-}
 [ -n "$runner" ] || runner=$(unpack_runner) || exit 2

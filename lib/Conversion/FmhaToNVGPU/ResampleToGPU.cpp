@@ -82,6 +82,28 @@ Value getValidSamples(ImplicitLocOpBuilder &b, Value times, Value lengths,
   return arith::MinUIOp::create(b, asIndex, samples);
 }
 
+/// The grid extent for the rows of \p rowMajor ([B, ...]): min(B, 65535);
+/// the kernels stride past it.
+Value getGridRows(ImplicitLocOpBuilder &host, Value rowMajor) {
+  return arith::MinUIOp::create(
+      host, memref::DimOp::create(host, rowMajor, 0),
+      arith::ConstantIndexOp::create(host, kMaxGridDimY));
+}
+
+/// Replaces \p op by a launch of \p func on a (gridX, gridY) grid of
+/// \p threads-thread CTAs, without dynamic shared memory, passing the op's
+/// operands.
+void replaceWithLaunch(ImplicitLocOpBuilder &host, Operation *op,
+                       gpu::GPUFuncOp func, Value gridX, Value gridY,
+                       int64_t threads) {
+  Value one = arith::ConstantIndexOp::create(host, 1);
+  gpu::LaunchFuncOp::create(
+      host, func, gpu::KernelDim3{gridX, gridY, one},
+      gpu::KernelDim3{arith::ConstantIndexOp::create(host, threads), one, one},
+      /*dynamicSharedMemorySize=*/Value(), op->getOperands());
+  op->erase();
+}
+
 /// Builds the body of one resample kernel.
 class ResampleKernelBuilder {
 public:
@@ -120,17 +142,17 @@ public:
     // tile), each thread loads its target now, so the load overlaps the
     // staging of the times below instead of following it.
     Value ownTarget;
-    Value hasTarget = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                            local);
+    Value hasTarget =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, local);
     if (tile.getBlockT() <= tile.getThreads()) {
       auto load = scf::IfOp::create(
           b, hasTarget,
           [&](OpBuilder &builder, Location loc) {
             Value at = arith::AddIOp::create(builder, loc, firstTarget, tid);
-            scf::YieldOp::create(builder, loc,
-                                 ValueRange{memref::LoadOp::create(
-                                     builder, loc, targets,
-                                     ValueRange{row, at})});
+            scf::YieldOp::create(
+                builder, loc,
+                ValueRange{memref::LoadOp::create(builder, loc, targets,
+                                                  ValueRange{row, at})});
           },
           [&](OpBuilder &builder, Location loc) {
             scf::YieldOp::create(
@@ -161,8 +183,8 @@ public:
         forEachThreadItemInFlight(
             valid, {b.getF32Type()},
             [&](OpBuilder &nb, Location loc, Value j) -> SmallVector<Value> {
-              return {memref::LoadOp::create(nb, loc, times,
-                                             ValueRange{row, j})};
+              return {
+                  memref::LoadOp::create(nb, loc, times, ValueRange{row, j})};
             },
             [&](Value j, ValueRange time) {
               memref::StoreOp::create(b, time[0], stagedTimes, ValueRange{j});
@@ -177,8 +199,7 @@ public:
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(builder.getInsertionBlock(),
                               builder.getInsertionPoint());
-          storeInterval(valid, ownTarget, tid, firstIndex, secondIndex,
-                        weight);
+          storeInterval(valid, ownTarget, tid, firstIndex, secondIndex, weight);
           scf::YieldOp::create(b);
         });
       } else {
@@ -342,8 +363,8 @@ private:
       function_ref<SmallVector<Value>(OpBuilder &, Location, Value)> load,
       function_ref<void(Value, ValueRange)> use) {
     Value threads = gpu::BlockDimOp::create(b, gpu::Dimension::x);
-    Value step = arith::MulIOp::create(b, threads,
-                                       constantIndex(kItemsInFlight));
+    Value step =
+        arith::MulIOp::create(b, threads, constantIndex(kItemsInFlight));
     auto loop = scf::ForOp::create(b, tid, count, step);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -553,27 +574,19 @@ LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
   // The launch in place of the op.
   ImplicitLocOpBuilder host(op.getLoc(), op);
   Value targets = op.getTargets();
-  Value batch = memref::DimOp::create(host, targets, 0);
-  Value rowBlocks = arith::MinUIOp::create(
-      host, batch, arith::ConstantIndexOp::create(host, kMaxGridDimY));
-  Value numTargets = memref::DimOp::create(host, targets, 1);
-  Value blocks = arith::CeilDivUIOp::create(
-      host, numTargets, arith::ConstantIndexOp::create(host, blockT));
-  Value one = arith::ConstantIndexOp::create(host, 1);
-  Value blockSize = arith::ConstantIndexOp::create(host, threads);
-  gpu::LaunchFuncOp::create(host, func, gpu::KernelDim3{blocks, rowBlocks, one},
-                            gpu::KernelDim3{blockSize, one, one},
-                            /*dynamicSharedMemorySize=*/Value(),
-                            op->getOperands());
-  op.erase();
+  Value rows = getGridRows(host, targets);
+  Value blocks =
+      arith::CeilDivUIOp::create(host, memref::DimOp::create(host, targets, 1),
+                                 arith::ConstantIndexOp::create(host, blockT));
+  replaceWithLaunch(host, op, func, blocks, rows, threads);
   return success();
 }
 
 LogicalResult fmha::lowerCheckSortedToGPU(CheckSortedOp op,
                                           gpu::GPUModuleOp kernels) {
   MLIRContext *context = op.getContext();
-  gpu::GPUFuncOp func = createKernelFunc(op, kernels, "check_sorted",
-                                         TypeRange{}, int32_t(kCheckSortedThreads));
+  gpu::GPUFuncOp func = createKernelFunc(
+      op, kernels, "check_sorted", TypeRange{}, int32_t(kCheckSortedThreads));
   ImplicitLocOpBuilder b(op.getLoc(), context);
   b.setInsertionPointToStart(&func.getBody().front());
 
@@ -586,8 +599,8 @@ LogicalResult fmha::lowerCheckSortedToGPU(CheckSortedOp op,
   Value batch = memref::DimOp::create(b, func.getArgument(0), 0);
   // Rows stride by the grid's extent: any batch size is covered.
   auto rows =
-      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                         batch, gpu::GridDimOp::create(b, gpu::Dimension::x));
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), batch,
+                         gpu::GridDimOp::create(b, gpu::Dimension::x));
   b.setInsertionPointToStart(rows.getBody());
   Value row = rows.getInductionVar();
   Value rowBits = arith::ShLIOp::create(
@@ -597,8 +610,8 @@ LogicalResult fmha::lowerCheckSortedToGPU(CheckSortedOp op,
     Value times = func.getArgument(s);
     Value valid = getValidSamples(
         b, times, withLengths ? func.getArgument(streams + s) : Value(), row);
-    Value pairs = arith::SubIOp::create(
-        b, arith::MaxUIOp::create(b, valid, one), one);
+    Value pairs =
+        arith::SubIOp::create(b, arith::MaxUIOp::create(b, valid, one), one);
     auto loop = scf::ForOp::create(b, tid, pairs, threads);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -624,15 +637,8 @@ LogicalResult fmha::lowerCheckSortedToGPU(CheckSortedOp op,
 
   // The launch in place of the op.
   ImplicitLocOpBuilder host(op.getLoc(), op);
-  Value hostBatch = memref::DimOp::create(host, op.getTimes()[0], 0);
-  Value blocks = arith::MinUIOp::create(
-      host, hostBatch, arith::ConstantIndexOp::create(host, kMaxGridDimY));
-  Value hostOne = arith::ConstantIndexOp::create(host, 1);
-  Value blockSize = arith::ConstantIndexOp::create(host, kCheckSortedThreads);
-  gpu::LaunchFuncOp::create(host, func, gpu::KernelDim3{blocks, hostOne, hostOne},
-                            gpu::KernelDim3{blockSize, hostOne, hostOne},
-                            /*dynamicSharedMemorySize=*/Value(),
-                            op->getOperands());
-  op.erase();
+  replaceWithLaunch(host, op, func, getGridRows(host, op.getTimes()[0]),
+                    arith::ConstantIndexOp::create(host, 1),
+                    kCheckSortedThreads);
   return success();
 }

@@ -198,6 +198,17 @@ LogicalResult AttentionOp::verify() {
 // ResampleOp
 //===----------------------------------------------------------------------===//
 
+/// Checks that per-row valid lengths are given for every one of
+/// \p numStreams streams or for none.
+static LogicalResult checkLengthsCount(Operation *op, unsigned numStreams,
+                                       size_t numLengths) {
+  if (numLengths == 0 || numLengths == numStreams)
+    return success();
+  return op->emitOpError("lengths must be given for every stream or none: "
+                         "expected ")
+         << numStreams << ", got " << numLengths;
+}
+
 /// Checks stream \p s's timestamps [B, S] (f32, S not empty) and, when
 /// given, its valid lengths [B] (i32), against the batch size \p batch of
 /// \p batchOwner.
@@ -209,8 +220,8 @@ static LogicalResult checkStreamTimes(Operation *op, unsigned s, Value times,
     return failure();
   Type timeType = cast<MemRefType>(times.getType()).getElementType();
   if (!timeType.isF32())
-    return op->emitOpError() << timesName << " element type must be f32, got "
-                             << timeType;
+    return op->emitOpError()
+           << timesName << " element type must be f32, got " << timeType;
   if (failed(checkSameSize(op, timesName + " batch size", dim(times, 0),
                            batchOwner, batch)) ||
       failed(checkNonEmpty(op, timesName + " sample count S", dim(times, 1))))
@@ -222,8 +233,8 @@ static LogicalResult checkStreamTimes(Operation *op, unsigned s, Value times,
     return failure();
   Type lengthType = cast<MemRefType>(lengths.getType()).getElementType();
   if (!lengthType.isSignlessInteger(32))
-    return op->emitOpError() << lengthsName
-                             << " element type must be i32, got " << lengthType;
+    return op->emitOpError()
+           << lengthsName << " element type must be i32, got " << lengthType;
   return checkSameSize(op, lengthsName + " batch size", dim(lengths, 0),
                        batchOwner, batch);
 }
@@ -237,10 +248,8 @@ LogicalResult ResampleOp::verify() {
     return emitOpError("each stream needs one times and one values operand, "
                        "got ")
            << numStreams << " times and " << getValues().size() << " values";
-  if (!getLengths().empty() && getLengths().size() != numStreams)
-    return emitOpError("lengths must be given for every stream or none: "
-                       "expected ")
-           << numStreams << ", got " << getLengths().size();
+  if (failed(checkLengthsCount(op, numStreams, getLengths().size())))
+    return failure();
 
   if (failed(checkRank(op, getTargets(), "targets", 2, "[B, T]")) ||
       failed(checkRank(op, getOut(), "out", 3, "[B, T, D]")))
@@ -303,10 +312,8 @@ LogicalResult CheckSortedOp::verify() {
   unsigned numStreams = getTimes().size();
   if (numStreams == 0)
     return emitOpError("needs at least one stream, got none");
-  if (!getLengths().empty() && getLengths().size() != numStreams)
-    return emitOpError("lengths must be given for every stream or none: "
-                       "expected ")
-           << numStreams << ", got " << getLengths().size();
+  if (failed(checkLengthsCount(op, numStreams, getLengths().size())))
+    return failure();
   if (failed(checkRank(op, getFirst(), "first", 1, "[number of streams]")))
     return failure();
   Type firstType = getFirst().getType().getElementType();
@@ -317,10 +324,10 @@ LogicalResult CheckSortedOp::verify() {
     return failure();
   int64_t batch = dim(getTimes()[0], 0);
   for (unsigned s = 0; s < numStreams; ++s)
-    if (failed(checkStreamTimes(
-            op, s, getTimes()[s],
-            getLengths().empty() ? Value() : getLengths()[s], batch,
-            "times #0's")))
+    if (failed(
+            checkStreamTimes(op, s, getTimes()[s],
+                             getLengths().empty() ? Value() : getLengths()[s],
+                             batch, "times #0's")))
       return failure();
   return success();
 }
