@@ -5,7 +5,8 @@
 // generates for it: the KernelSpec, the memref-descriptor arguments, the
 // launch. FMHA_CHIP (sm_80|sm_90a) overrides the JIT's default chip;
 // FMHA_ATTENTION_TILE (block_m,block_n,warps,stages) and FMHA_RESAMPLE_TILE
-// (block_t,threads) the default tiles, to measure others.
+// (block_t,threads) the default tiles, to measure others; FMHA_PERSISTENT
+// (off, or a number of CTAs) the sm_90a attention kernel's persistent grid.
 //
 //===----------------------------------------------------------------------===//
 
@@ -161,9 +162,24 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
   if (a->lse)
     arguments.addMemRef(a->lse, {batch, a->queryHeads, a->querySeq},
                         {a->lseStride[0], a->lseStride[1], a->lseStride[2]});
-  LaunchConfig config = getAttentionLaunchConfig(
-      tiling, a->headDim, elementBytes, batch,
-      a->queryHeads, a->querySeq);
+  AttentionSchedule schedule = jit->getAttentionSchedule(spec);
+  // FMHA_PERSISTENT=off: one CTA per unit of work, to measure what the
+  // persistent grid gains; =N: at most N CTAs, so that each takes many
+  // units (a test of the pipeline's state across them).
+  if (const char *persistent = std::getenv("FMHA_PERSISTENT")) {
+    llvm::StringRef value(persistent);
+    if (value == "off")
+      schedule.residentCtas = 0;
+    else if (value.getAsInteger(10, schedule.residentCtas) ||
+             schedule.residentCtas == 0) {
+      llvm::errs() << "fmha-runner: FMHA_PERSISTENT is '" << value
+                   << "', expected 'off' or a number of CTAs (at least 1)\n";
+      return cudaErrorInvalidValue;
+    }
+  }
+  LaunchConfig config =
+      getAttentionLaunchConfig(tiling, a->headDim, elementBytes, batch,
+                               a->queryHeads, a->querySeq, schedule);
   return launchKernel(*jit, spec, config, arguments, stream);
 }
 

@@ -212,12 +212,24 @@ LaunchConfig fmha::getAttentionLaunchConfig(const AttentionTiling &tiling,
                                             unsigned headDim,
                                             unsigned elementBytes,
                                             int64_t batch, int64_t queryHeads,
-                                            int64_t querySeq) {
+                                            int64_t querySeq,
+                                            const AttentionSchedule &schedule) {
   LaunchConfig config;
-  config.grid = {
-      static_cast<unsigned>((querySeq + tiling.blockM - 1) / tiling.blockM),
-      static_cast<unsigned>(queryHeads),
-      static_cast<unsigned>(std::min(batch, kMaxGridDimY))};
+  int64_t rowBlocks = (querySeq + tiling.blockM - 1) / tiling.blockM;
+  if (tiling.chip == Chip::sm_90a) {
+    // AttentionToGPUSm90.cpp: CTA x takes units x, x + gridDim.x, ...
+    int64_t ctas = std::min(
+        getAttentionWorkUnits(batch, queryHeads, rowBlocks,
+                              schedule.pairsRowBlocks),
+        kMaxGridDimX);
+    if (schedule.residentCtas)
+      ctas = std::min<int64_t>(ctas, schedule.residentCtas);
+    config.grid = {static_cast<unsigned>(ctas), 1, 1};
+  } else {
+    config.grid = {static_cast<unsigned>(rowBlocks),
+                   static_cast<unsigned>(queryHeads),
+                   static_cast<unsigned>(std::min(batch, kMaxGridDimY))};
+  }
   config.block = {tiling.warps * 32, 1, 1};
   config.sharedBytes = static_cast<unsigned>(
       getAttentionSharedBytes(tiling, headDim, elementBytes));
@@ -231,6 +243,12 @@ ResampleTiling JIT::getResampleTiling(const KernelSpec &spec) const {
 AttentionTiling JIT::getAttentionTiling(const KernelSpec &spec) const {
   return spec.attentionTile.value_or(
       getDefaultAttentionTiling(plan.chip, spec.headDim, spec.causal));
+}
+
+AttentionSchedule JIT::getAttentionSchedule(const KernelSpec &spec) const {
+  // Each sm_90a attention CTA fills an SM (its registers, with setmaxnreg).
+  return {pairsAttentionRowBlocks(spec.causal, spec.window.has_value()),
+          static_cast<unsigned>(device.multiprocessors)};
 }
 
 llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,

@@ -44,6 +44,14 @@ check "$FMHA_CHIP jit window 32,0 causal GQA d128 Sq=Sk=1000"     $j --heads=4 -
 check "$FMHA_CHIP jit window 100,50 non-causal d64 Sq=700 Sk=900" $j --heads=2 --seq-q=700 --seq-k=900 --window=100,50 --head-dim=64 --lse
 check "$FMHA_CHIP jit window 0,-1 d128 Sq=Sk=513"                 $j --heads=2 --seq-q=513 --seq-k=513 --window=0,-1 --lse
 check "$FMHA_CHIP jit BSHD causal d128 bf16 Sq=Sk=1000"           $j --heads=4 --seq-q=1000 --causal --layout=bshd --lse
+# More units of work than SMs, and (FMHA_PERSISTENT=N, sm_90a) a few CTAs
+# taking many: barrier phases, turns and causal pairs (odd row block counts
+# leave a block alone) carried from tile to tile.
+check "$FMHA_CHIP jit many tiles causal d128 B=4 H=16 Sq=Sk=1100 lse" $j --batch=4 --heads=16 --seq-q=1100 --causal --lse
+check "$FMHA_CHIP jit many tiles d64 B=3 H=20 Sq=777 Sk=1500"      $j --batch=3 --heads=20 --seq-q=777 --seq-k=1500 --head-dim=64
+check "$FMHA_CHIP jit 5 CTAs causal GQA 4:1 d256 B=2 Sq=1500 Sk=700" env FMHA_PERSISTENT=5 $j --batch=2 --heads=8 --kv-heads=2 --seq-q=1500 --seq-k=700 --head-dim=256 --causal --lse
+check "$FMHA_CHIP jit 3 CTAs causal d64 f16 H=6 Sq=Sk=1000"         env FMHA_PERSISTENT=3 $j --heads=6 --seq-q=1000 --head-dim=64 --dtype=f16 --causal --lse
+check "$FMHA_CHIP jit 1 CTA window 64,0 d128 B=2 Sq=Sk=900"       env FMHA_PERSISTENT=1 $j --batch=2 --heads=3 --seq-q=900 --window=64,0 --lse
 check "$FMHA_CHIP jit causal Sq=113 Sk=17 d128: empty rows, cpu"  $j --heads=2 --seq-q=113 --seq-k=17 --causal --lse --oracle=cpu
 check "$FMHA_CHIP jit non-causal d64 Sq=Sk=200, cpu oracle"       $j --heads=2 --seq-q=200 --seq-k=200 --head-dim=64 --oracle=cpu
 if command -v compute-sanitizer > /dev/null; then
@@ -51,6 +59,8 @@ if command -v compute-sanitizer > /dev/null; then
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=150 --seq-k=170 --causal --lse --heads=2 --kv-heads=1 --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention d64 window" \
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=90 --seq-k=130 --window=20,10 --head-dim=64 --seed=1
+  check "$FMHA_CHIP compute-sanitizer: jit attention causal pairs, 2 CTAs" \
+    env FMHA_PERSISTENT=2 "$root/scripts/gpu/sanitize.sh" $j --seq-q=300 --seq-k=300 --causal --lse --heads=3 --seed=1
 fi
 done
 finish

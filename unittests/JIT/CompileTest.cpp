@@ -139,12 +139,30 @@ TEST(Compile, AttentionLaunchConfig) {
 
   // sm_90a, 3 consumer warpgroups: 512 threads; Q and two stages of K and
   // V, plus the alignment slack and the mbarriers.
-  LaunchConfig hopper = getAttentionLaunchConfig(
-      AttentionTiling{Chip::sm_90a, 192, 128, 16, 2}, 64, 2, 3, 32, 1000);
-  EXPECT_EQ(hopper.grid, (std::array<unsigned, 3>{6, 32, 3}));
+  AttentionTiling sm90{Chip::sm_90a, 192, 128, 16, 2};
+  LaunchConfig hopper = getAttentionLaunchConfig(sm90, 64, 2, 3, 32, 1000);
+  // Without a schedule: one CTA per row block of each (batch, head).
+  EXPECT_EQ(hopper.grid, (std::array<unsigned, 3>{6 * 32 * 3, 1, 1}));
   EXPECT_EQ(hopper.block, (std::array<unsigned, 3>{512, 1, 1}));
   EXPECT_EQ(hopper.sharedBytes,
             (192u + 2 * 2 * 128) * 64 * 2 + 1024 + 8 * (2 + 4 * 2));
+
+  // Causal pairs: ceil(6 / 2) units per (batch, head), 7 row blocks make 4.
+  EXPECT_EQ(getAttentionLaunchConfig(sm90, 64, 2, 3, 32, 1000,
+                                     {/*pairsRowBlocks=*/true, 0})
+                .grid[0],
+            3u * 32 * 3);
+  EXPECT_EQ(getAttentionWorkUnits(1, 1, 7, /*pairsRowBlocks=*/true), 4);
+  // Persistent: no more CTAs than run at once, none idle.
+  EXPECT_EQ(
+      getAttentionLaunchConfig(sm90, 64, 2, 3, 32, 1000, {false, 132}).grid,
+      (std::array<unsigned, 3>{132, 1, 1}));
+  EXPECT_EQ(getAttentionLaunchConfig(sm90, 64, 2, 1, 2, 100, {false, 132}).grid,
+            (std::array<unsigned, 3>{2, 1, 1}));
+  // Batches past the grid's y and z limits need no clamp on x.
+  EXPECT_EQ(
+      getAttentionLaunchConfig(sm90, 64, 2, 100000, 1, 64, {false, 0}).grid[0],
+      100000u);
 }
 
 TEST(Compile, ArchMismatchCarriesNvJitLinksLog) {

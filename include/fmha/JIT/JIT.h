@@ -123,13 +123,15 @@ struct UnsortedTimes {
 std::optional<UnsortedTimes> decodeCheckSorted(uint64_t first);
 
 /// Grid, block and dynamic shared memory of an fmha.attention kernel tiled
-/// by \p tiling (AttentionToGPU.cpp's launch), for \p batch x
-/// \p queryHeads heads of \p querySeq queries with head dim \p headDim and
-/// elements of \p elementBytes.
+/// by \p tiling, for \p batch x \p queryHeads heads of \p querySeq queries
+/// with head dim \p headDim and elements of \p elementBytes. sm_80: one CTA
+/// per row block (AttentionToGPU.cpp's launch); sm_90a: the units of work
+/// of \p schedule, over at most schedule.residentCtas CTAs.
 LaunchConfig getAttentionLaunchConfig(const AttentionTiling &tiling,
                                       unsigned headDim, unsigned elementBytes,
                                       int64_t batch, int64_t queryHeads,
-                                      int64_t querySeq);
+                                      int64_t querySeq,
+                                      const AttentionSchedule &schedule = {});
 
 /// A loaded kernel. Owned by its JIT and valid as long as it.
 class Kernel {
@@ -195,6 +197,9 @@ public:
   /// chip's default (what fmha-materialize-tiles picks).
   ResampleTiling getResampleTiling(const KernelSpec &spec) const;
   AttentionTiling getAttentionTiling(const KernelSpec &spec) const;
+  /// How \p spec's attention kernel shares out its work on this device: a
+  /// persistent grid of one CTA per SM.
+  AttentionSchedule getAttentionSchedule(const KernelSpec &spec) const;
 
   const LoadPlan &getLoadPlan() const { return plan; }
   const DeviceInfo &getDevice() const { return device; }

@@ -134,8 +134,6 @@ CtaCoordinates CtaCoordinates::compute(ImplicitLocOpBuilder &b, Value q,
   CtaCoordinates cta;
   cta.seqQ = memref::DimOp::create(b, q, 2);
   cta.seqK = memref::DimOp::create(b, k, 2);
-  Value queryHeads = memref::DimOp::create(b, q, 1);
-  Value kvHeads = memref::DimOp::create(b, k, 1);
   Value reversed = arith::SubIOp::create(
       b,
       arith::SubIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
@@ -143,14 +141,19 @@ CtaCoordinates CtaCoordinates::compute(ImplicitLocOpBuilder &b, Value q,
       gpu::BlockIdOp::create(b, gpu::Dimension::x));
   cta.firstRow = arith::MulIOp::create(b, reversed, index(b, blockM));
   cta.head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  cta.kvHead = arith::DivUIOp::create(
-      b, cta.head, arith::DivUIOp::create(b, queryHeads, kvHeads));
+  cta.kvHead = getKvHead(b, q, k, cta.head);
   return cta;
 }
 
-void fmha::createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
-                                 gpu::GPUFuncOp func, TileAttr tile,
-                                 ValueRange arguments) {
+Value fmha::getKvHead(ImplicitLocOpBuilder &b, Value q, Value k, Value head) {
+  Value queryHeads = memref::DimOp::create(b, q, 1);
+  Value kvHeads = memref::DimOp::create(b, k, 1);
+  return arith::DivUIOp::create(
+      b, head, arith::DivUIOp::create(b, queryHeads, kvHeads));
+}
+
+gpu::KernelDim3 fmha::getRowBlockGrid(ImplicitLocOpBuilder &host,
+                                      AttentionOp op, TileAttr tile) {
   Value rowBlocks = arith::CeilDivUIOp::create(
       host, memref::DimOp::create(host, op.getQ(), 2),
       index(host, tile.getBlockM()));
@@ -159,6 +162,12 @@ void fmha::createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
   Value batches =
       arith::MinUIOp::create(host, memref::DimOp::create(host, op.getQ(), 0),
                              index(host, kMaxGridDimY));
+  return {rowBlocks, heads, batches};
+}
+
+void fmha::createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
+                                 gpu::GPUFuncOp func, TileAttr tile,
+                                 gpu::KernelDim3 grid, ValueRange arguments) {
   int64_t elementBytes =
       cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
   Value sharedBytes = arith::ConstantIntOp::create(
@@ -169,7 +178,7 @@ void fmha::createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
                               op.getHeadDim(), elementBytes),
       32);
   gpu::LaunchFuncOp::create(
-      host, func, gpu::KernelDim3{rowBlocks, heads, batches},
+      host, func, grid,
       gpu::KernelDim3{index(host, tile.getWarps() * kThreadsPerWarp),
                       index(host, 1), index(host, 1)},
       sharedBytes, arguments);

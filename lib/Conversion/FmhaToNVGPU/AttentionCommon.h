@@ -62,9 +62,9 @@ struct RowMask {
   Value hides(ImplicitLocOpBuilder &b, int64_t column) const;
 };
 
-/// Which rows, head and sizes one CTA works on: grid x is the row block
-/// (longest causal blocks first: block x computes row block gridDim.x - 1 -
-/// x), grid y the query head; the KV head follows by GQA division.
+/// Which rows, head and sizes one CTA of the sm_80 kernel works on: grid x
+/// is the row block (longest causal blocks first: block x computes row block
+/// gridDim.x - 1 - x), grid y the query head (getRowBlockGrid).
 struct CtaCoordinates {
   Value seqQ, seqK, firstRow, head, kvHead;
 
@@ -72,13 +72,22 @@ struct CtaCoordinates {
                                 int64_t blockM);
 };
 
-/// Creates, at \p host's insertion point, the
-/// gpu.launch_func of attention kernel \p func tiled by \p tile for \p op
-/// (grid (ceil(Sq / block_m), Hq, min(B, 65535)), block 32 * warps,
-/// getAttentionSharedBytes of dynamic shared memory) with \p arguments.
+/// The KV head that query head \p head reads (GQA: Hq / Hkv query heads
+/// share one).
+Value getKvHead(ImplicitLocOpBuilder &b, Value q, Value k, Value head);
+
+/// One CTA per row block: (ceil(Sq / block_m), Hq, min(B, 65535)), batches
+/// striding by the grid's z extent.
+gpu::KernelDim3 getRowBlockGrid(ImplicitLocOpBuilder &host, AttentionOp op,
+                                TileAttr tile);
+
+/// Creates, at \p host's insertion point, the gpu.launch_func of attention
+/// kernel \p func tiled by \p tile for \p op over \p grid (block 32 *
+/// warps, getAttentionSharedBytes of dynamic shared memory) with
+/// \p arguments.
 void createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
                            gpu::GPUFuncOp func, TileAttr tile,
-                           ValueRange arguments);
+                           gpu::KernelDim3 grid, ValueRange arguments);
 
 /// One lane's part of the online-softmax update of one query row: the new
 /// running max (quad-reduced), the factor alpha = exp2((old - new max) *

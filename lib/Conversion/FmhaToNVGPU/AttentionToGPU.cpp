@@ -792,7 +792,8 @@ LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
 
   // The launch in place of the op.
   ImplicitLocOpBuilder host(op.getLoc(), op);
-  createAttentionLaunch(host, op, func, *tile, op->getOperands());
+  createAttentionLaunch(host, op, func, *tile,
+                        getRowBlockGrid(host, op, *tile), op->getOperands());
   op.erase();
   return success();
 }

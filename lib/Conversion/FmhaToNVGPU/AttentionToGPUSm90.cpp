@@ -12,14 +12,17 @@
 // descriptor. Each map is 4-D, innermost first (D, S, H, B), with the
 // operand's strides, a box of 64 x rows x 1 x 1 elements (rows = block_m for
 // q, block_n for k and v) and 128-byte swizzle; positions past S read as
-// zeros. Grid: (ceil(Sq / block_m), Hq, min(B, 65535)), batches striding by
-// the grid's z extent; block: 32 * warps threads; dynamic shared memory:
-// getAttentionSharedBytes.
+// zeros. Grid: any number of CTAs along x, which take the units of work
+// (AttentionSchedule in TileConfig.h: a row block, or a causal pair of
+// them, of one (batch, head)) in turn: the JIT launches one CTA per SM, so
+// one unit's epilogue overlaps the next one's loads; the launch built here,
+// which cannot ask the device, one CTA per unit. Block: 32 * warps threads;
+// dynamic shared memory: getAttentionSharedBytes.
 //
 // Warpgroup 0 is the producer: one thread issues every TMA load. Q once per
-// (batch, row block), K and V of each key block into `stages` buffers, each
-// buffer with a full and an empty mbarrier. The other warpgroups are
-// consumers, each owning 64 query rows: per key block j
+// tile (row block of a (batch, head)), K and V of each key block into
+// `stages` buffers, each buffer with a full and an empty mbarrier. The other
+// warpgroups are consumers, each owning 64 query rows: per key block j
 //
 //   wait K_j, V_{j-1} full;  issue S_j = Q K_j^T (WGMMA, both operands in
 //                            shared memory), then O += P_{j-1} V_{j-1}
@@ -90,8 +93,8 @@ RegisterSplit getRegisterSplit(int64_t consumers) {
 
 /// The running state of one consumer thread: O (a WGMMA accumulator struct,
 /// kept whole so that ptxas keeps it in place across the loop), the max and
-/// sum of its rows g and g + 8, and the count of key blocks consumed (it
-/// names the buffer and the barrier phase).
+/// sum of its rows g and g + 8, and the count of key blocks consumed (i32;
+/// it names the buffer and the barrier phase).
 struct ConsumerState {
   Value out;
   std::array<Value, 2> rowMax, rowSum;
@@ -125,18 +128,8 @@ public:
   }
 
   void build() {
-    Value q = argument(kQ);
     threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     setUpSharedMemory();
-    CtaCoordinates cta = CtaCoordinates::compute(b, q, argument(kK), blockM);
-    seqQ = cta.seqQ;
-    seqK = cta.seqK;
-    firstRow = cta.firstRow;
-    head = cta.head;
-    kvHead = cta.kvHead;
-    range = KeyBlockRange::compute(b, seqQ, seqK, firstRow, blockM, blockN,
-                                   window);
-
     initBarriers();
     Value warpgroup =
         arith::DivUIOp::create(b, threadId, index(kWarpgroupThreads));
@@ -150,9 +143,8 @@ public:
           Value issuer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                                threadId, index(0));
           scf::IfOp::create(b, issuer, [&](OpBuilder &, Location) {
-            forEachBatch([&](Value batchIndex, Value iteration,
-                             Value loaded) {
-              return buildProducer(batchIndex, iteration, loaded);
+            forEachTile([&](Value iteration, Value loaded) {
+              return buildProducer(iteration, loaded);
             });
             scf::YieldOp::create(b);
           });
@@ -161,9 +153,8 @@ public:
         [&](OpBuilder &, Location) {
           setMaxRegisters(split.consumer, NVVM::SetMaxRegisterAction::increase);
           startTurns();
-          forEachBatch([&](Value batchIndex, Value iteration,
-                           Value consumed) {
-            return buildConsumer(batchIndex, iteration, consumed);
+          forEachTile([&](Value iteration, Value consumed) {
+            return buildConsumer(iteration, consumed);
           });
           scf::YieldOp::create(b);
         });
@@ -184,11 +175,14 @@ private:
     Value bytes = gpu::DynamicSharedMemoryOp::create(
         b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                            workgroup));
-    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, bytes);
+    // Shared addresses are 32-bit (nvptx-short-ptr): i32 arithmetic keeps
+    // them in one register each.
+    Value address =
+        word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes));
     // Round up to the swizzle atom (getAttentionSharedBytes leaves room).
     sharedBase = arith::AndIOp::create(
-        b, arith::AddIOp::create(b, address, index(kAtomBytes - 1)),
-        index(~(kAtomBytes - 1)));
+        b, arith::AddIOp::create(b, address, i32(kAtomBytes - 1)),
+        i32(~(kAtomBytes - 1)));
   }
 
   /// Offsets of the first K and the first V buffer; buffer s is s * keyBytes
@@ -207,17 +201,16 @@ private:
   Value barrierAddress(Barrier which, Value stage = Value()) {
     int64_t slot = which <= kQueryEmpty ? int64_t(which)
                                         : 2 + (which - 2) * stages;
-    Value offset = index(barrierOffset() + 8 * slot);
+    Value offset = i32(barrierOffset() + 8 * slot);
     if (stage)
       offset = arith::AddIOp::create(
-          b, offset, arith::MulIOp::create(b, stage, index(8)));
+          b, offset, arith::MulIOp::create(b, stage, i32(8)));
     return sharedPointer(arith::AddIOp::create(b, sharedBase, offset));
   }
-  /// The shared address \p address (an index) as a pointer.
+  /// The shared address \p address (i32) as a pointer.
   Value sharedPointer(Value address) {
-    Value word = arith::IndexCastOp::create(b, b.getI32Type(), address);
     return LLVM::IntToPtrOp::create(
-        b, LLVM::LLVMPointerType::get(b.getContext(), 3), word);
+        b, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
   }
 
   void initBarriers() {
@@ -233,7 +226,7 @@ private:
       NVVM::MBarrierInitOp::create(b, barrierAddress(kQueryEmpty),
                                    consumerWarps, Value());
       for (int64_t s = 0; s < stages; ++s) {
-        Value stage = index(s);
+        Value stage = i32(s);
         NVVM::MBarrierInitOp::create(b, barrierAddress(kKeyFull, stage), one,
                                      Value());
         NVVM::MBarrierInitOp::create(b, barrierAddress(kValueFull, stage),
@@ -250,10 +243,10 @@ private:
     gpu::BarrierOp::create(b);
   }
 
+  /// Waits for the phase of parity \p phase (i32) of the barrier at
+  /// \p address to complete.
   void waitBarrier(Value address, Value phase) {
-    NVVM::MBarrierTryWaitParityOp::create(
-        b, address, arith::IndexCastOp::create(b, b.getI32Type(), phase),
-        i32(kWaitTicks));
+    NVVM::MBarrierTryWaitParityOp::create(b, address, phase, i32(kWaitTicks));
   }
 
   /// Lane 0 of each consumer warp arrives on \p address: called after the
@@ -333,32 +326,111 @@ private:
         NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
   }
 
-  /// Runs \p body for each batch this CTA computes, carrying a count of the
-  /// key blocks passed so far (\p body returns the new count) and the
-  /// iteration number (the parity of the Q barriers).
-  void forEachBatch(
-      llvm::function_ref<Value(Value batchIndex, Value iteration,
-                               Value blocks)>
-          body) {
-    Value batch = memref::DimOp::create(b, argument(kQ), 0);
-    Value start = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-    Value step = gpu::GridDimOp::create(b, gpu::Dimension::z);
-    auto loop = scf::ForOp::create(b, start, batch, step,
-                                   ValueRange{index(0), index(0)});
+  /// Runs \p body for each tile (row block of a (batch, head)) this CTA
+  /// computes, with the tile set (setTile), carrying a count of the key
+  /// blocks passed so far (\p body returns the new count) and of the tiles
+  /// (the parity of the Q barriers). CTA x takes the units of work x, x +
+  /// gridDim.x, ... (AttentionSchedule in TileConfig.h). The unit loop runs
+  /// in 32 bits, as TMA coordinates do: a unit is at least 64 rows of 64
+  /// 2-byte elements, so no tensor in memory has 2^31 of them.
+  void forEachTile(
+      llvm::function_ref<Value(Value iteration, Value blocks)> body) {
+    Value units = arith::MulIOp::create(
+        b, arith::MulIOp::create(b, getUnitsPerHead(), word(dim(kQ, 1))),
+        word(dim(kQ, 0)));
+    Value first = word(gpu::BlockIdOp::create(b, gpu::Dimension::x));
+    Value step = word(gpu::GridDimOp::create(b, gpu::Dimension::x));
+    // This CTA's units, each one tile or (paired) two, in one flat loop:
+    // fewer values live across it than in nested ones (the producer has 24
+    // registers).
+    Value count = arith::CeilDivUIOp::create(
+        b,
+        arith::SubIOp::create(b, arith::MaxUIOp::create(b, units, first),
+                              first),
+        step);
+    int64_t tilesPerUnit = pairsRowBlocks() ? 2 : 1;
+    count = arith::MulIOp::create(b, count, i32(tilesPerUnit));
+    auto loop = scf::ForOp::create(b, i32(0), count, i32(1),
+                                   ValueRange{i32(0), i32(0)});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value iteration = loop.getRegionIterArgs()[0];
-    Value blocks = body(loop.getInductionVar(), iteration,
-                        loop.getRegionIterArgs()[1]);
-    scf::YieldOp::create(
-        b, ValueRange{arith::AddIOp::create(b, iteration, index(1)), blocks});
+    Value position = loop.getInductionVar();
+    tileUnit = arith::AddIOp::create(
+        b, first,
+        arith::MulIOp::create(
+            b, arith::DivUIOp::create(b, position, i32(tilesPerUnit)), step));
+    tileSecond = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne,
+        arith::RemUIOp::create(b, position, i32(tilesPerUnit)), i32(0));
+    ValueRange carried = loop.getRegionIterArgs();
+    auto runTile = [&]() {
+      setTile(tileUnit, tileSecond);
+      Value blocks = body(carried[0], carried[1]);
+      return SmallVector<Value>{
+          arith::AddIOp::create(b, carried[0], i32(1)), blocks};
+    };
+    if (!pairsRowBlocks()) {
+      scf::YieldOp::create(b, runTile());
+      return;
+    }
+    // The middle row block of an odd count has no partner: no second tile.
+    Value slot = arith::RemUIOp::create(b, tileUnit, getUnitsPerHead());
+    Value alone = arith::AndIOp::create(
+        b, tileSecond,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                              getLongerRowBlock(slot), slot));
+    auto tile = scf::IfOp::create(
+        b, alone,
+        [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); },
+        [&](OpBuilder &, Location) { scf::YieldOp::create(b, runTile()); });
+    scf::YieldOp::create(b, tile.getResults());
   }
 
-  /// The buffer and the barrier parity of the \p count-th key block.
+  bool pairsRowBlocks() {
+    return pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value());
+  }
+  Value getRowBlocks() {
+    return arith::CeilDivUIOp::create(b, word(freshDim(kQ, 2)), i32(blockM));
+  }
+  /// Units per (batch, head): pairs of row blocks, or single ones.
+  Value getUnitsPerHead() {
+    Value rowBlocks = getRowBlocks();
+    return pairsRowBlocks() ? arith::CeilDivUIOp::create(b, rowBlocks, i32(2))
+                            : rowBlocks;
+  }
+  /// Slot i of a (batch, head) is row block R - 1 - i (the longest first),
+  /// then, paired, row block i.
+  Value getLongerRowBlock(Value slot) {
+    return arith::SubIOp::create(
+        b, arith::SubIOp::create(b, getRowBlocks(), i32(1)), slot);
+  }
+
+  /// Sets batchIndex, head, kvHead, firstRow, seqQ, seqK and range to the
+  /// tile of unit \p unit (i32), its second row block if \p second (i1).
+  /// Consecutive units share a (batch, head), so its K and V in L2.
+  void setTile(Value unit, Value second) {
+    Value perHead = getUnitsPerHead();
+    Value slot = arith::RemUIOp::create(b, unit, perHead);
+    Value headAndBatch = arith::DivUIOp::create(b, unit, perHead);
+    Value heads = word(freshDim(kQ, 1));
+    head = toIndex(arith::RemUIOp::create(b, headAndBatch, heads));
+    batchIndex = toIndex(arith::DivUIOp::create(b, headAndBatch, heads));
+    kvHead = getKvHead(b, argument(kQ), argument(kK), head);
+    Value rowBlock = arith::SelectOp::create(b, second, slot,
+                                             getLongerRowBlock(slot));
+    firstRow = toIndex(arith::MulIOp::create(b, rowBlock, i32(blockM)));
+    seqQ = freshDim(kQ, 2);
+    seqK = freshDim(kK, 2);
+    range = KeyBlockRange::compute(b, seqQ, seqK, firstRow, blockM, blockN,
+                                   window);
+  }
+
+  /// The buffer and the barrier parity of the \p count-th key block (all
+  /// i32).
   std::pair<Value, Value> getStageAndPhase(Value count) {
-    Value stage = arith::RemUIOp::create(b, count, index(stages));
+    Value stage = arith::RemUIOp::create(b, count, i32(stages));
     Value phase = arith::RemUIOp::create(
-        b, arith::DivUIOp::create(b, count, index(stages)), index(2));
+        b, arith::DivUIOp::create(b, count, i32(stages)), i32(2));
     return {stage, phase};
   }
 
@@ -366,18 +438,16 @@ private:
   // The producer
   //===--------------------------------------------------------------------===//
 
-  /// Loads rows [firstRow, firstRow + rows) of (batch, head) through \p map
-  /// into the tile at shared address \p tile, completing on \p barrier.
-  void loadTile(Argument map, Value tile, Value barrier, Value firstRowIndex,
-                Value headIndex, Value batchIndex, int64_t rows) {
+  /// Loads rows [row, row + rows) of (batchIndex, head \p headWord) through
+  /// \p map into the tile at shared address \p tile, completing on
+  /// \p barrier (coordinates i32, as TMA takes them).
+  void loadTile(Argument map, Value tile, Value barrier, Value row,
+                Value headWord, int64_t rows) {
     Value descriptor = argument(map);
-    Type i32Type = b.getI32Type();
-    Value row = arith::IndexCastOp::create(b, i32Type, firstRowIndex);
-    Value headWord = arith::IndexCastOp::create(b, i32Type, headIndex);
-    Value batchWord = arith::IndexCastOp::create(b, i32Type, batchIndex);
+    Value batchWord = word(batchIndex);
     for (int64_t c = 0; c < columnBlocks; ++c) {
       Value destination = sharedPointer(
-          arith::AddIOp::create(b, tile, index(c * rows * kSwizzleBytes)));
+          arith::AddIOp::create(b, tile, i32(c * rows * kSwizzleBytes)));
       NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
           b, destination, descriptor,
           ValueRange{i32(c * kBoxColumns), row, headWord, batchWord}, barrier,
@@ -386,47 +456,45 @@ private:
     }
   }
 
-  Value buildProducer(Value batchIndex, Value iteration, Value loaded) {
-    // Q, once the consumers are done with the previous batch's.
-    Value parity = arith::RemUIOp::create(b, iteration, index(2));
+  Value buildProducer(Value iteration, Value loaded) {
+    // Q, once the consumers are done with the previous tile's.
+    Value parity = arith::RemUIOp::create(b, iteration, i32(2));
     waitBarrier(barrierAddress(kQueryEmpty),
-                arith::XOrIOp::create(b, parity, index(1)));
+                arith::XOrIOp::create(b, parity, i32(1)));
     Value full = barrierAddress(kQueryFull);
     expectBytes(full, queryBytes);
-    loadTile(kQMap, sharedBase, full, firstRow, head, batchIndex, blockM);
+    loadTile(kQMap, sharedBase, full, word(firstRow), word(head), blockM);
 
     // K and V of every key block, last to first, as the consumers visit
-    // them.
-    Value count =
-        arith::SubIOp::create(b, range.lastBlockEnd, range.firstBlock);
-    auto loop = scf::ForOp::create(b, index(0), count, index(1),
+    // them (in 32 bits, as TMA coordinates).
+    Value lastBlockEnd = word(range.lastBlockEnd);
+    Value count = arith::SubIOp::create(b, lastBlockEnd,
+                                        word(range.firstBlock));
+    Value kvHeadWord = word(kvHead);
+    auto loop = scf::ForOp::create(b, i32(0), count, i32(1),
                                    ValueRange{loaded});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value block = arith::SubIOp::create(
-        b, arith::SubIOp::create(b, range.lastBlockEnd, index(1)),
+        b, arith::SubIOp::create(b, lastBlockEnd, i32(1)),
         loop.getInductionVar());
-    Value blockRow = arith::MulIOp::create(b, block, index(blockN));
+    Value blockRow = arith::MulIOp::create(b, block, i32(blockN));
     Value current = loop.getRegionIterArgs()[0];
     auto [stage, phase] = getStageAndPhase(current);
     // The first pass over each buffer finds it empty: a fresh barrier
     // reports the phase before its first as complete.
-    Value emptyPhase = arith::XOrIOp::create(b, phase, index(1));
-    Value stageOffset = arith::MulIOp::create(b, stage, index(keyBytes));
+    Value emptyPhase = arith::XOrIOp::create(b, phase, i32(1));
     for (auto [map, fullBarrier, emptyBarrier, tileOffset] :
          {std::tuple{kKMap, kKeyFull, kKeyEmpty, keyBuffersOffset()},
           std::tuple{kVMap, kValueFull, kValueEmpty, valueBuffersOffset()}}) {
       waitBarrier(barrierAddress(emptyBarrier, stage), emptyPhase);
       Value barrier = barrierAddress(fullBarrier, stage);
       expectBytes(barrier, keyBytes);
-      Value tile = arith::AddIOp::create(
-          b, sharedBase, arith::AddIOp::create(b, stageOffset,
-                                               index(tileOffset)));
-      loadTile(map, tile, barrier, blockRow, kvHead, batchIndex, blockN);
+      loadTile(map, tileAddress(stage, tileOffset), barrier, blockRow,
+               kvHeadWord, blockN);
     }
-    scf::YieldOp::create(b,
-                         ValueRange{arith::AddIOp::create(b, current,
-                                                          index(1))});
+    scf::YieldOp::create(
+        b, ValueRange{arith::AddIOp::create(b, current, i32(1))});
     return loop.getResult(0);
   }
 
@@ -467,10 +535,10 @@ private:
   /// while the tensor cores still work on P_{j-1} V_{j-1}. The first block
   /// (the last-indexed, always masked here) only computes its S and P; a
   /// drain step adds the last P V.
-  Value buildConsumer(Value batchIndex, Value iteration, Value consumed) {
+  Value buildConsumer(Value iteration, Value consumed) {
     deriveLaneValues();
     waitBarrier(barrierAddress(kQueryFull),
-                arith::RemUIOp::create(b, iteration, index(2)));
+                arith::RemUIOp::create(b, iteration, i32(2)));
 
     ConsumerState state;
     state.out = LLVM::ZeroOp::create(b, getAccumulatorType(headDim));
@@ -505,14 +573,18 @@ private:
             std::tie(current, pending) = buildKeyBlocks(
                 below(range.unmaskedBegin), range.firstBlock,
                 /*masked=*/true, current, pending);
+          // Every S = Q K^T has completed: the producer may load the next
+          // tile's Q under the last P V and the epilogue.
+          releaseBuffer(barrierAddress(kQueryEmpty));
           current = drainValues(current, pending);
           scf::YieldOp::create(b, current.flatten());
         },
-        [&](OpBuilder &, Location) { scf::YieldOp::create(b, initial); });
+        [&](OpBuilder &, Location) {
+          releaseBuffer(barrierAddress(kQueryEmpty));
+          scf::YieldOp::create(b, initial);
+        });
     state = ConsumerState::unflatten(blocks.getResults());
-    buildEpilogue(batchIndex, state);
-    // Every WGMMA reading Q has completed.
-    releaseBuffer(barrierAddress(kQueryEmpty));
+    buildEpilogue(state);
     return state.consumed;
   }
 
@@ -533,7 +605,7 @@ private:
     applyMask(values, arith::MulIOp::create(b, block, index(blockN)));
     // O is still zero: its rescale can be skipped.
     SmallVector<Value> probabilities = updateSoftmax(values, state).first;
-    state.consumed = arith::AddIOp::create(b, state.consumed, index(1));
+    state.consumed = arith::AddIOp::create(b, state.consumed, i32(1));
     return probabilities;
   }
 
@@ -573,7 +645,7 @@ private:
     deriveLaneValues();
     auto [stage, phase] = getStageAndPhase(state.consumed);
     auto [previousStage, previousPhase] = getStageAndPhase(
-        arith::SubIOp::create(b, state.consumed, index(1)));
+        arith::SubIOp::create(b, state.consumed, i32(1)));
     waitBarrier(barrierAddress(kKeyFull, stage), phase);
     waitBarrier(barrierAddress(kValueFull, previousStage), previousPhase);
     // Issue S_j before P_{j-1} V_{j-1}: wait_group counts in issue order.
@@ -595,7 +667,7 @@ private:
     NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
     releaseBuffer(barrierAddress(kValueEmpty, previousStage));
     state.out = scaleRows(out, alpha);
-    state.consumed = arith::AddIOp::create(b, state.consumed, index(1));
+    state.consumed = arith::AddIOp::create(b, state.consumed, i32(1));
     return probabilities;
   }
 
@@ -603,7 +675,7 @@ private:
   ConsumerState drainValues(ConsumerState state, ArrayRef<Value> pending) {
     deriveLaneValues();
     auto [stage, phase] = getStageAndPhase(
-        arith::SubIOp::create(b, state.consumed, index(1)));
+        arith::SubIOp::create(b, state.consumed, i32(1)));
     waitBarrier(barrierAddress(kValueFull, stage), phase);
     NVVM::WgmmaFenceAlignedOp::create(b);
     state.out = issueValues(pending, stage, state.out);
@@ -631,7 +703,8 @@ private:
   }
 
   /// The shared memory matrix descriptor (PTX ISA, "Matrix Descriptor
-  /// Format") of a 128-byte swizzled operand at shared address \p address:
+  /// Format") of a 128-byte swizzled operand at shared address \p address
+  /// (i32):
   /// start address, leading and stride byte offsets (all >> 4), swizzle
   /// mode 1 (128B) in bits 62-63.
   Value getDescriptor(Value address, int64_t leadingBytes,
@@ -639,7 +712,7 @@ private:
     Type i64 = b.getI64Type();
     Value start = arith::AndIOp::create(
         b,
-        arith::ShRUIOp::create(b, arith::IndexCastOp::create(b, i64, address),
+        arith::ShRUIOp::create(b, arith::ExtUIOp::create(b, i64, address),
                                i64Constant(4)),
         i64Constant(0x3FFF));
     uint64_t fixed = (uint64_t(leadingBytes >> 4) << 16) |
@@ -668,7 +741,7 @@ private:
     Value queries = getDescriptor(
         arith::AddIOp::create(
             b, sharedBase,
-            arith::MulIOp::create(b, consumerRow, index(kSwizzleBytes))),
+            arith::MulIOp::create(b, word(consumerRow), i32(kSwizzleBytes))),
         /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
     Value keys = getDescriptor(tileAddress(stage, keyBuffersOffset()),
                                /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
@@ -709,8 +782,8 @@ private:
     return arith::AddIOp::create(
         b, sharedBase,
         arith::AddIOp::create(
-            b, arith::MulIOp::create(b, stage, index(keyBytes)),
-            index(firstOffset)));
+            b, arith::MulIOp::create(b, stage, i32(keyBytes)),
+            i32(firstOffset)));
   }
 
   /// out += A B, m64n{D}k16, A from four registers of packed pairs, B
@@ -830,7 +903,7 @@ private:
   // Epilogue
   //===--------------------------------------------------------------------===//
 
-  void buildEpilogue(Value batchIndex, const ConsumerState &state) {
+  void buildEpilogue(const ConsumerState &state) {
     deriveLaneValues();
     Value zero = f32(0.0f), one = f32(1.0f);
     Value inf = f32(std::numeric_limits<float>::infinity());
@@ -890,6 +963,22 @@ private:
   //===--------------------------------------------------------------------===//
 
   Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value dim(Argument tensor, int64_t axis) {
+    return memref::DimOp::create(b, argument(tensor), axis);
+  }
+  /// A size of \p tensor computed anew where it is used: what derives from
+  /// it per tile is not hoisted out of the tile loop, where it would hold
+  /// registers (the producer has 24) across the whole kernel.
+  Value freshDim(Argument tensor, int64_t axis) {
+    return hideFromHoisting(b, dim(tensor, axis));
+  }
+  /// \p value (an index that fits) as i32, and back.
+  Value word(Value value) {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), value);
+  }
+  Value toIndex(Value value) {
+    return arith::IndexCastUIOp::create(b, b.getIndexType(), value);
+  }
   Value i32(int64_t value) { return arith::ConstantIntOp::create(b, value, 32); }
   Value i64Constant(int64_t value) {
     return arith::ConstantIntOp::create(b, value, 64);
@@ -908,8 +997,12 @@ private:
   Type elementType;
   float scale, scaleLog2;
 
+  /// The thread and the 1024-byte aligned shared base (i32).
   Value threadId, sharedBase;
-  Value seqQ, seqK, firstRow, head, kvHead;
+  /// The current tile (forEachTile): its unit and whether it is the unit's
+  /// second row block (i32, i1), and what setTile derives from them.
+  Value tileUnit, tileSecond;
+  Value batchIndex, head, kvHead, firstRow, seqQ, seqK;
   KeyBlockRange range;
   /// Per-thread values of the current phase (deriveLaneValues).
   Value consumerRow, laneRow, quadCol;
@@ -988,7 +1081,23 @@ LogicalResult fmha::lowerAttentionToGPUSm90(AttentionOp op, TileAttr tile,
   b.setInsertionPointToStart(&func.getBody().front());
   Sm90AttentionKernelBuilder(op, tile, func, b).build();
 
-  createAttentionLaunch(host, op, func, tile, arguments);
+  // One CTA per unit of work (the JIT launches fewer: one per SM).
+  Value rowBlocks = arith::CeilDivUIOp::create(
+      host, memref::DimOp::create(host, op.getQ(), 2),
+      arith::ConstantIndexOp::create(host, tile.getBlockM()));
+  if (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()))
+    rowBlocks = arith::CeilDivUIOp::create(
+        host, rowBlocks, arith::ConstantIndexOp::create(host, 2));
+  Value units = arith::MulIOp::create(
+      host,
+      arith::MulIOp::create(host, rowBlocks,
+                            memref::DimOp::create(host, op.getQ(), 1)),
+      memref::DimOp::create(host, op.getQ(), 0));
+  Value ctas = arith::MinUIOp::create(
+      host, units, arith::ConstantIndexOp::create(host, kMaxGridDimX));
+  Value one = arith::ConstantIndexOp::create(host, 1);
+  createAttentionLaunch(host, op, func, tile, gpu::KernelDim3{ctas, one, one},
+                        arguments);
   op.erase();
   return success();
 }
