@@ -42,13 +42,13 @@
 // FMHA-SAME: mbarrier.try_wait.parity.shared.b64
 // FMHA-SAME: bar.sync \09[[TURN:%r[0-9]+]], 256;
 // FMHA-SAME: wgmma.fence.sync.aligned
-// FMHA-SAME: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16
+// FMHA-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // FMHA-SAME: p, 1,  1, 0,  0;
 // FMHA-SAME: wgmma.commit_group.sync.aligned
 // FMHA-SAME: bar.arrive
 // FMHA-SAME: wgmma.wait_group.sync.aligned \090
 // FMHA-SAME: bar.sync \09[[TURN]], 256;
-// FMHA-SAME: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16
+// FMHA-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // FMHA-SAME: wgmma.commit_group.sync.aligned
 // FMHA-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // FMHA-SAME: p, 1, 1, 1;

@@ -64,7 +64,7 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
   EXPECT_EQ(fa3.blockM, 128u);
   EXPECT_EQ(fa3.blockN, 128u);
   EXPECT_EQ(fa3.warps, 12u);
-  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true).blockN, 176u);
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true).blockN, 128u);
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false).warps, 16u);
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 256, true).blockN, 80u);
   AttentionTiling fa2 = getDefaultAttentionTiling(Chip::sm_80, 256, false);

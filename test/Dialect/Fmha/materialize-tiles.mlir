@@ -28,7 +28,7 @@ func.func @causal(%q64: memref<?x?x?x64xbf16>, %q128: memref<?x?x?x128xbf16>) {
   // SM90: causal {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 128, warps = 12, stages = 2>}
   fmha.attention q(%q64 : memref<?x?x?x64xbf16>) k(%q64 : memref<?x?x?x64xbf16>) v(%q64 : memref<?x?x?x64xbf16>) -> o(%q64 : memref<?x?x?x64xbf16>) causal
   // SM80: causal {tile = #fmha.tile<sm_80, block_m = 128, block_n = 64, warps = 4, stages = 1>}
-  // SM90: causal {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 176, warps = 12, stages = 2>}
+  // SM90: causal {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 128, warps = 12, stages = 2>}
   fmha.attention q(%q128 : memref<?x?x?x128xbf16>) k(%q128 : memref<?x?x?x128xbf16>) v(%q128 : memref<?x?x?x128xbf16>) -> o(%q128 : memref<?x?x?x128xbf16>) causal
   return
 }

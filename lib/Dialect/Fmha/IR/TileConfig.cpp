@@ -68,15 +68,18 @@ AttentionTiling fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim,
     // H100 (bench/attention-tiles.sh with FMHA_CHIP=sm_90a,
     // docs/BENCHMARKS.md; 4 x 2048/D heads x 4096 and 16 x 2048/D x 1024):
     // d64 non-causal 192x128 with 3 consumers (430 TFLOP/s against 384 for
-    // 128x128; causal: 128x128, 354 against 345); d128 non-causal 128x128
-    // (586; 176 and 192 columns: 544, 584), causal 128x176 (482 against
-    // 423); d256 128x80 (630; 128x64: 620), the widest block whose Q and
-    // two stages of K and V fit in shared memory.
+    // 128x128); d64 causal 128x128 (with the persistent grid, 192x128 wins
+    // at 4k and 16k, 409 and 494 against 396 and 438, but loses at 1k, 207
+    // against 248, below Triton); d128 128x128 (586 non-causal; 176 and 192
+    // columns: 544, 584; causal, persistent grid: 293 / 548 / 637 at 1k /
+    // 4k / 16k against 274 / 542 / 686 with 176 columns, 524 against 503
+    // on fp16 16 x 96 x 4k); d256 128x80 (630; 128x64: 620), the widest
+    // block whose Q and two stages of K and V fit in shared memory.
     if (headDim <= 64)
       return causal ? AttentionTiling{chip, 128, 128, 12, 2}
                     : AttentionTiling{chip, 192, 128, 16, 2};
     if (headDim <= 128)
-      return {chip, 128, causal ? 176u : 128u, 12, 2};
+      return {chip, 128, 128, 12, 2};
     return {chip, 128, 80, 12, 2};
   }
   llvm_unreachable("unknown chip");
