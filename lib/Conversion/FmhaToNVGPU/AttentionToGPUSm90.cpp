@@ -331,8 +331,9 @@ private:
   /// blocks passed so far (\p body returns the new count) and of the tiles
   /// (the parity of the Q barriers). CTA x takes the units of work x, x +
   /// gridDim.x, ... (AttentionSchedule in TileConfig.h). The unit loop runs
-  /// in 32 bits, as TMA coordinates do: a unit is at least 64 rows of 64
-  /// 2-byte elements, so no tensor in memory has 2^31 of them.
+  /// in 32 bits, as TMA coordinates do: there are at most as many units as
+  /// rows of q, each of at least 128 bytes, and 2^31 of them would be a
+  /// 256 GB q.
   void forEachTile(
       llvm::function_ref<Value(Value iteration, Value blocks)> body) {
     Value units = arith::MulIOp::create(
@@ -355,16 +356,16 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value position = loop.getInductionVar();
-    tileUnit = arith::AddIOp::create(
+    Value unit = arith::AddIOp::create(
         b, first,
         arith::MulIOp::create(
             b, arith::DivUIOp::create(b, position, i32(tilesPerUnit)), step));
-    tileSecond = arith::CmpIOp::create(
+    Value second = arith::CmpIOp::create(
         b, arith::CmpIPredicate::ne,
         arith::RemUIOp::create(b, position, i32(tilesPerUnit)), i32(0));
     ValueRange carried = loop.getRegionIterArgs();
     auto runTile = [&]() {
-      setTile(tileUnit, tileSecond);
+      setTile(unit, second);
       Value blocks = body(carried[0], carried[1]);
       return SmallVector<Value>{
           arith::AddIOp::create(b, carried[0], i32(1)), blocks};
@@ -374,9 +375,9 @@ private:
       return;
     }
     // The middle row block of an odd count has no partner: no second tile.
-    Value slot = arith::RemUIOp::create(b, tileUnit, getUnitsPerHead());
+    Value slot = arith::RemUIOp::create(b, unit, getUnitsPerHead());
     Value alone = arith::AndIOp::create(
-        b, tileSecond,
+        b, second,
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                               getLongerRowBlock(slot), slot));
     auto tile = scf::IfOp::create(
@@ -704,9 +705,8 @@ private:
 
   /// The shared memory matrix descriptor (PTX ISA, "Matrix Descriptor
   /// Format") of a 128-byte swizzled operand at shared address \p address
-  /// (i32):
-  /// start address, leading and stride byte offsets (all >> 4), swizzle
-  /// mode 1 (128B) in bits 62-63.
+  /// (i32): start address, leading and stride byte offsets (all >> 4),
+  /// swizzle mode 1 (128B) in bits 62-63.
   Value getDescriptor(Value address, int64_t leadingBytes,
                       int64_t strideBytes) {
     Type i64 = b.getI64Type();
@@ -999,9 +999,7 @@ private:
 
   /// The thread and the 1024-byte aligned shared base (i32).
   Value threadId, sharedBase;
-  /// The current tile (forEachTile): its unit and whether it is the unit's
-  /// second row block (i32, i1), and what setTile derives from them.
-  Value tileUnit, tileSecond;
+  /// The current tile's (setTile).
   Value batchIndex, head, kvHead, firstRow, seqQ, seqK;
   KeyBlockRange range;
   /// Per-thread values of the current phase (deriveLaneValues).
@@ -1081,16 +1079,17 @@ LogicalResult fmha::lowerAttentionToGPUSm90(AttentionOp op, TileAttr tile,
   b.setInsertionPointToStart(&func.getBody().front());
   Sm90AttentionKernelBuilder(op, tile, func, b).build();
 
-  // One CTA per unit of work (the JIT launches fewer: one per SM).
-  Value rowBlocks = arith::CeilDivUIOp::create(
+  // One CTA per unit of work (getAttentionWorkUnits; the JIT launches
+  // fewer: one per SM).
+  Value unitsPerHead = arith::CeilDivUIOp::create(
       host, memref::DimOp::create(host, op.getQ(), 2),
       arith::ConstantIndexOp::create(host, tile.getBlockM()));
   if (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()))
-    rowBlocks = arith::CeilDivUIOp::create(
-        host, rowBlocks, arith::ConstantIndexOp::create(host, 2));
+    unitsPerHead = arith::CeilDivUIOp::create(
+        host, unitsPerHead, arith::ConstantIndexOp::create(host, 2));
   Value units = arith::MulIOp::create(
       host,
-      arith::MulIOp::create(host, rowBlocks,
+      arith::MulIOp::create(host, unitsPerHead,
                             memref::DimOp::create(host, op.getQ(), 1)),
       memref::DimOp::create(host, op.getQ(), 0));
   Value ctas = arith::MinUIOp::create(
