@@ -73,21 +73,11 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
   EXPECT_EQ(fa2.warps, 8u);
 }
 
-TEST(TileConfig, SharedBytesCountQTilesAndStagedKAndV) {
-  // sm_90a: plus the 1024-byte alignment slack and 2 * Q buffers + 4 *
-  // stages barriers. A second Q buffer where it fits in 227 KB.
+TEST(TileConfig, SharedBytesCountOneQTileAndStagedKAndV) {
   AttentionTiling tiling{Chip::sm_90a, 128, 176, 12, 2};
-  EXPECT_EQ(getAttentionQueryBuffers(tiling, 128, 2), 1u);
+  // sm_90a: plus the 1024-byte alignment slack and 2 + 4 * stages barriers.
   EXPECT_EQ(getAttentionSharedBytes(tiling, 128, 2),
             uint64_t(128 + 2 * 2 * 176) * 128 * 2 + 1024 + 8 * (2 + 4 * 2));
-  AttentionTiling d128{Chip::sm_90a, 128, 128, 12, 2};
-  EXPECT_EQ(getAttentionQueryBuffers(d128, 128, 2), 2u);
-  EXPECT_EQ(getAttentionSharedBytes(d128, 128, 2),
-            uint64_t(2 * 128 + 2 * 2 * 128) * 128 * 2 + 1024 +
-                8 * (2 * 2 + 4 * 2));
-  EXPECT_EQ(getAttentionQueryBuffers({Chip::sm_90a, 128, 80, 12, 2}, 256, 2),
-            1u);
-  EXPECT_EQ(getAttentionQueryBuffers({Chip::sm_80, 64, 64, 4, 1}, 64, 2), 1u);
   EXPECT_EQ(getAttentionSharedBytes({Chip::sm_80, 128, 64, 4, 1}, 128, 2),
             uint64_t(128 + 2 * 64) * 128 * 2);
 }

@@ -137,15 +137,15 @@ TEST(Compile, AttentionLaunchConfig) {
   EXPECT_EQ(config.block, (std::array<unsigned, 3>{128, 1, 1}));
   EXPECT_EQ(config.sharedBytes, (128u + 2 * 64) * 128 * 2);
 
-  // sm_90a, 3 consumer warpgroups: 512 threads; two Q buffers and two
-  // stages of K and V, plus the alignment slack and the mbarriers.
+  // sm_90a, 3 consumer warpgroups: 512 threads; Q and two stages of K and
+  // V, plus the alignment slack and the mbarriers.
   AttentionTiling sm90{Chip::sm_90a, 192, 128, 16, 2};
   LaunchConfig hopper = getAttentionLaunchConfig(sm90, 64, 2, 3, 32, 1000);
   // Without a schedule: one CTA per row block of each (batch, head).
   EXPECT_EQ(hopper.grid, (std::array<unsigned, 3>{6 * 32 * 3, 1, 1}));
   EXPECT_EQ(hopper.block, (std::array<unsigned, 3>{512, 1, 1}));
   EXPECT_EQ(hopper.sharedBytes,
-            (2 * 192u + 2 * 2 * 128) * 64 * 2 + 1024 + 8 * (2 * 2 + 4 * 2));
+            (192u + 2 * 2 * 128) * 64 * 2 + 1024 + 8 * (2 + 4 * 2));
 
   // Causal pairs: ceil(6 / 2) units per (batch, head), 7 row blocks make 4.
   EXPECT_EQ(getAttentionLaunchConfig(sm90, 64, 2, 3, 32, 1000,

@@ -20,10 +20,9 @@
 // dynamic shared memory: getAttentionSharedBytes.
 //
 // Warpgroup 0 is the producer: one thread issues every TMA load. Q once per
-// tile (row block of a (batch, head)) into its Q buffers, K and V of each
-// key block into `stages` buffers, each buffer with a full and an empty
-// mbarrier. The other warpgroups are consumers, each owning 64 query rows:
-// per key block j
+// tile (row block of a (batch, head)), K and V of each key block into
+// `stages` buffers, each buffer with a full and an empty mbarrier. The other
+// warpgroups are consumers, each owning 64 query rows: per key block j
 //
 //   wait K_j, V_{j-1} full;  issue S_j = Q K_j^T (WGMMA, both operands in
 //                            shared memory), then O += P_{j-1} V_{j-1}
@@ -41,8 +40,7 @@
 // Registers move from the producer to the consumers with setmaxnreg.
 //
 // Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
-// every 8 rows of 128 bytes): the Q buffers (two where they fit:
-// getAttentionQueryBuffers), the K buffers, the V buffers, then the
+// every 8 rows of 128 bytes): Q, the K buffers, the V buffers, then the
 // mbarriers. A tile of R rows is D / 64 column blocks of R x 128 bytes, each
 // exactly one TMA box, which is also the canonical WGMMA layout: K-major
 // with 128-byte swizzle for Q and K (A and B of Q K^T), MN-major (transposed)
@@ -127,10 +125,6 @@ public:
     scaleLog2 = scale * static_cast<float>(M_LOG2E);
     queryBytes = blockM * headDim * 2;
     keyBytes = blockN * headDim * 2;
-    queryBuffers = getAttentionQueryBuffers(
-        {tile.getChip(), tile.getBlockM(), tile.getBlockN(), tile.getWarps(),
-         tile.getStages()},
-        headDim, /*elementBytes=*/2);
   }
 
   void build() {
@@ -191,24 +185,22 @@ private:
         i32(~(kAtomBytes - 1)));
   }
 
-  /// Offsets of the first K and the first V buffer, after the Q buffers;
-  /// buffer s is s * keyBytes further (tileAddress).
-  int64_t keyBuffersOffset() const { return queryBuffers * queryBytes; }
+  /// Offsets of the first K and the first V buffer; buffer s is s * keyBytes
+  /// further (tileAddress).
+  int64_t keyBuffersOffset() const { return queryBytes; }
   int64_t valueBuffersOffset() const {
-    return keyBuffersOffset() + stages * keyBytes;
+    return queryBytes + stages * keyBytes;
   }
   int64_t barrierOffset() const {
-    return keyBuffersOffset() + 2 * stages * keyBytes;
+    return queryBytes + 2 * stages * keyBytes;
   }
-  /// Barriers: Q full, Q empty, one per Q buffer each, then K full, V full,
-  /// K empty, V empty, one per K/V buffer each.
+  /// Barriers: Q full, Q empty, then K full, V full, K empty, V empty, one
+  /// per buffer each.
   enum Barrier { kQueryFull, kQueryEmpty, kKeyFull, kValueFull, kKeyEmpty,
                  kValueEmpty };
-  /// The barrier \p which of buffer \p stage (i32; none: buffer 0).
   Value barrierAddress(Barrier which, Value stage = Value()) {
-    int64_t slot = which <= kQueryEmpty
-                       ? which * queryBuffers
-                       : 2 * queryBuffers + (which - 2) * stages;
+    int64_t slot = which <= kQueryEmpty ? int64_t(which)
+                                        : 2 + (which - 2) * stages;
     Value offset = i32(barrierOffset() + 8 * slot);
     if (stage)
       offset = arith::AddIOp::create(
@@ -229,12 +221,10 @@ private:
       // empty ones when every consumer warp has arrived.
       Value one = i32(1);
       Value consumerWarps = i32(consumers * 4);
-      for (int64_t q = 0; q < queryBuffers; ++q) {
-        NVVM::MBarrierInitOp::create(b, barrierAddress(kQueryFull, i32(q)),
-                                     one, Value());
-        NVVM::MBarrierInitOp::create(b, barrierAddress(kQueryEmpty, i32(q)),
-                                     consumerWarps, Value());
-      }
+      NVVM::MBarrierInitOp::create(b, barrierAddress(kQueryFull), one,
+                                   Value());
+      NVVM::MBarrierInitOp::create(b, barrierAddress(kQueryEmpty),
+                                   consumerWarps, Value());
       for (int64_t s = 0; s < stages; ++s) {
         Value stage = i32(s);
         NVVM::MBarrierInitOp::create(b, barrierAddress(kKeyFull, stage), one,
@@ -436,22 +426,13 @@ private:
                                    window);
   }
 
-  /// The buffer and the barrier parity of the \p count-th use of a ring
-  /// of \p buffers (all i32).
-  std::pair<Value, Value> getBufferAndPhase(Value count, int64_t buffers) {
-    Value buffer = arith::RemUIOp::create(b, count, i32(buffers));
-    Value phase = arith::RemUIOp::create(
-        b, arith::DivUIOp::create(b, count, i32(buffers)), i32(2));
-    return {buffer, phase};
-  }
-  /// The K/V buffer and barrier parity of the \p count-th key block.
+  /// The buffer and the barrier parity of the \p count-th key block (all
+  /// i32).
   std::pair<Value, Value> getStageAndPhase(Value count) {
-    return getBufferAndPhase(count, stages);
-  }
-  /// The shared address of Q buffer \p buffer (i32).
-  Value queryAddress(Value buffer) {
-    return arith::AddIOp::create(
-        b, sharedBase, arith::MulIOp::create(b, buffer, i32(queryBytes)));
+    Value stage = arith::RemUIOp::create(b, count, i32(stages));
+    Value phase = arith::RemUIOp::create(
+        b, arith::DivUIOp::create(b, count, i32(stages)), i32(2));
+    return {stage, phase};
   }
 
   //===--------------------------------------------------------------------===//
@@ -477,16 +458,13 @@ private:
   }
 
   Value buildProducer(Value iteration, Value loaded) {
-    // Q, into the buffer the consumers are done with: with two, the one of
-    // the tile before the current, so the load runs under the current one.
-    auto [queryBuffer, queryPhase] =
-        getBufferAndPhase(iteration, queryBuffers);
-    waitBarrier(barrierAddress(kQueryEmpty, queryBuffer),
-                arith::XOrIOp::create(b, queryPhase, i32(1)));
-    Value full = barrierAddress(kQueryFull, queryBuffer);
+    // Q, once the consumers are done with the previous tile's.
+    Value parity = arith::RemUIOp::create(b, iteration, i32(2));
+    waitBarrier(barrierAddress(kQueryEmpty),
+                arith::XOrIOp::create(b, parity, i32(1)));
+    Value full = barrierAddress(kQueryFull);
     expectBytes(full, queryBytes);
-    loadTile(kQMap, queryAddress(queryBuffer), full, word(firstRow),
-             word(head), blockM);
+    loadTile(kQMap, sharedBase, full, word(firstRow), word(head), blockM);
 
     // K and V of every key block, last to first, as the consumers visit
     // them (in 32 bits, as TMA coordinates).
@@ -560,10 +538,8 @@ private:
   /// drain step adds the last P V.
   Value buildConsumer(Value iteration, Value consumed) {
     deriveLaneValues();
-    Value queryPhase;
-    std::tie(queryBuffer, queryPhase) =
-        getBufferAndPhase(iteration, queryBuffers);
-    waitBarrier(barrierAddress(kQueryFull, queryBuffer), queryPhase);
+    waitBarrier(barrierAddress(kQueryFull),
+                arith::RemUIOp::create(b, iteration, i32(2)));
 
     ConsumerState state;
     state.out = LLVM::ZeroOp::create(b, getAccumulatorType(headDim));
@@ -598,14 +574,14 @@ private:
             std::tie(current, pending) = buildKeyBlocks(
                 below(range.unmaskedBegin), range.firstBlock,
                 /*masked=*/true, current, pending);
-          // Every S = Q K^T has completed: the producer may load a later
+          // Every S = Q K^T has completed: the producer may load the next
           // tile's Q under the last P V and the epilogue.
-          releaseBuffer(barrierAddress(kQueryEmpty, queryBuffer));
+          releaseBuffer(barrierAddress(kQueryEmpty));
           current = drainValues(current, pending);
           scf::YieldOp::create(b, current.flatten());
         },
         [&](OpBuilder &, Location) {
-          releaseBuffer(barrierAddress(kQueryEmpty, queryBuffer));
+          releaseBuffer(barrierAddress(kQueryEmpty));
           scf::YieldOp::create(b, initial);
         });
     state = ConsumerState::unflatten(blocks.getResults());
@@ -764,7 +740,7 @@ private:
   Value issueScores(Value stage) {
     Value queries = getDescriptor(
         arith::AddIOp::create(
-            b, queryAddress(queryBuffer),
+            b, sharedBase,
             arith::MulIOp::create(b, word(consumerRow), i32(kSwizzleBytes))),
         /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
     Value keys = getDescriptor(tileAddress(stage, keyBuffersOffset()),
@@ -1017,14 +993,14 @@ private:
   AttentionWindow window;
 
   int64_t blockM, blockN, stages, consumers, headDim, columnBlocks;
-  int64_t queryBytes, keyBytes, queryBuffers;
+  int64_t queryBytes, keyBytes;
   Type elementType;
   float scale, scaleLog2;
 
   /// The thread and the 1024-byte aligned shared base (i32).
   Value threadId, sharedBase;
-  /// The current tile's (setTile), and, in a consumer, its Q buffer (i32).
-  Value batchIndex, head, kvHead, firstRow, seqQ, seqK, queryBuffer;
+  /// The current tile's (setTile).
+  Value batchIndex, head, kvHead, firstRow, seqQ, seqK;
   KeyBlockRange range;
   /// Per-thread values of the current phase (deriveLaneValues).
   Value consumerRow, laneRow, quadCol;

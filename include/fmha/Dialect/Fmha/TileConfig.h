@@ -50,16 +50,9 @@ AttentionTiling getDefaultAttentionTiling(Chip chip, unsigned headDim,
 /// WGMMA extents); the error says which rule failed and with what value.
 llvm::Error checkAttentionTiling(const AttentionTiling &tiling);
 
-/// Q tiles of the sm_90a kernel: two where they fit beside the K and V
-/// stages, so that the producer loads the next tile's Q while the consumers
-/// still read the current one; else one (and 1 on sm_80).
-unsigned getAttentionQueryBuffers(const AttentionTiling &tiling,
-                                  unsigned headDim, unsigned elementBytes);
-
-/// Shared memory the tiling needs: the Q tile(s) plus `stages` K and V
-/// tiles (the output tile reuses the Q buffer); on sm_90a also room to
-/// align the tiles to the 1024-byte swizzle atom and the pipeline's
-/// mbarriers.
+/// Shared memory the tiling needs: one Q tile plus `stages` K and V tiles
+/// (the output tile reuses the Q buffer); on sm_90a also room to align the
+/// tiles to the 1024-byte swizzle atom and the pipeline's mbarriers.
 uint64_t getAttentionSharedBytes(const AttentionTiling &tiling,
                                  unsigned headDim, unsigned elementBytes);
 

@@ -141,40 +141,17 @@ llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
   llvm_unreachable("unknown chip");
 }
 
-/// The sm_90a layout's bytes with \p queryBuffers Q tiles
-/// (AttentionToGPUSm90.cpp): 1024-byte alignment slack, the tiles, then two
-/// barriers per Q buffer and four per stage (K and V, full and empty), 8
-/// bytes each.
-static uint64_t getSm90SharedBytes(const AttentionTiling &tiling,
-                                   unsigned headDim, unsigned elementBytes,
-                                   unsigned queryBuffers) {
-  uint64_t rows = uint64_t(queryBuffers) * tiling.blockM +
-                  2 * uint64_t(tiling.stages) * uint64_t(tiling.blockN);
-  return 1024 + rows * headDim * elementBytes +
-         8 * (2 * uint64_t(queryBuffers) + 4 * uint64_t(tiling.stages));
-}
-
-unsigned fmha::getAttentionQueryBuffers(const AttentionTiling &tiling,
-                                        unsigned headDim,
-                                        unsigned elementBytes) {
-  if (tiling.chip != Chip::sm_90a)
-    return 1;
-  return getSm90SharedBytes(tiling, headDim, elementBytes, 2) <=
-                 getChipLimits(tiling.chip).maxSharedBytesPerBlock
-             ? 2
-             : 1;
-}
-
 uint64_t fmha::getAttentionSharedBytes(const AttentionTiling &tiling,
                                        unsigned headDim,
                                        unsigned elementBytes) {
-  if (tiling.chip == Chip::sm_90a)
-    return getSm90SharedBytes(
-        tiling, headDim, elementBytes,
-        getAttentionQueryBuffers(tiling, headDim, elementBytes));
-  return (uint64_t(tiling.blockM) +
-          2 * uint64_t(tiling.stages) * uint64_t(tiling.blockN)) *
-         headDim * elementBytes;
+  uint64_t rows = uint64_t(tiling.blockM) +
+                  2 * uint64_t(tiling.stages) * uint64_t(tiling.blockN);
+  uint64_t tiles = rows * headDim * elementBytes;
+  if (tiling.chip != Chip::sm_90a)
+    return tiles;
+  // AttentionToGPUSm90.cpp: 1024-byte alignment slack, then two Q barriers
+  // and four per stage (K and V, full and empty), 8 bytes each.
+  return 1024 + tiles + 8 * (2 + 4 * uint64_t(tiling.stages));
 }
 
 int64_t fmha::getAttentionWorkUnits(int64_t batch, int64_t heads,
