@@ -6,8 +6,8 @@
 
 // The sm_90a attention kernels of the other default tiles, compiled as a
 // whole program (as the driver's JIT loads them): d64 non-causal with
-// three consumer warpgroups (setmaxnreg 32/160, two Q buffers), d256
-// causal (one Q buffer, causal row-block pairs), a windowed f16 d128: no
+// three consumer warpgroups (setmaxnreg 32/160), d256 causal (causal
+// row-block pairs), a windowed f16 d128 (single row blocks): no
 // C75xx "Potential Performance Loss" note, no spill and no stack frame in
 // any of them.
 
