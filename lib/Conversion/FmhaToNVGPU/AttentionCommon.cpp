@@ -236,12 +236,17 @@ Value fmha::emitExp2(ImplicitLocOpBuilder &b, Value x) {
 }
 
 Value fmha::hideFromHoisting(ImplicitLocOpBuilder &b, Value value) {
-  Type i64 = b.getI64Type();
-  Value wide = arith::IndexCastOp::create(b, i64, value);
+  // An i32 moves as itself; an index as i64 (the kernels' index width).
+  bool word = value.getType().isInteger(32);
+  Type type = word ? b.getI32Type() : b.getI64Type();
+  Value moved = word ? value : arith::IndexCastOp::create(b, type, value);
   auto move = LLVM::InlineAsmOp::create(
-      b, i64, ValueRange{wide}, "mov.b64 $0, $1;", "=l,l",
+      b, type, ValueRange{moved}, word ? "mov.b32 $0, $1;" : "mov.b64 $0, $1;",
+      word ? "=r,r" : "=l,l",
       /*has_side_effects=*/true, /*is_align_stack=*/false,
       LLVM::TailCallKind::None, /*asm_dialect=*/LLVM::AsmDialectAttr(),
       /*operand_attrs=*/ArrayAttr());
+  if (word)
+    return move.getResult(0);
   return arith::IndexCastOp::create(b, b.getIndexType(), move.getResult(0));
 }

@@ -113,7 +113,7 @@ Value emitExp2(ImplicitLocOpBuilder &b, Value x);
 
 /// \p value through a side-effecting register move: equal to it, but
 /// computed anew where it is called, so nothing derived from it is hoisted
-/// out of the enclosing loop.
+/// out of the enclosing loop. \p value is an index or an i32.
 Value hideFromHoisting(ImplicitLocOpBuilder &b, Value value);
 
 } // namespace mlir::fmha

@@ -113,7 +113,7 @@ public:
   void build() {
     Value q = func.getArgument(0);
     setUpSharedTiles();
-    threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    threadId = word(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
     deriveLaneValues(threadId);
 
     CtaCoordinates cta =
@@ -145,37 +145,36 @@ private:
   /// a few integer ops per key block.
   void deriveLaneValues(Value id) {
     tid = id;
-    Value lane = arith::RemUIOp::create(b, tid, index(kThreadsPerWarp));
+    Value lane = arith::RemUIOp::create(b, tid, i32(kThreadsPerWarp));
     warpRow = arith::MulIOp::create(
-        b, arith::DivUIOp::create(b, tid, index(kThreadsPerWarp)),
-        index(mTiles * kMmaM));
-    quadRow = arith::DivUIOp::create(b, lane, index(4));
-    quadCol = arith::RemUIOp::create(b, lane, index(4));
+        b, arith::DivUIOp::create(b, tid, i32(kThreadsPerWarp)),
+        i32(mTiles * kMmaM));
+    quadRow = arith::DivUIOp::create(b, lane, i32(4));
+    quadCol = arith::RemUIOp::create(b, lane, i32(4));
     // The lane's row and 16-byte chunk in each ldmatrix.x4 (PTX ISA,
     // "ldmatrix"): lane l addresses row l % 8 of matrix l / 8.
-    Value laneMod8 = arith::RemUIOp::create(b, lane, index(8));
-    Value matrix = arith::DivUIOp::create(b, lane, index(8));
-    Value matrixBit0 = arith::RemUIOp::create(b, matrix, index(2));
-    Value matrixBit1 = arith::DivUIOp::create(b, matrix, index(2));
+    Value laneMod8 = arith::RemUIOp::create(b, lane, i32(8));
+    Value matrix = arith::DivUIOp::create(b, lane, i32(8));
+    Value matrixBit0 = arith::RemUIOp::create(b, matrix, i32(2));
+    Value matrixBit1 = arith::DivUIOp::create(b, matrix, i32(2));
     // A of Q K^T (Q rows): matrices (rows 0-7, k 0-7), (8-15, 0-7),
     // (0-7, 8-15), (8-15, 8-15).
     queryLanes = getLaneMatrices(
         arith::AddIOp::create(b, warpRow,
-                              arith::RemUIOp::create(b, lane, index(16))),
+                              arith::RemUIOp::create(b, lane, i32(16))),
         matrixBit1);
     // B of Q K^T (K rows are its columns): (n 0-7, k 0-7), (0-7, 8-15),
     // (8-15, 0-7), (8-15, 8-15): two n8 tiles of one k16 step.
     keyLanes = getLaneMatrices(
         arith::AddIOp::create(b, laneMod8,
-                              arith::MulIOp::create(b, matrixBit1, index(8))),
+                              arith::MulIOp::create(b, matrixBit1, i32(8))),
         matrixBit0);
     // B of P V, transposed: (k 0-7, d 0-7), (8-15, 0-7), (0-7, 8-15),
     // (8-15, 8-15): two d8 tiles of one k16 step.
     valueLanes = getLaneMatrices(
         arith::AddIOp::create(b, laneMod8,
-                              arith::MulIOp::create(b, matrixBit0, index(8))),
+                              arith::MulIOp::create(b, matrixBit0, i32(8))),
         matrixBit1);
-
   }
 
   //===--------------------------------------------------------------------===//
@@ -185,11 +184,14 @@ private:
   void buildRowBlock() {
     KeyBlockRange range = KeyBlockRange::compute(b, seqQ, seqK, firstRow,
                                                  blockM, blockN, window);
-    diagonal = range.diagonal;
-    firstBlock = range.firstBlock;
-    lastBlockEnd = range.lastBlockEnd;
-    unmaskedBegin = range.unmaskedBegin;
-    unmaskedEnd = range.unmaskedEnd;
+    // Block numbers (all in [0, ceil(Sk / block_n)]) and the key loops in
+    // i32: 64-bit bounds carried through the loops took two registers each,
+    // and the d64 and d256 kernels spilled them. Sk < 2^31 keys (2^31 rows
+    // of K would be 256 GiB at head dim 64).
+    firstBlock = word(range.firstBlock);
+    lastBlockEnd = word(range.lastBlockEnd);
+    unmaskedBegin = word(range.unmaskedBegin);
+    unmaskedEnd = word(range.unmaskedEnd);
 
     // Prologue: Q and the first (last-indexed) K block in one group.
     copyTile(func.getArgument(0), head, firstRow, seqQ, sharedQ, blockM,
@@ -198,7 +200,7 @@ private:
                                            lastBlockEnd, firstBlock);
     scf::IfOp::create(b, anyBlock, [&](OpBuilder &, Location) {
       copyKeyBlock(func.getArgument(1), sharedK,
-                   arith::SubIOp::create(b, lastBlockEnd, index(1)),
+                   arith::SubIOp::create(b, lastBlockEnd, i32(1)),
                    /*bounded=*/true);
       scf::YieldOp::create(b);
     });
@@ -224,12 +226,12 @@ private:
   SoftmaxState buildKeyBlocks(Value end, Value begin, bool masked,
                               const SoftmaxState &state) {
     Value count = arith::SubIOp::create(b, end, begin);
-    auto loop = scf::ForOp::create(b, index(0), count, index(1),
-                                   state.flatten());
+    auto loop =
+        scf::ForOp::create(b, i32(0), count, i32(1), state.flatten());
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value block = arith::SubIOp::create(
-        b, arith::SubIOp::create(b, end, index(1)), loop.getInductionVar());
+        b, arith::SubIOp::create(b, end, i32(1)), loop.getInductionVar());
     SoftmaxState current = SoftmaxState::unflatten(
         loop.getRegionIterArgs(), state.out.size(), state.rowMax.size());
     SoftmaxState next = buildKeyBlock(block, masked, current);
@@ -241,7 +243,7 @@ private:
 
   SoftmaxState buildKeyBlock(Value block, bool masked,
                              const SoftmaxState &state) {
-    Value keyBase = arith::MulIOp::create(b, block, index(blockN));
+    Value keyBase = toIndex(arith::MulIOp::create(b, block, i32(blockN)));
     deriveLaneValues(hideFromHoisting(b, threadId));
     // K_n has landed, and every warp is done reading V_{n+1}.
     waitForCopies();
@@ -261,7 +263,7 @@ private:
         arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, block, firstBlock);
     scf::IfOp::create(b, more, [&](OpBuilder &, Location) {
       copyKeyBlock(func.getArgument(1), sharedK,
-                   arith::SubIOp::create(b, block, index(1)),
+                   arith::SubIOp::create(b, block, i32(1)),
                    /*bounded=*/false);
       commitCopies();
       scf::YieldOp::create(b);
@@ -335,9 +337,10 @@ private:
     int64_t threads = warps * kThreadsPerWarp;
     assert(threads % rowChunks == 0 && "a pass covers whole rows");
     int64_t rowsPerPass = threads / rowChunks;
-    Value firstLocalRow = arith::DivUIOp::create(b, tid, index(rowChunks));
-    Value chunk = arith::RemUIOp::create(b, tid, index(rowChunks));
-    Value column = arith::MulIOp::create(b, chunk, index(chunkElements));
+    Value firstLocalRow = arith::DivUIOp::create(b, tid, i32(rowChunks));
+    Value chunk = arith::RemUIOp::create(b, tid, i32(rowChunks));
+    Value column =
+        toIndex(arith::MulIOp::create(b, chunk, i32(chunkElements)));
     Value lastValid = arith::SubIOp::create(b, valid, index(1));
     Value sameSwizzle = rowsPerPass % kSwizzleRows == 0
                             ? swizzle(firstLocalRow, chunk)
@@ -348,8 +351,8 @@ private:
       // own: computed all up front, 16 passes of 64-bit addresses and
       // bounds spill at head dim 128.
       Value row = arith::AddIOp::create(b, hideFromHoisting(b, firstLocalRow),
-                                        index(pass * rowsPerPass));
-      Value sourceRow = arith::AddIOp::create(b, first, row);
+                                        i32(pass * rowsPerPass));
+      Value sourceRow = arith::AddIOp::create(b, first, toIndex(row));
       Value sourceElements;
       if (bounded) {
         Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
@@ -358,10 +361,11 @@ private:
         sourceElements = arith::SelectOp::create(
             b, inBounds, index(chunkElements), index(0));
       }
-      SmallVector<Value, 4> source = {batchIndex, headIndex, sourceRow,
-                                      column};
+      SmallVector<Value, 4> source = {hideFromHoisting(b, batchIndex),
+                                      headIndex, sourceRow, column};
       SmallVector<Value, 2> destination = {
-          row, sameSwizzle ? sameSwizzle : swizzle(row, chunk)};
+          toIndex(row),
+          toIndex(sameSwizzle ? sameSwizzle : swizzle(row, chunk))};
       nvgpu::DeviceAsyncCopyOp::create(
           b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), shared,
           destination, global, source, b.getIndexAttr(chunkElements),
@@ -369,11 +373,15 @@ private:
     }
   }
 
-  /// Copies key block \p block of \p global (K or V) into \p shared;
+  /// Copies key block \p block (i32) of \p global (K or V) into \p shared;
   /// \p bounded when the block may extend past Sk.
   void copyKeyBlock(Value global, Value shared, Value block, bool bounded) {
-    copyTile(global, kvHead, arith::MulIOp::create(b, block, index(blockN)),
-             seqK, shared, blockN, bounded);
+    // The (batch, head) part of the source address derives from hidden
+    // copies (here and in emitTileCopy): hoisted out of the key loops, it
+    // is a 64-bit register pair per copy held across the GEMMs.
+    copyTile(global, hideFromHoisting(b, kvHead),
+             toIndex(arith::MulIOp::create(b, block, i32(blockN))), seqK,
+             shared, blockN, bounded);
   }
 
   /// Starts a cp.async group of the copies issued since the last one.
@@ -393,9 +401,9 @@ private:
 
   /// The column of 16-byte chunk \p chunk of row \p row in a swizzled tile.
   Value swizzle(Value row, Value chunk) {
-    Value phase = arith::RemUIOp::create(b, row, index(kSwizzleRows));
+    Value phase = arith::RemUIOp::create(b, row, i32(kSwizzleRows));
     return arith::MulIOp::create(b, arith::XOrIOp::create(b, chunk, phase),
-                                 index(chunkElements));
+                                 i32(chunkElements));
   }
 
   //===--------------------------------------------------------------------===//
@@ -419,13 +427,13 @@ private:
   LaneMatrices getLaneMatrices(Value row, Value chunk) {
     LaneMatrices lanes;
     lanes.row = row;
-    Value phase = arith::RemUIOp::create(b, row, index(kSwizzleRows));
+    Value phase = arith::RemUIOp::create(b, row, i32(kSwizzleRows));
     for (int64_t k = 0; k < 4; ++k)
       lanes.columns[k] = arith::MulIOp::create(
           b,
           arith::XOrIOp::create(
-              b, arith::AddIOp::create(b, chunk, index(2 * k)), phase),
-          index(chunkElements));
+              b, arith::AddIOp::create(b, chunk, i32(2 * k)), phase),
+          i32(chunkElements));
     return lanes;
   }
 
@@ -433,12 +441,12 @@ private:
   /// chunks lanes' + 2 * \p chunkPair.
   Value loadMatrices(Value shared, const LaneMatrices &lanes,
                      int64_t rowOffset, int64_t chunkPair, bool transpose) {
-    Value row = arith::AddIOp::create(b, lanes.row, index(rowOffset));
+    Value row = arith::AddIOp::create(b, lanes.row, i32(rowOffset));
     Value column =
         arith::AddIOp::create(b, lanes.columns[chunkPair % 4],
-                              index(chunkPair / 4 * kSwizzleRows *
-                                    chunkElements));
-    SmallVector<Value, 2> at = {row, column};
+                              i32(chunkPair / 4 * kSwizzleRows *
+                                  chunkElements));
+    SmallVector<Value, 2> at = {toIndex(row), toIndex(column)};
     return nvgpu::LdMatrixOp::create(
         b, VectorType::get({4, 2}, elementType), shared, at, transpose,
         /*numTiles=*/4);
@@ -542,8 +550,10 @@ private:
   /// The query row of half \p half of m16 tile \p m that this lane holds.
   Value getLaneRow(int64_t m, int64_t half) {
     return arith::AddIOp::create(
-        b, arith::AddIOp::create(b, firstRow, warpRow),
-        arith::AddIOp::create(b, quadRow, index(m * kMmaM + half * 8)));
+        b, firstRow,
+        toIndex(arith::AddIOp::create(
+            b, warpRow,
+            arith::AddIOp::create(b, quadRow, i32(m * kMmaM + half * 8)))));
   }
 
   /// Sets scores of invisible keys (past Sk, or outside the causal or
@@ -551,11 +561,16 @@ private:
   void applyMask(SmallVectorImpl<Value> &scores, Value keyBase) {
     // This lane's columns in each n8 tile are 2t and 2t + 1.
     Value laneKey = arith::AddIOp::create(
-        b, keyBase, arith::MulIOp::create(b, quadCol, index(2)));
+        b, keyBase, toIndex(arith::MulIOp::create(b, quadCol, i32(2))));
     Value minusInf = f32(-std::numeric_limits<float>::infinity());
+    // Sk and Sk - Sq read anew in each masked block: derived once, they and
+    // what derives from them are 64-bit values held across every key loop.
+    Value keys = hideFromHoisting(b, seqK);
+    Value diagonal =
+        arith::SubIOp::create(b, keys, hideFromHoisting(b, seqQ));
     for (int64_t m = 0; m < mTiles; ++m)
       for (int64_t half = 0; half < 2; ++half) {
-        RowMask mask = RowMask::compute(b, getLaneRow(m, half), laneKey, seqK,
+        RowMask mask = RowMask::compute(b, getLaneRow(m, half), laneKey, keys,
                                         diagonal, blockN, window);
         for (int64_t n = 0; n < nTiles; ++n) {
           Value &tile = scores[m * nTiles + n];
@@ -631,6 +646,10 @@ private:
   //===--------------------------------------------------------------------===//
 
   void buildEpilogue(const SoftmaxState &state) {
+    // O is staged in the Q tile. A row block that sees no key block (causal
+    // or windowed rows before the first key) never waited for its Q copy,
+    // and a thread's copies land in other warps' rows: wait for them all.
+    waitForCopies();
     deriveLaneValues(hideFromHoisting(b, threadId));
     Value zero = f32(0.0f), one = f32(1.0f);
     Value inf = f32(std::numeric_limits<float>::infinity());
@@ -647,8 +666,8 @@ private:
         Value inverse = arith::SelectOp::create(
             b, empty, zero, arith::DivFOp::create(b, one, sum));
         Value rowRow = arith::AddIOp::create(
-            b, warpRow, arith::AddIOp::create(b, quadRow,
-                                              index(m * kMmaM + half * 8)));
+            b, warpRow,
+            arith::AddIOp::create(b, quadRow, i32(m * kMmaM + half * 8)));
         Value inversePair = vector::BroadcastOp::create(
             b, VectorType::get({2}, b.getF32Type()), inverse);
         // O rows go to the (now unused) Q tile, then out in 16-byte rows.
@@ -658,10 +677,10 @@ private:
           Value rounded = arith::TruncFOp::create(
               b, pairType, arith::MulFOp::create(b, pair, inversePair));
           Value column = arith::AddIOp::create(
-              b, swizzle(rowRow, index(d)),
-              arith::MulIOp::create(b, quadCol, index(2)));
+              b, swizzle(rowRow, i32(d)),
+              arith::MulIOp::create(b, quadCol, i32(2)));
           vector::StoreOp::create(b, rounded, sharedQ,
-                                  ValueRange{rowRow, column});
+                                  ValueRange{toIndex(rowRow), toIndex(column)});
         }
         if (lse) {
           Value logSum = math::LogOp::create(b, sum);
@@ -677,7 +696,7 @@ private:
     if (lse) {
       // The lane holding columns 0-1 of a row writes its LSE.
       Value firstLane = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                              quadCol, index(0));
+                                              quadCol, i32(0));
       scf::IfOp::create(b, firstLane, [&](OpBuilder &, Location) {
         for (int64_t m = 0; m < mTiles; ++m)
           for (int64_t half = 0; half < 2; ++half) {
@@ -704,23 +723,24 @@ private:
     int64_t chunks = blockM * rowChunks;
     auto chunkType = VectorType::get({chunkElements}, elementType);
     for (int64_t start = 0; start < chunks; start += threads) {
-      Value chunkIndex = arith::AddIOp::create(b, tid, index(start));
-      Value row = arith::DivUIOp::create(b, chunkIndex, index(rowChunks));
-      Value chunk = arith::RemUIOp::create(b, chunkIndex, index(rowChunks));
-      Value globalRow = arith::AddIOp::create(b, firstRow, row);
+      Value chunkIndex = arith::AddIOp::create(b, tid, i32(start));
+      Value row = arith::DivUIOp::create(b, chunkIndex, i32(rowChunks));
+      Value chunk = arith::RemUIOp::create(b, chunkIndex, i32(rowChunks));
+      Value globalRow = arith::AddIOp::create(b, firstRow, toIndex(row));
       Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
                                           globalRow, seqQ);
       if (start + threads > chunks)
         valid = arith::AndIOp::create(
             b, valid,
             arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunkIndex,
-                                  index(chunks)));
+                                  i32(chunks)));
       scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
-        SmallVector<Value, 2> from = {row, swizzle(row, chunk)};
+        SmallVector<Value, 2> from = {toIndex(row),
+                                      toIndex(swizzle(row, chunk))};
         Value data = vector::LoadOp::create(b, chunkType, sharedQ, from);
         SmallVector<Value, 4> to = {
             batchIndex, head, globalRow,
-            arith::MulIOp::create(b, chunk, index(chunkElements))};
+            toIndex(arith::MulIOp::create(b, chunk, i32(chunkElements)))};
         vector::StoreOp::create(b, data, out, to, /*nontemporal=*/false,
                                 llvm::MaybeAlign(kChunkBytes));
         scf::YieldOp::create(b);
@@ -733,6 +753,14 @@ private:
   //===--------------------------------------------------------------------===//
 
   Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value i32(int64_t value) { return arith::ConstantIntOp::create(b, value, 32); }
+  /// \p value (an index that fits) as i32, and back.
+  Value word(Value value) {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), value);
+  }
+  Value toIndex(Value value) {
+    return arith::IndexCastUIOp::create(b, b.getIndexType(), value);
+  }
 
   Value f32(float value) {
     return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(value));
@@ -752,7 +780,8 @@ private:
   /// The thread id, and per-thread values of the current phase.
   Value threadId, tid, warpRow, quadRow, quadCol;
   LaneMatrices queryLanes, keyLanes, valueLanes;
-  Value seqQ, seqK, diagonal, firstRow, head, kvHead, batchIndex;
+  Value seqQ, seqK, firstRow, head, kvHead, batchIndex;
+  /// i32 block numbers.
   Value firstBlock, lastBlockEnd, unmaskedBegin, unmaskedEnd;
 };
 
