@@ -4,10 +4,8 @@
 # (B=4, S=4096, H*D=2048, bf16) and, for sm_90a, a 1k-token row (B=16),
 # with torch SDPA's flash backend timed in the same run (GPU machine, .gpu/
 # carried): the data behind getDefaultAttentionTiling. Each non-default tile
-# is first checked against kernels-ref on an odd causal GQA problem. For
-# sm_80 it also times the default tile through the driver's PTX JIT
-# (FMHA_NVJITLINK=off), whose whole-program ptxas allocates registers
-# differently from nvJitLink's. Prints one line per (row, tile).
+# is first checked against kernels-ref on an odd causal GQA problem. Prints
+# one line per (row, tile).
 # FMHA_HEAD_DIMS (default "64 128 256") and FMHA_TILES (one list for every
 # head dim) narrow or replace the sweep.
 set -uo pipefail
@@ -51,12 +49,6 @@ for d in $head_dims; do
   for causal in "" --causal; do
     row="--batch=$batch --heads=$heads --seq-q=$seq --head-dim=$d $causal --no-check --time --seed=1"
     for tile in default ${tiles[$d]}; do
-      if [ "$tile" = default ] && [ "$FMHA_CHIP" = sm_80 ]; then
-        result=$("$runner" attention --candidate=jit $row 2>&1 | grep -E "^time" | sed 's/.*: //')
-        driver=$(FMHA_NVJITLINK=off "$runner" attention --candidate=jit $row 2>&1 | grep -E "^time" | sed 's/.*: //')
-        printf '%sx%sx%sx%s %-9s tile %-12s %s | driver JIT: %s\n' "$batch" "$heads" "$seq" "$d" "${causal:---}" default "$result" "$driver"
-        continue
-      fi
       result=$([ "$tile" = default ] || export FMHA_ATTENTION_TILE=$tile
                "$runner" attention --candidate=jit $row 2>&1 | grep -E "^time|error" | sed 's/.*: //')
       printf '%sx%sx%sx%s %-9s tile %-12s %s\n' "$batch" "$heads" "$seq" "$d" "${causal:---}" "$tile" "$result"

@@ -55,30 +55,35 @@ llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
   std::string driverName =
       llvm::formatv("the driver (CUDA {0})", driver.str()).str();
 
-  // nvJitLink compiles PTX as relocatable code (ptxas -c), which ignores
-  // setmaxnreg (ptxas C7504) and serializes WGMMA (C7509): the
-  // warp-specialized sm_90a kernels would run with a third of their
-  // registers. The driver's JIT compiles the whole program, so sm_90a loads
-  // through it whenever it accepts the PTX.
-  if (chip == Chip::sm_90a) {
-    llvm::Expected<PtxIsa> isa = selectPtxIsa(chip, driver, driverName);
-    if (isa)
-      return LoadPlan{chip, *linkArch, LoadPath::DriverJit, *isa,
-                      driverName + " compiles the sm_90a PTX as a whole "
-                                   "program (nvJitLink's relocatable "
-                                   "compile would ignore setmaxnreg)"};
-    llvm::consumeError(isa.takeError());
-  }
+  // nvJitLink compiles PTX as relocatable code (ptxas -c). For sm_90a that
+  // ignores setmaxnreg (ptxas C7504) and serializes WGMMA (C7509): the
+  // warp-specialized kernels would run with a third of their registers. For
+  // sm_80 it schedules the attention kernels as if registers were free and
+  // spills at every head dim, where the whole program spills at d128 only
+  // (and less), 7-9% slower on the H100 at d128 (docs/BENCHMARKS.md). The
+  // driver's JIT compiles the whole program, so both chips load through it
+  // whenever it accepts the PTX; nvJitLink is the fallback for drivers that
+  // do not.
+  llvm::Expected<PtxIsa> driverIsa = selectPtxIsa(chip, driver, driverName);
+  if (driverIsa)
+    return LoadPlan{chip, *linkArch, LoadPath::DriverJit, *driverIsa,
+                    llvm::formatv("{0} compiles the {1} PTX for {2} as a "
+                                  "whole program",
+                                  driverName, stringifyChip(chip), *linkArch)
+                        .str()};
 
   if (nvJitLink && nvJitLink->major == driver.major) {
+    llvm::consumeError(driverIsa.takeError());
     llvm::Expected<PtxIsa> isa =
         selectPtxIsa(chip, *nvJitLink, "nvJitLink " + nvJitLink->str());
     if (!isa)
       return isa.takeError();
     return LoadPlan{chip, *linkArch, LoadPath::NvJitLink, *isa,
-                    llvm::formatv("nvJitLink {0} links for {1}; {2} loads "
+                    llvm::formatv("{0} does not take the {1} PTX; nvJitLink "
+                                  "{2} links it for {3} and the driver loads "
                                   "the cubin",
-                                  nvJitLink->str(), *linkArch, driverName)
+                                  driverName, stringifyChip(chip),
+                                  nvJitLink->str(), *linkArch)
                         .str()};
   }
 
@@ -89,10 +94,6 @@ llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
                           nvJitLink->str(), driverName)
                 .str()
           : ("nvJitLink unavailable: " + nvJitLinkProblem).str();
-  llvm::Expected<PtxIsa> isa = selectPtxIsa(chip, driver, driverName);
-  if (!isa)
-    return llvm::createStringError(llvm::toString(isa.takeError()) + " (" +
-                                   why + ")");
-  return LoadPlan{chip, *linkArch, LoadPath::DriverJit, *isa,
-                  why + "; using the driver's own PTX JIT"};
+  return llvm::createStringError(llvm::toString(driverIsa.takeError()) +
+                                 " (" + why + ")");
 }

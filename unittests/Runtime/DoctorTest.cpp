@@ -35,9 +35,8 @@ TEST(Doctor, HealthyHopperMachine) {
   EXPECT_EQ(d.devices[0].preferred, Chip::sm_90a);
   for (const ChipVerdict &v : d.devices[0].chips) {
     ASSERT_TRUE(v.plan) << v.problem;
-    // sm_90a through the driver's whole-program JIT (LoadPlan.cpp).
-    EXPECT_EQ(v.plan->path, v.chip == Chip::sm_90a ? LoadPath::DriverJit
-                                                   : LoadPath::NvJitLink);
+    // Both chips through the driver's whole-program JIT (LoadPlan.cpp).
+    EXPECT_EQ(v.plan->path, LoadPath::DriverJit);
   }
 }
 

@@ -26,29 +26,24 @@ TEST(LoadPlan, PreferredChip) {
   EXPECT_EQ(getPreferredChip({10, 0}), Chip::sm_80);
 }
 
-TEST(LoadPlan, MatchingNvJitLinkLinksForTheDevice) {
-  llvm::Expected<LoadPlan> plan =
-      planLoad(Chip::sm_80, kA100, "A100", {13, 0}, CudaVersion{13, 0}, "");
-  ASSERT_TRUE(static_cast<bool>(plan));
-  EXPECT_EQ(plan->path, LoadPath::NvJitLink);
-  EXPECT_EQ(plan->linkArch, "sm_80");
-  EXPECT_EQ(plan->ptxIsa, (PtxIsa{9, 0}));
-}
-
-// nvJitLink's relocatable compile ignores setmaxnreg: sm_90a goes through
-// the driver's whole-program JIT when the driver takes its PTX, and falls
-// back to nvJitLink only when it does not.
-TEST(LoadPlan, Sm90aPrefersTheDriversWholeProgramJit) {
+// nvJitLink's relocatable compile spills more (sm_80) and ignores
+// setmaxnreg (sm_90a): both chips go through the driver's whole-program JIT
+// when the driver takes their PTX (LoadPlan.cpp).
+TEST(LoadPlan, BothChipsPreferTheDriversWholeProgramJit) {
   llvm::Expected<LoadPlan> plan =
       planLoad(Chip::sm_90a, kH100, "H100", {13, 0}, CudaVersion{13, 0}, "");
   ASSERT_TRUE(static_cast<bool>(plan));
   EXPECT_EQ(plan->path, LoadPath::DriverJit);
   EXPECT_EQ(plan->linkArch, "sm_90a");
   EXPECT_EQ(plan->ptxIsa, (PtxIsa{9, 0}));
-  EXPECT_EQ(plan->reason,
-            "the driver (CUDA 13.0) compiles the sm_90a PTX as a whole "
-            "program (nvJitLink's relocatable compile would ignore "
-            "setmaxnreg)");
+  EXPECT_EQ(plan->reason, "the driver (CUDA 13.0) compiles the sm_90a PTX "
+                          "for sm_90a as a whole program");
+
+  plan = planLoad(Chip::sm_80, kA100, "A100", {13, 0}, CudaVersion{13, 0}, "");
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::DriverJit);
+  EXPECT_EQ(plan->linkArch, "sm_80");
+  EXPECT_EQ(plan->ptxIsa, (PtxIsa{9, 0}));
 }
 
 TEST(LoadPlan, Sm80KernelsRunOnHopperLinkedForSm90) {
@@ -58,26 +53,33 @@ TEST(LoadPlan, Sm80KernelsRunOnHopperLinkedForSm90) {
   EXPECT_EQ(plan->linkArch, "sm_90");
 }
 
-TEST(LoadPlan, NewerNvJitLinkThanDriverFallsBackToTheDriversJit) {
-  // nvJitLink 13 with a 12.4 driver: its cubins would not load.
+// The driver's JIT takes the newest PTX ISA the driver accepts, whatever
+// nvJitLink there is.
+TEST(LoadPlan, TheDriversJitGetsTheDriversIsa) {
   llvm::Expected<LoadPlan> plan =
       planLoad(Chip::sm_80, kA100, "A100", {12, 4}, CudaVersion{13, 0}, "");
   ASSERT_TRUE(static_cast<bool>(plan));
   EXPECT_EQ(plan->path, LoadPath::DriverJit);
   EXPECT_EQ(plan->ptxIsa, (PtxIsa{8, 4}));
-  EXPECT_EQ(plan->reason,
-            "nvJitLink 13.0 does not match the driver (CUDA 12.4) (a cubin "
-            "needs the same major version); using the driver's own PTX JIT");
-}
 
-TEST(LoadPlan, MissingNvJitLinkFallsBackAndSaysWhy) {
-  llvm::Expected<LoadPlan> plan =
-      planLoad(Chip::sm_80, kH100, "H100", {12, 8}, std::nullopt, "not found");
+  plan = planLoad(Chip::sm_80, kH100, "H100", {12, 8}, std::nullopt,
+                  "not found");
   ASSERT_TRUE(static_cast<bool>(plan));
   EXPECT_EQ(plan->path, LoadPath::DriverJit);
   EXPECT_EQ(plan->ptxIsa, (PtxIsa{8, 7}));
-  EXPECT_EQ(plan->reason, "nvJitLink unavailable: not found; using the "
-                          "driver's own PTX JIT");
+}
+
+// A driver too old for the chip's PTX: nvJitLink of the same major version
+// links a cubin that it loads.
+TEST(LoadPlan, DriverTooOldForThePtxLinksWithNvJitLink) {
+  llvm::Expected<LoadPlan> plan = planLoad(Chip::sm_90a, kH100, "H100",
+                                           {12, 4}, CudaVersion{12, 9}, "");
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::NvJitLink);
+  EXPECT_EQ(plan->linkArch, "sm_90a");
+  EXPECT_EQ(plan->reason,
+            "the driver (CUDA 12.4) does not take the sm_90a PTX; nvJitLink "
+            "12.9 links it for sm_90a and the driver loads the cubin");
 }
 
 TEST(LoadPlan, Sm90aKernelOnAnAmpereDeviceSaysWhatToCompile) {

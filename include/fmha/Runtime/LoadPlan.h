@@ -58,13 +58,13 @@ struct LoadPlan {
 };
 
 /// Decides how a \p chip kernel reaches \p device under a driver of CUDA
-/// version \p driver. nvJitLink (\p nvJitLink, or std::nullopt with
-/// \p nvJitLinkProblem saying why it is unavailable) is used when its major
-/// version equals the driver's: a cubin from a newer major does not load,
-/// and an older one may not know the device. Otherwise the driver's own PTX
-/// JIT is used, with the newest PTX ISA the driver accepts. sm_90a kernels
-/// prefer the driver's JIT whenever it accepts their PTX: nvJitLink's
-/// relocatable compile ignores setmaxnreg.
+/// version \p driver. The driver's own PTX JIT, with the newest PTX ISA it
+/// accepts, whenever it accepts the chip's PTX: it compiles the whole
+/// program, where nvJitLink's relocatable compile spills more (sm_80) and
+/// ignores setmaxnreg (sm_90a). Otherwise nvJitLink (\p nvJitLink, or
+/// std::nullopt with \p nvJitLinkProblem saying why it is unavailable) when
+/// its major version equals the driver's: a cubin from a newer major does
+/// not load, and an older one may not know the device.
 llvm::Expected<LoadPlan> planLoad(Chip chip, ComputeCapability device,
                                   llvm::StringRef deviceName,
                                   CudaVersion driver,
