@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
@@ -290,9 +291,11 @@ llvm::Expected<std::unique_ptr<JIT>> JIT::create(const JITOptions &options) {
     linkerVersion = linker->getVersion();
   else
     linkerProblem = llvm::toString(linker.takeError());
-  llvm::Expected<LoadPlan> plan =
-      planLoad(chip, device->capability, device->name, driver->getVersion(),
-               linkerVersion, linkerProblem);
+  const char *driverJit = std::getenv("FMHA_DRIVER_JIT");
+  llvm::Expected<LoadPlan> plan = planLoad(
+      chip, device->capability, device->name, driver->getVersion(),
+      linkerVersion, linkerProblem,
+      /*preferDriverJit=*/!driverJit || llvm::StringRef(driverJit) != "off");
   if (!plan)
     return plan.takeError();
   jit->plan = *plan;

@@ -48,7 +48,8 @@ llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
                                         llvm::StringRef deviceName,
                                         CudaVersion driver,
                                         std::optional<CudaVersion> nvJitLink,
-                                        llvm::StringRef nvJitLinkProblem) {
+                                        llvm::StringRef nvJitLinkProblem,
+                                        bool preferDriverJit) {
   llvm::Expected<std::string> linkArch = getLinkArch(chip, device, deviceName);
   if (!linkArch)
     return linkArch.takeError();
@@ -65,25 +66,30 @@ llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
   // whenever it accepts the PTX; nvJitLink is the fallback for drivers that
   // do not.
   llvm::Expected<PtxIsa> driverIsa = selectPtxIsa(chip, driver, driverName);
-  if (driverIsa)
+  bool canLink = nvJitLink && nvJitLink->major == driver.major;
+  if (driverIsa && (preferDriverJit || !canLink))
     return LoadPlan{chip, *linkArch, LoadPath::DriverJit, *driverIsa,
                     llvm::formatv("{0} compiles the {1} PTX for {2} as a "
                                   "whole program",
                                   driverName, stringifyChip(chip), *linkArch)
                         .str()};
 
-  if (nvJitLink && nvJitLink->major == driver.major) {
+  if (canLink) {
+    std::string why =
+        driverIsa ? std::string("the driver's JIT set aside "
+                                "(FMHA_DRIVER_JIT=off)")
+                  : llvm::formatv("{0} does not take the {1} PTX", driverName,
+                                  stringifyChip(chip))
+                        .str();
     llvm::consumeError(driverIsa.takeError());
     llvm::Expected<PtxIsa> isa =
         selectPtxIsa(chip, *nvJitLink, "nvJitLink " + nvJitLink->str());
     if (!isa)
       return isa.takeError();
     return LoadPlan{chip, *linkArch, LoadPath::NvJitLink, *isa,
-                    llvm::formatv("{0} does not take the {1} PTX; nvJitLink "
-                                  "{2} links it for {3} and the driver loads "
-                                  "the cubin",
-                                  driverName, stringifyChip(chip),
-                                  nvJitLink->str(), *linkArch)
+                    llvm::formatv("{0}; nvJitLink {1} links it for {2} and "
+                                  "the driver loads the cubin",
+                                  why, nvJitLink->str(), *linkArch)
                         .str()};
   }
 

@@ -52,6 +52,10 @@ check "$FMHA_CHIP jit many tiles d64 B=3 H=20 Sq=777 Sk=1500"      $j --batch=3 
 check "$FMHA_CHIP jit 5 CTAs causal GQA 4:1 d256 B=2 Sq=1500 Sk=700" env FMHA_PERSISTENT=5 $j --batch=2 --heads=8 --kv-heads=2 --seq-q=1500 --seq-k=700 --head-dim=256 --causal --lse
 check "$FMHA_CHIP jit 3 CTAs causal d64 f16 H=6 Sq=Sk=1000"         env FMHA_PERSISTENT=3 $j --heads=6 --seq-q=1000 --head-dim=64 --dtype=f16 --causal --lse
 check "$FMHA_CHIP jit 1 CTA window 64,0 d128 B=2 Sq=Sk=900"       env FMHA_PERSISTENT=1 $j --batch=2 --heads=3 --seq-q=900 --window=64,0 --lse
+# The nvJitLink fallback (the JIT loads through the driver's JIT when it
+# can): its relocatable compile spills, the answers must not change.
+[ "$FMHA_CHIP" = sm_80 ] &&
+  check "$FMHA_CHIP jit via nvJitLink: causal GQA d128 Sq=1500 Sk=700" env FMHA_DRIVER_JIT=off $j --heads=8 --kv-heads=2 --seq-q=1500 --seq-k=700 --causal --lse
 check "$FMHA_CHIP jit causal Sq=113 Sk=17 d128: empty rows, cpu"  $j --heads=2 --seq-q=113 --seq-k=17 --causal --lse --oracle=cpu
 check "$FMHA_CHIP jit non-causal d64 Sq=Sk=200, cpu oracle"       $j --heads=2 --seq-q=200 --seq-k=200 --head-dim=64 --oracle=cpu
 if command -v compute-sanitizer > /dev/null; then

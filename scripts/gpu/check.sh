@@ -92,9 +92,11 @@ if ls "$root"/.gpu/*.xz > /dev/null 2>&1; then
   check "jit-scale cold (compile + run)"               0 env FMHA_CACHE_DIR="$cache" "$bin/jit-scale" "$kernel"
   check "jit-scale warm (disk cache)"                  0 env FMHA_CACHE_DIR="$cache" "$bin/jit-scale" "$kernel"
   grep -q "kernel: disk cache" "$logs/$(printf '%03d' "$count").log" || row "jit-scale warm came from the disk cache" FAIL
-  check "jit-scale: sm_80 PTX linked for this GPU"     0 env FMHA_CACHE_DIR=off "$bin/jit-scale" "$kernel" sm_80
-  check "jit-scale: through the driver's PTX JIT"      0 env FMHA_CACHE_DIR=off FMHA_NVJITLINK=off "$bin/jit-scale" "$kernel"
-  grep -q "using the driver's own PTX JIT" "$logs/$(printf '%03d' "$count").log" || row "driver PTX JIT path taken" FAIL
+  check "jit-scale: sm_80 PTX for this GPU"            0 env FMHA_CACHE_DIR=off "$bin/jit-scale" "$kernel" sm_80
+  grep -q "compiles the sm_80 PTX for .* as a whole program" "$logs/$(printf '%03d' "$count").log" || row "driver PTX JIT path taken" FAIL
+  check "jit-scale: sm_80 through nvJitLink (fallback)" 0 env FMHA_CACHE_DIR=off FMHA_DRIVER_JIT=off "$bin/jit-scale" "$kernel" sm_80
+  grep -q "nvJitLink .* links it for" "$logs/$(printf '%03d' "$count").log" || row "nvJitLink path taken" FAIL
+  check "jit-scale: with nvJitLink off"                0 env FMHA_CACHE_DIR=off FMHA_NVJITLINK=off "$bin/jit-scale" "$kernel"
   check "compute-sanitizer memcheck: jit-scale"        0 compute-sanitizer --tool memcheck --error-exitcode 9 env FMHA_CACHE_DIR=off "$bin/jit-scale" "$kernel"
   check "C API on the GPU (gtest)"                      0 "$bin/FmhaCAPITests"
   grep -q "SKIPPED" "$logs/$(printf '%03d' "$count").log" && row "C API GPU test ran (not skipped)" FAIL

@@ -82,6 +82,24 @@ TEST(LoadPlan, DriverTooOldForThePtxLinksWithNvJitLink) {
             "12.9 links it for sm_90a and the driver loads the cubin");
 }
 
+// FMHA_DRIVER_JIT=off: nvJitLink wherever it can link, the driver's JIT
+// where it cannot.
+TEST(LoadPlan, DriverJitSetAsideTakesNvJitLinkWhereItCanLink) {
+  llvm::Expected<LoadPlan> plan =
+      planLoad(Chip::sm_80, kH100, "H100", {13, 0}, CudaVersion{13, 0}, "",
+               /*preferDriverJit=*/false);
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::NvJitLink);
+  EXPECT_EQ(plan->reason,
+            "the driver's JIT set aside (FMHA_DRIVER_JIT=off); nvJitLink 13.0 "
+            "links it for sm_90 and the driver loads the cubin");
+
+  plan = planLoad(Chip::sm_80, kH100, "H100", {12, 8}, std::nullopt,
+                  "not found", /*preferDriverJit=*/false);
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::DriverJit);
+}
+
 TEST(LoadPlan, Sm90aKernelOnAnAmpereDeviceSaysWhatToCompile) {
   EXPECT_EQ(errorOf(planLoad(Chip::sm_90a, kA100, "NVIDIA A100-SXM4-80GB",
                              {13, 0}, CudaVersion{13, 0}, "")),

@@ -64,12 +64,15 @@ struct LoadPlan {
 /// ignores setmaxnreg (sm_90a). Otherwise nvJitLink (\p nvJitLink, or
 /// std::nullopt with \p nvJitLinkProblem saying why it is unavailable) when
 /// its major version equals the driver's: a cubin from a newer major does
-/// not load, and an older one may not know the device.
+/// not load, and an older one may not know the device. \p preferDriverJit
+/// false (FMHA_DRIVER_JIT=off) takes nvJitLink wherever it can link, so
+/// that the fallback can be run and measured on any machine.
 llvm::Expected<LoadPlan> planLoad(Chip chip, ComputeCapability device,
                                   llvm::StringRef deviceName,
                                   CudaVersion driver,
                                   std::optional<CudaVersion> nvJitLink,
-                                  llvm::StringRef nvJitLinkProblem);
+                                  llvm::StringRef nvJitLinkProblem,
+                                  bool preferDriverJit = true);
 
 } // namespace mlir::fmha
 
