@@ -213,7 +213,7 @@ RowSoftmax RowSoftmax::update(ImplicitLocOpBuilder &b, ArrayRef<Value> scores,
     sum = arith::AddFOp::create(b, sum, p);
     row.probabilities.push_back(p);
   }
-  row.sum = math::FmaOp::create(b, oldSum, row.alpha, sum);
+  row.sum = oldSum ? math::FmaOp::create(b, oldSum, row.alpha, sum) : sum;
   return row;
 }
 

@@ -92,9 +92,9 @@ void createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
 /// One lane's part of the online-softmax update of one query row: the new
 /// running max (quad-reduced), the factor alpha = exp2((old - new max) *
 /// scale * log2 e) that the row's O and sum must be rescaled by, the lane's
-/// new partial sum (sum * alpha + its probabilities; the quad reduces it once,
-/// at the end), and P = exp2(S * scale * log2 e - max * scale * log2 e), one
-/// FMA and one ex2 each.
+/// new partial sum (sum * alpha + its probabilities, or its probabilities
+/// alone without \p oldSum; the quad reduces it), and P = exp2(S * scale *
+/// log2 e - max * scale * log2 e), one FMA and one ex2 each.
 struct RowSoftmax {
   Value max, sum, alpha;
   SmallVector<Value> probabilities;

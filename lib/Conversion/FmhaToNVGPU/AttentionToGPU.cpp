@@ -69,8 +69,11 @@ constexpr int64_t kSwizzleRows = 8;
 struct SoftmaxState {
   /// [mTile][dTile] accumulators, vector<2x2xf32> each.
   SmallVector<Value> out;
-  /// [mTile][half]: the rows g and g + 8 of each m16 tile this lane owns.
-  SmallVector<Value> rowMax, rowSum;
+  /// [mTile][half] (slot 2 m + half): the rows g and g + 8 of each m16
+  /// tile this lane owns.
+  SmallVector<Value> rowMax;
+  /// The sums of the slots this lane holds (heldSums).
+  SmallVector<Value> rowSum;
 
   SmallVector<Value> flatten() const {
     SmallVector<Value> values(out);
@@ -212,7 +215,7 @@ private:
     state.out.assign(mTiles * dTiles, zeroAcc);
     state.rowMax.assign(mTiles * 2,
                         f32(-std::numeric_limits<float>::infinity()));
-    state.rowSum.assign(mTiles * 2, f32(0.0f));
+    state.rowSum.assign(heldSums(), f32(0.0f));
 
     state = buildKeyBlocks(lastBlockEnd, unmaskedEnd, /*masked=*/true, state);
     state = buildKeyBlocks(unmaskedEnd, unmaskedBegin, /*masked=*/false, state);
@@ -592,6 +595,8 @@ private:
                                    SoftmaxState &state) {
     // [mTile][nTile][half] rows of 2 probabilities, in f32.
     SmallVector<Value> rows(mTiles * nTiles * 2);
+    // Per slot: this block's sum of the row (quad-reduced), and alpha.
+    SmallVector<Value> blockSums, alphas;
     for (int64_t m = 0; m < mTiles; ++m)
       for (int64_t half = 0; half < 2; ++half) {
         int64_t slot = m * 2 + half;
@@ -603,14 +608,15 @@ private:
           for (int64_t e = 0; e < 2; ++e)
             row.push_back(vector::ExtractOp::create(b, pair, e));
         }
-        RowSoftmax update = RowSoftmax::update(
-            b, row, state.rowMax[slot], state.rowSum[slot], scaleLog2);
+        RowSoftmax update = RowSoftmax::update(b, row, state.rowMax[slot],
+                                               /*oldSum=*/Value(), scaleLog2);
         for (int64_t n = 0; n < nTiles; ++n)
           rows[(m * nTiles + n) * 2 + half] = vector::FromElementsOp::create(
               b, VectorType::get({2}, b.getF32Type()),
               ArrayRef<Value>(update.probabilities).slice(2 * n, 2));
         state.rowMax[slot] = update.max;
-        state.rowSum[slot] = update.sum;
+        blockSums.push_back(reduceOverQuad(b, update.sum, /*max=*/false));
+        alphas.push_back(update.alpha);
         Value alphaPair = vector::BroadcastOp::create(
             b, VectorType::get({2}, b.getF32Type()), update.alpha);
         for (int64_t d = 0; d < dTiles; ++d) {
@@ -620,6 +626,13 @@ private:
           acc = vector::InsertOp::create(b, scaled, acc, half);
         }
       }
+
+    // Each lane keeps the running sums of the slots it holds (heldSums).
+    for (int64_t held = 0; held < heldSums(); ++held) {
+      Value &sum = state.rowSum[held];
+      sum = math::FmaOp::create(b, sum, pickHeld(alphas, held),
+                                pickHeld(blockSums, held));
+    }
 
     // An m16n8k16 A fragment is rows (g, k 0-7), (g + 8, k 0-7),
     // (g, k 8-15), (g + 8, k 8-15): accumulator tiles 2k and 2k + 1 as they
@@ -641,6 +654,26 @@ private:
     return fragments;
   }
 
+  /// The running row sums a lane carries through the key loops. The four
+  /// lanes of a quad share rows (two per m16 tile), so lane q holds the sums
+  /// of slots q, q + 4, ... only, quad-reduced each block: one register at
+  /// two m16 tiles instead of four, for eight shuffles per key block. (At
+  /// head dim 128, where ptxas keeps a loop-carried value in local memory,
+  /// that was four LDL and four STL per key block, now one of each.)
+  int64_t heldSums() const { return (mTiles * 2 + 3) / 4; }
+
+  /// Of \p perSlot (one value per slot, the same in every lane of a quad),
+  /// the one of slot 4 * held + this lane's quad column.
+  Value pickHeld(ArrayRef<Value> perSlot, int64_t held) {
+    Value picked = perSlot[4 * held];
+    for (int64_t q = 1; q < 4 && 4 * held + q < (int64_t)perSlot.size(); ++q)
+      picked = arith::SelectOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol, i32(q)),
+          perSlot[4 * held + q], picked);
+    return picked;
+  }
+
   //===--------------------------------------------------------------------===//
   // Epilogue
   //===--------------------------------------------------------------------===//
@@ -659,7 +692,14 @@ private:
     for (int64_t m = 0; m < mTiles; ++m)
       for (int64_t half = 0; half < 2; ++half) {
         int64_t slot = m * 2 + half;
-        Value sum = reduceOverQuad(b, state.rowSum[slot], /*max=*/false);
+        // The lane of the quad that holds the slot's sum.
+        Value sum = gpu::ShuffleOp::create(
+                        b, state.rowSum[slot / 4],
+                        arith::AddIOp::create(
+                            b, arith::MulIOp::create(b, quadRow, i32(4)),
+                            i32(slot % 4)),
+                        i32(kThreadsPerWarp), gpu::ShuffleMode::IDX)
+                        .getShuffleResult();
         // A row that saw no key has sum 0: O = 0 and LSE = +inf.
         Value empty =
             arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
