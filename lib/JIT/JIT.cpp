@@ -17,7 +17,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
@@ -291,11 +290,9 @@ llvm::Expected<std::unique_ptr<JIT>> JIT::create(const JITOptions &options) {
     linkerVersion = linker->getVersion();
   else
     linkerProblem = llvm::toString(linker.takeError());
-  const char *driverJit = std::getenv("FMHA_DRIVER_JIT");
-  llvm::Expected<LoadPlan> plan = planLoad(
-      chip, device->capability, device->name, driver->getVersion(),
-      linkerVersion, linkerProblem,
-      /*preferDriverJit=*/!driverJit || llvm::StringRef(driverJit) != "off");
+  llvm::Expected<LoadPlan> plan =
+      planLoad(chip, device->capability, device->name, driver->getVersion(),
+               linkerVersion, linkerProblem, isDriverJitPreferred());
   if (!plan)
     return plan.takeError();
   jit->plan = *plan;

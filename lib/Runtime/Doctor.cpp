@@ -47,14 +47,15 @@ Diagnosis fmha::diagnose(const MachineFacts &facts) {
   if (!facts.nvJitLink)
     diagnosis.problems.push_back(
         "nvJitLink unavailable (" + facts.nvJitLinkProblem +
-        "): kernels load through the driver's PTX JIT, which is slower on "
-        "a cold start\n  fix: install libnvjitlink of the driver's CUDA major "
+        "): a kernel whose PTX the driver's JIT does not take has no "
+        "fallback\n  fix: install libnvjitlink of the driver's CUDA major "
         "version, or set FMHA_NVJITLINK");
   else if (facts.nvJitLink->major != facts.driver->major)
     diagnosis.problems.push_back(llvm::formatv(
         "nvJitLink {0} does not match the driver (CUDA {1}): its cubins "
-        "would not load, so kernels go through the driver's PTX JIT\n  fix: "
-        "use nvJitLink {2}.x (FMHA_NVJITLINK), or a driver for CUDA {3}",
+        "would not load, so a kernel whose PTX the driver's JIT does not "
+        "take has no fallback\n  fix: use nvJitLink {2}.x (FMHA_NVJITLINK), "
+        "or a driver for CUDA {3}",
         facts.nvJitLink->str(), facts.driver->str(), facts.driver->major,
         facts.nvJitLink->major));
 
@@ -63,7 +64,8 @@ Diagnosis fmha::diagnose(const MachineFacts &facts) {
     for (Chip chip : kChips) {
       llvm::Expected<LoadPlan> plan =
           planLoad(chip, device.capability, device.name, *facts.driver,
-                   facts.nvJitLink, facts.nvJitLinkProblem);
+                   facts.nvJitLink, facts.nvJitLinkProblem,
+                   facts.preferDriverJit);
       if (plan) {
         verdict.chips.push_back({chip, *plan, ""});
         diagnosis.jitCanWork = true;

@@ -9,6 +9,8 @@
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::fmha;
 
@@ -42,6 +44,11 @@ llvm::Expected<std::string> fmha::getLinkArch(Chip chip,
         deviceText));
   }
   llvm_unreachable("unknown chip");
+}
+
+bool fmha::isDriverJitPreferred() {
+  const char *setting = std::getenv("FMHA_DRIVER_JIT");
+  return !setting || llvm::StringRef(setting) != "off";
 }
 
 llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,

@@ -65,6 +65,7 @@ int main(int argc, char **argv) {
                       kNewestLlvmPtxIsa.str());
 
   MachineFacts facts;
+  facts.preferDriverJit = isDriverJitPreferred();
   llvm::Expected<CudaDriver &> driver = CudaDriver::get();
   if (!driver) {
     facts.driverProblem = llvm::toString(driver.takeError());

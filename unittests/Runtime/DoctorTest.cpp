@@ -47,8 +47,9 @@ TEST(Doctor, NvJitLink13WithA12Driver) {
   EXPECT_EQ(
       d.problems[0],
       "nvJitLink 13.0 does not match the driver (CUDA 12.4): its cubins "
-      "would not load, so kernels go through the driver's PTX JIT\n  "
-      "fix: use nvJitLink 12.x (FMHA_NVJITLINK), or a driver for CUDA 13");
+      "would not load, so a kernel whose PTX the driver's JIT does not take "
+      "has no fallback\n  fix: use nvJitLink 12.x (FMHA_NVJITLINK), or a "
+      "driver for CUDA 13");
   // The sm_90a kernels need PTX ISA 8.6, which a 12.4 driver does not take.
   EXPECT_NE(d.problems[1].find("sm_90a needs PTX ISA 8.6 (CUDA 12.8)"),
             std::string::npos)

@@ -33,6 +33,8 @@ struct MachineFacts {
   std::vector<Device> devices;
   std::optional<CudaVersion> nvJitLink;
   std::string nvJitLinkProblem;
+  /// FMHA_DRIVER_JIT (isDriverJitPreferred).
+  bool preferDriverJit = true;
 };
 
 /// How one of our chips fares on one device.

@@ -67,6 +67,10 @@ struct LoadPlan {
 /// not load, and an older one may not know the device. \p preferDriverJit
 /// false (FMHA_DRIVER_JIT=off) takes nvJitLink wherever it can link, so
 /// that the fallback can be run and measured on any machine.
+/// planLoad's preferDriverJit as this process's environment sets it: false
+/// when FMHA_DRIVER_JIT is "off".
+bool isDriverJitPreferred();
+
 llvm::Expected<LoadPlan> planLoad(Chip chip, ComputeCapability device,
                                   llvm::StringRef deviceName,
                                   CudaVersion driver,
