@@ -68,10 +68,10 @@ llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
   // warp-specialized kernels would run with a third of their registers. For
   // sm_80 it schedules the attention kernels as if registers were free and
   // spills at every head dim, where the whole program spills at d128 only
-  // (and less), 7-9% slower on the H100 at d128 (docs/BENCHMARKS.md). The
-  // driver's JIT compiles the whole program, so both chips load through it
-  // whenever it accepts the PTX; nvJitLink is the fallback for drivers that
-  // do not.
+  // (and less); the driver's JIT runs them 1-9% faster on the H100
+  // (docs/BENCHMARKS.md). The driver's JIT compiles the whole program, so
+  // both chips load through it whenever it accepts the PTX; nvJitLink is
+  // the fallback for drivers that do not.
   llvm::Expected<PtxIsa> driverIsa = selectPtxIsa(chip, driver, driverName);
   bool canLink = nvJitLink && nvJitLink->major == driver.major;
   if (driverIsa && (preferDriverJit || !canLink))
