@@ -111,6 +111,22 @@ Value reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max);
 /// intrinsic, so no call that would break a WGMMA pipeline).
 Value emitExp2(ImplicitLocOpBuilder &b, Value x);
 
+/// The constants and casts both attention kernel builders write with, on
+/// the builder \p b they share.
+class KernelBuilderBase {
+protected:
+  explicit KernelBuilderBase(ImplicitLocOpBuilder &b) : b(b) {}
+
+  Value index(int64_t value);
+  Value i32(int64_t value);
+  Value f32(float value);
+  /// \p value (an index that fits) as i32, and back, unsigned.
+  Value word(Value value);
+  Value toIndex(Value value);
+
+  ImplicitLocOpBuilder &b;
+};
+
 /// \p value through a side-effecting register move: equal to it, but
 /// computed anew where it is called, so nothing derived from it is hoisted
 /// out of the enclosing loop. \p value is an index or an i32.

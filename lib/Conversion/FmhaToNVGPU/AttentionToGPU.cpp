@@ -93,11 +93,11 @@ struct SoftmaxState {
 };
 
 /// Builds the body of one sm_80 attention kernel.
-class AttentionKernelBuilder {
+class AttentionKernelBuilder : KernelBuilderBase {
 public:
   AttentionKernelBuilder(AttentionOp op, TileAttr tile, gpu::GPUFuncOp func,
                          ImplicitLocOpBuilder &b)
-      : op(op), func(func), b(b) {
+      : KernelBuilderBase(b), op(op), func(func) {
     blockM = tile.getBlockM();
     blockN = tile.getBlockN();
     warps = tile.getWarps();
@@ -788,27 +788,8 @@ private:
     }
   }
 
-  //===--------------------------------------------------------------------===//
-  // Helpers
-  //===--------------------------------------------------------------------===//
-
-  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
-  Value i32(int64_t value) { return arith::ConstantIntOp::create(b, value, 32); }
-  /// \p value (an index that fits) as i32, and back.
-  Value word(Value value) {
-    return arith::IndexCastUIOp::create(b, b.getI32Type(), value);
-  }
-  Value toIndex(Value value) {
-    return arith::IndexCastUIOp::create(b, b.getIndexType(), value);
-  }
-
-  Value f32(float value) {
-    return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(value));
-  }
-
   AttentionOp op;
   gpu::GPUFuncOp func;
-  ImplicitLocOpBuilder &b;
 
   int64_t blockM, blockN, warps, headDim;
   Type elementType;

@@ -109,11 +109,12 @@ struct ConsumerState {
   }
 };
 
-class Sm90AttentionKernelBuilder {
+class Sm90AttentionKernelBuilder : KernelBuilderBase {
 public:
   Sm90AttentionKernelBuilder(AttentionOp op, TileAttr tile,
                              gpu::GPUFuncOp func, ImplicitLocOpBuilder &b)
-      : op(op), func(func), b(b), window(AttentionWindow::get(op)) {
+      : KernelBuilderBase(b), op(op), func(func),
+        window(AttentionWindow::get(op)) {
     blockM = tile.getBlockM();
     blockN = tile.getBlockN();
     stages = tile.getStages();
@@ -962,7 +963,6 @@ private:
   // Helpers
   //===--------------------------------------------------------------------===//
 
-  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
   Value dim(Argument tensor, int64_t axis) {
     return memref::DimOp::create(b, argument(tensor), axis);
   }
@@ -972,24 +972,12 @@ private:
   Value freshDim(Argument tensor, int64_t axis) {
     return hideFromHoisting(b, dim(tensor, axis));
   }
-  /// \p value (an index that fits) as i32, and back.
-  Value word(Value value) {
-    return arith::IndexCastUIOp::create(b, b.getI32Type(), value);
-  }
-  Value toIndex(Value value) {
-    return arith::IndexCastUIOp::create(b, b.getIndexType(), value);
-  }
-  Value i32(int64_t value) { return arith::ConstantIntOp::create(b, value, 32); }
   Value i64Constant(int64_t value) {
     return arith::ConstantIntOp::create(b, value, 64);
-  }
-  Value f32(float value) {
-    return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(value));
   }
 
   AttentionOp op;
   gpu::GPUFuncOp func;
-  ImplicitLocOpBuilder &b;
   AttentionWindow window;
 
   int64_t blockM, blockN, stages, consumers, headDim, columnBlocks;
