@@ -107,61 +107,23 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
     spec.attentionTile =
         AttentionTiling{jit->getLoadPlan().chip, blockM, blockN, warps, stages};
   }
-  // cp.async and the output's vector stores move 16-byte chunks.
-  unsigned elementBytes = a->dtype == FMHA_REF_F32 ? 4 : 2;
-  unsigned chunk = 16 / elementBytes;
-  const void *pointers[] = {a->q, a->k, a->v, a->o};
-  const long long *strideSets[] = {a->qStride, a->kStride, a->vStride,
-                                   a->oStride};
-  for (int i = 0; i < 4; ++i) {
-    bool aligned = reinterpret_cast<uintptr_t>(pointers[i]) % 16 == 0;
-    for (int d = 0; d < 3; ++d)
-      aligned &= strideSets[i][d] % chunk == 0;
-    if (!aligned) {
-      llvm::errs() << "fmha-runner: the generated attention kernel needs "
-                      "16-byte aligned q, k, v, o and strides that are "
-                      "multiples of "
-                   << chunk << " elements\n";
-      return cudaErrorInvalidValue;
-    }
-  }
-
-  KernelArguments arguments;
-  int64_t batch = a->batch, headDim = a->headDim;
-  AttentionTiling tiling = jit->getAttentionTiling(spec);
-  if (tiling.chip == Chip::sm_90a) {
-    // The sm_90a kernel loads q, k and v through TMA tensor maps.
-    auto addMap = [&](const void *data, int heads, int seq,
-                      const long long stride[3], unsigned rows) {
-      return addAttentionTensorMap(arguments, spec.elementType, data,
-                                   {batch, heads, seq, headDim},
-                                   {stride[0], stride[1], stride[2], 1}, rows);
-    };
-    // In parameter order (q, k, v), one statement each.
-    llvm::Error err = addMap(a->q, a->queryHeads, a->querySeq, a->qStride,
-                             tiling.blockM);
-    if (!err)
-      err = addMap(a->k, a->kvHeads, a->keySeq, a->kStride, tiling.blockN);
-    if (!err)
-      err = addMap(a->v, a->kvHeads, a->keySeq, a->vStride, tiling.blockN);
-    if (err) {
-      llvm::errs() << "fmha-runner: " << llvm::toString(std::move(err))
-                   << "\n";
-      return cudaErrorInvalidValue;
-    }
-  }
-  auto addTensor = [&](const void *data, int heads, int seq,
-                       const long long stride[3]) {
-    arguments.addMemRef(data, {batch, heads, seq, headDim},
-                        {stride[0], stride[1], stride[2], 1});
-  };
-  addTensor(a->q, a->queryHeads, a->querySeq, a->qStride);
-  addTensor(a->k, a->kvHeads, a->keySeq, a->kStride);
-  addTensor(a->v, a->kvHeads, a->keySeq, a->vStride);
-  addTensor(a->o, a->queryHeads, a->querySeq, a->oStride);
-  if (a->lse)
-    arguments.addMemRef(a->lse, {batch, a->queryHeads, a->querySeq},
-                        {a->lseStride[0], a->lseStride[1], a->lseStride[2]});
+  AttentionTensors tensors;
+  tensors.q = a->q;
+  tensors.k = a->k;
+  tensors.v = a->v;
+  tensors.o = a->o;
+  tensors.lse = a->lse;
+  tensors.batch = a->batch;
+  tensors.queryHeads = a->queryHeads;
+  tensors.kvHeads = a->kvHeads;
+  tensors.querySeq = a->querySeq;
+  tensors.keySeq = a->keySeq;
+  for (auto [to, from] : {std::pair{&tensors.qStrides, a->qStride},
+                          {&tensors.kStrides, a->kStride},
+                          {&tensors.vStrides, a->vStride},
+                          {&tensors.oStrides, a->oStride},
+                          {&tensors.lseStrides, a->lseStride}})
+    std::copy(from, from + 3, to->begin());
   AttentionSchedule schedule = jit->getAttentionSchedule(spec);
   // FMHA_PERSISTENT=off: one CTA per unit of work, to measure what the
   // persistent grid gains; =N: at most N CTAs, so that each takes many
@@ -177,10 +139,12 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
       return cudaErrorInvalidValue;
     }
   }
-  LaunchConfig config =
-      getAttentionLaunchConfig(tiling, a->headDim, elementBytes, batch,
-                               a->queryHeads, a->querySeq, schedule);
-  return launchKernel(*jit, spec, config, arguments, stream);
+  if (llvm::Error err = jit->launchAttention(
+          spec, tensors, static_cast<CUstream>(stream), schedule)) {
+    llvm::errs() << "fmha-runner: " << llvm::toString(std::move(err)) << "\n";
+    return cudaErrorLaunchFailure;
+  }
+  return cudaSuccess;
 }
 
 /// The times memrefs [B, S_s] of every stream, in stream order.

@@ -60,6 +60,53 @@ fmhaStatus fmhaKernelLaunch(fmhaKernel kernel, void *stream,
                             unsigned sharedBytes, void **arguments,
                             char **message);
 
+/** The element type of an attention's q, k, v and o. */
+typedef enum fmhaElementType {
+  FMHA_BF16 = 0,
+  FMHA_F16 = 1,
+} fmhaElementType;
+
+/** One fmha.attention (the op's contract: FmhaOps.td). q and o are
+ *  [batch, queryHeads, querySeq, headDim], k and v [batch, kvHeads, keySeq,
+ *  headDim], lse [batch, queryHeads, querySeq] f32; device pointers.
+ *  Strides are in elements, of the batch, head and row dimensions (the
+ *  head dimension is dense), so BHSD and BSHD layouts both work; q, k, v
+ *  and o must be 16-byte aligned and their strides multiples of 8. */
+typedef struct fmhaAttentionDesc {
+  fmhaElementType elementType;
+  /** 64, 128 or 256. */
+  unsigned headDim;
+  /** Query i sees key j only if j <= i + keySeq - querySeq. */
+  int causal;
+  /** The softmax scale; 0 picks 1 / sqrt(headDim). */
+  float scale;
+  /** With hasWindow, query i sees key j only if
+   *  i + keySeq - querySeq - windowLeft <= j <= ... + windowRight. */
+  int hasWindow;
+  long long windowLeft, windowRight;
+  long long batch, queryHeads, kvHeads, querySeq, keySeq;
+  const void *q, *k, *v;
+  void *o;
+  /** NULL: no LSE output. */
+  float *lse;
+  long long qStride[3], kStride[3], vStride[3], oStride[3], lseStride[3];
+} fmhaAttentionDesc;
+
+/** Zeroes \p desc (bf16, no causal mask, default scale, no window). */
+void fmhaAttentionDescInit(fmhaAttentionDesc *desc);
+
+/** Sets every stride of \p desc for dense [B, H, S, D] tensors of its
+ *  sizes (and a dense [B, Hq, Sq] lse). */
+void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc);
+
+/** Runs the attention \p desc describes on \p stream (a CUstream; NULL is
+ *  the default stream): the kernel is compiled on first use (and cached),
+ *  one kernel serving every batch, head count and sequence length. Bad
+ *  sizes, strides or alignment are FMHA_ERROR_INVALID_ARGUMENT, with a
+ *  message naming the value. */
+fmhaStatus fmhaAttention(fmhaJit jit, const fmhaAttentionDesc *desc,
+                         void *stream, char **message);
+
 void fmhaFreeMessage(char *message);
 
 #ifdef __cplusplus

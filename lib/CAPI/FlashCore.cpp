@@ -112,4 +112,82 @@ fmhaStatus fmhaKernelLaunch(fmhaKernel kernel, void *stream,
   return succeed(message);
 }
 
+void fmhaAttentionDescInit(fmhaAttentionDesc *desc) {
+  if (desc)
+    *desc = fmhaAttentionDesc{};
+}
+
+/// \p desc's sizes as AttentionTensors (strides and pointers too).
+static AttentionTensors getTensors(const fmhaAttentionDesc &desc) {
+  AttentionTensors tensors;
+  tensors.q = desc.q;
+  tensors.k = desc.k;
+  tensors.v = desc.v;
+  tensors.o = desc.o;
+  tensors.lse = desc.lse;
+  tensors.batch = desc.batch;
+  tensors.queryHeads = desc.queryHeads;
+  tensors.kvHeads = desc.kvHeads;
+  tensors.querySeq = desc.querySeq;
+  tensors.keySeq = desc.keySeq;
+  for (auto [to, from] : {std::pair{&tensors.qStrides, desc.qStride},
+                          {&tensors.kStrides, desc.kStride},
+                          {&tensors.vStrides, desc.vStride},
+                          {&tensors.oStrides, desc.oStride},
+                          {&tensors.lseStrides, desc.lseStride}})
+    std::copy(from, from + 3, to->begin());
+  return tensors;
+}
+
+void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc) {
+  if (!desc)
+    return;
+  AttentionTensors tensors = getTensors(*desc);
+  tensors.setDenseStrides(desc->headDim);
+  for (auto [from, to] : {std::pair{&tensors.qStrides, desc->qStride},
+                          {&tensors.kStrides, desc->kStride},
+                          {&tensors.vStrides, desc->vStride},
+                          {&tensors.oStrides, desc->oStride},
+                          {&tensors.lseStrides, desc->lseStride}})
+    std::copy(from->begin(), from->end(), to);
+}
+
+fmhaStatus fmhaAttention(fmhaJit jit, const fmhaAttentionDesc *desc,
+                         void *stream, char **message) {
+  if (!jit || !desc)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttention: jit and desc must not be NULL", message);
+  KernelSpec spec;
+  spec.kind = OpKind::Attention;
+  switch (desc->elementType) {
+  case FMHA_BF16:
+    spec.elementType = ElementType::BF16;
+    break;
+  case FMHA_F16:
+    spec.elementType = ElementType::F16;
+    break;
+  default:
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttention: elementType is " +
+                      std::to_string(desc->elementType) +
+                      ", expected FMHA_BF16 (0) or FMHA_F16 (1)",
+                  message);
+  }
+  spec.headDim = desc->headDim;
+  spec.causal = desc->causal != 0;
+  spec.withLse = desc->lse != nullptr;
+  if (desc->scale != 0.0f)
+    spec.scale = desc->scale;
+  if (desc->hasWindow)
+    spec.window = {{desc->windowLeft, desc->windowRight}};
+  AttentionTensors tensors = getTensors(*desc);
+  if (llvm::Error err = checkAttentionTensors(spec, tensors))
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttention: " + llvm::toString(std::move(err)), message);
+  if (llvm::Error err = jit->jit->launchAttention(
+          spec, tensors, static_cast<CUstream>(stream)))
+    return report(std::move(err), message);
+  return succeed(message);
+}
+
 void fmhaFreeMessage(char *message) { std::free(message); }

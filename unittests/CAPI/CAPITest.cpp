@@ -10,10 +10,16 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
+
+extern "C" int fmhaTestDenseStridesFromC(void);
 
 namespace {
 
@@ -38,7 +44,12 @@ TEST(CAPI, NullArgumentsAreRefusedWithAMessage) {
       fmhaKernelLaunch(nullptr, nullptr, dims, dims, 0, nullptr, &message),
       FMHA_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(take(message).find("must not be NULL"), std::string::npos);
+  EXPECT_EQ(fmhaAttention(nullptr, nullptr, nullptr, &message),
+            FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(take(message), "fmhaAttention: jit and desc must not be NULL");
 }
+
+TEST(CAPI, AttentionDescFromC) { EXPECT_EQ(fmhaTestDenseStridesFromC(), 0); }
 
 TEST(CAPI, UnknownChipIsAnInvalidArgument) {
   fmhaJitOptions options;
@@ -134,6 +145,158 @@ TEST(CAPI, CompilesAndLaunchesOnAGpu) {
     EXPECT_EQ(host[i], i);
   llvm::consumeError(driver->release(pointer));
   fmhaJitDestroy(jit);
+}
+
+/// bf16 <-> f32 (round to nearest even), for inputs made on the host.
+uint16_t toBf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+float fromBf16(uint16_t value) {
+  uint32_t bits = uint32_t(value) << 16;
+  float result;
+  std::memcpy(&result, &bits, 4);
+  return result;
+}
+
+// On a machine with a GPU: fmhaAttention for each chip the device runs,
+// causal GQA with LSE at sizes that are no multiple of any tile, against
+// attention computed here in double; and bad descriptions refused with the
+// offending value.
+TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
+  llvm::Expected<mlir::fmha::CudaDriver &> driver =
+      mlir::fmha::CudaDriver::get();
+  if (!driver)
+    GTEST_SKIP() << llvm::toString(driver.takeError());
+  llvm::Expected<mlir::fmha::DeviceInfo> device = driver->getDevice(0);
+  ASSERT_TRUE(static_cast<bool>(device)) << llvm::toString(device.takeError());
+  std::vector<const char *> chips = {"sm_80"};
+  if (device->capability.major == 9 && device->capability.minor == 0)
+    chips.push_back("sm_90a");
+
+  constexpr long long B = 2, Hq = 4, Hkv = 2, Sq = 77, Sk = 130, D = 64;
+  size_t qCount = B * Hq * Sq * D, kCount = B * Hkv * Sk * D;
+  std::vector<uint16_t> q(qCount), k(kCount), v(kCount);
+  uint32_t state = 12345;
+  auto random = [&] {
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1 << 24) * 2.0f - 1.0f;
+  };
+  for (auto *tensor : {&q, &k, &v})
+    for (uint16_t &x : *tensor)
+      x = toBf16(random());
+
+  // The reference: causal, bottom-right aligned, scale 1/sqrt(D).
+  std::vector<double> expectedO(qCount), expectedLse(B * Hq * Sq);
+  double scale = 1.0 / std::sqrt(double(D));
+  for (long long b = 0; b < B; ++b)
+    for (long long h = 0; h < Hq; ++h)
+      for (long long i = 0; i < Sq; ++i) {
+        long long kvh = h / (Hq / Hkv);
+        const uint16_t *qi = &q[((b * Hq + h) * Sq + i) * D];
+        std::vector<double> scores;
+        double max = -std::numeric_limits<double>::infinity();
+        for (long long j = 0; j <= i + Sk - Sq; ++j) {
+          const uint16_t *kj = &k[((b * Hkv + kvh) * Sk + j) * D];
+          double dot = 0;
+          for (long long d = 0; d < D; ++d)
+            dot += double(fromBf16(qi[d])) * fromBf16(kj[d]);
+          scores.push_back(dot * scale);
+          max = std::max(max, scores.back());
+        }
+        double sum = 0;
+        for (double &score : scores)
+          sum += score = std::exp(score - max);
+        expectedLse[(b * Hq + h) * Sq + i] = max + std::log(sum);
+        for (long long d = 0; d < D; ++d) {
+          double out = 0;
+          for (size_t j = 0; j < scores.size(); ++j)
+            out += scores[j] * fromBf16(v[((b * Hkv + kvh) * Sk + j) * D + d]);
+          expectedO[((b * Hq + h) * Sq + i) * D + d] = out / sum;
+        }
+      }
+
+  auto upload = [&](const std::vector<uint16_t> &host) {
+    llvm::Expected<CUdeviceptr> buffer = driver->allocate(host.size() * 2);
+    EXPECT_TRUE(static_cast<bool>(buffer));
+    EXPECT_FALSE(static_cast<bool>(
+        driver->copyToDevice(*buffer, host.data(), host.size() * 2)));
+    return *buffer;
+  };
+  CUdeviceptr dq = upload(q), dk = upload(k), dv = upload(v);
+  CUdeviceptr dout = upload(std::vector<uint16_t>(qCount));
+  llvm::Expected<CUdeviceptr> dlse = driver->allocate(B * Hq * Sq * 4);
+  ASSERT_TRUE(static_cast<bool>(dlse));
+  auto pointer = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
+
+  for (const char *chip : chips) {
+    SCOPED_TRACE(chip);
+    fmhaJitOptions options;
+    fmhaJitOptionsInit(&options);
+    options.chip = chip;
+    options.cacheDirectory = "";
+    fmhaJit jit = nullptr;
+    char *message = nullptr;
+    ASSERT_EQ(fmhaJitCreate(&options, &jit, &message), FMHA_SUCCESS)
+        << take(message);
+
+    fmhaAttentionDesc desc;
+    fmhaAttentionDescInit(&desc);
+    desc.headDim = D;
+    desc.causal = 1;
+    desc.batch = B;
+    desc.queryHeads = Hq;
+    desc.kvHeads = Hkv;
+    desc.querySeq = Sq;
+    desc.keySeq = Sk;
+    desc.q = pointer(dq);
+    desc.k = pointer(dk);
+    desc.v = pointer(dv);
+    desc.o = pointer(dout);
+    desc.lse = static_cast<float *>(pointer(*dlse));
+    fmhaAttentionDescSetDenseStrides(&desc);
+    ASSERT_EQ(fmhaAttention(jit, &desc, nullptr, &message), FMHA_SUCCESS)
+        << take(message);
+    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+    std::vector<uint16_t> out(qCount);
+    std::vector<float> lse(B * Hq * Sq);
+    ASSERT_FALSE(static_cast<bool>(
+        driver->copyToHost(out.data(), dout, qCount * 2)));
+    ASSERT_FALSE(static_cast<bool>(
+        driver->copyToHost(lse.data(), *dlse, lse.size() * 4)));
+    // bf16 output: a few units of its rounding (8 bits); LSE: f32 sums.
+    double outError = 0, lseError = 0;
+    for (size_t i = 0; i < qCount; ++i)
+      outError = std::max(outError, std::fabs(fromBf16(out[i]) - expectedO[i]));
+    for (size_t i = 0; i < lse.size(); ++i)
+      lseError = std::max(lseError, std::fabs(lse[i] - expectedLse[i]));
+    EXPECT_LT(outError, 4.0 / 256);
+    EXPECT_LT(lseError, 1e-3);
+
+    // Refused before any launch, naming the value.
+    fmhaAttentionDesc bad = desc;
+    bad.kvHeads = 3;
+    EXPECT_EQ(fmhaAttention(jit, &bad, nullptr, &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("queryHeads (Hq) 4 and kvHeads (Hkv) 3"),
+              std::string::npos);
+    bad = desc;
+    bad.k = static_cast<const char *>(desc.k) + 2;
+    EXPECT_EQ(fmhaAttention(jit, &bad, nullptr, &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("expected a 16-byte aligned address"),
+              std::string::npos);
+    bad = desc;
+    bad.lse = nullptr;
+    bad.elementType = static_cast<fmhaElementType>(7);
+    EXPECT_EQ(fmhaAttention(jit, &bad, nullptr, &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("elementType is 7"), std::string::npos);
+    fmhaJitDestroy(jit);
+  }
+  for (CUdeviceptr p : {dq, dk, dv, dout, *dlse})
+    llvm::consumeError(driver->release(p));
 }
 
 } // namespace

@@ -165,6 +165,73 @@ TEST(Compile, AttentionLaunchConfig) {
       100000u);
 }
 
+/// The error of checkAttentionTensors, or "" when it passes.
+std::string checkError(const KernelSpec &spec, const AttentionTensors &t) {
+  llvm::Error err = checkAttentionTensors(spec, t);
+  return err ? llvm::toString(std::move(err)) : "";
+}
+
+TEST(AttentionTensors, ChecksNameTheOffendingValue) {
+  KernelSpec spec;
+  spec.headDim = 64;
+  spec.withLse = true;
+  AttentionTensors t;
+  // Fake device addresses: only their alignment is looked at.
+  auto at = [](uintptr_t address) { return reinterpret_cast<void *>(address); };
+  t.q = at(0x10000);
+  t.k = at(0x20000);
+  t.v = at(0x30000);
+  t.o = at(0x40000);
+  t.lse = static_cast<float *>(at(0x50000));
+  t.batch = 2;
+  t.queryHeads = 8;
+  t.kvHeads = 2;
+  t.querySeq = 100;
+  t.keySeq = 33;
+  t.setDenseStrides(spec.headDim);
+  EXPECT_EQ(t.qStrides, (std::array<int64_t, 3>{8 * 100 * 64, 100 * 64, 64}));
+  EXPECT_EQ(t.vStrides, (std::array<int64_t, 3>{2 * 33 * 64, 33 * 64, 64}));
+  EXPECT_EQ(t.lseStrides, (std::array<int64_t, 3>{800, 100, 1}));
+  EXPECT_EQ(checkError(spec, t), "");
+  // An empty batch is nothing to do, not an error.
+  AttentionTensors empty = t;
+  empty.batch = 0;
+  EXPECT_EQ(checkError(spec, empty), "");
+
+  auto expectError = [&](const AttentionTensors &bad, const KernelSpec &s,
+                         llvm::StringRef expected) {
+    std::string error = checkError(s, bad);
+    EXPECT_NE(error.find(expected.str()), std::string::npos) << error;
+  };
+  AttentionTensors bad = t;
+  bad.kvHeads = 3;
+  expectError(bad, spec, "queryHeads (Hq) 8 and kvHeads (Hkv) 3: expected "
+                         "both at least 1 and Hq % Hkv == 0");
+  bad = t;
+  bad.keySeq = 0;
+  expectError(bad, spec, "keySeq (Sk) is 0, expected 1 to 2147483647");
+  bad = t;
+  bad.o = at(0x40008);
+  expectError(bad, spec, "o is at 0x40008, expected a 16-byte aligned address");
+  bad = t;
+  bad.kStrides[2] = 68;
+  expectError(bad, spec,
+              "k's row stride is 68 elements, expected a non-negative "
+              "multiple of 8");
+  bad = t;
+  bad.lse = nullptr;
+  expectError(bad, spec, "the spec has an LSE output but no lse tensor");
+  KernelSpec noLse = spec;
+  noLse.withLse = false;
+  expectError(t, noLse, "an lse tensor is given but the spec has no LSE");
+  KernelSpec f32 = spec;
+  f32.elementType = ElementType::F32;
+  expectError(t, f32, "q, k, v and o are f16 or bf16, got f32");
+  KernelSpec resample = spec;
+  resample.kind = OpKind::Resample;
+  expectError(t, resample, "not an attention spec");
+}
+
 TEST(Compile, ArchMismatchCarriesNvJitLinksLog) {
   CompileOptions options;
   options.chip = Chip::sm_90a;

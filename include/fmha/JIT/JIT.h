@@ -133,6 +133,32 @@ LaunchConfig getAttentionLaunchConfig(const AttentionTiling &tiling,
                                       int64_t querySeq,
                                       const AttentionSchedule &schedule = {});
 
+/// The operands of one fmha.attention launch (the op's contract in
+/// FmhaOps.td): q and o [B, Hq, Sq, D], k and v [B, Hkv, Sk, D] of the
+/// spec's element type, lse [B, Hq, Sq] f32. Strides are in elements, of
+/// the batch, head and row dimensions; the head dimension is dense. Device
+/// pointers.
+struct AttentionTensors {
+  const void *q = nullptr, *k = nullptr, *v = nullptr;
+  void *o = nullptr;
+  /// Only with KernelSpec::withLse.
+  float *lse = nullptr;
+  int64_t batch = 0, queryHeads = 0, kvHeads = 0, querySeq = 0, keySeq = 0;
+  std::array<int64_t, 3> qStrides = {}, kStrides = {}, vStrides = {},
+                         oStrides = {}, lseStrides = {};
+
+  /// Sets every stride for dense [B, H, S, D] tensors (and [B, Hq, Sq] LSE)
+  /// of the sizes above.
+  void setDenseStrides(unsigned headDim);
+};
+
+/// Checks \p tensors against \p spec (an attention spec): sizes and head
+/// ratio, the LSE operand's presence, and the 16-byte alignment of
+/// pointers and strides the kernels copy with. The error names the
+/// offending value and what was expected.
+llvm::Error checkAttentionTensors(const KernelSpec &spec,
+                                  const AttentionTensors &tensors);
+
 /// A loaded kernel. Owned by its JIT and valid as long as it.
 class Kernel {
 public:
@@ -192,6 +218,16 @@ public:
   /// written in upstream dialects (or fmha ops).
   llvm::Expected<const Kernel &>
   getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName);
+
+  /// Runs \p spec's attention on \p tensors on \p stream: checks them
+  /// (checkAttentionTensors), gets the kernel, and passes what it takes on
+  /// this chip (TMA tensor maps on sm_90a, memref descriptors) with its
+  /// launch configuration. \p schedule replaces getAttentionSchedule's (a
+  /// measurement or a test of the persistent grid).
+  llvm::Error
+  launchAttention(const KernelSpec &spec, const AttentionTensors &tensors,
+                  CUstream stream,
+                  std::optional<AttentionSchedule> schedule = std::nullopt);
 
   /// The tiling \p spec compiles with on this JIT's chip: its own, or the
   /// chip's default (what fmha-materialize-tiles picks).

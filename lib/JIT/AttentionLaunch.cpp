@@ -1,0 +1,142 @@
+//===- AttentionLaunch.cpp - one call from tensors to an attention launch -===//
+//
+// Part of FlashCore. What every embedder of an attention kernel would
+// otherwise write: the operand checks, the kernel's parameters in the order
+// of its lowering (AttentionToGPU.cpp, AttentionToGPUSm90.cpp) and its
+// launch configuration.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/JIT/JIT.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+void AttentionTensors::setDenseStrides(unsigned headDim) {
+  auto dense = [&](int64_t heads, int64_t rows) -> std::array<int64_t, 3> {
+    return {heads * rows * headDim, rows * headDim, headDim};
+  };
+  qStrides = oStrides = dense(queryHeads, querySeq);
+  kStrides = vStrides = dense(kvHeads, keySeq);
+  lseStrides = {queryHeads * querySeq, querySeq, 1};
+}
+
+llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
+                                        const AttentionTensors &t) {
+  auto address = [](const void *data) {
+    return llvm::format_hex(reinterpret_cast<uintptr_t>(data), 0);
+  };
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::createStringError("attention: " + what);
+  };
+  if (spec.kind != OpKind::Attention)
+    return fail("the kernel spec is not an attention spec");
+  if (spec.elementType == ElementType::F32)
+    return fail("q, k, v and o are f16 or bf16, got f32");
+  if (!t.q || !t.k || !t.v || !t.o)
+    return fail("q, k, v and o must not be null");
+  if (spec.withLse != (t.lse != nullptr))
+    return fail(spec.withLse
+                    ? "the spec has an LSE output but no lse tensor is given"
+                    : "an lse tensor is given but the spec has no LSE output "
+                      "(set withLse)");
+  if (t.batch < 0)
+    return fail(llvm::formatv("batch is {0}, expected at least 0", t.batch));
+  // Both loops of either kernel count key and query blocks in 32 bits.
+  constexpr int64_t kMaxSeq = (int64_t(1) << 31) - 1;
+  for (auto [name, value] :
+       {std::pair{"querySeq (Sq)", t.querySeq}, {"keySeq (Sk)", t.keySeq}})
+    if (value < 1 || value > kMaxSeq)
+      return fail(llvm::formatv("{0} is {1}, expected 1 to {2}", name, value,
+                                kMaxSeq));
+  if (t.queryHeads < 1 || t.kvHeads < 1 || t.queryHeads % t.kvHeads != 0)
+    return fail(llvm::formatv("queryHeads (Hq) {0} and kvHeads (Hkv) {1}: "
+                              "expected both at least 1 and Hq % Hkv == 0",
+                              t.queryHeads, t.kvHeads));
+  // cp.async, TMA and the output's vector stores move 16-byte chunks.
+  constexpr int64_t kAlignment = 16, kElementBytes = 2;
+  struct Operand {
+    const char *name;
+    const void *data;
+    const std::array<int64_t, 3> &strides;
+  };
+  for (const Operand &operand : {Operand{"q", t.q, t.qStrides},
+                                 Operand{"k", t.k, t.kStrides},
+                                 Operand{"v", t.v, t.vStrides},
+                                 Operand{"o", t.o, t.oStrides}}) {
+    if (reinterpret_cast<uintptr_t>(operand.data) % kAlignment != 0)
+      return fail(llvm::formatv("{0} is at {1}, expected a {2}-byte aligned "
+                                "address",
+                                operand.name, address(operand.data),
+                                kAlignment));
+    for (int d = 0; d < 3; ++d) {
+      int64_t stride = operand.strides[d];
+      if (stride < 0 || stride * kElementBytes % kAlignment != 0)
+        return fail(llvm::formatv(
+            "{0}'s {1} stride is {2} elements, expected a non-negative "
+            "multiple of {3} (16 bytes; the head dimension is dense)",
+            operand.name, d == 0 ? "batch" : d == 1 ? "head" : "row", stride,
+            kAlignment / kElementBytes));
+    }
+  }
+  if (t.lse && reinterpret_cast<uintptr_t>(t.lse) % alignof(float) != 0)
+    return fail(llvm::formatv("lse is at {0}, expected a 4-byte aligned "
+                              "address",
+                              address(t.lse)));
+  return llvm::Error::success();
+}
+
+llvm::Error JIT::launchAttention(const KernelSpec &spec,
+                                 const AttentionTensors &t, CUstream stream,
+                                 std::optional<AttentionSchedule> schedule) {
+  if (llvm::Error err = checkAttentionTensors(spec, t))
+    return err;
+  AttentionTiling tiling = getAttentionTiling(spec);
+  // The sm_80 grid is (row blocks, Hq, batches).
+  if (tiling.chip != Chip::sm_90a && t.queryHeads > kMaxGridDimY)
+    return llvm::createStringError(llvm::formatv(
+        "attention: queryHeads (Hq) is {0}, the sm_80 kernel takes at most "
+        "{1}",
+        t.queryHeads, kMaxGridDimY));
+  llvm::Expected<const Kernel &> kernel = getKernel(spec);
+  if (!kernel)
+    return kernel.takeError();
+  if (t.batch == 0)
+    return llvm::Error::success(); // and no tensor map of an empty tensor
+
+  KernelArguments arguments;
+  int64_t headDim = spec.headDim;
+  auto shape = [&](int64_t heads, int64_t rows) {
+    return std::array<int64_t, 4>{t.batch, heads, rows, headDim};
+  };
+  auto strides = [](const std::array<int64_t, 3> &s) {
+    return std::array<int64_t, 4>{s[0], s[1], s[2], 1};
+  };
+  if (tiling.chip == Chip::sm_90a) {
+    // The sm_90a kernel's first parameters: the TMA maps of q, k and v.
+    for (auto [data, heads, rows, s, boxRows] :
+         {std::tuple{t.q, t.queryHeads, t.querySeq, t.qStrides, tiling.blockM},
+          {t.k, t.kvHeads, t.keySeq, t.kStrides, tiling.blockN},
+          {t.v, t.kvHeads, t.keySeq, t.vStrides, tiling.blockN}})
+      if (llvm::Error err =
+              addAttentionTensorMap(arguments, spec.elementType, data,
+                                    shape(heads, rows), strides(s), boxRows))
+        return err;
+  }
+  arguments.addMemRef(t.q, shape(t.queryHeads, t.querySeq),
+                      strides(t.qStrides));
+  arguments.addMemRef(t.k, shape(t.kvHeads, t.keySeq), strides(t.kStrides));
+  arguments.addMemRef(t.v, shape(t.kvHeads, t.keySeq), strides(t.vStrides));
+  arguments.addMemRef(t.o, shape(t.queryHeads, t.querySeq),
+                      strides(t.oStrides));
+  if (t.lse)
+    arguments.addMemRef(t.lse, {t.batch, t.queryHeads, t.querySeq},
+                        t.lseStrides);
+  LaunchConfig config = getAttentionLaunchConfig(
+      tiling, spec.headDim, /*elementBytes=*/2, t.batch, t.queryHeads,
+      t.querySeq, schedule.value_or(getAttentionSchedule(spec)));
+  return kernel->launch(stream, config, arguments.get());
+}
