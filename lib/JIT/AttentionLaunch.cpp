@@ -50,23 +50,23 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
   for (auto [name, value] :
        {std::pair{"querySeq (Sq)", t.querySeq}, {"keySeq (Sk)", t.keySeq}})
     if (value < 1 || value > kMaxSeq)
-      return fail(llvm::formatv("{0} is {1}, expected 1 to {2}", name, value,
-                                kMaxSeq));
+      return fail(
+          llvm::formatv("{0} is {1}, expected 1 to {2}", name, value, kMaxSeq));
   if (t.queryHeads < 1 || t.kvHeads < 1 || t.queryHeads % t.kvHeads != 0)
     return fail(llvm::formatv("queryHeads (Hq) {0} and kvHeads (Hkv) {1}: "
                               "expected both at least 1 and Hq % Hkv == 0",
                               t.queryHeads, t.kvHeads));
   // cp.async, TMA and the output's vector stores move 16-byte chunks.
   constexpr int64_t kAlignment = 16, kElementBytes = 2;
+  constexpr const char *kDimensionNames[] = {"batch", "head", "row"};
   struct Operand {
     const char *name;
     const void *data;
     const std::array<int64_t, 3> &strides;
   };
-  for (const Operand &operand : {Operand{"q", t.q, t.qStrides},
-                                 Operand{"k", t.k, t.kStrides},
-                                 Operand{"v", t.v, t.vStrides},
-                                 Operand{"o", t.o, t.oStrides}}) {
+  for (const Operand &operand :
+       {Operand{"q", t.q, t.qStrides}, Operand{"k", t.k, t.kStrides},
+        Operand{"v", t.v, t.vStrides}, Operand{"o", t.o, t.oStrides}}) {
     if (reinterpret_cast<uintptr_t>(operand.data) % kAlignment != 0)
       return fail(llvm::formatv("{0} is at {1}, expected a {2}-byte aligned "
                                 "address",
@@ -78,7 +78,7 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
         return fail(llvm::formatv(
             "{0}'s {1} stride is {2} elements, expected a non-negative "
             "multiple of {3} (16 bytes; the head dimension is dense)",
-            operand.name, d == 0 ? "batch" : d == 1 ? "head" : "row", stride,
+            operand.name, kDimensionNames[d], stride,
             kAlignment / kElementBytes));
     }
   }
