@@ -12,7 +12,8 @@
 //     own (the driver's whole-program PTX JIT, or nvJitLink); then a hit
 //     of our disk cache in a fresh JIT, which under a driver-JIT plan holds
 //     PTX: the driver compiles it again unless its own cache of compiled
-//     PTX answers (CUDA_CACHE_DISABLE=1 turns that off, to time it cold).
+//     PTX answers (CUDA_CACHE_DISABLE=1 turns that off, to time it cold);
+//   - on a GPU, JIT::launchAttention's cost per call on a one-tile problem.
 // Without a GPU only the compile rows are measured.
 //
 //===----------------------------------------------------------------------===//
@@ -218,21 +219,22 @@ int main(int argc, char **argv) {
       cached.chip = chip;
       cached.cacheDirectory = attentionCache.str().str();
       std::vector<double> times;
-      std::string plan;
+      std::unique_ptr<JIT> attentionJit;
       for (int fresh = 0; fresh < 2; ++fresh) {
-        auto attentionJit = JIT::create(cached);
-        if (!attentionJit)
-          return fail(attentionJit.takeError());
+        auto created = JIT::create(cached);
+        if (!created)
+          return fail(created.takeError());
+        attentionJit = std::move(*created);
         auto start = Clock::now();
-        auto attentionKernel = (*attentionJit)->getKernel(attention);
+        auto attentionKernel = attentionJit->getKernel(attention);
         if (!attentionKernel)
           return fail(attentionKernel.takeError());
         times.push_back(millisecondsSince(start));
-        plan = (*attentionJit)->getLoadPlan().reason;
-        if ((*attentionJit)->getStats().diskHits != unsigned(fresh))
+        if (attentionJit->getStats().diskHits != unsigned(fresh))
           return fail(llvm::createStringError("expected a cold compile, then "
                                               "a disk-cache hit"));
       }
+      std::string plan = attentionJit->getLoadPlan().reason;
       rows.push_back(llvm::formatv("attention cold JIT {0,-13}| bf16 d128 "
                                    "causal {1:f0} ms: MLIR->PTX, then {2}",
                                    stringifyChip(chip), times[0], plan));
@@ -240,6 +242,54 @@ int main(int argc, char **argv) {
                                    "{1:f1} ms (fresh JIT)",
                                    stringifyChip(chip), times[1]));
       llvm::sys::fs::remove_directories(attentionCache);
+
+      // The typed launch's cost per call (checks, kernel lookup from the
+      // spec, parameters, tensor maps on sm_90a, cuLaunchKernel) on a
+      // problem of one 128 x 128 tile, host time while submitting and
+      // time per call including the GPU's.
+      AttentionTensors tensors;
+      tensors.batch = tensors.queryHeads = tensors.kvHeads = 1;
+      tensors.querySeq = tensors.keySeq = 128;
+      tensors.setDenseStrides(attention.headDim);
+      size_t bytes = 128 * attention.headDim * 2;
+      std::vector<uint16_t> ones(bytes / 2, 0x3f80); // bf16 1.0
+      std::vector<CUdeviceptr> buffers;
+      for (int i = 0; i < 4; ++i) {
+        llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
+        if (!buffer)
+          return fail(buffer.takeError());
+        if (llvm::Error err = driver->copyToDevice(*buffer, ones.data(), bytes))
+          return fail(std::move(err));
+        buffers.push_back(*buffer);
+      }
+      tensors.q = reinterpret_cast<const void *>(buffers[0]);
+      tensors.k = reinterpret_cast<const void *>(buffers[1]);
+      tensors.v = reinterpret_cast<const void *>(buffers[2]);
+      tensors.o = reinterpret_cast<void *>(buffers[3]);
+      const int calls = 2000;
+      for (int i = 0; i < 100; ++i) // warm-up
+        if (llvm::Error err =
+                attentionJit->launchAttention(attention, tensors, nullptr))
+          return fail(std::move(err));
+      if (llvm::Error err = driver->synchronize(nullptr))
+        return fail(std::move(err));
+      auto start = Clock::now();
+      for (int i = 0; i < calls; ++i)
+        if (llvm::Error err =
+                attentionJit->launchAttention(attention, tensors, nullptr))
+          return fail(std::move(err));
+      double submitted = millisecondsSince(start);
+      if (llvm::Error err = driver->synchronize(nullptr))
+        return fail(std::move(err));
+      double finished = millisecondsSince(start);
+      rows.push_back(llvm::formatv("launchAttention {0,-14}| {1:f2} us per "
+                                   "call submitting, {2:f2} us with the GPU "
+                                   "(1x1x128x128, {3} calls)",
+                                   stringifyChip(chip),
+                                   submitted * 1000 / calls,
+                                   finished * 1000 / calls, calls));
+      for (CUdeviceptr buffer : buffers)
+        llvm::consumeError(driver->release(buffer));
     }
   }
   llvm::outs() << "\n";
