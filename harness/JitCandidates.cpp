@@ -62,23 +62,12 @@ static ElementType toElementType(fmhaRefDType dtype) {
   return ElementType::F32;
 }
 
-/// Launches \p spec's kernel with \p arguments, reporting failures.
-static cudaError_t launchKernel(JIT &jit, const KernelSpec &spec,
-                                const LaunchConfig &config,
-                                KernelArguments &arguments,
-                                cudaStream_t stream) {
-  llvm::Expected<const Kernel &> kernel = jit.getKernel(spec);
-  if (!kernel) {
-    llvm::errs() << "fmha-runner: " << llvm::toString(kernel.takeError())
-                 << "\n";
-    return cudaErrorInvalidSource;
-  }
-  if (llvm::Error err = kernel->launch(static_cast<CUstream>(stream), config,
-                                       arguments.get())) {
-    llvm::errs() << "fmha-runner: " << llvm::toString(std::move(err)) << "\n";
-    return cudaErrorLaunchFailure;
-  }
-  return cudaSuccess;
+/// Reports \p err (a failed launch) as the harness's status.
+static cudaError_t reportLaunch(llvm::Error err) {
+  if (!err)
+    return cudaSuccess;
+  llvm::errs() << "fmha-runner: " << llvm::toString(std::move(err)) << "\n";
+  return cudaErrorLaunchFailure;
 }
 
 static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
@@ -139,27 +128,39 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
       return cudaErrorInvalidValue;
     }
   }
-  if (llvm::Error err = jit->launchAttention(
-          spec, tensors, static_cast<CUstream>(stream), schedule)) {
-    llvm::errs() << "fmha-runner: " << llvm::toString(std::move(err)) << "\n";
-    return cudaErrorLaunchFailure;
+  return reportLaunch(jit->launchAttention(
+      spec, tensors, static_cast<CUstream>(stream), schedule));
+}
+
+/// \p a as the JIT's resample operands, which are dense: a problem with
+/// other strides is refused (the harness makes none).
+static std::optional<ResampleTensors>
+getResampleTensors(const fmhaRefResampleArgs &a) {
+  ResampleTensors tensors;
+  tensors.batch = a.batch;
+  tensors.targetCount = a.targets;
+  tensors.targets = a.targetTimes;
+  tensors.out = a.out;
+  long long totalFeatures = 0;
+  bool dense = a.targetStride == a.targets;
+  for (int s = 0; s < a.numStreams; ++s) {
+    const fmhaRefStream &stream = a.streams[s];
+    tensors.streams.push_back(
+        {stream.times, stream.values, stream.lengths, stream.samples});
+    totalFeatures += stream.features;
+    dense &= stream.timesStride == stream.samples &&
+             stream.valuesStride[1] == stream.features &&
+             stream.valuesStride[0] ==
+                 (long long)stream.samples * stream.features;
   }
-  return cudaSuccess;
-}
-
-/// The times memrefs [B, S_s] of every stream, in stream order.
-static void addStreamTimes(KernelArguments &arguments,
-                           const fmhaRefResampleArgs &a) {
-  for (int s = 0; s < a.numStreams; ++s)
-    arguments.addMemRef(a.streams[s].times, {a.batch, a.streams[s].samples},
-                        {a.streams[s].timesStride, 1});
-}
-
-/// The lengths memrefs [B] of every stream, in stream order.
-static void addStreamLengths(KernelArguments &arguments,
-                             const fmhaRefResampleArgs &a) {
-  for (int s = 0; s < a.numStreams; ++s)
-    arguments.addMemRef(a.streams[s].lengths, {a.batch}, {1});
+  dense &= a.outStride[1] == totalFeatures &&
+           a.outStride[0] == a.targets * totalFeatures;
+  if (!dense) {
+    llvm::errs() << "fmha-runner: the JIT's resample kernels take dense "
+                    "tensors; this problem has other strides\n";
+    return std::nullopt;
+  }
+  return tensors;
 }
 
 static cudaError_t checkJitSorted(const fmhaRefResampleArgs *a,
@@ -168,6 +169,9 @@ static cudaError_t checkJitSorted(const fmhaRefResampleArgs *a,
   JIT *jit = getJit();
   if (!jit)
     return cudaErrorInitializationError;
+  std::optional<ResampleTensors> tensors = getResampleTensors(*a);
+  if (!tensors)
+    return cudaErrorInvalidValue;
   KernelSpec spec;
   spec.kind = OpKind::CheckSorted;
   spec.withLengths = a->streams[0].lengths != nullptr;
@@ -178,16 +182,12 @@ static cudaError_t checkJitSorted(const fmhaRefResampleArgs *a,
   cudaError_t status = cudaMalloc(&deviceFirst, bytes);
   if (status != cudaSuccess)
     return status;
-  // Operands: times, lengths, first (which starts as kTimesSorted).
-  KernelArguments arguments;
-  addStreamTimes(arguments, *a);
-  if (spec.withLengths)
-    addStreamLengths(arguments, *a);
-  arguments.addMemRef(deviceFirst, {a->numStreams}, {1});
+  // first starts as kTimesSorted.
   status = cudaMemsetAsync(deviceFirst, 0xff, bytes, stream);
   if (status == cudaSuccess)
-    status = launchKernel(*jit, spec, getCheckSortedLaunchConfig(a->batch),
-                          arguments, stream);
+    status = reportLaunch(jit->launchCheckSorted(
+        spec, *tensors, static_cast<uint64_t *>(deviceFirst),
+        static_cast<CUstream>(stream)));
   std::vector<uint64_t> found(a->numStreams);
   if (status == cudaSuccess)
     status = cudaMemcpyAsync(found.data(), deviceFirst, bytes,
@@ -208,6 +208,9 @@ static cudaError_t launchJitResample(const fmhaRefResampleArgs *a,
   JIT *jit = getJit();
   if (!jit)
     return cudaErrorInitializationError;
+  std::optional<ResampleTensors> tensors = getResampleTensors(*a);
+  if (!tensors)
+    return cudaErrorInvalidValue;
   KernelSpec spec;
   spec.kind = OpKind::Resample;
   spec.elementType = toElementType(a->dtype);
@@ -225,28 +228,10 @@ static cudaError_t launchJitResample(const fmhaRefResampleArgs *a,
     }
     spec.resampleTile = ResampleTiling{jit->getLoadPlan().chip, blockT, threads};
   }
-  int64_t totalFeatures = 0;
-  for (int s = 0; s < a->numStreams; ++s) {
-    spec.streamFeatures.push_back(a->streams[s].features);
-    totalFeatures += a->streams[s].features;
-  }
-  // Operands in the op's order: times, values, lengths, targets, out.
-  KernelArguments arguments;
-  int64_t batch = a->batch, targets = a->targets;
-  addStreamTimes(arguments, *a);
   for (int s = 0; s < a->numStreams; ++s)
-    arguments.addMemRef(
-        a->streams[s].values,
-        {batch, a->streams[s].samples, a->streams[s].features},
-        {a->streams[s].valuesStride[0], a->streams[s].valuesStride[1], 1});
-  if (spec.withLengths)
-    addStreamLengths(arguments, *a);
-  arguments.addMemRef(a->targetTimes, {batch, targets}, {a->targetStride, 1});
-  arguments.addMemRef(a->out, {batch, targets, totalFeatures},
-                      {a->outStride[0], a->outStride[1], 1});
-  LaunchConfig config =
-      getResampleLaunchConfig(jit->getResampleTiling(spec), batch, targets);
-  return launchKernel(*jit, spec, config, arguments, stream);
+    spec.streamFeatures.push_back(a->streams[s].features);
+  return reportLaunch(
+      jit->launchResample(spec, *tensors, static_cast<CUstream>(stream)));
 }
 
 fmha_harness::AttentionLauncher fmha_harness::getJitAttentionLauncher() {

@@ -60,10 +60,12 @@ fmhaStatus fmhaKernelLaunch(fmhaKernel kernel, void *stream,
                             unsigned sharedBytes, void **arguments,
                             char **message);
 
-/** The element type of an attention's q, k, v and o. */
+/** The element type of an attention's q, k, v and o (bf16 or f16), or of
+ *  a resample's values and out (any of the three). */
 typedef enum fmhaElementType {
   FMHA_BF16 = 0,
   FMHA_F16 = 1,
+  FMHA_F32 = 2,
 } fmhaElementType;
 
 /** One fmha.attention (the op's contract: FmhaOps.td). q and o are
@@ -106,6 +108,44 @@ void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc);
  *  message naming the value. */
 fmhaStatus fmhaAttention(fmhaJit jit, const fmhaAttentionDesc *desc,
                          void *stream, char **message);
+
+typedef enum fmhaResampleMode {
+  FMHA_LINEAR = 0,
+  FMHA_NEAREST = 1,
+  FMHA_PREVIOUS = 2,
+} fmhaResampleMode;
+
+/** One stream of a resample: times [batch, samples] f32 (non-decreasing per
+ *  row), values [batch, samples, features], lengths [batch] (valid samples
+ *  per row) or NULL. Dense, device pointers; values 16-byte aligned. */
+typedef struct fmhaResampleStream {
+  const float *times;
+  const void *values;
+  const int *lengths;
+  long long samples;
+  unsigned features;
+} fmhaResampleStream;
+
+/** One fmha.resample (FmhaOps.td): the streams resampled onto targets
+ *  [batch, targetCount] f32, side by side in out [batch, targetCount, sum of
+ *  features] (dense, 16-byte aligned). Either every stream has lengths or
+ *  none does. */
+typedef struct fmhaResampleDesc {
+  fmhaElementType elementType;
+  fmhaResampleMode mode;
+  long long batch, targetCount;
+  const float *targets;
+  void *out;
+  int numStreams;
+  const fmhaResampleStream *streams;
+} fmhaResampleDesc;
+
+/** Runs the resample \p desc describes on \p stream; compiled on first use
+ *  for its element type, mode and stream features. Bad sizes, pointers or
+ *  alignment are FMHA_ERROR_INVALID_ARGUMENT, with a message naming the
+ *  value. */
+fmhaStatus fmhaResample(fmhaJit jit, const fmhaResampleDesc *desc,
+                        void *stream, char **message);
 
 void fmhaFreeMessage(char *message);
 

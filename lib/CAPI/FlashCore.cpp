@@ -112,6 +112,20 @@ fmhaStatus fmhaKernelLaunch(fmhaKernel kernel, void *stream,
   return succeed(message);
 }
 
+/// The C element type as the JIT's, or std::nullopt for a value outside
+/// the enum.
+static std::optional<ElementType> getElementType(fmhaElementType type) {
+  switch (type) {
+  case FMHA_BF16:
+    return ElementType::BF16;
+  case FMHA_F16:
+    return ElementType::F16;
+  case FMHA_F32:
+    return ElementType::F32;
+  }
+  return std::nullopt;
+}
+
 void fmhaAttentionDescInit(fmhaAttentionDesc *desc) {
   if (desc)
     *desc = fmhaAttentionDesc{};
@@ -159,20 +173,14 @@ fmhaStatus fmhaAttention(fmhaJit jit, const fmhaAttentionDesc *desc,
                   "fmhaAttention: jit and desc must not be NULL", message);
   KernelSpec spec;
   spec.kind = OpKind::Attention;
-  switch (desc->elementType) {
-  case FMHA_BF16:
-    spec.elementType = ElementType::BF16;
-    break;
-  case FMHA_F16:
-    spec.elementType = ElementType::F16;
-    break;
-  default:
+  std::optional<ElementType> elementType = getElementType(desc->elementType);
+  if (!elementType || *elementType == ElementType::F32)
     return report(FMHA_ERROR_INVALID_ARGUMENT,
                   "fmhaAttention: elementType is " +
                       std::to_string(desc->elementType) +
                       ", expected FMHA_BF16 (0) or FMHA_F16 (1)",
                   message);
-  }
+  spec.elementType = *elementType;
   spec.headDim = desc->headDim;
   spec.causal = desc->causal != 0;
   spec.withLse = desc->lse != nullptr;
@@ -186,6 +194,61 @@ fmhaStatus fmhaAttention(fmhaJit jit, const fmhaAttentionDesc *desc,
                   "fmhaAttention: " + llvm::toString(std::move(err)), message);
   if (llvm::Error err = jit->jit->launchAttention(
           spec, tensors, static_cast<CUstream>(stream)))
+    return report(std::move(err), message);
+  return succeed(message);
+}
+
+fmhaStatus fmhaResample(fmhaJit jit, const fmhaResampleDesc *desc, void *stream,
+                        char **message) {
+  if (!jit || !desc || (desc->numStreams > 0 && !desc->streams))
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaResample: jit, desc and desc->streams must not be NULL",
+                  message);
+  auto invalid = [&](const std::string &what) {
+    return report(FMHA_ERROR_INVALID_ARGUMENT, "fmhaResample: " + what,
+                  message);
+  };
+  if (desc->numStreams < 1)
+    return invalid("numStreams is " + std::to_string(desc->numStreams) +
+                   ", expected at least 1");
+  std::optional<ElementType> elementType = getElementType(desc->elementType);
+  if (!elementType)
+    return invalid("elementType is " + std::to_string(desc->elementType) +
+                   ", expected FMHA_BF16 (0), FMHA_F16 (1) or FMHA_F32 (2)");
+  KernelSpec spec;
+  spec.kind = OpKind::Resample;
+  spec.elementType = *elementType;
+  switch (desc->mode) {
+  case FMHA_LINEAR:
+    spec.mode = ResampleMode::linear;
+    break;
+  case FMHA_NEAREST:
+    spec.mode = ResampleMode::nearest;
+    break;
+  case FMHA_PREVIOUS:
+    spec.mode = ResampleMode::previous;
+    break;
+  default:
+    return invalid("mode is " + std::to_string(desc->mode) +
+                   ", expected FMHA_LINEAR (0), FMHA_NEAREST (1) or "
+                   "FMHA_PREVIOUS (2)");
+  }
+  spec.withLengths = desc->streams[0].lengths != nullptr;
+  ResampleTensors tensors;
+  tensors.batch = desc->batch;
+  tensors.targetCount = desc->targetCount;
+  tensors.targets = desc->targets;
+  tensors.out = desc->out;
+  for (const fmhaResampleStream &stream :
+       llvm::ArrayRef(desc->streams, desc->numStreams)) {
+    spec.streamFeatures.push_back(stream.features);
+    tensors.streams.push_back(
+        {stream.times, stream.values, stream.lengths, stream.samples});
+  }
+  if (llvm::Error err = checkResampleTensors(spec, tensors))
+    return invalid(llvm::toString(std::move(err)));
+  if (llvm::Error err = jit->jit->launchResample(spec, tensors,
+                                                 static_cast<CUstream>(stream)))
     return report(std::move(err), message);
   return succeed(message);
 }

@@ -47,6 +47,9 @@ TEST(CAPI, NullArgumentsAreRefusedWithAMessage) {
   EXPECT_EQ(fmhaAttention(nullptr, nullptr, nullptr, &message),
             FMHA_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(take(message), "fmhaAttention: jit and desc must not be NULL");
+  EXPECT_EQ(fmhaResample(nullptr, nullptr, nullptr, &message),
+            FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(take(message).find("must not be NULL"), std::string::npos);
 }
 
 TEST(CAPI, AttentionDescFromC) { EXPECT_EQ(fmhaTestDenseStridesFromC(), 0); }
@@ -297,6 +300,129 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
   }
   for (CUdeviceptr p : {dq, dk, dv, dout, *dlse})
     llvm::consumeError(driver->release(p));
+}
+
+// On a machine with a GPU: fmhaResample (linear, f32, two streams of 8 and
+// 3 features with lengths, one row without samples) against the op's
+// contract computed here; and a bad description refused with its value.
+TEST(CAPI, ResampleOnAGpuMatchesTheHost) {
+  llvm::Expected<mlir::fmha::CudaDriver &> driver =
+      mlir::fmha::CudaDriver::get();
+  if (!driver)
+    GTEST_SKIP() << llvm::toString(driver.takeError());
+  constexpr long long B = 3, T = 50;
+  const long long samples[2] = {40, 7};
+  const unsigned features[2] = {8, 3};
+  const int lengths[2][B] = {{40, 25, 0}, {7, 1, 5}};
+  uint32_t state = 777;
+  auto random = [&] {
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1 << 24);
+  };
+  std::vector<float> times[2], values[2], targets(B * T);
+  for (int s = 0; s < 2; ++s) {
+    for (long long b = 0; b < B; ++b) {
+      float t = 0;
+      for (long long i = 0; i < samples[s]; ++i)
+        times[s].push_back(t += 0.05f + random());
+    }
+    for (long long i = 0; i < B * samples[s] * features[s]; ++i)
+      values[s].push_back(random() * 2 - 1);
+  }
+  for (float &t : targets)
+    t = random() * 30 - 2; // some before the first sample, some past the last
+
+  // The contract: linear between the samples around the target, the edge
+  // sample outside them, zeros for a row without valid samples.
+  const long long D = features[0] + features[1];
+  std::vector<double> expected(B * T * D, 0.0);
+  for (long long b = 0; b < B; ++b)
+    for (long long j = 0; j < T; ++j) {
+      double target = targets[b * T + j];
+      long long offset = 0;
+      for (int s = 0; s < 2; ++s) {
+        long long n = lengths[s][b];
+        const float *row = &times[s][b * samples[s]];
+        auto value = [&](long long i, unsigned d) {
+          return double(values[s][(b * samples[s] + i) * features[s] + d]);
+        };
+        for (unsigned d = 0; d < features[s] && n > 0; ++d) {
+          double &out = expected[(b * T + j) * D + offset + d];
+          if (target <= row[0])
+            out = value(0, d);
+          else if (target >= row[n - 1])
+            out = value(n - 1, d);
+          else {
+            long long i = 0;
+            while (row[i + 1] <= target)
+              ++i;
+            double w = (target - row[i]) / (double(row[i + 1]) - row[i]);
+            out = value(i, d) + w * (value(i + 1, d) - value(i, d));
+          }
+        }
+        offset += features[s];
+      }
+    }
+
+  std::vector<CUdeviceptr> buffers;
+  auto upload = [&](const void *host, size_t bytes) {
+    llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
+    EXPECT_TRUE(static_cast<bool>(buffer));
+    EXPECT_FALSE(
+        static_cast<bool>(driver->copyToDevice(*buffer, host, bytes)));
+    buffers.push_back(*buffer);
+    return reinterpret_cast<void *>(*buffer);
+  };
+  fmhaResampleStream streams[2];
+  for (int s = 0; s < 2; ++s) {
+    streams[s].times = static_cast<const float *>(
+        upload(times[s].data(), times[s].size() * 4));
+    streams[s].values = upload(values[s].data(), values[s].size() * 4);
+    streams[s].lengths =
+        static_cast<const int *>(upload(lengths[s], sizeof(lengths[s])));
+    streams[s].samples = samples[s];
+    streams[s].features = features[s];
+  }
+  std::vector<float> out(B * T * D, -1.0f);
+  fmhaResampleDesc desc = {};
+  desc.elementType = FMHA_F32;
+  desc.mode = FMHA_LINEAR;
+  desc.batch = B;
+  desc.targetCount = T;
+  desc.targets =
+      static_cast<const float *>(upload(targets.data(), targets.size() * 4));
+  desc.out = upload(out.data(), out.size() * 4);
+  desc.numStreams = 2;
+  desc.streams = streams;
+
+  fmhaJitOptions options;
+  fmhaJitOptionsInit(&options);
+  options.cacheDirectory = "";
+  fmhaJit jit = nullptr;
+  char *message = nullptr;
+  ASSERT_EQ(fmhaJitCreate(&options, &jit, &message), FMHA_SUCCESS)
+      << take(message);
+  ASSERT_EQ(fmhaResample(jit, &desc, nullptr, &message), FMHA_SUCCESS)
+      << take(message);
+  ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+  ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
+      out.data(), reinterpret_cast<CUdeviceptr>(desc.out), out.size() * 4)));
+  double error = 0;
+  for (size_t i = 0; i < out.size(); ++i)
+    error = std::max(error, std::fabs(out[i] - expected[i]));
+  EXPECT_LT(error, 1e-5);
+
+  fmhaResampleStream badStreams[2] = {streams[0], streams[1]};
+  badStreams[1].lengths = nullptr;
+  fmhaResampleDesc bad = desc;
+  bad.streams = badStreams;
+  EXPECT_EQ(fmhaResample(jit, &bad, nullptr, &message),
+            FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(take(message), "fmhaResample: resample: stream 1: the spec has "
+                           "lengths but the stream has none");
+  fmhaJitDestroy(jit);
+  for (CUdeviceptr buffer : buffers)
+    llvm::consumeError(driver->release(buffer));
 }
 
 } // namespace

@@ -232,6 +232,66 @@ TEST(AttentionTensors, ChecksNameTheOffendingValue) {
   expectError(t, resample, "not an attention spec");
 }
 
+TEST(ResampleTensors, ChecksNameTheOffendingValue) {
+  KernelSpec spec;
+  spec.kind = OpKind::Resample;
+  spec.streamFeatures = {6, 32};
+  spec.withLengths = true;
+  auto at = [](uintptr_t address) { return reinterpret_cast<void *>(address); };
+  auto times = [&](uintptr_t address) {
+    return static_cast<const float *>(at(address));
+  };
+  auto lengths = [&](uintptr_t address) {
+    return static_cast<const int32_t *>(at(address));
+  };
+  ResampleTensors t;
+  t.streams = {{times(0x1000), at(0x2000), lengths(0x3000), 400},
+               {times(0x4000), at(0x5000), lengths(0x6000), 100}};
+  t.targets = times(0x7000);
+  t.out = at(0x8000);
+  t.batch = 5;
+  t.targetCount = 60;
+  std::string error;
+  auto check = [&](const KernelSpec &s, const ResampleTensors &tensors) {
+    llvm::Error err = checkResampleTensors(s, tensors);
+    return err ? llvm::toString(std::move(err)) : std::string();
+  };
+  EXPECT_EQ(check(spec, t), "");
+
+  ResampleTensors bad = t;
+  bad.streams.pop_back();
+  EXPECT_EQ(check(spec, bad), "resample: 1 streams given, the spec has 2");
+  bad = t;
+  bad.streams[1].samples = 0;
+  EXPECT_EQ(check(spec, bad),
+            "resample: stream 1 has 0 samples, expected at least 1");
+  bad = t;
+  bad.streams[0].lengths = nullptr;
+  EXPECT_EQ(check(spec, bad), "resample: stream 0: the spec has lengths but "
+                              "the stream has none");
+  bad = t;
+  bad.streams[1].values = at(0x5004);
+  EXPECT_EQ(check(spec, bad), "resample: stream 1's values are at 0x5004, "
+                              "expected a 16-byte aligned address");
+  bad = t;
+  bad.targetCount = 0;
+  EXPECT_EQ(check(spec, bad),
+            "resample: targetCount (T) is 0, expected at least 1");
+  // check_sorted reads times and lengths only.
+  KernelSpec sorted = spec;
+  sorted.kind = OpKind::CheckSorted;
+  ResampleTensors timesOnly = t;
+  timesOnly.targets = nullptr;
+  timesOnly.out = nullptr;
+  timesOnly.targetCount = 0;
+  for (ResampleStream &stream : timesOnly.streams)
+    stream.values = nullptr;
+  EXPECT_EQ(check(sorted, timesOnly), "");
+  KernelSpec attention;
+  EXPECT_EQ(check(attention, t),
+            "resample: the kernel spec is not a resample or check_sorted spec");
+}
+
 TEST(Compile, ArchMismatchCarriesNvJitLinksLog) {
   CompileOptions options;
   options.chip = Chip::sm_90a;

@@ -159,6 +159,35 @@ struct AttentionTensors {
 llvm::Error checkAttentionTensors(const KernelSpec &spec,
                                   const AttentionTensors &tensors);
 
+/// One stream of an fmha.resample or fmha.check_sorted launch: times
+/// [B, S] f32, values [B, S, D] of the spec's element type (D is the
+/// stream's KernelSpec::streamFeatures; check_sorted reads no values),
+/// lengths [B] i32 (only with KernelSpec::withLengths). Dense, device
+/// pointers.
+struct ResampleStream {
+  const float *times = nullptr;
+  const void *values = nullptr;
+  const int32_t *lengths = nullptr;
+  int64_t samples = 0;
+};
+
+/// The operands of one fmha.resample launch: the streams in the spec's
+/// order, targets [B, T] f32 and out [B, T, sum of D] of the element type.
+/// Dense: the JIT's resample kernels are compiled for dense tensors (their
+/// 16-byte accesses rely on it).
+struct ResampleTensors {
+  std::vector<ResampleStream> streams;
+  const float *targets = nullptr;
+  void *out = nullptr;
+  int64_t batch = 0, targetCount = 0;
+};
+
+/// Checks \p tensors against \p spec (a resample or check_sorted spec):
+/// one stream per spec stream, sizes, the lengths' presence, alignment.
+/// The error names the offending value and what was expected.
+llvm::Error checkResampleTensors(const KernelSpec &spec,
+                                 const ResampleTensors &tensors);
+
 /// A loaded kernel. Owned by its JIT and valid as long as it.
 class Kernel {
 public:
@@ -228,6 +257,18 @@ public:
   launchAttention(const KernelSpec &spec, const AttentionTensors &tensors,
                   CUstream stream,
                   std::optional<AttentionSchedule> schedule = std::nullopt);
+
+  /// Runs \p spec's resample on \p tensors on \p stream, checked as
+  /// checkResampleTensors does.
+  llvm::Error launchResample(const KernelSpec &spec,
+                             const ResampleTensors &tensors, CUstream stream);
+  /// Runs \p spec's fmha.check_sorted over the times (and lengths) of
+  /// \p tensors' streams: \p first (device, one u64 per stream, each
+  /// kTimesSorted before the launch) receives each stream's first pair out
+  /// of order (decodeCheckSorted). The targets and out are not read.
+  llvm::Error launchCheckSorted(const KernelSpec &spec,
+                                const ResampleTensors &tensors,
+                                uint64_t *first, CUstream stream);
 
   /// The tiling \p spec compiles with on this JIT's chip: its own, or the
   /// chip's default (what fmha-materialize-tiles picks).

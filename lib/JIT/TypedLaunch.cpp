@@ -1,9 +1,9 @@
-//===- AttentionLaunch.cpp - one call from tensors to an attention launch -===//
+//===- TypedLaunch.cpp - one call from tensors to a kernel launch ---------===//
 //
-// Part of FlashCore. What every embedder of an attention kernel would
-// otherwise write: the operand checks, the kernel's parameters in the order
-// of its lowering (AttentionToGPU.cpp, AttentionToGPUSm90.cpp) and its
-// launch configuration.
+// Part of FlashCore. What every embedder of an fmha kernel would otherwise
+// write: the operand checks, the kernel's parameters in the order of its
+// lowering (AttentionToGPU.cpp, AttentionToGPUSm90.cpp, ResampleToGPU.cpp)
+// and its launch configuration.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,4 +139,123 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
       tiling, spec.headDim, /*elementBytes=*/2, t.batch, t.queryHeads,
       t.querySeq, schedule.value_or(getAttentionSchedule(spec)));
   return kernel->launch(stream, config, arguments.get());
+}
+
+llvm::Error fmha::checkResampleTensors(const KernelSpec &spec,
+                                       const ResampleTensors &t) {
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::createStringError("resample: " + what);
+  };
+  bool checkSorted = spec.kind == OpKind::CheckSorted;
+  if (spec.kind != OpKind::Resample && !checkSorted)
+    return fail("the kernel spec is not a resample or check_sorted spec");
+  if (t.streams.size() != spec.streamFeatures.size())
+    return fail(llvm::formatv("{0} streams given, the spec has {1}",
+                              t.streams.size(), spec.streamFeatures.size()));
+  if (t.batch < 0)
+    return fail(llvm::formatv("batch is {0}, expected at least 0", t.batch));
+  if (!checkSorted) {
+    if (t.targetCount < 1)
+      return fail(llvm::formatv("targetCount (T) is {0}, expected at least 1",
+                                t.targetCount));
+    if (!t.targets || !t.out)
+      return fail("targets and out must not be null");
+  }
+  // The kernels move values and out in 16-byte accesses where the feature
+  // counts allow: their rows start 16-byte aligned when the tensor does.
+  constexpr uintptr_t kVectorAlignment = 16;
+  auto aligned = [](const void *data, uintptr_t alignment) {
+    return reinterpret_cast<uintptr_t>(data) % alignment == 0;
+  };
+  if (!checkSorted && !aligned(t.out, kVectorAlignment))
+    return fail(
+        llvm::formatv("out is at {0}, expected a 16-byte aligned "
+                      "address",
+                      llvm::format_hex(reinterpret_cast<uintptr_t>(t.out), 0)));
+  for (auto [index, stream] : llvm::enumerate(t.streams)) {
+    if (stream.samples < 1)
+      return fail(llvm::formatv("stream {0} has {1} samples, expected at "
+                                "least 1",
+                                index, stream.samples));
+    if (!stream.times || (!checkSorted && !stream.values))
+      return fail(llvm::formatv("stream {0}'s times{1} must not be null", index,
+                                checkSorted ? "" : " and values"));
+    if (spec.withLengths != (stream.lengths != nullptr))
+      return fail(llvm::formatv(
+          "stream {0}: {1}", index,
+          spec.withLengths
+              ? "the spec has lengths but the stream has none"
+              : "lengths are given but the spec has none (set withLengths)"));
+    if (!checkSorted && !aligned(stream.values, kVectorAlignment))
+      return fail(llvm::formatv(
+          "stream {0}'s values are at {1}, expected a 16-byte aligned "
+          "address",
+          index,
+          llvm::format_hex(reinterpret_cast<uintptr_t>(stream.values), 0)));
+  }
+  return llvm::Error::success();
+}
+
+/// The times memrefs [B, S_s] of every stream, then (\p withValues) the
+/// values [B, S_s, D_s], then (\p spec.withLengths) the lengths [B]: the
+/// stream operands in the order of both ops.
+static void addStreams(KernelArguments &arguments, const KernelSpec &spec,
+                       const ResampleTensors &t, bool withValues) {
+  for (const ResampleStream &stream : t.streams)
+    arguments.addMemRef(stream.times, {t.batch, stream.samples},
+                        {stream.samples, 1});
+  if (withValues)
+    for (auto [stream, features] :
+         llvm::zip_equal(t.streams, spec.streamFeatures))
+      arguments.addMemRef(
+          stream.values, {t.batch, stream.samples, features},
+          {stream.samples * features, int64_t(features), int64_t(1)});
+  if (spec.withLengths)
+    for (const ResampleStream &stream : t.streams)
+      arguments.addMemRef(stream.lengths, {t.batch}, {1});
+}
+
+llvm::Error JIT::launchResample(const KernelSpec &spec,
+                                const ResampleTensors &t, CUstream stream) {
+  if (spec.kind != OpKind::Resample)
+    return llvm::createStringError(
+        "resample: the kernel spec is not a resample spec");
+  if (llvm::Error err = checkResampleTensors(spec, t))
+    return err;
+  llvm::Expected<const Kernel &> kernel = getKernel(spec);
+  if (!kernel)
+    return kernel.takeError();
+  int64_t totalFeatures = 0;
+  for (unsigned features : spec.streamFeatures)
+    totalFeatures += features;
+  // Operands in the op's order: times, values, lengths, targets, out.
+  KernelArguments arguments;
+  addStreams(arguments, spec, t, /*withValues=*/true);
+  arguments.addMemRef(t.targets, {t.batch, t.targetCount}, {t.targetCount, 1});
+  arguments.addMemRef(t.out, {t.batch, t.targetCount, totalFeatures},
+                      {t.targetCount * totalFeatures, totalFeatures, 1});
+  LaunchConfig config =
+      getResampleLaunchConfig(getResampleTiling(spec), t.batch, t.targetCount);
+  return kernel->launch(stream, config, arguments.get());
+}
+
+llvm::Error JIT::launchCheckSorted(const KernelSpec &spec,
+                                   const ResampleTensors &t, uint64_t *first,
+                                   CUstream stream) {
+  if (spec.kind != OpKind::CheckSorted)
+    return llvm::createStringError(
+        "check_sorted: the kernel spec is not a check_sorted spec");
+  if (llvm::Error err = checkResampleTensors(spec, t))
+    return err;
+  if (!first)
+    return llvm::createStringError("check_sorted: first must not be null");
+  llvm::Expected<const Kernel &> kernel = getKernel(spec);
+  if (!kernel)
+    return kernel.takeError();
+  // Operands: times, lengths, first.
+  KernelArguments arguments;
+  addStreams(arguments, spec, t, /*withValues=*/false);
+  arguments.addMemRef(first, {int64_t(t.streams.size())}, {1});
+  return kernel->launch(stream, getCheckSortedLaunchConfig(t.batch),
+                        arguments.get());
 }
