@@ -30,6 +30,25 @@ std::string take(char *message) {
   return text;
 }
 
+/// A JIT for \p chip (NULL: the device's best) without the disk cache, or
+/// NULL with the reason in \p error (also when a success left a message).
+fmhaJit createUncachedJit(const char *chip, std::string &error) {
+  fmhaJitOptions options;
+  fmhaJitOptionsInit(&options);
+  options.chip = chip;
+  options.cacheDirectory = "";
+  fmhaJit jit = nullptr;
+  char *message = nullptr;
+  fmhaStatus status = fmhaJitCreate(&options, &jit, &message);
+  if (status != FMHA_SUCCESS || message) {
+    error = "fmhaJitCreate: status " + std::to_string(status) + ", message '" +
+            take(message) + "'";
+    fmhaJitDestroy(jit);
+    return nullptr;
+  }
+  return jit;
+}
+
 TEST(CAPI, NullArgumentsAreRefusedWithAMessage) {
   char *message = nullptr;
   EXPECT_EQ(fmhaJitCreate(nullptr, nullptr, &message),
@@ -100,14 +119,10 @@ TEST(CAPI, CompilesAndLaunchesOnAGpu) {
       mlir::fmha::CudaDriver::get();
   if (!driver)
     GTEST_SKIP() << llvm::toString(driver.takeError());
-  fmhaJitOptions options;
-  fmhaJitOptionsInit(&options);
-  options.cacheDirectory = "";
-  fmhaJit jit = nullptr;
+  std::string error;
+  fmhaJit jit = createUncachedJit(nullptr, error);
+  ASSERT_NE(jit, nullptr) << error;
   char *message = nullptr;
-  ASSERT_EQ(fmhaJitCreate(&options, &jit, &message), FMHA_SUCCESS)
-      << take(message);
-  EXPECT_EQ(message, nullptr);
 
   const char *source = R"mlir(
     module attributes {gpu.container_module} {
@@ -235,14 +250,10 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
 
   for (const char *chip : chips) {
     SCOPED_TRACE(chip);
-    fmhaJitOptions options;
-    fmhaJitOptionsInit(&options);
-    options.chip = chip;
-    options.cacheDirectory = "";
-    fmhaJit jit = nullptr;
+    std::string error;
+    fmhaJit jit = createUncachedJit(chip, error);
+    ASSERT_NE(jit, nullptr) << error;
     char *message = nullptr;
-    ASSERT_EQ(fmhaJitCreate(&options, &jit, &message), FMHA_SUCCESS)
-        << take(message);
 
     fmhaAttentionDesc desc;
     fmhaAttentionDescInit(&desc);
@@ -395,22 +406,19 @@ TEST(CAPI, ResampleOnAGpuMatchesTheHost) {
   desc.numStreams = 2;
   desc.streams = streams;
 
-  fmhaJitOptions options;
-  fmhaJitOptionsInit(&options);
-  options.cacheDirectory = "";
-  fmhaJit jit = nullptr;
+  std::string error;
+  fmhaJit jit = createUncachedJit(nullptr, error);
+  ASSERT_NE(jit, nullptr) << error;
   char *message = nullptr;
-  ASSERT_EQ(fmhaJitCreate(&options, &jit, &message), FMHA_SUCCESS)
-      << take(message);
   ASSERT_EQ(fmhaResample(jit, &desc, nullptr, &message), FMHA_SUCCESS)
       << take(message);
   ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
   ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
       out.data(), reinterpret_cast<CUdeviceptr>(desc.out), out.size() * 4)));
-  double error = 0;
+  double maxError = 0;
   for (size_t i = 0; i < out.size(); ++i)
-    error = std::max(error, std::fabs(out[i] - expected[i]));
-  EXPECT_LT(error, 1e-5);
+    maxError = std::max(maxError, std::fabs(out[i] - expected[i]));
+  EXPECT_LT(maxError, 1e-5);
 
   fmhaResampleStream badStreams[2] = {streams[0], streams[1]};
   badStreams[1].lengths = nullptr;
