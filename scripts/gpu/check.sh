@@ -118,7 +118,7 @@ fi
 
 cat "$logs"/*.log > "$out/checks.log"
 echo "== device: $(cat "$out/device.txt")"
-grep -h -E "^(time:|gpu time:|ceiling|plan:|launch|disk-cache|cold compile|attention (MLIR|cold))" "$logs"/*.log | sed 's/^/== /'
+grep -h -E "^(time:|gpu time:|ceiling|plan:|launch|disk-cache|cold compile|attention (MLIR|cold|disk))" "$logs"/*.log | sed 's/^/== /'
 echo
 printf '%s\n' "${rows[@]}"
 ! printf '%s\n' "${rows[@]}" | grep -q FAIL
