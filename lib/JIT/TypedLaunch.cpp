@@ -94,14 +94,24 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
                                  std::optional<AttentionSchedule> schedule) {
   if (llvm::Error err = checkAttentionTensors(spec, t))
     return err;
+  // Without a tile of its own, the spec takes the one measured best at this
+  // query length, where that is not the one for every length (a second
+  // kernel, compiled once).
+  KernelSpec tiled = spec;
   AttentionTiling tiling = getAttentionTiling(spec);
+  if (!spec.attentionTile) {
+    AttentionTiling forLength = getDefaultAttentionTiling(
+        tiling.chip, spec.headDim, spec.causal, t.querySeq);
+    if (forLength != tiling)
+      tiled.attentionTile = tiling = forLength;
+  }
   // The sm_80 grid is (row blocks, Hq, batches).
   if (tiling.chip != Chip::sm_90a && t.queryHeads > kMaxGridDimY)
     return llvm::createStringError(llvm::formatv(
         "attention: queryHeads (Hq) is {0}, the sm_80 kernel takes at most "
         "{1}",
         t.queryHeads, kMaxGridDimY));
-  llvm::Expected<const Kernel &> kernel = getKernel(spec);
+  llvm::Expected<const Kernel &> kernel = getKernel(tiled);
   if (!kernel)
     return kernel.takeError();
   if (t.batch == 0)

@@ -44,6 +44,10 @@ check "$FMHA_CHIP jit window 32,0 causal GQA d128 Sq=Sk=1000"     $j --heads=4 -
 check "$FMHA_CHIP jit window 100,50 non-causal d64 Sq=700 Sk=900" $j --heads=2 --seq-q=700 --seq-k=900 --window=100,50 --head-dim=64 --lse
 check "$FMHA_CHIP jit window 0,-1 d128 Sq=Sk=513"                 $j --heads=2 --seq-q=513 --seq-k=513 --window=0,-1 --lse
 check "$FMHA_CHIP jit BSHD causal d128 bf16 Sq=Sk=1000"           $j --heads=4 --seq-q=1000 --causal --layout=bshd --lse
+# Long enough for the JIT's length-dependent tile (sm_90a causal d64 from
+# 4k queries: getDefaultAttentionTiling), and the longest rows benchmarked.
+check "$FMHA_CHIP jit long causal GQA d128 Sq=Sk=16384 lse"       $j --heads=4 --kv-heads=2 --seq-q=16384 --causal --lse
+check "$FMHA_CHIP jit long causal d64 f16 Sq=8000 Sk=8192"        $j --heads=2 --seq-q=8000 --seq-k=8192 --head-dim=64 --dtype=f16 --causal --lse
 # More units of work than SMs, and (FMHA_PERSISTENT=N, sm_90a) a few CTAs
 # taking many: barrier phases, turns and causal pairs (odd row block counts
 # leave a block alone) carried from tile to tile.

@@ -48,15 +48,20 @@ TEST(TileConfig, RefusesUnknownChipNamingIt) {
 TEST(TileConfig, EveryDefaultAttentionTilingIsLegal) {
   for (Chip chip : kChips)
     for (unsigned headDim : kHeadDims)
-      for (bool causal : {false, true}) {
-        AttentionTiling tiling =
-            getDefaultAttentionTiling(chip, headDim, causal);
-        SCOPED_TRACE(std::string(stringifyChip(chip)) + " d=" +
-                     std::to_string(headDim) + (causal ? " causal" : ""));
-        EXPECT_EQ(tiling.chip, chip);
-        EXPECT_EQ(errorText(checkAttentionTiling(tiling)), "");
-        EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, headDim, 2)), "");
-      }
+      for (bool causal : {false, true})
+        for (std::optional<int64_t> querySeq :
+             {std::optional<int64_t>(), std::optional<int64_t>(1024),
+              std::optional<int64_t>(4096), std::optional<int64_t>(16384)}) {
+          AttentionTiling tiling =
+              getDefaultAttentionTiling(chip, headDim, causal, querySeq);
+          SCOPED_TRACE(std::string(stringifyChip(chip)) + " d=" +
+                       std::to_string(headDim) + (causal ? " causal" : "") +
+                       " Sq=" + (querySeq ? std::to_string(*querySeq) : "?"));
+          EXPECT_EQ(tiling.chip, chip);
+          EXPECT_EQ(errorText(checkAttentionTiling(tiling)), "");
+          EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, headDim, 2)),
+                    "");
+        }
 }
 
 TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
@@ -67,6 +72,20 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true).blockN, 128u);
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false).warps, 16u);
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 256, true).blockN, 80u);
+  // Known query lengths: causal d64 takes 3 consumers from 4k on; the rest
+  // is as without a length.
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, true, 1024).blockM,
+            128u);
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, true, 4096).blockM,
+            192u);
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, true, 4096).warps,
+            16u);
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true, 16384),
+            getDefaultAttentionTiling(Chip::sm_90a, 128, true));
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false, 1024),
+            getDefaultAttentionTiling(Chip::sm_90a, 64, false));
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_80, 128, true, 16384),
+            getDefaultAttentionTiling(Chip::sm_80, 128, true));
   AttentionTiling fa2 = getDefaultAttentionTiling(Chip::sm_80, 256, false);
   EXPECT_EQ(fa2.blockM, 128u);
   EXPECT_EQ(fa2.blockN, 64u);

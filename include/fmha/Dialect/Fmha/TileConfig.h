@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace mlir::fmha {
 
@@ -39,12 +40,24 @@ struct AttentionTiling {
   unsigned blockN;
   unsigned warps;
   unsigned stages;
+
+  bool operator==(const AttentionTiling &other) const {
+    return chip == other.chip && blockM == other.blockM &&
+           blockN == other.blockN && warps == other.warps &&
+           stages == other.stages;
+  }
+  bool operator!=(const AttentionTiling &other) const {
+    return !(*this == other);
+  }
 };
 
 /// The default tiling of attention with head dim \p headDim on \p chip.
 /// \p headDim must be one the dialect accepts (64, 128 or 256).
-AttentionTiling getDefaultAttentionTiling(Chip chip, unsigned headDim,
-                                          bool causal);
+/// \p querySeq, where the caller knows it (a JIT launch), picks the tile
+/// measured best at that length; without it, the one for every length.
+AttentionTiling
+getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
+                          std::optional<int64_t> querySeq = std::nullopt);
 
 /// Checks the rules that do not depend on the op (multiples, warp layout,
 /// WGMMA extents); the error says which rule failed and with what value.

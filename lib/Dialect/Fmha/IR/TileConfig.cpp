@@ -49,8 +49,9 @@ llvm::Expected<Chip> fmha::parseChip(llvm::StringRef name) {
       llvm::formatv("unknown chip '{0}'; expected sm_80 or sm_90a", name));
 }
 
-AttentionTiling fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim,
-                                                bool causal) {
+AttentionTiling
+fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
+                                std::optional<int64_t> querySeq) {
   switch (chip) {
   case Chip::sm_80:
     // One K and one V buffer whose loads alternate (FlashAttention-2,
@@ -75,9 +76,15 @@ AttentionTiling fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim,
     // 4k / 16k against 274 / 542 / 686 with 176 columns, 524 against 503
     // on fp16 16 x 96 x 4k); d256 128x80 (630; 128x64: 620), the widest
     // block whose Q and two stages of K and V fit in shared memory.
+    // Where the query length is known (a JIT launch), causal d64 takes
+    // 192x128 with 3 consumers from 4k queries on, where it wins (A/B on
+    // the H100, eighth session: 4k 387 -> 410, 16k 459 -> 494; at 1k it
+    // loses, 248 against 207). d128 causal 128x176 at 16k, which won in the
+    // fifth run (686 against 637), lost in that A/B (664 -> 655): not taken.
+    bool longQueries = querySeq && *querySeq >= 4096;
     if (headDim <= 64)
-      return causal ? AttentionTiling{chip, 128, 128, 12, 2}
-                    : AttentionTiling{chip, 192, 128, 16, 2};
+      return causal && !longQueries ? AttentionTiling{chip, 128, 128, 12, 2}
+                                    : AttentionTiling{chip, 192, 128, 16, 2};
     if (headDim <= 128)
       return {chip, 128, 128, 12, 2};
     return {chip, 128, 80, 12, 2};
