@@ -252,8 +252,9 @@ public:
   /// (checkAttentionTensors), gets the kernel, and passes what it takes on
   /// this chip (TMA tensor maps on sm_90a, memref descriptors) with its
   /// launch configuration. A spec without a tile runs with the chip's
-  /// default for the query length (getDefaultAttentionTiling with Sq). \p schedule replaces getAttentionSchedule's (a
-  /// measurement or a test of the persistent grid).
+  /// default for the query length (getDefaultAttentionTiling with Sq).
+  /// \p schedule replaces getAttentionSchedule's (a measurement or a test
+  /// of the persistent grid).
   llvm::Error
   launchAttention(const KernelSpec &spec, const AttentionTensors &tensors,
                   CUstream stream,

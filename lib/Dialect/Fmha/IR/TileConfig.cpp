@@ -79,8 +79,9 @@ fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
     // Where the query length is known (a JIT launch), causal d64 takes
     // 192x128 with 3 consumers from 4k queries on, where it wins (A/B on
     // the H100, eighth session: 4k 387 -> 410, 16k 459 -> 494; at 1k it
-    // loses, 248 against 207). d128 causal 128x176 at 16k, which won in the
-    // fifth run (686 against 637), lost in that A/B (664 -> 655): not taken.
+    // loses, 207 against 128x128's 248). d128 causal 128x176 at 16k, which
+    // won in the fifth run (686 against 637), lost in that A/B (664 ->
+    // 655): not taken.
     bool longQueries = querySeq && *querySeq >= 4096;
     if (headDim <= 64)
       return causal && !longQueries ? AttentionTiling{chip, 128, 128, 12, 2}
