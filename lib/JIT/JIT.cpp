@@ -240,9 +240,11 @@ ResampleTiling JIT::getResampleTiling(const KernelSpec &spec) const {
   return spec.resampleTile.value_or(getDefaultResampleTiling(plan.chip));
 }
 
-AttentionTiling JIT::getAttentionTiling(const KernelSpec &spec) const {
-  return spec.attentionTile.value_or(
-      getDefaultAttentionTiling(plan.chip, spec.headDim, spec.causal));
+AttentionTiling
+JIT::getAttentionTiling(const KernelSpec &spec,
+                        std::optional<int64_t> querySeq) const {
+  return spec.attentionTile.value_or(getDefaultAttentionTiling(
+      plan.chip, spec.headDim, spec.causal, querySeq));
 }
 
 AttentionSchedule JIT::getAttentionSchedule(const KernelSpec &spec) const {

@@ -15,6 +15,15 @@
 using namespace mlir;
 using namespace mlir::fmha;
 
+static bool isAligned(const void *data, uintptr_t alignment) {
+  return reinterpret_cast<uintptr_t>(data) % alignment == 0;
+}
+
+/// \p data as the checks' messages print it ("0x5004").
+static llvm::FormattedNumber hexAddress(const void *data) {
+  return llvm::format_hex(reinterpret_cast<uintptr_t>(data), 0);
+}
+
 void AttentionTensors::setDenseStrides(unsigned headDim) {
   auto dense = [&](int64_t heads, int64_t rows) -> std::array<int64_t, 3> {
     return {heads * rows * headDim, rows * headDim, headDim};
@@ -26,9 +35,6 @@ void AttentionTensors::setDenseStrides(unsigned headDim) {
 
 llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                                         const AttentionTensors &t) {
-  auto address = [](const void *data) {
-    return llvm::format_hex(reinterpret_cast<uintptr_t>(data), 0);
-  };
   auto fail = [](const llvm::Twine &what) {
     return llvm::createStringError("attention: " + what);
   };
@@ -67,10 +73,10 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
   for (const Operand &operand :
        {Operand{"q", t.q, t.qStrides}, Operand{"k", t.k, t.kStrides},
         Operand{"v", t.v, t.vStrides}, Operand{"o", t.o, t.oStrides}}) {
-    if (reinterpret_cast<uintptr_t>(operand.data) % kAlignment != 0)
+    if (!isAligned(operand.data, kAlignment))
       return fail(llvm::formatv("{0} is at {1}, expected a {2}-byte aligned "
                                 "address",
-                                operand.name, address(operand.data),
+                                operand.name, hexAddress(operand.data),
                                 kAlignment));
     for (int d = 0; d < 3; ++d) {
       int64_t stride = operand.strides[d];
@@ -82,10 +88,10 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
             kAlignment / kElementBytes));
     }
   }
-  if (t.lse && reinterpret_cast<uintptr_t>(t.lse) % alignof(float) != 0)
+  if (t.lse && !isAligned(t.lse, alignof(float)))
     return fail(llvm::formatv("lse is at {0}, expected a 4-byte aligned "
                               "address",
-                              address(t.lse)));
+                              hexAddress(t.lse)));
   return llvm::Error::success();
 }
 
@@ -94,17 +100,13 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
                                  std::optional<AttentionSchedule> schedule) {
   if (llvm::Error err = checkAttentionTensors(spec, t))
     return err;
-  // Without a tile of its own, the spec takes the one measured best at this
-  // query length, where that is not the one for every length (a second
-  // kernel, compiled once).
+  // A tile for this query length that is not the one for every length
+  // becomes the spec's own (a second kernel, compiled once); otherwise the
+  // spec stays as given and shares its kernel with getKernel(spec).
+  AttentionTiling tiling = getAttentionTiling(spec, t.querySeq);
   KernelSpec tiled = spec;
-  AttentionTiling tiling = getAttentionTiling(spec);
-  if (!spec.attentionTile) {
-    AttentionTiling forLength = getDefaultAttentionTiling(
-        tiling.chip, spec.headDim, spec.causal, t.querySeq);
-    if (forLength != tiling)
-      tiled.attentionTile = tiling = forLength;
-  }
+  if (tiling != getAttentionTiling(spec))
+    tiled.attentionTile = tiling;
   // The sm_80 grid is (row blocks, Hq, batches).
   if (tiling.chip != Chip::sm_90a && t.queryHeads > kMaxGridDimY)
     return llvm::createStringError(llvm::formatv(
@@ -174,14 +176,10 @@ llvm::Error fmha::checkResampleTensors(const KernelSpec &spec,
   // The kernels move values and out in 16-byte accesses where the feature
   // counts allow: their rows start 16-byte aligned when the tensor does.
   constexpr uintptr_t kVectorAlignment = 16;
-  auto aligned = [](const void *data, uintptr_t alignment) {
-    return reinterpret_cast<uintptr_t>(data) % alignment == 0;
-  };
-  if (!checkSorted && !aligned(t.out, kVectorAlignment))
-    return fail(
-        llvm::formatv("out is at {0}, expected a 16-byte aligned "
-                      "address",
-                      llvm::format_hex(reinterpret_cast<uintptr_t>(t.out), 0)));
+  if (!checkSorted && !isAligned(t.out, kVectorAlignment))
+    return fail(llvm::formatv("out is at {0}, expected a 16-byte aligned "
+                              "address",
+                              hexAddress(t.out)));
   for (auto [index, stream] : llvm::enumerate(t.streams)) {
     if (stream.samples < 1)
       return fail(llvm::formatv("stream {0} has {1} samples, expected at "
@@ -196,12 +194,10 @@ llvm::Error fmha::checkResampleTensors(const KernelSpec &spec,
           spec.withLengths
               ? "the spec has lengths but the stream has none"
               : "lengths are given but the spec has none (set withLengths)"));
-    if (!checkSorted && !aligned(stream.values, kVectorAlignment))
-      return fail(llvm::formatv(
-          "stream {0}'s values are at {1}, expected a 16-byte aligned "
-          "address",
-          index,
-          llvm::format_hex(reinterpret_cast<uintptr_t>(stream.values), 0)));
+    if (!checkSorted && !isAligned(stream.values, kVectorAlignment))
+      return fail(llvm::formatv("stream {0}'s values are at {1}, expected a "
+                                "16-byte aligned address",
+                                index, hexAddress(stream.values)));
   }
   return llvm::Error::success();
 }

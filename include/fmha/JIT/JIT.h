@@ -252,7 +252,7 @@ public:
   /// (checkAttentionTensors), gets the kernel, and passes what it takes on
   /// this chip (TMA tensor maps on sm_90a, memref descriptors) with its
   /// launch configuration. A spec without a tile runs with the chip's
-  /// default for the query length (getDefaultAttentionTiling with Sq).
+  /// default for the query length (getAttentionTiling with Sq).
   /// \p schedule replaces getAttentionSchedule's (a measurement or a test
   /// of the persistent grid).
   llvm::Error
@@ -273,9 +273,13 @@ public:
                                 uint64_t *first, CUstream stream);
 
   /// The tiling \p spec compiles with on this JIT's chip: its own, or the
-  /// chip's default (what fmha-materialize-tiles picks).
+  /// chip's default (what fmha-materialize-tiles picks; for attention, the
+  /// default for \p querySeq queries where that is known, as
+  /// launchAttention does).
   ResampleTiling getResampleTiling(const KernelSpec &spec) const;
-  AttentionTiling getAttentionTiling(const KernelSpec &spec) const;
+  AttentionTiling
+  getAttentionTiling(const KernelSpec &spec,
+                     std::optional<int64_t> querySeq = std::nullopt) const;
   /// How \p spec's attention kernel shares out its work on this device: a
   /// persistent grid of one CTA per SM.
   AttentionSchedule getAttentionSchedule(const KernelSpec &spec) const;
