@@ -6,14 +6,16 @@
 // RUN: %cuobjdump -sass %t.cubin > %t.sass
 // RUN: FileCheck %s < %t.sass
 // RUN: not grep -E "LDL|STL" %t.sass
+// RUN: not grep -E "STG.E.(U16|16|64)" %t.sass
 
 // The sm_90a attention kernel compiled as a whole program, as the driver's
 // JIT loads it (LoadPlan.cpp): ptxas keeps the WGMMAs pipelined and honors
 // setmaxnreg (any "Potential Performance Loss" C75xx note fails the test),
 // and the SASS has the TMA loads, the register split, HGMMA with both
 // operands in shared memory (S = Q K^T) and with A in registers and B
-// transposed (O += P V), and no local memory at all (no spill, no stack:
-// the producer runs its tile loop in 24 registers).
+// transposed (O += P V), O leaving through shared memory in 16-byte stores,
+// and no local memory at all (no spill, no stack: the producer runs its
+// tile loop in 24 registers).
 // attention-sm90-spills.mlir checks the other head dims and register
 // splits.
 
@@ -29,6 +31,11 @@
 // CHECK-NOT: {{LDL|STL}}
 // CHECK: HGMMA.64x128x16.F32.BF16 R{{[0-9]+}}, R{{[0-9]+}}, gdesc[{{.*}}].tnspB
 // CHECK-NOT: {{LDL|STL}}
+// The epilogue stages O with stmatrix and stores it in 16-byte chunks; the
+// only narrower global stores are the LSE's.
+// CHECK: STSM.16.M88.4
+// CHECK: LDS.128
+// CHECK: STG.E.128
 // CHECK: EXIT
 
 func.func @attention(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,

@@ -111,6 +111,26 @@ TEST(TileConfig, RejectsTilesThatDoNotFit) {
   EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, 128, 2)), "");
 }
 
+TEST(TileConfig, OutputStagingPassesFitTheLastValueBuffer) {
+  // Every consumer warp's 16 rows of head_dim / passes columns in the
+  // block_n x head_dim V buffer.
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 128, 12, 2}, 128), 1u);
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 80, 12, 2}, 256), 2u);
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 192, 128, 16, 2}, 64), 2u);
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 32, 12, 2}, 64), 4u);
+  // 16-column slabs at least: 8 passes at head dim 64 are too many.
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 16, 12, 2}, 64), 0u);
+  EXPECT_EQ(errorText(checkAttentionTilingFits({Chip::sm_90a, 128, 16, 12, 2},
+                                               64, 2)),
+            "sm_90a stages O in the last V buffer, 16 columns of every "
+            "consumer warp's 16 rows at least: block_n must be at least 32 "
+            "with 2 consumer warpgroups at head dim 64, got 16");
+  // The same tile at head dim 128 stages in 8 passes of 16 columns.
+  EXPECT_EQ(errorText(checkAttentionTilingFits({Chip::sm_90a, 128, 16, 12, 2},
+                                               128, 2)),
+            "");
+}
+
 TEST(TileConfig, RejectsIllegalWarpLayouts) {
   EXPECT_EQ(errorText(checkAttentionTiling({Chip::sm_80, 96, 64, 4, 1})),
             "sm_80 stacks 4 warps of 16 query rows: block_m must be a "

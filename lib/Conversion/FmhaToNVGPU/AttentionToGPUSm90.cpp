@@ -37,7 +37,10 @@
 // consumer c waits on barrier 1 + c before issuing and then arrives on the
 // next consumer's, so the tensor cores run one warpgroup's GEMMs while the
 // other computes its softmax, instead of both contending at once.
-// Registers move from the producer to the consumers with setmaxnreg.
+// Registers move from the producer to the consumers with setmaxnreg. After
+// a tile's last P V the consumers stage O with stmatrix in the last key
+// block's V buffer and store it in 16-byte chunks, then release the buffer
+// (storeOutput).
 //
 // Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
 // every 8 rows of 128 bytes): Q, the K buffers, the V buffers, then the
@@ -126,6 +129,11 @@ public:
     scaleLog2 = scale * static_cast<float>(M_LOG2E);
     queryBytes = blockM * headDim * 2;
     keyBytes = blockN * headDim * 2;
+    outputPasses = getAttentionOutputPasses(
+        {Chip::sm_90a, unsigned(blockM), unsigned(blockN),
+         unsigned(tile.getWarps()), unsigned(stages)},
+        headDim);
+    assert(outputPasses > 0 && "the op verifier checks that O can be staged");
   }
 
   void build() {
@@ -272,6 +280,12 @@ private:
   /// one that passed it on.
   static constexpr int32_t kFirstTurnBarrier = 1;
   static constexpr int32_t kTurnThreads = 2 * kWarpgroupThreads;
+
+  /// Named barrier the consumers meet at after their last P V of a tile
+  /// (storeOutput), after the turn barriers (at most 3 consumers).
+  int32_t drainedBarrier() const {
+    return kFirstTurnBarrier + static_cast<int32_t>(consumers);
+  }
 
   bool takesTurns() const { return consumers > 1; }
 
@@ -552,7 +566,6 @@ private:
     Value anyBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
                                            range.lastBlockEnd,
                                            range.firstBlock);
-    SmallVector<Value> initial = state.flatten();
     auto blocks = scf::IfOp::create(
         b, anyBlock,
         [&](OpBuilder &, Location) {
@@ -578,15 +591,33 @@ private:
           // Every S = Q K^T has completed: the producer may load the next
           // tile's Q under the last P V and the epilogue.
           releaseBuffer(barrierAddress(kQueryEmpty));
-          current = drainValues(current, pending);
-          scf::YieldOp::create(b, current.flatten());
+          Value lastStage = drainValues(current, pending);
+          SmallVector<Value> results = current.flatten();
+          results.push_back(lastStage);
+          scf::YieldOp::create(b, results);
         },
         [&](OpBuilder &, Location) {
           releaseBuffer(barrierAddress(kQueryEmpty));
-          scf::YieldOp::create(b, initial);
+          SmallVector<Value> results = state.flatten();
+          results.push_back(i32(0));
+          scf::YieldOp::create(b, results);
         });
     state = ConsumerState::unflatten(blocks.getResults());
-    buildEpilogue(state);
+    Value lastStage = blocks.getResults().back();
+    // The epilogue in its own branch, not in the key blocks' one: with both
+    // in one region ptxas kept the tile's buffer and phase arithmetic in
+    // vector registers and added 16-24 R2UR per key block to move the WGMMA
+    // descriptors to uniform ones.
+    scf::IfOp::create(
+        b, anyBlock,
+        [&](OpBuilder &, Location) {
+          storeOutput(state, lastStage);
+          scf::YieldOp::create(b);
+        },
+        [&](OpBuilder &, Location) {
+          storeEmptyRows();
+          scf::YieldOp::create(b);
+        });
     return state.consumed;
   }
 
@@ -673,18 +704,18 @@ private:
     return probabilities;
   }
 
-  /// O += P V of the last block.
-  ConsumerState drainValues(ConsumerState state, ArrayRef<Value> pending) {
+  /// O += P V of the last block. Returns the block's V buffer, which the
+  /// epilogue stages O in and then releases.
+  Value drainValues(ConsumerState &state, ArrayRef<Value> pending) {
     deriveLaneValues();
-    auto [stage, phase] = getStageAndPhase(
-        arith::SubIOp::create(b, state.consumed, i32(1)));
+    auto [stage, phase] =
+        getStageAndPhase(arith::SubIOp::create(b, state.consumed, i32(1)));
     waitBarrier(barrierAddress(kValueFull, stage), phase);
     NVVM::WgmmaFenceAlignedOp::create(b);
     state.out = issueValues(pending, stage, state.out);
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
     NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
-    releaseBuffer(barrierAddress(kValueEmpty, stage));
-    return state;
+    return stage;
   }
 
   //===--------------------------------------------------------------------===//
@@ -875,19 +906,22 @@ private:
       alpha[half] = update.alpha;
     }
 
-    auto pairType = VectorType::get({2}, elementType);
-    auto floatPair = VectorType::get({2}, b.getF32Type());
     SmallVector<Value> packed;
-    for (int64_t i = 0; i < static_cast<int64_t>(probabilities.size());
-         i += 2) {
-      Value pair = vector::FromElementsOp::create(
-          b, floatPair, ValueRange{probabilities[i], probabilities[i + 1]});
-      Value rounded = arith::TruncFOp::create(b, pairType, pair);
-      Value word = vector::BitCastOp::create(
-          b, VectorType::get({1}, b.getI32Type()), rounded);
-      packed.push_back(vector::ExtractOp::create(b, word, 0));
-    }
+    for (int64_t i = 0; i < static_cast<int64_t>(probabilities.size()); i += 2)
+      packed.push_back(packPair(probabilities[i], probabilities[i + 1]));
     return {packed, alpha};
+  }
+
+  /// \p low and \p high (f32) rounded to the element type, packed in an i32
+  /// (\p low in the low half): one register of an MMA or stmatrix fragment.
+  Value packPair(Value low, Value high) {
+    Value pair = vector::FromElementsOp::create(
+        b, VectorType::get({2}, b.getF32Type()), ValueRange{low, high});
+    Value rounded =
+        arith::TruncFOp::create(b, VectorType::get({2}, elementType), pair);
+    Value word = vector::BitCastOp::create(
+        b, VectorType::get({1}, b.getI32Type()), rounded);
+    return vector::ExtractOp::create(b, word, 0);
   }
 
   /// \p out with rows g and g + 8 multiplied by \p factors[0] and [1].
@@ -904,56 +938,208 @@ private:
   // Epilogue
   //===--------------------------------------------------------------------===//
 
-  void buildEpilogue(const ConsumerState &state) {
+  /// Normalizes O and writes it and the LSE. The accumulator fragment gives
+  /// a lane two adjacent columns, so O goes through shared memory to leave
+  /// in 16-byte stores: each consumer warp writes its 16 rows to its own
+  /// slab of \p stage's V buffer (the last key block's, which no WGMMA reads
+  /// any more) with stmatrix, reads them back by 16-byte chunks and stores
+  /// those of rows below Sq, in getAttentionOutputPasses column slabs, then
+  /// releases the buffer.
+  void storeOutput(const ConsumerState &state, Value stage) {
     deriveLaneValues();
+    RowTotals totals = getRowTotals(state);
+    // Word (chunk, half): this lane's two columns of n8 chunk `chunk` in
+    // row g (half 0) or g + 8, normalized and rounded.
+    SmallVector<Value> values = unpack(state.out, headDim / 2);
+    SmallVector<std::array<Value, 2>> words(headDim / 8);
+    for (int64_t chunk = 0; chunk < headDim / 8; ++chunk)
+      for (int64_t half = 0; half < 2; ++half) {
+        int64_t i = 4 * chunk + 2 * half;
+        words[chunk][half] = packPair(
+            arith::MulFOp::create(b, values[i], totals.inverse[half]),
+            arith::MulFOp::create(b, values[i + 1], totals.inverse[half]));
+      }
+
+    // Every consumer's last P V reads all of the buffer: wait for them all
+    // before overwriting it.
+    if (consumers > 1)
+      NVVM::BarrierOp::create(b, TypeRange{}, i32(drainedBarrier()),
+                              i32(consumers * kWarpgroupThreads),
+                              NVVM::BarrierReductionAttr(), Value());
+    WarpLanes lanes = getWarpLanes();
+    int64_t columns = headDim / outputPasses;
+    int64_t slabBytes = kWarpRows * columns * 2;
+    Value slab = arith::AddIOp::create(
+        b, tileAddress(stage, valueBuffersOffset()),
+        arith::MulIOp::create(b, lanes.consumerWarp, i32(slabBytes)));
+    // stmatrix .x4: lanes 8m .. 8m + 7 address the rows of matrix m, which
+    // is chunk 2k + m / 2 (of the pass's) in rows 8 (m % 2) .. + 7.
+    Value matrix = arith::DivUIOp::create(b, lanes.lane, i32(8));
+    Value stagedRow = arith::AddIOp::create(
+        b,
+        arith::MulIOp::create(b, arith::RemUIOp::create(b, matrix, i32(2)),
+                              i32(8)),
+        arith::RemUIOp::create(b, lanes.lane, i32(8)));
+    Value matrixChunk = arith::DivUIOp::create(b, matrix, i32(2));
+    for (int64_t pass = 0; pass < outputPasses; ++pass) {
+      int64_t firstChunk = pass * columns / 8;
+      // The previous pass's reads are done before its slab is overwritten.
+      if (pass > 0)
+        syncWarp();
+      for (int64_t k = 0; 2 * k < columns / 8; ++k) {
+        Value chunk = arith::AddIOp::create(b, matrixChunk, i32(2 * k));
+        std::array<Value, 2> pair0 = words[firstChunk + 2 * k];
+        std::array<Value, 2> pair1 = words[firstChunk + 2 * k + 1];
+        NVVM::StMatrixOp::create(
+            b,
+            sharedPointer(stagedChunkAddress(slab, columns, stagedRow, chunk)),
+            ValueRange{pair0[0], pair0[1], pair1[0], pair1[1]},
+            NVVM::MMALayout::row,
+            NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+            NVVM::LdStMatrixEltType::B16);
+      }
+      syncWarp();
+      storeWarpRows(
+          lanes, pass * columns, columns, [&](Value row, Value chunk) {
+            Value address = stagedChunkAddress(slab, columns, row, chunk);
+            return LLVM::LoadOp::create(b, VectorType::get({4}, b.getI32Type()),
+                                        sharedPointer(address),
+                                        /*alignment=*/16);
+          });
+    }
+    // The producer's next TMA load into the buffer (async proxy) comes after
+    // these generic-proxy accesses, and after every lane's.
+    NVVM::FenceProxyOp::create(
+        b,
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    syncWarp();
+    releaseBuffer(barrierAddress(kValueEmpty, stage));
+    storeLse(totals);
+  }
+
+  /// The epilogue of a tile that saw no key block: O = 0 and LSE = +inf.
+  void storeEmptyRows() {
+    deriveLaneValues();
+    Value zeros = arith::ConstantOp::create(
+        b, b.getZeroAttr(VectorType::get({4}, b.getI32Type())));
+    storeWarpRows(getWarpLanes(), 0, headDim,
+                  [&](Value, Value) { return zeros; });
+    Value inf = f32(std::numeric_limits<float>::infinity());
+    storeLse(RowTotals{{Value(), Value()}, {inf, inf}});
+  }
+
+  /// Rows of O each consumer warp owns (a quarter of its warpgroup's 64).
+  static constexpr int64_t kWarpRows = kWgmmaM / 4;
+
+  struct WarpLanes {
+    /// This warp among the consumer warps, and this lane of it (i32).
+    Value consumerWarp, lane;
+  };
+  WarpLanes getWarpLanes() {
+    Value tid = word(hideFromHoisting(b, threadId));
+    Value warp = arith::DivUIOp::create(b, tid, i32(kThreadsPerWarp));
+    return {arith::SubIOp::create(b, warp,
+                                  i32(kWarpgroupThreads / kThreadsPerWarp)),
+            arith::RemUIOp::create(b, tid, i32(kThreadsPerWarp))};
+  }
+
+  /// Stores columns [first, first + columns) of this warp's 16 rows of O,
+  /// one 16-byte chunk per lane at a time, rows below Sq only;
+  /// \p chunkAt gives chunk `chunk` (vector<4xi32>) of the warp's row `row`
+  /// (both i32, relative to the slab).
+  void
+  storeWarpRows(const WarpLanes &lanes, int64_t first, int64_t columns,
+                llvm::function_ref<Value(Value row, Value chunk)> chunkAt) {
+    int64_t rowChunks = columns / 8;
+    Value out = argument(kO);
+    Value warpFirstRow = arith::AddIOp::create(
+        b, firstRow,
+        toIndex(arith::MulIOp::create(b, lanes.consumerWarp, i32(kWarpRows))));
+    auto chunkType = VectorType::get({8}, elementType);
+    for (int64_t step = 0; step < kWarpRows * rowChunks;
+         step += kThreadsPerWarp) {
+      Value unit = arith::AddIOp::create(b, lanes.lane, i32(step));
+      Value row = arith::DivUIOp::create(b, unit, i32(rowChunks));
+      Value chunk = arith::RemUIOp::create(b, unit, i32(rowChunks));
+      Value outRow = arith::AddIOp::create(b, warpFirstRow, toIndex(row));
+      Value valid =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, outRow, seqQ);
+      Value data = vector::BitCastOp::create(b, chunkType, chunkAt(row, chunk));
+      scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
+        Value column = arith::AddIOp::create(
+            b, index(first), toIndex(arith::MulIOp::create(b, chunk, i32(8))));
+        vector::StoreOp::create(b, data, out,
+                                ValueRange{batchIndex, head, outRow, column},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        scf::YieldOp::create(b);
+      });
+    }
+  }
+
+  /// The shared address of 16-byte chunk \p chunk of row \p row (i32) of a
+  /// warp's slab at \p slab, rows of \p columns elements. The chunk index
+  /// is XORed with a function of the row so that the 8 rows of one 8x8
+  /// matrix (stmatrix) and 8 consecutive chunks (the readback) fall on
+  /// distinct 16-byte bank groups: with c chunks per row, rows r and
+  /// r + 8 / c share 128 bytes, so the XOR takes (r / max(1, 8 / c)) % c.
+  Value stagedChunkAddress(Value slab, int64_t columns, Value row,
+                           Value chunk) {
+    int64_t rowChunks = columns / 8;
+    Value key = arith::RemUIOp::create(
+        b,
+        arith::DivUIOp::create(b, row,
+                               i32(std::max<int64_t>(1, 8 / rowChunks))),
+        i32(rowChunks));
+    Value swizzled = arith::XOrIOp::create(b, chunk, key);
+    return arith::AddIOp::create(
+        b, slab,
+        arith::AddIOp::create(b,
+                              arith::MulIOp::create(b, row, i32(columns * 2)),
+                              arith::MulIOp::create(b, swizzled, i32(16))));
+  }
+
+  void syncWarp() { NVVM::SyncWarpOp::create(b, i32(-1)); }
+
+  /// Per row half (g, g + 8): the factor that normalizes O (0 for a row
+  /// that saw no key) and the LSE (+inf there).
+  struct RowTotals {
+    std::array<Value, 2> inverse, lse;
+  };
+  RowTotals getRowTotals(const ConsumerState &state) {
     Value zero = f32(0.0f), one = f32(1.0f);
     Value inf = f32(std::numeric_limits<float>::infinity());
-    std::array<Value, 2> inverse, lse;
+    RowTotals totals;
     for (int64_t half = 0; half < 2; ++half) {
       Value sum = reduceOverQuad(b, state.rowSum[half], /*max=*/false);
       // A row that saw no key has sum 0: O = 0 and LSE = +inf.
       Value empty =
           arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
-      inverse[half] = arith::SelectOp::create(
+      totals.inverse[half] = arith::SelectOp::create(
           b, empty, zero, arith::DivFOp::create(b, one, sum));
-      lse[half] = arith::SelectOp::create(
+      totals.lse[half] = arith::SelectOp::create(
           b, empty, inf,
           math::FmaOp::create(b, state.rowMax[half], f32(scale),
                               math::LogOp::create(b, sum)));
     }
-    SmallVector<Value> values = unpack(state.out, headDim / 2);
-    auto pairType = VectorType::get({2}, elementType);
-    auto floatPair = VectorType::get({2}, b.getF32Type());
-    Value out = argument(kO);
-    Value column = arith::MulIOp::create(b, quadCol, index(2));
+    return totals;
+  }
+
+  /// The first lane of each quad writes the LSE of its rows below Sq.
+  void storeLse(const RowTotals &totals) {
+    if (!op.getLse())
+      return;
+    Value firstLane =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quadCol, index(0));
     for (int64_t half = 0; half < 2; ++half) {
       Value row = getLaneRow(half);
-      Value valid =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ);
+      Value valid = arith::AndIOp::create(
+          b, firstLane,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ));
       scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
-        for (int64_t chunk = 0; chunk < headDim / 8; ++chunk) {
-          int64_t i = 4 * chunk + 2 * half;
-          Value pair = vector::FromElementsOp::create(
-              b, floatPair, ValueRange{values[i], values[i + 1]});
-          Value rounded = arith::TruncFOp::create(
-              b, pairType,
-              arith::MulFOp::create(
-                  b, pair,
-                  vector::BroadcastOp::create(b, floatPair, inverse[half])));
-          SmallVector<Value, 4> at = {
-              batchIndex, head, row,
-              arith::AddIOp::create(b, column, index(8 * chunk))};
-          vector::StoreOp::create(b, rounded, out, at);
-        }
-        if (op.getLse()) {
-          Value firstLane = arith::CmpIOp::create(
-              b, arith::CmpIPredicate::eq, quadCol, index(0));
-          scf::IfOp::create(b, firstLane, [&](OpBuilder &, Location) {
-            SmallVector<Value, 3> at = {batchIndex, head, row};
-            memref::StoreOp::create(b, lse[half], argument(kLse), at);
-            scf::YieldOp::create(b);
-          });
-        }
+        memref::StoreOp::create(b, totals.lse[half], argument(kLse),
+                                ValueRange{batchIndex, head, row});
         scf::YieldOp::create(b);
       });
     }
@@ -982,6 +1168,8 @@ private:
 
   int64_t blockM, blockN, stages, consumers, headDim, columnBlocks;
   int64_t queryBytes, keyBytes;
+  /// Column slabs the epilogue stages O in (getAttentionOutputPasses).
+  int64_t outputPasses;
   Type elementType;
   float scale, scaleLog2;
 

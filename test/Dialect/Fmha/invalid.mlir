@@ -219,6 +219,15 @@ func.func @case23(%q: memref<2x8x64x256xbf16>, %k: memref<2x8x64x256xbf16>, %v: 
 
 // -----
 
+// sm_90a: no room to stage O in the last V buffer
+func.func @case23b(%q: memref<2x8x64x64xbf16>, %k: memref<2x8x64x64xbf16>, %v: memref<2x8x64x64xbf16>, %o: memref<2x8x64x64xbf16>) {
+  // expected-error @+1 {{sm_90a stages O in the last V buffer, 16 columns of every consumer warp's 16 rows at least: block_n must be at least 32 with 2 consumer warpgroups at head dim 64, got 16}}
+  fmha.attention q(%q : memref<2x8x64x64xbf16>) k(%k : memref<2x8x64x64xbf16>) v(%v : memref<2x8x64x64xbf16>) -> o(%o : memref<2x8x64x64xbf16>) {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 16, warps = 12, stages = 2>}
+  return
+}
+
+// -----
+
 // sm_80 smem
 func.func @case24(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
   // expected-error @+1 {{tile needs 196608 bytes of shared memory at head dim 128 ((block_m + 2 * stages * block_n) * 128 * 2 bytes), but sm_80 allows 166912 per block}}

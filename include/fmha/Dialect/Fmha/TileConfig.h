@@ -96,7 +96,17 @@ int64_t getAttentionWorkUnits(int64_t batch, int64_t heads, int64_t rowBlocks,
 /// CUDA's largest grid x extent; the sm_90a attention grid clamps to it.
 inline constexpr int64_t kMaxGridDimX = (int64_t(1) << 31) - 1;
 
-/// Checks that the tiling's buffers fit in the chip's shared memory.
+/// The passes in which the sm_90a attention epilogue writes O: each
+/// consumer warp stages its 16 output rows in the V buffer of the tile's
+/// last key block, head_dim / passes columns at a time (at least 16, for
+/// 16-byte stores of two 8-column chunks per stmatrix). The fewest passes (a
+/// power of two) whose slabs of every consumer warp fit the buffer; 0 if
+/// none does (block_n too small for the consumers).
+unsigned getAttentionOutputPasses(const AttentionTiling &tiling,
+                                  unsigned headDim);
+
+/// Checks that the tiling's buffers fit in the chip's shared memory (and,
+/// on sm_90a, that O can be staged: getAttentionOutputPasses).
 llvm::Error checkAttentionTilingFits(const AttentionTiling &tiling,
                                      unsigned headDim, unsigned elementBytes);
 

@@ -21,6 +21,8 @@ static constexpr unsigned kWgmmaMaxN = 256;
 /// K extent of one 16-bit MMA: block_n is the K of P·V on both chips.
 static constexpr unsigned kMmaK = 16;
 static constexpr unsigned kWarpsPerWarpgroup = 4;
+/// The narrowest column slab of the sm_90a epilogue's staged O.
+static constexpr unsigned kOutputSlabMinColumns = 16;
 static constexpr unsigned kThreadsPerWarp = 32;
 
 ChipLimits fmha::getChipLimits(Chip chip) {
@@ -168,9 +170,30 @@ int64_t fmha::getAttentionWorkUnits(int64_t batch, int64_t heads,
   return batch * heads * perHead;
 }
 
+unsigned fmha::getAttentionOutputPasses(const AttentionTiling &tiling,
+                                        unsigned headDim) {
+  // All consumer warps' slabs, 16 rows of head_dim / passes columns each,
+  // against the buffer's block_n rows of head_dim columns.
+  unsigned consumerRows = (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows;
+  unsigned passes = 1;
+  while (consumerRows > tiling.blockN * passes)
+    passes *= 2;
+  return headDim / passes >= kOutputSlabMinColumns ? passes : 0;
+}
+
 llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
                                            unsigned headDim,
                                            unsigned elementBytes) {
+  if (tiling.chip == Chip::sm_90a &&
+      getAttentionOutputPasses(tiling, headDim) == 0)
+    return llvm::createStringError(llvm::formatv(
+        "sm_90a stages O in the last V buffer, {0} columns of every consumer "
+        "warp's 16 rows at least: block_n must be at least {1} with {2} "
+        "consumer warpgroups at head dim {3}, got {4}",
+        kOutputSlabMinColumns,
+        (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows *
+            kOutputSlabMinColumns / headDim,
+        tiling.warps / kWarpsPerWarpgroup - 1, headDim, tiling.blockN));
   uint64_t needed = getAttentionSharedBytes(tiling, headDim, elementBytes);
   uint64_t limit = getChipLimits(tiling.chip).maxSharedBytesPerBlock;
   if (needed <= limit)
