@@ -29,7 +29,7 @@ static fmha_aot_module *getModule() {
       std::fprintf(stderr, "fmha-runner: %s\n", module.message);
       return false;
     }
-    std::printf("aot: the %s cubin of fmha_aot (holds",
+    std::printf("aot: the %s image of fmha_aot (holds",
                 fmha_aot_archs[module.cubin]);
     for (int i = 0; i < FMHA_AOT_NUM_CUBINS; ++i)
       std::printf(" %s", fmha_aot_archs[i]);

@@ -5,9 +5,11 @@
 #   1. builds examples/aot-consumer with g++ and libcuda alone (no nvcc, no
 #      MLIR) from the generated flashcore_attn.{h,c}, and runs it;
 #   2. builds fmha-runner-aot (the harness and kernels-ref with nvcc, plus
-#      the generated fmha_aot.c) and checks its `aot` candidate against
-#      kernels-ref: causal or not, GQA/MQA, odd lengths, BSHD, LSE, a window,
-#      head dims 64 to 256, resample; compute-sanitizer on one attention;
+#      the generated fmha_aot.c: sm_80 and sm_90 cubins, sm_90a PTX, so the
+#      sm_90a kernels on a Hopper GPU) and checks its `aot` candidate
+#      against kernels-ref: causal or not, GQA/MQA, odd lengths, BSHD, LSE,
+#      a window, head dims 64 to 256, resample; compute-sanitizer on one
+#      attention;
 #   3. prints a short table last.
 # Full logs go to $OUT (or /tmp/flashcore-aot): NNN.log per check, build
 # logs, checks.log with all of them. Exit status 0 when every row passed.

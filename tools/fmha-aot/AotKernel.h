@@ -59,6 +59,14 @@ struct KernelVariant {
   unsigned gridTile = 0;
   /// The tile as the op prints it, for the header's documentation.
   std::string tile;
+  /// The sm_90a attention kernel's: block_n, the rows of the boxes of the
+  /// K and V tensor maps (Q's are gridTile), which the launcher encodes
+  /// and passes before the memref operands; 0 for kernels without tensor
+  /// maps. Such a kernel runs a persistent grid: one CTA per SM over the
+  /// units of work (AttentionSchedule in TileConfig.h), pairs of row blocks
+  /// when pairsRowBlocks.
+  unsigned tensorMapKeyRows = 0;
+  bool pairsRowBlocks = false;
 };
 
 /// One fmha op, compiled for every requested arch.
@@ -88,10 +96,16 @@ struct AotKernel {
 };
 
 /// One cubin: the arch nvJitLink linked for and the chip it was lowered for.
+/// Or, where ptxIsa is set, the PTX itself (NUL-terminated) for the
+/// driver's JIT to compile at load: the sm_90a attention kernel needs a
+/// whole-program compile (setmaxnreg, pipelined WGMMA), which nvJitLink's
+/// relocatable one is not (LoadPlan.cpp).
 struct AotCubin {
   std::string arch;
   std::string chip;
   std::string image;
+  /// "9.0": the image is PTX of this ISA, which the driver must accept.
+  std::string ptxIsa;
 };
 
 struct AotFile {

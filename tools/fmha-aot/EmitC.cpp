@@ -190,6 +190,7 @@ typedef struct @p_module {
   CUmodule module;                       /* NULL until loaded */
   int cubin;                             /* index in @p_archs of the cubin */
   CUfunction functions[@P_NUM_KERNELS];  /* in the order of @p_kernels */
+  int multiprocessors;                   /* the device's SMs */
   char message[@P_MESSAGE_SIZE];         /* why the last call failed */
 } @p_module;
 
@@ -205,7 +206,9 @@ extern const char *const @p_archs[@P_NUM_CUBINS];
 int @p_select_cubin(int major, int minor, char *message, size_t size);
 
 /** Loads the cubin for the device of the current CUDA context (see
- *  @p_select_cubin) and prepares every kernel (dynamic shared memory).
+ *  @p_select_cubin) and prepares every kernel (dynamic shared memory). An
+ *  sm_90a image that holds an attention kernel is PTX, which the driver
+ *  compiles here (once per process; its compute cache keeps the result).
  *  Initializes all of *module; its kernels launch in this context only.
  *  Fails with @P_ERROR_NO_CUBIN when no cubin runs on the device, or
  *  @P_ERROR_CUDA (no current context, a load failure). */
@@ -424,10 +427,22 @@ static @p_status @p_cuda_failed(@p_module *module, const char *call,
                           sizeof module->message);
   if (index < 0)
     return @P_ERROR_NO_CUBIN;
+  result = cuDeviceGetAttribute(&module->multiprocessors,
+                                CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                device);
+  if (result != CUDA_SUCCESS)
+    return @p_cuda_failed(module, "cuDeviceGetAttribute(multiprocessors)",
+                          result);
   result = cuModuleLoadData(&loaded, @p_cubins[index]);
   if (result != CUDA_SUCCESS) {
-    char call[64];
-    snprintf(call, sizeof call, "cuModuleLoadData(%s cubin)", @p_archs[index]);
+    char call[128];
+    if (@p_ptx_isas[index])
+      snprintf(call, sizeof call, "cuModuleLoadData(%s PTX, ISA %s, which "
+               "the driver compiles: it must accept that ISA)",
+               @p_archs[index], @p_ptx_isas[index]);
+    else
+      snprintf(call, sizeof call, "cuModuleLoadData(%s cubin)",
+               @p_archs[index]);
     return @p_cuda_failed(module, call, result);
   }
   for (k = 0; k < @P_NUM_KERNELS; ++k) {
@@ -557,11 +572,12 @@ static @p_status @p_add_operand(@p_module *module, const char *kernel,
   return @P_SUCCESS;
 }
 
-/* Launches kernel k of the loaded module with the packed parameters; a grid
-   with no blocks launches nothing. */
+/* Launches kernel k of the loaded module with `leading` parameters already
+   in `params` (tensor maps) and then the packed slots; a grid with no
+   blocks launches nothing. */
 static @p_status @p_launch(@p_module *module, int k, const int64_t grid[3],
-                           int64_t *slots, void **params, int count,
-                           CUstream stream) {
+                           int64_t *slots, void **params, int leading,
+                           int count, CUstream stream) {
   const @p_variant *variant = &@p_variants[k][module->cubin];
   CUresult result;
   int i;
@@ -575,7 +591,7 @@ static @p_status @p_launch(@p_module *module, int k, const int64_t grid[3],
     return @p_invalid(module, @p_kernels[k].name, what);
   }
   for (i = 0; i < count; ++i)
-    params[i] = &slots[i];
+    params[leading + i] = &slots[i];
   result = cuLaunchKernel(module->functions[k], (unsigned)grid[0],
                           (unsigned)grid[1], (unsigned)grid[2],
                           variant->threads, 1, 1, variant->shared_bytes,
@@ -613,9 +629,9 @@ static const char kAttentionLauncher[] = R"c(
   static const char kernel[] = "@NAME";
   const @p_operand *ops = @p_operands_@INDEX;
   int64_t slots[@SLOTS];
-  void *params[@SLOTS];
+  void *params[@SLOTS + 3];
   int64_t grid[3], sizes[4];
-  int count = 0;
+  int count = 0, leading = 0;
   @p_status status = @p_check_loaded(module, kernel, a);
   if (status != @P_SUCCESS)
     return status;
@@ -660,8 +676,97 @@ static const char kAttentionLauncher[] = R"c(
     return status;
   grid[0] = @p_ceil_div(a->q_seq, @p_variants[@INDEX][module->cubin].grid_tile);
   grid[1] = a->q_heads;
-  grid[2] = @p_min(a->batch, @MAX_GRID_Y);
-  return @p_launch(module, @INDEX, grid, slots, params, count, stream);
+  grid[2] = @p_min(a->batch, @MAX_GRID_Y);@TENSOR_MAPS
+  return @p_launch(module, @INDEX, grid, slots, params, leading, count,
+                   stream);
+}
+)c";
+
+// The part of an attention launcher for its sm_90a variant (getAttention-
+// LaunchConfig and addAttentionTensorMap in lib/JIT/JIT.cpp): the TMA tensor
+// maps of q, k and v, from their memref descriptors in `slots` (11 each),
+// go first, and one CTA per SM takes the units of work in turn.
+static const char kAttentionTensorMaps[] = R"c(
+  if (@p_variants[@INDEX][module->cubin].key_rows) {
+    const @p_variant *variant = &@p_variants[@INDEX][module->cubin];
+    @P_MAP_ALIGNED CUtensorMap maps[3];
+    int64_t row_blocks = @p_ceil_div(a->q_seq, variant->grid_tile);
+    int64_t units = a->batch * a->q_heads *
+                    (variant->pairs ? @p_ceil_div(row_blocks, 2) : row_blocks);
+    static const char *const names[3] = {"q", "k", "v"};
+    int m;
+    if (units == 0)
+      return @P_SUCCESS;
+    for (m = 0; m < 3; ++m) {
+      status = @p_encode_map(module, kernel, names[m], @TMA_TYPE,
+                             slots + 11 * m,
+                             m == 0 ? variant->grid_tile : variant->key_rows,
+                             &maps[m]);
+      if (status != @P_SUCCESS)
+        return status;
+      params[m] = &maps[m];
+    }
+    leading = 3;
+    grid[0] = @p_min(@p_min(units, module->multiprocessors), 2147483647);
+    grid[1] = grid[2] = 1;
+  })c";
+
+// The tensor-map encoder of the sm_90a attention launchers.
+static const char kTensorMapEncoder[] = R"c(
+#if defined(__GNUC__) || defined(__clang__)
+#define @P_MAP_ALIGNED __attribute__((aligned(64)))
+#elif defined(_MSC_VER)
+#define @P_MAP_ALIGNED __declspec(align(64))
+#else
+#define @P_MAP_ALIGNED
+#endif
+
+/* The TMA tensor map of an attention operand from its memref descriptor
+   (allocated, aligned, offset, sizes, strides; rank 4, 16-bit elements):
+   innermost first (D, S, H, B), boxes of 64 x rows x 1 x 1 elements, 128-byte
+   swizzle, zeros past the bounds (AttentionToGPUSm90.cpp's ABI). */
+static @p_status @p_encode_map(@p_module *module, const char *kernel,
+                               const char *operand, CUtensorMapDataType type,
+                               const int64_t *descriptor, unsigned rows,
+                               CUtensorMap *map) {
+  static const char *const dim_names[3] = {"batch", "head", "sequence"};
+  const int64_t *sizes = descriptor + 3, *strides = descriptor + 7;
+  cuuint64_t dims[4], byte_strides[3];
+  cuuint32_t box[4] = {64, 1, 1, 1}, element_strides[4] = {1, 1, 1, 1};
+  CUresult result;
+  int d;
+  /* The TMA takes every stride, also of dimensions of one element (which
+     the operand checks let through). */
+  for (d = 0; d < 3; ++d)
+    if (strides[d] % 8 != 0) {
+      char what[192];
+      snprintf(what, sizeof what, "%s: the stride of %s (%lld elements) must "
+               "be a multiple of 8 elements (16 bytes) for the TMA of the "
+               "sm_90a kernel, even where the size is 1", operand,
+               dim_names[d], (long long)strides[d]);
+      return @p_invalid(module, kernel, what);
+    }
+  for (d = 0; d < 4; ++d)
+    dims[d] = (cuuint64_t)sizes[3 - d];
+  for (d = 0; d < 3; ++d)
+    byte_strides[d] = (cuuint64_t)strides[2 - d] * 2;
+  box[1] = rows;
+  result = cuTensorMapEncodeTiled(
+      map, type, 4, (void *)(intptr_t)descriptor[1], dims, byte_strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    char call[256];
+    snprintf(call, sizeof call, "cuTensorMapEncodeTiled(%s: sizes [%lld, "
+             "%lld, %lld, %lld], strides [%lld, %lld, %lld, 1] elements; the "
+             "base must be 16-byte aligned and every stride a multiple of 16 "
+             "bytes)", operand, (long long)sizes[0], (long long)sizes[1],
+             (long long)sizes[2], (long long)sizes[3], (long long)strides[0],
+             (long long)strides[1], (long long)strides[2]);
+    return @p_cuda_failed(module, call, result);
+  }
+  return @P_SUCCESS;
 }
 )c";
 
@@ -741,7 +846,7 @@ static const char kResampleLauncher[] = R"c(
   grid[0] = @p_ceil_div(a->targets, @p_variants[@INDEX][module->cubin].grid_tile);
   grid[1] = @p_min(a->batch, @MAX_GRID_Y);
   grid[2] = 1;
-  return @p_launch(module, @INDEX, grid, slots, params, count, stream);
+  return @p_launch(module, @INDEX, grid, slots, params, 0, count, stream);
 }
 )c";
 
@@ -787,7 +892,10 @@ void aot::emitSource(const AotFile &file, llvm::raw_ostream &os) {
                p);
   for (auto [index, cubin] : llvm::enumerate(file.cubins)) {
     os << "/* " << cubin.arch << " (lowered for chip " << cubin.chip << "), "
-       << cubin.image.size() << " bytes. */\n";
+       << (cubin.ptxIsa.empty() ? "cubin"
+                                : "PTX ISA " + cubin.ptxIsa +
+                                      " for the driver's JIT, NUL-terminated")
+       << ", " << cubin.image.size() << " bytes. */\n";
     os << "static const unsigned char " << p << "_cubin_" << index << "["
        << cubin.image.size() << "] " << llvm::StringRef(p).upper()
        << "_ALIGNED = {\n";
@@ -800,6 +908,14 @@ void aot::emitSource(const AotFile &file, llvm::raw_ostream &os) {
     os << (i ? ", " : "") << p << "_cubin_" << i;
   os << "};\n\n";
 
+  os << "/* The PTX ISA of each image that is PTX, NULL for cubins. */\n"
+     << "static const char *const " << p << "_ptx_isas["
+     << llvm::StringRef(p).upper() << "_NUM_CUBINS] = {";
+  for (auto [index, cubin] : llvm::enumerate(file.cubins))
+    os << (index ? ", " : "")
+       << (cubin.ptxIsa.empty() ? std::string("NULL") : quote(cubin.ptxIsa));
+  os << "};\n\n";
+
   os << expand(R"c(/* The compute capability each cubin was linked for; specific: sm_XYa. */
 typedef struct @p_target {
   int major, minor, specific;
@@ -810,22 +926,26 @@ static const @p_target @p_targets[@P_NUM_CUBINS] = {)c",
     os << (index ? ", " : "") << getTargetInitializer(cubin.arch);
   os << "};\n\n";
 
-  os << expand(R"c(/* One kernel in one cubin: its symbol and the launch constants of the
-   tile it was compiled with (grid_tile: query rows or targets per block). */
+  os << expand(
+      R"c(/* One kernel in one cubin: its symbol and the launch constants of the
+   tile it was compiled with (grid_tile: query rows or targets per block;
+   key_rows: block_n of an sm_90a attention kernel, which takes tensor maps
+   and a persistent grid over units of one row block, or two when pairs). */
 typedef struct @p_variant {
   const char *function;
-  unsigned threads, shared_bytes, grid_tile;
+  unsigned threads, shared_bytes, grid_tile, key_rows, pairs;
 } @p_variant;
 static const @p_variant @p_variants[@P_NUM_KERNELS][@P_NUM_CUBINS] = {
 )c",
-               p);
+      p);
   for (const AotKernel &kernel : file.kernels) {
     os << "  {";
     for (auto [index, variant] : llvm::enumerate(kernel.variants))
       os << (index ? ", " : "")
-         << llvm::formatv("{{{0}, {1}, {2}, {3}}", quote(variant.function),
-                          variant.threads, variant.sharedBytes,
-                          variant.gridTile);
+         << llvm::formatv(
+                "{{{0}, {1}, {2}, {3}, {4}, {5}}", quote(variant.function),
+                variant.threads, variant.sharedBytes, variant.gridTile,
+                variant.tensorMapKeyRows, variant.pairsRowBlocks ? 1 : 0);
     os << "}, /* " << kernel.name << " */\n";
   }
   os << "};\n\n";
@@ -874,12 +994,26 @@ typedef struct @p_operand {
                                 ", ")},
                     {"ARCH_LIST", getArchList(file)}});
 
+  auto takesTensorMaps = [](const AotKernel &kernel) {
+    return llvm::any_of(kernel.variants, [](const KernelVariant &variant) {
+      return variant.tensorMapKeyRows > 0;
+    });
+  };
+  if (llvm::any_of(file.kernels, takesTensorMaps))
+    os << expand(kTensorMapEncoder, p);
+
   std::string maxGridY = std::to_string(kMaxGridDimY);
   for (auto [index, kernel] : llvm::enumerate(file.kernels)) {
     bool attention = kernel.kind == AotKernel::Kind::Attention;
     size_t streams = kernel.streamFeatures.size();
+    std::string launcher =
+        attention ? substitute(
+                        kAttentionLauncher,
+                        {{"TENSOR_MAPS",
+                          takesTensorMaps(kernel) ? kAttentionTensorMaps : ""}})
+                  : kResampleLauncher;
     os << substitute(
-        expand(attention ? kAttentionLauncher : kResampleLauncher, p),
+        expand(launcher, p),
         {{"NAME", kernel.name},
          {"INDEX", std::to_string(index)},
          {"SLOTS", std::to_string(countSlots(kernel))},
@@ -887,9 +1021,11 @@ typedef struct @p_operand {
          {"LENGTHS", kernel.withLengths ? "1" : "0"},
          {"HEAD_DIM", std::to_string(kernel.headDim)},
          {"STREAMS", std::to_string(streams)},
-         {"TARGETS",
-          std::to_string((kernel.withLengths ? 3 : 2) * streams)},
-         {"MAX_GRID_Y", maxGridY}});
+         {"TARGETS", std::to_string((kernel.withLengths ? 3 : 2) * streams)},
+         {"MAX_GRID_Y", maxGridY},
+         {"TMA_TYPE", kernel.elementType == "f16"
+                          ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
+                          : "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}});
   }
 
   for (auto [index, kernel] : llvm::enumerate(file.kernels))

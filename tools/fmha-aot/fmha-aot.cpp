@@ -9,7 +9,10 @@
 // Each arch is lowered with chip sm_90a when it is sm_90a, else with chip
 // sm_80 (whose PTX runs on every later GPU); an op without a lowering for
 // that chip fails with the compiler's diagnostic. Archs sharing a chip share
-// one lowering: its PTX is linked once per arch.
+// one lowering: its PTX is linked once per arch. Where the sm_90a lowering
+// holds an attention kernel, that arch's image is the PTX itself
+// (DIR/PREFIX.sm_90a.ptx), which the loader hands to the driver's JIT: the
+// kernel needs a whole-program compile that nvJitLink does not do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -499,6 +502,11 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
       variant.threads = config.block[0];
       variant.sharedBytes = config.sharedBytes;
       variant.gridTile = tiling.blockM;
+      if (tiling.chip == Chip::sm_90a) {
+        variant.tensorMapKeyRows = tiling.blockN;
+        variant.pairsRowBlocks =
+            pairsAttentionRowBlocks(kernel.causal, kernel.window.has_value());
+      }
       variant.tile = llvm::formatv("tile {0}: block_m {1}, block_n {2}, "
                                    "{3} warps, {4} stage(s)",
                                    stringifyChip(tiling.chip), tiling.blockM,
@@ -658,17 +666,11 @@ int main(int argc, char **argv) {
       found = analyses.emplace(chip, std::move(*analysis)).first;
     }
     ChipAnalysis &analysis = found->second;
-    // The sm_90a attention kernel takes TMA tensor maps (encoded per launch
-    // from the pointers and strides) and needs a whole-program compile for
-    // its setmaxnreg, which nvJitLink does not do (LoadPlan.cpp); the
-    // generated launcher builds neither yet.
-    for (const AotKernel &kernel : analysis.kernels)
-      if (chip == Chip::sm_90a && kernel.kind == AotKernel::Kind::Attention)
-        return fail(context + ": the sm_90a attention kernel (" +
-                    kernel.origin +
-                    ") is not available ahead of time yet (its TMA tensor "
-                    "maps are built per launch); use --archs=sm_90 for "
-                    "Hopper (the sm_80 kernel), or the JIT");
+    // The sm_90a attention kernel goes as PTX, for the driver to compile
+    // whole-program at load (AotCubin).
+    bool asPtx = llvm::any_of(analysis.kernels, [&](const AotKernel &kernel) {
+      return chip == Chip::sm_90a && kernel.kind == AotKernel::Kind::Attention;
+    });
 
     std::string note;
     llvm::Expected<PtxIsa> isa = resolvePtxIsa(chip, "", note);
@@ -678,7 +680,8 @@ int main(int argc, char **argv) {
     options.sourceName = fromFlags ? "<flags>" : sourceName;
     options.chip = chip;
     options.ptxIsa = *isa;
-    options.linkArch = arch.str();
+    if (!asPtx)
+      options.linkArch = arch.str();
     AotCubin cubin;
     cubin.arch = arch.str();
     cubin.chip = stringifyChip(chip).str();
@@ -697,9 +700,9 @@ int main(int argc, char **argv) {
       for (auto [variant, name] :
            llvm::zip(analysis.variants, compiled->kernelNames))
         variant.function = name;
-      ptxByChip[chip] = std::move(compiled->ptx);
+      ptx = ptxByChip.emplace(chip, std::move(compiled->ptx)).first;
       cubin.image = std::move(compiled->cubin);
-    } else {
+    } else if (!asPtx) {
       llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
       if (!linker)
         return fail(context + ": " + llvm::toString(linker.takeError()));
@@ -707,6 +710,10 @@ int main(int argc, char **argv) {
       if (!linked)
         return fail(context + ": " + llvm::toString(linked.takeError()));
       cubin.image = std::move(linked->cubin);
+    }
+    if (asPtx) {
+      cubin.image = ptx->second + '\0';
+      cubin.ptxIsa = isa->str();
     }
     file.cubins.push_back(std::move(cubin));
 
@@ -729,10 +736,16 @@ int main(int argc, char **argv) {
     llvm::sys::path::append(result, name);
     return std::string(result);
   };
-  for (const AotCubin &cubin : file.cubins)
-    if (llvm::Error err = writeFile(path(prefix + "." + cubin.arch + ".cubin"),
-                                    cubin.image))
+  for (const AotCubin &cubin : file.cubins) {
+    llvm::StringRef image = cubin.image;
+    if (!cubin.ptxIsa.empty())
+      image = image.drop_back(); // the NUL the driver needs, not the file
+    if (llvm::Error err =
+            writeFile(path(prefix + "." + cubin.arch +
+                           (cubin.ptxIsa.empty() ? ".cubin" : ".ptx")),
+                      image))
       return fail(llvm::toString(std::move(err)));
+  }
   std::string header, sourceText;
   llvm::raw_string_ostream headerStream(header), sourceStream(sourceText);
   emitHeader(file, headerStream);

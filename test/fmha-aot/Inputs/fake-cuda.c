@@ -3,7 +3,9 @@
 |* Part of FlashCore. Stands in for libcuda so that the generated loader and  *|
 |* launchers run without a GPU: the device's compute capability comes from    *|
 |* fake_major/fake_minor, and each launch is printed (grid, block, shared     *|
-|* memory and fake_param_count 64-bit parameters) instead of run.             *|
+|* memory and fake_param_count 64-bit parameters, after the first 64 bits of  *|
+|* each tensor map encoded for it) instead of run. A fake tensor map holds    *|
+|* its base address in its first 64 bits.                                     *|
 \*===----------------------------------------------------------------------===*/
 
 #include <cuda.h>
@@ -13,6 +15,8 @@
 
 int fake_major = 8, fake_minor = 0, fake_param_count = 0;
 int fake_max_shared = 101376; /* the opt-in limit of 8.6 GPUs */
+int fake_multiprocessors = 132;
+static int maps_encoded = 0;
 
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char **name) {
   *name = error == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
@@ -36,14 +40,16 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
     *value = fake_minor;
   else if (attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
     *value = fake_max_shared;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+    *value = fake_multiprocessors;
   else
     return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
-  /* A cubin is an ELF image. */
-  if (memcmp(image, "\177ELF", 4) != 0)
+  /* A cubin is an ELF image; PTX from LLVM starts with a comment. */
+  if (memcmp(image, "\177ELF", 4) != 0 && memcmp(image, "//", 2) != 0)
     return CUDA_ERROR_INVALID_IMAGE;
   *module = (CUmodule)image;
   return CUDA_SUCCESS;
@@ -83,8 +89,41 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gridX, unsigned gridY,
          (const char *)f, gridX, gridY, gridZ, blockX, blockY, blockZ,
          sharedBytes);
   printf("params:");
-  for (i = 0; i < fake_param_count; ++i)
+  for (i = 0; i < maps_encoded + fake_param_count; ++i)
     printf(" %lld", (long long)*(const int64_t *)params[i]);
   printf("\n");
+  maps_encoded = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuTensorMapEncodeTiled(
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *base,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion,
+    CUtensorMapFloatOOBfill fill) {
+  cuuint32_t i;
+  (void)elementStrides;
+  (void)interleave;
+  (void)promotion;
+  (void)fill;
+  printf("tensor map: type %d base %lld dims", (int)type,
+         (long long)(intptr_t)base);
+  for (i = 0; i < rank; ++i)
+    printf(" %llu", (unsigned long long)dims[i]);
+  printf(" byte strides");
+  for (i = 0; i + 1 < rank; ++i)
+    printf(" %llu", (unsigned long long)strides[i]);
+  printf(" box");
+  for (i = 0; i < rank; ++i)
+    printf(" %u", box[i]);
+  printf(" swizzle %d\n", (int)swizzle);
+  /* As the driver: strides are multiples of 16 bytes. */
+  for (i = 0; i + 1 < rank; ++i)
+    if (strides[i] % 16 != 0)
+      return CUDA_ERROR_INVALID_VALUE;
+  memset(map, 0, sizeof *map);
+  memcpy(map, &base, sizeof base);
+  ++maps_encoded;
   return CUDA_SUCCESS;
 }
