@@ -44,13 +44,23 @@ def main(path):
         print(f"  {share:6.1%}  {r.get('Address', r.get('# Address', '?')):>6}"
               f"  {r['Source'].strip()[:60]:60}  {why}")
     by_opcode = Counter()
+    reasons_by_opcode = {}
     for r in rows:
-        opcode = r["Source"].strip().split(" ")[0]
-        if opcode.startswith("@"):
-            opcode = r["Source"].strip().split(" ")[1]
-        by_opcode[opcode.split(".")[0]] += number(r[samples])
-    print("by opcode: " + ", ".join(f"{o} {v / total:.1%}"
-                                    for o, v in by_opcode.most_common(12)))
+        words = r["Source"].strip().split()
+        opcode = words[1] if words and words[0].startswith("@") else (
+            words[0] if words else "?")
+        opcode = opcode.split(".")[0]
+        by_opcode[opcode] += number(r[samples])
+        counts = reasons_by_opcode.setdefault(opcode, Counter())
+        for c in reasons:
+            if "Not Issued" not in c:
+                counts[c] += number(r[c])
+    print("by opcode, with its largest stall reasons:")
+    for opcode, value in by_opcode.most_common(8):
+        why = ", ".join(f"{c.split('stalled_')[-1]} {v / total:.1%}"
+                        for c, v in reasons_by_opcode[opcode].most_common(3)
+                        if v > 0)
+        print(f"  {opcode:12} {value / total:6.1%}  {why}")
     return 0
 
 
