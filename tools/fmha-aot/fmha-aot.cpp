@@ -685,7 +685,6 @@ int main(int argc, char **argv) {
     AotCubin cubin;
     cubin.arch = arch.str();
     cubin.chip = stringifyChip(chip).str();
-    std::vector<std::string> functions;
     auto ptx = ptxByChip.find(chip);
     if (ptx == ptxByChip.end()) {
       llvm::Expected<CompiledModule> compiled =
