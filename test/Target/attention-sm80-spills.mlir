@@ -13,10 +13,7 @@
 // program, as the driver's JIT loads them (LoadPlan.cpp), for the A100
 // (sm_80) and for the H100 (sm_90): no spill, no stack frame, no local
 // memory access anywhere in the SASS. bf16 and f16, causal and not, LSE and
-// a window. (Head dim 128 at its default 128x64 tile with 4 warps needs a
-// few registers more than 255: ptxas keeps a loop-carried value, the lane's
-// running row sum, in local memory, 24 bytes of spill for sm_90 and about
-// 100 for sm_80: docs/BENCHMARKS.md.)
+// a window. (Head dim 128: attention-sm80-d128-spills.mlir.)
 
 // CHECK-DAG: Compiling entry function 'attention' for
 // CHECK-DAG: Compiling entry function 'attention_0' for

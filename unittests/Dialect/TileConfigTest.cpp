@@ -97,8 +97,9 @@ TEST(TileConfig, SharedBytesCountOneQTileAndStagedKAndV) {
   // sm_90a: plus the 1024-byte alignment slack and 2 + 4 * stages barriers.
   EXPECT_EQ(getAttentionSharedBytes(tiling, 128, 2),
             uint64_t(128 + 2 * 2 * 176) * 128 * 2 + 1024 + 8 * (2 + 4 * 2));
+  // sm_80: plus 4 bytes per held row sum (one per 4 rows) per thread.
   EXPECT_EQ(getAttentionSharedBytes({Chip::sm_80, 128, 64, 4, 1}, 128, 2),
-            uint64_t(128 + 2 * 64) * 128 * 2);
+            uint64_t(128 + 2 * 64) * 128 * 2 + 4 * 128);
 }
 
 TEST(TileConfig, RejectsTilesThatDoNotFit) {

@@ -135,7 +135,8 @@ TEST(Compile, AttentionLaunchConfig) {
       AttentionTiling{Chip::sm_80, 128, 64, 4, 1}, 128, 2, 100000, 16, 1000);
   EXPECT_EQ(config.grid, (std::array<unsigned, 3>{8, 16, 65535}));
   EXPECT_EQ(config.block, (std::array<unsigned, 3>{128, 1, 1}));
-  EXPECT_EQ(config.sharedBytes, (128u + 2 * 64) * 128 * 2);
+  // Q, K and V tiles, and one held row sum per thread (4 of its 4 rows).
+  EXPECT_EQ(config.sharedBytes, (128u + 2 * 64) * 128 * 2 + 4 * 128);
 
   // sm_90a, 3 consumer warpgroups: 512 threads; Q and two stages of K and
   // V, plus the alignment slack and the mbarriers.

@@ -72,7 +72,8 @@ struct SoftmaxState {
   /// [mTile][half] (slot 2 m + half): the rows g and g + 8 of each m16
   /// tile this lane owns.
   SmallVector<Value> rowMax;
-  /// The sums of the slots this lane holds (heldSums).
+  /// The sums of the slots this lane holds (heldSums); empty where they
+  /// live in shared memory (sumsInShared).
   SmallVector<Value> rowSum;
 
   SmallVector<Value> flatten() const {
@@ -111,6 +112,10 @@ public:
     scale = op.getScaleOrDefault();
     scaleLog2 = scale * static_cast<float>(M_LOG2E);
     window = AttentionWindow::get(op);
+    sumsInShared = getSm80RowSumSharedBytes({Chip::sm_80, uint32_t(blockM),
+                                             uint32_t(blockN), uint32_t(warps),
+                                             tile.getStages()},
+                                            headDim) != 0;
   }
 
   void build() {
@@ -215,7 +220,9 @@ private:
     state.out.assign(mTiles * dTiles, zeroAcc);
     state.rowMax.assign(mTiles * 2,
                         f32(-std::numeric_limits<float>::infinity()));
-    state.rowSum.assign(heldSums(), f32(0.0f));
+    state.rowSum.resize(sumsInShared ? 0 : heldSums());
+    for (int64_t held = 0; held < heldSums(); ++held)
+      setHeldSum(state, held, f32(0.0f));
 
     state = buildKeyBlocks(lastBlockEnd, unmaskedEnd, /*masked=*/true, state);
     state = buildKeyBlocks(unmaskedEnd, unmaskedBegin, /*masked=*/false, state);
@@ -299,6 +306,44 @@ private:
     sharedQ = tileAt(blockM, 0);
     sharedK = tileAt(blockN, blockM * headDim * elementBytes);
     sharedV = tileAt(blockN, (blockM + blockN) * headDim * elementBytes);
+    if (sumsInShared)
+      sumsBase = arith::AddIOp::create(
+          b, word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes)),
+          i32((blockM + 2 * blockN) * headDim * elementBytes));
+  }
+
+  /// The running row sum \p held of this lane (heldSums): a loop-carried
+  /// value of \p state, or, where the tile leaves ptxas too few registers
+  /// to carry it (getSm80RowSumSharedBytes), a slot in shared memory.
+  Value getHeldSum(const SoftmaxState &state, int64_t held) {
+    if (!sumsInShared)
+      return state.rowSum[held];
+    return LLVM::LoadOp::create(b, b.getF32Type(), heldSumPointer(held),
+                                /*alignment=*/4, /*isVolatile=*/true);
+  }
+  void setHeldSum(SoftmaxState &state, int64_t held, Value sum) {
+    if (!sumsInShared) {
+      state.rowSum[held] = sum;
+      return;
+    }
+    LLVM::StoreOp::create(b, sum, heldSumPointer(held), /*alignment=*/4,
+                          /*isVolatile=*/true);
+  }
+
+  /// Slot \p held of thread t lives at sums + 4 (held * threads + t), so
+  /// that a warp's accesses hit 32 banks. Volatile, so that LLVM does not
+  /// promote the slot back to a loop-carried register.
+  Value heldSumPointer(int64_t held) {
+    Value address = arith::AddIOp::create(
+        b, sumsBase,
+        arith::MulIOp::create(
+            b,
+            arith::AddIOp::create(
+                b, threadId,
+                i32(held * warps * kThreadsPerWarp)),
+            i32(4)));
+    return LLVM::IntToPtrOp::create(
+        b, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
   }
 
   /// Starts the cp.async copy of rows [first, first + rows) of (batch, head)
@@ -628,11 +673,11 @@ private:
       }
 
     // Each lane keeps the running sums of the slots it holds (heldSums).
-    for (int64_t held = 0; held < heldSums(); ++held) {
-      Value &sum = state.rowSum[held];
-      sum = math::FmaOp::create(b, sum, pickHeld(alphas, held),
-                                pickHeld(blockSums, held));
-    }
+    for (int64_t held = 0; held < heldSums(); ++held)
+      setHeldSum(state, held,
+                 math::FmaOp::create(b, getHeldSum(state, held),
+                                     pickHeld(alphas, held),
+                                     pickHeld(blockSums, held)));
 
     // An m16n8k16 A fragment is rows (g, k 0-7), (g + 8, k 0-7),
     // (g, k 8-15), (g + 8, k 8-15): accumulator tiles 2k and 2k + 1 as they
@@ -658,8 +703,8 @@ private:
   /// lanes of a quad share rows (two per m16 tile), so lane q holds the sums
   /// of slots q, q + 4, ... only, quad-reduced each block: one register at
   /// two m16 tiles instead of four, for eight shuffles per key block. (At
-  /// head dim 128, where ptxas keeps a loop-carried value in local memory,
-  /// that was four LDL and four STL per key block, now one of each.)
+  /// head dim 128 ptxas kept even that one in local memory, so there it
+  /// lives in shared memory: getHeldSum.)
   int64_t heldSums() const { return (mTiles * 2 + 3) / 4; }
 
   /// Of \p perSlot (one value per slot, the same in every lane of a quad),
@@ -694,7 +739,7 @@ private:
         int64_t slot = m * 2 + half;
         // The lane of the quad that holds the slot's sum.
         Value sum = gpu::ShuffleOp::create(
-                        b, state.rowSum[slot / 4],
+                        b, getHeldSum(state, slot / 4),
                         arith::AddIOp::create(
                             b, arith::MulIOp::create(b, quadRow, i32(4)),
                             i32(slot % 4)),
@@ -798,6 +843,10 @@ private:
   AttentionWindow window;
 
   Value sharedQ, sharedK, sharedV;
+  /// Whether the held row sums live in shared memory, at the shared address
+  /// (i32) sumsBase (getHeldSum).
+  bool sumsInShared = false;
+  Value sumsBase;
   /// The thread id, and per-thread values of the current phase.
   Value threadId, tid, warpRow, quadRow, quadCol;
   LaneMatrices queryLanes, keyLanes, valueLanes;

@@ -3,12 +3,13 @@
 // fmha.attention for sm_80 becomes one FlashAttention-2 kernel in the
 // module's fmha_kernels gpu.module and a launch in the op's place: grid
 // (ceil(Sq / block_m), Hq, min(B, 65535)), 32 * warps threads, Q + K + V
-// tiles of dynamic shared memory ((128 + 2 * 64) * 128 * 2 bytes here).
+// tiles of dynamic shared memory ((128 + 2 * 64) * D * 2 bytes), and at
+// head dim 128 the held row sums (4 bytes per thread).
 
 // CHECK: func.func @gqa_causal
 // CHECK: %[[SQ:.*]] = memref.dim %{{.*}}, %c2
 // CHECK: %[[ROWS:.*]] = arith.ceildivui %[[SQ]], %c128
-// CHECK: gpu.launch_func @fmha_kernels::@attention blocks in (%[[ROWS]], %{{.*}}, %{{.*}}) threads in (%c128{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c65536_i32 args(
+// CHECK: gpu.launch_func @fmha_kernels::@attention blocks in (%[[ROWS]], %{{.*}}, %{{.*}}) threads in (%c128{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c66048_i32 args(
 // CHECK: func.func @window_f16
 // CHECK: gpu.launch_func @fmha_kernels::@attention_0 {{.*}} dynamic_shared_memory_size %c32768_i32
 // CHECK-NOT: fmha.attention

@@ -63,9 +63,20 @@ getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
 /// WGMMA extents); the error says which rule failed and with what value.
 llvm::Error checkAttentionTiling(const AttentionTiling &tiling);
 
+/// Bytes of shared memory in which the sm_80 kernel (AttentionToGPU.cpp)
+/// keeps each thread's running row sums between key blocks, or 0 where it
+/// carries them in registers. Only tiles whose O and S accumulators take more
+/// than kSm80HeldSumRegisterLimit f32 registers per thread (d128 at 128x64
+/// with 4 warps: 192) hold them in shared memory: there ptxas otherwise keeps
+/// the loop-carried sum in local memory (an LDL and an STL per key block).
+uint64_t getSm80RowSumSharedBytes(const AttentionTiling &tiling,
+                                  unsigned headDim);
+inline constexpr unsigned kSm80HeldSumRegisterLimit = 160;
+
 /// Shared memory the tiling needs: one Q tile plus `stages` K and V tiles
-/// (the output tile reuses the Q buffer); on sm_90a also room to align the
-/// tiles to the 1024-byte swizzle atom and the pipeline's mbarriers.
+/// (the output tile reuses the Q buffer); on sm_80 the held row sums
+/// (getSm80RowSumSharedBytes); on sm_90a room to align the tiles to the
+/// 1024-byte swizzle atom and the pipeline's mbarriers.
 uint64_t getAttentionSharedBytes(const AttentionTiling &tiling,
                                  unsigned headDim, unsigned elementBytes);
 

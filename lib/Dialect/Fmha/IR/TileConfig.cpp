@@ -151,6 +151,19 @@ llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
   llvm_unreachable("unknown chip");
 }
 
+uint64_t fmha::getSm80RowSumSharedBytes(const AttentionTiling &tiling,
+                                        unsigned headDim) {
+  uint64_t threads = uint64_t(tiling.warps) * kThreadsPerWarp;
+  uint64_t accumulators =
+      uint64_t(tiling.blockM) * (headDim + tiling.blockN) / threads;
+  if (tiling.chip != Chip::sm_80 || accumulators <= kSm80HeldSumRegisterLimit)
+    return 0;
+  // Two rows per m16 tile per thread; a thread holds the sums of one in
+  // four of its rows (AttentionToGPU.cpp, heldSums), 4 bytes each.
+  uint64_t rowsPerThread = 2 * (tiling.blockM / (kMmaSyncRows * tiling.warps));
+  return 4 * ((rowsPerThread + 3) / 4) * threads;
+}
+
 uint64_t fmha::getAttentionSharedBytes(const AttentionTiling &tiling,
                                        unsigned headDim,
                                        unsigned elementBytes) {
@@ -158,7 +171,7 @@ uint64_t fmha::getAttentionSharedBytes(const AttentionTiling &tiling,
                   2 * uint64_t(tiling.stages) * uint64_t(tiling.blockN);
   uint64_t tiles = rows * headDim * elementBytes;
   if (tiling.chip != Chip::sm_90a)
-    return tiles;
+    return tiles + getSm80RowSumSharedBytes(tiling, headDim);
   // AttentionToGPUSm90.cpp: 1024-byte alignment slack, then two Q barriers
   // and four per stage (K and V, full and empty), 8 bytes each.
   return 1024 + tiles + 8 * (2 + 4 * uint64_t(tiling.stages));
@@ -198,13 +211,16 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
   uint64_t limit = getChipLimits(tiling.chip).maxSharedBytesPerBlock;
   if (needed <= limit)
     return llvm::Error::success();
+  std::string beyondTiles;
+  if (tiling.chip == Chip::sm_90a)
+    beyondTiles = " + 1024 of alignment + 8 per mbarrier";
+  else if (uint64_t sums = getSm80RowSumSharedBytes(tiling, headDim))
+    beyondTiles = llvm::formatv(" + {0} of row sums", sums).str();
   return llvm::createStringError(llvm::formatv(
       "tile needs {0} bytes of shared memory at head dim {1} ((block_m + 2 * "
       "stages * block_n) * {1} * {2} bytes{3}), but {4} allows {5} per block",
-      needed, headDim, elementBytes,
-      tiling.chip == Chip::sm_90a ? " + 1024 of alignment + 8 per mbarrier"
-                                  : "",
-      stringifyChip(tiling.chip), limit));
+      needed, headDim, elementBytes, beyondTiles, stringifyChip(tiling.chip),
+      limit));
 }
 
 ResampleTiling fmha::getDefaultResampleTiling(Chip chip) {
