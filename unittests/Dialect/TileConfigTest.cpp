@@ -97,9 +97,27 @@ TEST(TileConfig, SharedBytesCountOneQTileAndStagedKAndV) {
   // sm_90a: plus the 1024-byte alignment slack and 2 + 4 * stages barriers.
   EXPECT_EQ(getAttentionSharedBytes(tiling, 128, 2),
             uint64_t(128 + 2 * 2 * 176) * 128 * 2 + 1024 + 8 * (2 + 4 * 2));
-  // sm_80: plus 4 bytes per held row sum (one per 4 rows) per thread.
+  // sm_80 d128 at 128x64 with 4 warps: plus 4 bytes per held row sum (one
+  // per 4 of a thread's rows) per thread.
   EXPECT_EQ(getAttentionSharedBytes({Chip::sm_80, 128, 64, 4, 1}, 128, 2),
             uint64_t(128 + 2 * 64) * 128 * 2 + 4 * 128);
+}
+
+TEST(TileConfig, Sm80RowSumsGoToSharedMemoryOnlyBeyondTheRegisterLimit) {
+  // O and S accumulators per thread: blockM * (headDim + blockN) / threads.
+  // d128 at 128x64, 4 warps: 192, over the limit; one held sum per thread.
+  EXPECT_EQ(getSm80RowSumSharedBytes({Chip::sm_80, 128, 64, 4, 1}, 128),
+            4u * 128);
+  // d256 with 4 warps: 64x64 has 64 * 320 / 128 = 160 (not over); 64x128
+  // has 192, and with 2 rows per thread still one held sum per thread.
+  EXPECT_EQ(getSm80RowSumSharedBytes({Chip::sm_80, 64, 64, 4, 1}, 256), 0u);
+  EXPECT_EQ(getSm80RowSumSharedBytes({Chip::sm_80, 64, 128, 4, 1}, 256),
+            4u * 128);
+  // d256 at 128x64 with 8 warps (160) and d64 at 128x64 (128): registers.
+  EXPECT_EQ(getSm80RowSumSharedBytes({Chip::sm_80, 128, 64, 8, 1}, 256), 0u);
+  EXPECT_EQ(getSm80RowSumSharedBytes({Chip::sm_80, 128, 64, 4, 1}, 64), 0u);
+  // The sm_90a kernel has no such sums.
+  EXPECT_EQ(getSm80RowSumSharedBytes({Chip::sm_90a, 128, 64, 4, 1}, 128), 0u);
 }
 
 TEST(TileConfig, RejectsTilesThatDoNotFit) {
