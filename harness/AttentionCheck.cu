@@ -250,13 +250,11 @@ int runAttentionCheck(const Options &opt) {
               p.windowLeft, p.windowRight, p.scale, candidateName.c_str(),
               oracleName.c_str());
 
-  Random random(seed);
   AttentionInputs in;
+  uint64_t stream = 0;
   for (auto *tensor : {&in.q, &in.k, &in.v}) {
-    size_t count = tensor == &in.q ? p.queryElements() : p.keyElements();
-    tensor->resize(count);
-    for (float &x : *tensor)
-      x = quantize(random.normal(), p.dtype);
+    tensor->resize(tensor == &in.q ? p.queryElements() : p.keyElements());
+    fillNormal(*tensor, seed, stream++, p.dtype);
   }
   // The first getDumpCount() elements of q, k and v (FMHA_DUMP_FIRST).
   for (auto [name, tensor] : {std::pair{"q", &in.q}, std::pair{"k", &in.k},

@@ -10,9 +10,11 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace fmha_harness {
 
@@ -51,10 +53,10 @@ float quantize(float x, fmhaRefDType dtype) {
   }
 }
 
-std::vector<uint8_t> encode(const std::vector<float> &values,
-                            fmhaRefDType dtype) {
-  std::vector<uint8_t> bytes(values.size() * elementBytes(dtype));
-  for (size_t i = 0; i < values.size(); ++i) {
+/// encode() of elements [begin, end).
+static void encodeRange(const std::vector<float> &values, fmhaRefDType dtype,
+                        size_t begin, size_t end, std::vector<uint8_t> &bytes) {
+  for (size_t i = begin; i < end; ++i) {
     switch (dtype) {
     case FMHA_REF_F32:
       std::memcpy(&bytes[4 * i], &values[i], 4);
@@ -71,6 +73,53 @@ std::vector<uint8_t> encode(const std::vector<float> &values,
     }
     }
   }
+}
+
+/// Elements per chunk of the host-side loops that run on all cores.
+static constexpr size_t kChunkElements = size_t(1) << 20;
+
+/// Runs body(chunk, begin, end) over the chunks of kChunkElements of
+/// [0, count), on all cores.
+template <typename Body> static void forEachChunk(size_t count, Body body) {
+  const size_t chunkSize = kChunkElements;
+  size_t chunks = (count + chunkSize - 1) / chunkSize;
+  size_t workers = std::min<size_t>(
+      chunks, std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t chunk; (chunk = next++) < chunks;)
+      body(chunk, chunk * chunkSize, std::min(count, (chunk + 1) * chunkSize));
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w)
+    threads.emplace_back(work);
+  work();
+  for (std::thread &thread : threads)
+    thread.join();
+}
+
+/// SplitMix64's finalizer: distinct inputs give unrelated generator seeds.
+static uint64_t mixBits(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+void fillNormal(std::vector<float> &values, uint64_t seed, uint64_t stream,
+                fmhaRefDType dtype) {
+  forEachChunk(values.size(), [&](size_t chunk, size_t begin, size_t end) {
+    Random random(mixBits(mixBits(seed ^ mixBits(stream)) + chunk));
+    for (size_t i = begin; i < end; ++i)
+      values[i] = quantize(random.normal(), dtype);
+  });
+}
+
+std::vector<uint8_t> encode(const std::vector<float> &values,
+                            fmhaRefDType dtype) {
+  std::vector<uint8_t> bytes(values.size() * elementBytes(dtype));
+  forEachChunk(values.size(), [&](size_t, size_t begin, size_t end) {
+    encodeRange(values, dtype, begin, end, bytes);
+  });
   return bytes;
 }
 

@@ -80,6 +80,14 @@ private:
   std::normal_distribution<float> normalDist{0.0f, 1.0f};
 };
 
+/// Fills \p values with normal(0, 1) samples quantized to \p dtype, on all
+/// cores: fixed chunks of 2^20 elements, each drawn by its own Random seeded
+/// from (\p seed, \p stream, chunk), so the values depend on the seed and
+/// the stream only, not on the thread count. One generator on one core drew
+/// the 2.4 billion inputs of the 16x96x4096x128 attention row in about 70 s.
+void fillNormal(std::vector<float> &values, uint64_t seed, uint64_t stream,
+                fmhaRefDType dtype);
+
 /// The result of comparing a kernel's output with the oracle's.
 struct Comparison {
   size_t elements = 0;
