@@ -103,9 +103,24 @@ TEST(TileConfig, SharedBytesCountOneQTileAndStagedKAndV) {
             uint64_t(128 + 2 * 64) * 128 * 2 + 4 * 128);
 }
 
-TEST(TileConfig, Sm80RowSumsGoToSharedMemoryOnlyBeyondTheRegisterLimit) {
-  // O and S accumulators per thread: blockM * (headDim + blockN) / threads.
-  // d128 at 128x64, 4 warps: 192, over the limit; one held sum per thread.
+TEST(TileConfig, Sm80AccumulatorRegistersAreOAndSPerThread) {
+  // blockM * (headDim + blockN) / threads, at the default tiles.
+  EXPECT_EQ(getSm80AccumulatorRegisters({Chip::sm_80, 128, 64, 4, 1}, 64),
+            128u);
+  EXPECT_EQ(getSm80AccumulatorRegisters({Chip::sm_80, 128, 64, 4, 1}, 128),
+            192u);
+  EXPECT_EQ(getSm80AccumulatorRegisters({Chip::sm_80, 128, 64, 8, 1}, 256),
+            160u);
+  // Only d64 is under the budget, where a tile copy's passes share a base.
+  EXPECT_LT(getSm80AccumulatorRegisters({Chip::sm_80, 128, 64, 4, 1}, 64),
+            kSm80AccumulatorRegisterBudget);
+  EXPECT_EQ(getSm80AccumulatorRegisters({Chip::sm_80, 128, 64, 8, 1}, 256),
+            kSm80AccumulatorRegisterBudget);
+}
+
+TEST(TileConfig, Sm80RowSumsGoToSharedMemoryOnlyBeyondTheRegisterBudget) {
+  // d128 at 128x64, 4 warps: 192 accumulators, over the budget; one held
+  // sum per thread.
   EXPECT_EQ(getSm80RowSumSharedBytes({Chip::sm_80, 128, 64, 4, 1}, 128),
             4u * 128);
   // d256 with 4 warps: 64x64 has 64 * 320 / 128 = 160 (not over); 64x128

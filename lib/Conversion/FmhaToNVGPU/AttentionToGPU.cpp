@@ -112,8 +112,10 @@ public:
     scale = op.getScaleOrDefault();
     scaleLog2 = scale * static_cast<float>(M_LOG2E);
     window = AttentionWindow::get(op);
-    sumsInShared =
-        getSm80RowSumSharedBytes(tile.getAttentionTiling(), headDim) != 0;
+    AttentionTiling tiling = tile.getAttentionTiling();
+    sumsInShared = getSm80RowSumSharedBytes(tiling, headDim) != 0;
+    copyPassesShareBase = getSm80AccumulatorRegisters(tiling, headDim) <
+                          kSm80AccumulatorRegisterBudget;
   }
 
   void build() {
@@ -391,14 +393,27 @@ private:
     Value sameSwizzle = rowsPerPass % kSwizzleRows == 0
                             ? swizzle(firstLocalRow, chunk)
                             : Value();
+    // Where the accumulators leave registers to spare (copyPassesShareBase),
+    // every pass derives from one hidden copy of the thread's row, its
+    // source row a constant past the first: LLVM folds the passes into one
+    // 64-bit address and immediate offsets. Elsewhere each pass starts from
+    // its own hidden copy, so that its address arithmetic stays between the
+    // previous pass's copy and its own: with one base, ptxas carries the
+    // passes' addresses through the key loop, and d128 (128x64, 4 warps)
+    // spills 36 bytes in it.
+    Value sharedRow, sharedSourceRow;
+    if (copyPassesShareBase) {
+      sharedRow = hideFromHoisting(b, firstLocalRow);
+      sharedSourceRow = arith::AddIOp::create(b, first, toIndex(sharedRow));
+    }
     for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
-      // Each pass starts from a hidden copy of the thread's row, so that its
-      // address arithmetic stays between the previous pass's copy and its
-      // own: computed all up front, 16 passes of 64-bit addresses and
-      // bounds spill at head dim 128.
-      Value row = arith::AddIOp::create(b, hideFromHoisting(b, firstLocalRow),
-                                        i32(pass * rowsPerPass));
-      Value sourceRow = arith::AddIOp::create(b, first, toIndex(row));
+      Value row = arith::AddIOp::create(
+          b, sharedRow ? sharedRow : hideFromHoisting(b, firstLocalRow),
+          i32(pass * rowsPerPass));
+      Value sourceRow = sharedRow
+                            ? arith::AddIOp::create(b, sharedSourceRow,
+                                                    index(pass * rowsPerPass))
+                            : arith::AddIOp::create(b, first, toIndex(row));
       Value sourceElements;
       if (bounded) {
         Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
@@ -844,6 +859,11 @@ private:
   /// Whether the held row sums live in shared memory, at the shared address
   /// (i32) sumsBase (getHeldSum).
   bool sumsInShared = false;
+  /// Whether a tile copy's passes address their rows from one base
+  /// (emitTileCopy): where the O and S accumulators take fewer than
+  /// kSm80AccumulatorRegisterBudget registers per thread (d64 at 128x64 with
+  /// 4 warps: 128).
+  bool copyPassesShareBase = false;
   Value sumsBase;
   /// The thread id, and per-thread values of the current phase.
   Value threadId, tid, warpRow, quadRow, quadCol;

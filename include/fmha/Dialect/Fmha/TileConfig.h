@@ -63,15 +63,29 @@ getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
 /// WGMMA extents); the error says which rule failed and with what value.
 llvm::Error checkAttentionTiling(const AttentionTiling &tiling);
 
+/// The f32 registers per thread that the sm_80 kernel's O and S accumulators
+/// take (AttentionToGPU.cpp): block_m x (head_dim + block_n) / threads.
+uint64_t getSm80AccumulatorRegisters(const AttentionTiling &tiling,
+                                     unsigned headDim);
+
+/// What the sm_80 kernel's accumulators may take before it trades
+/// instructions for registers, measured against ptxas 13.0 whole-program
+/// spills at the default tiles (d64 128, d256 160, d128 192 registers):
+/// - above it, each thread keeps its running row sums in shared memory
+///   between key blocks (getSm80RowSumSharedBytes): carried in a register,
+///   ptxas kept them in local memory (an LDL and an STL per key block);
+/// - at or above it, each cp.async pass of a tile copy computes its own
+///   source address; below it, the passes share one base and constant
+///   offsets (the d64 key loop: 682 -> 667 instructions, +3% on the H100),
+///   which at d128 spills 36 bytes in the key loop and at d256 16 bytes.
+inline constexpr unsigned kSm80AccumulatorRegisterBudget = 160;
+
 /// Bytes of shared memory in which the sm_80 kernel (AttentionToGPU.cpp)
 /// keeps each thread's running row sums between key blocks, or 0 where it
-/// carries them in registers. Only tiles whose O and S accumulators take more
-/// than kSm80HeldSumRegisterLimit f32 registers per thread (d128 at 128x64
-/// with 4 warps: 192) hold them in shared memory: there ptxas otherwise keeps
-/// the loop-carried sum in local memory (an LDL and an STL per key block).
+/// carries them in registers: only where the accumulators take more than
+/// kSm80AccumulatorRegisterBudget registers (d128 at 128x64 with 4 warps).
 uint64_t getSm80RowSumSharedBytes(const AttentionTiling &tiling,
                                   unsigned headDim);
-inline constexpr unsigned kSm80HeldSumRegisterLimit = 160;
 
 /// Shared memory the tiling needs: one Q tile plus `stages` K and V tiles
 /// (the output tile reuses the Q buffer); on sm_80 the held row sums

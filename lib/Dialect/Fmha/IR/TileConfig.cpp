@@ -151,13 +151,19 @@ llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
   llvm_unreachable("unknown chip");
 }
 
+uint64_t fmha::getSm80AccumulatorRegisters(const AttentionTiling &tiling,
+                                           unsigned headDim) {
+  uint64_t threads = uint64_t(tiling.warps) * kThreadsPerWarp;
+  return uint64_t(tiling.blockM) * (headDim + tiling.blockN) / threads;
+}
+
 uint64_t fmha::getSm80RowSumSharedBytes(const AttentionTiling &tiling,
                                         unsigned headDim) {
-  uint64_t threads = uint64_t(tiling.warps) * kThreadsPerWarp;
-  uint64_t accumulators =
-      uint64_t(tiling.blockM) * (headDim + tiling.blockN) / threads;
-  if (tiling.chip != Chip::sm_80 || accumulators <= kSm80HeldSumRegisterLimit)
+  if (tiling.chip != Chip::sm_80 ||
+      getSm80AccumulatorRegisters(tiling, headDim) <=
+          kSm80AccumulatorRegisterBudget)
     return 0;
+  uint64_t threads = uint64_t(tiling.warps) * kThreadsPerWarp;
   // Two rows per m16 tile per thread; a thread holds the sums of one in
   // four of its rows (AttentionToGPU.cpp, heldSums), 4 bytes each.
   uint64_t rowsPerThread = 2 * (tiling.blockM / (kMmaSyncRows * tiling.warps));
