@@ -10,6 +10,8 @@
 
 #include <nvPTXCompiler.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 
 using namespace mlir::fmha;
@@ -41,6 +43,29 @@ CudaVersion mlir::fmha::getPtxCompilerVersion() {
   CudaVersion version;
   nvPTXCompilerGetVersion(&version.major, &version.minor);
   return version;
+}
+
+llvm::Expected<PtxIsa> mlir::fmha::selectPtxCompilerIsa(Chip chip) {
+  int count = 0;
+  if (nvPTXCompilerGetNumSupportedVersions(&count) != NVPTXCOMPILE_SUCCESS ||
+      count <= 0)
+    return llvm::createStringError(
+        llvm::formatv("the PTX compiler {0} lists no PTX ISA it supports",
+                      getPtxCompilerVersion().str()));
+  std::unique_ptr<int[][2]> versions(new int[count][2]);
+  nvPTXCompilerGetSupportedVersions(versions.get());
+  // Ascending: the last is the newest.
+  PtxIsa newest{unsigned(versions[count - 1][0]),
+                unsigned(versions[count - 1][1])};
+  PtxIsa isa = std::min(newest, kNewestLlvmPtxIsa);
+  PtxIsa minimum = getMinimumPtxIsa(chip);
+  if (isa < minimum)
+    return llvm::createStringError(llvm::formatv(
+        "{0} needs PTX ISA {1} or newer; the PTX compiler {2} takes up to "
+        "{3} and LLVM emits up to {4}",
+        stringifyChip(chip), minimum.str(), getPtxCompilerVersion().str(),
+        newest.str(), kNewestLlvmPtxIsa.str()));
+  return isa;
 }
 
 llvm::Expected<LinkedCubin>

@@ -23,7 +23,6 @@
 #include "fmha/InitAll.h"
 #include "fmha/JIT/Compile.h"
 #include "fmha/JIT/JIT.h"
-#include "fmha/Target/NvJitLink.h"
 #include "fmha/Target/PtxCompiler.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -667,8 +666,7 @@ int main(int argc, char **argv) {
     }
     ChipAnalysis &analysis = found->second;
 
-    std::string note;
-    llvm::Expected<PtxIsa> isa = resolvePtxIsa(chip, "", note);
+    llvm::Expected<PtxIsa> isa = selectPtxCompilerIsa(chip);
     if (!isa)
       return fail(context + ": " + llvm::toString(isa.takeError()));
     CompileOptions options;

@@ -30,6 +30,11 @@ llvm::Expected<LinkedCubin> compilePtxWholeProgram(llvm::StringRef ptx,
 /// The library's version.
 CudaVersion getPtxCompilerVersion();
 
+/// The PTX ISA to emit for \p chip for this library: the newest that both
+/// it and LLVM's NVPTX backend support, or an error naming both when that
+/// is older than \p chip needs.
+llvm::Expected<PtxIsa> selectPtxCompilerIsa(Chip chip);
+
 } // namespace mlir::fmha
 
 #endif // FMHA_TARGET_PTXCOMPILER_H
