@@ -85,6 +85,12 @@ def Fmha_TileAttr : Fmha_Attr<"Tile", "tile"> {
   );
   let assemblyFormat = "`<` $chip `,` struct($block_m, $block_n, $warps, $stages) `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The tile as TileConfig's functions take it.
+    ::mlir::fmha::AttentionTiling getAttentionTiling() const {
+      return {getChip(), getBlockM(), getBlockN(), getWarps(), getStages()};
+    }
+  }];
 }
 
 def Fmha_ResampleTileAttr : Fmha_Attr<"ResampleTile", "resample_tile"> {

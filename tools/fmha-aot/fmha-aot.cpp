@@ -491,9 +491,7 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
         return operands.takeError();
       kernel.operands = std::move(*operands);
       TileAttr tileAttr = *attention.getTile();
-      AttentionTiling tiling{tileAttr.getChip(), tileAttr.getBlockM(),
-                             tileAttr.getBlockN(), tileAttr.getWarps(),
-                             tileAttr.getStages()};
+      AttentionTiling tiling = tileAttr.getAttentionTiling();
       // The JIT's launch configuration, for one block of rows: its block
       // and shared memory are the kernel's constants.
       LaunchConfig config = getAttentionLaunchConfig(

@@ -172,10 +172,8 @@ void fmha::createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
       cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
   Value sharedBytes = arith::ConstantIntOp::create(
       host,
-      getAttentionSharedBytes({tile.getChip(), tile.getBlockM(),
-                               tile.getBlockN(), tile.getWarps(),
-                               tile.getStages()},
-                              op.getHeadDim(), elementBytes),
+      getAttentionSharedBytes(tile.getAttentionTiling(), op.getHeadDim(),
+                              elementBytes),
       32);
   gpu::LaunchFuncOp::create(
       host, func, grid,

@@ -112,10 +112,8 @@ public:
     scale = op.getScaleOrDefault();
     scaleLog2 = scale * static_cast<float>(M_LOG2E);
     window = AttentionWindow::get(op);
-    sumsInShared = getSm80RowSumSharedBytes({Chip::sm_80, uint32_t(blockM),
-                                             uint32_t(blockN), uint32_t(warps),
-                                             tile.getStages()},
-                                            headDim) != 0;
+    sumsInShared =
+        getSm80RowSumSharedBytes(tile.getAttentionTiling(), headDim) != 0;
   }
 
   void build() {

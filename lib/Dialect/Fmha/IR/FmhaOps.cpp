@@ -183,9 +183,7 @@ LogicalResult AttentionOp::verify() {
   }
 
   if (std::optional<TileAttr> tile = getTile()) {
-    AttentionTiling tiling{tile->getChip(), tile->getBlockM(),
-                           tile->getBlockN(), tile->getWarps(),
-                           tile->getStages()};
+    AttentionTiling tiling = tile->getAttentionTiling();
     unsigned elementBytes = elementType.getIntOrFloatBitWidth() / 8;
     if (llvm::Error err =
             checkAttentionTilingFits(tiling, headDim, elementBytes))
