@@ -49,6 +49,20 @@ if(NOT FLASHCORE_CUDA_INCLUDE_DIR OR NOT FLASHCORE_NVJITLINK_INCLUDE_DIR OR NOT 
 endif()
 message(STATUS "Using CUDA toolkit at ${CUDA_HOME}")
 
+# NVIDIA's PTX compiler library (static), for fmha-aot's whole-program
+# compile: the toolkit's, or PyPI's that scripts/setup.sh installs.
+set(FLASHCORE_PTXCOMPILER_HINTS "${CUDA_HOME}" "${CMAKE_SOURCE_DIR}/.tools/ptxcompiler/nvidia/cu13")
+find_path(FLASHCORE_PTXCOMPILER_INCLUDE_DIR nvPTXCompiler.h PATHS ${FLASHCORE_PTXCOMPILER_HINTS}
+  PATH_SUFFIXES include NO_DEFAULT_PATH)
+find_library(FLASHCORE_PTXCOMPILER_LIB libnvptxcompiler_static.a PATHS ${FLASHCORE_PTXCOMPILER_HINTS}
+  PATH_SUFFIXES lib64 lib NO_DEFAULT_PATH)
+if(NOT FLASHCORE_PTXCOMPILER_INCLUDE_DIR OR NOT FLASHCORE_PTXCOMPILER_LIB)
+  message(FATAL_ERROR
+    "NVIDIA's PTX compiler library not found (nvPTXCompiler.h, libnvptxcompiler_static.a under "
+    "${CUDA_HOME} or .tools/ptxcompiler): run scripts/setup.sh, which installs PyPI's "
+    "'nvidia-nvptxcompiler==13.0.88' there")
+endif()
+
 # GoogleTest for everything that is not IR.
 find_package(GTest CONFIG)
 if(NOT GTest_FOUND)

@@ -69,3 +69,25 @@ else
     echo "setup: warning: could not install ${sass_wheels[*]} from PyPI; SASS tests will be unsupported" >&2
   fi
 fi
+
+# NVIDIA's PTX compiler library (ptxas as a static library, of the toolkit's
+# version) for fmha-aot, which compiles each kernel as a whole program, as
+# the driver's JIT does: nvJitLink's relocatable compile ignores setmaxnreg
+# (sm_90a) and spills the sm_80 attention kernels. The toolkit's own copy if
+# it has one, else PyPI's.
+ptxcompiler_dir=$root/.tools/ptxcompiler
+ptxcompiler_wheel=nvidia-nvptxcompiler==13.0.88
+if [ -e "$cuda_home/lib64/libnvptxcompiler_static.a" ] && [ -e "$cuda_home/include/nvPTXCompiler.h" ]; then
+  echo "setup: PTX compiler library present"
+elif [ -e "$ptxcompiler_dir/nvidia/cu13/lib/libnvptxcompiler_static.a" ]; then
+  echo "setup: PTX compiler library present (PyPI)"
+else
+  rm -rf "$ptxcompiler_dir"
+  if ! timeout 300 python3 -m pip install -q --disable-pip-version-check --no-deps \
+       --target "$ptxcompiler_dir" "$ptxcompiler_wheel" >/dev/null 2>&1; then
+    echo "setup: could not install $ptxcompiler_wheel from PyPI (needed by fmha-aot):" \
+         "install NVIDIA's libnvptxcompiler (cuda-nvcc-13-0) or make PyPI reachable" >&2
+    exit 1
+  fi
+  echo "setup: installed $ptxcompiler_wheel from PyPI"
+fi

@@ -5,7 +5,7 @@
 #   1. builds examples/aot-consumer with g++ and libcuda alone (no nvcc, no
 #      MLIR) from the generated flashcore_attn.{h,c}, and runs it;
 #   2. builds fmha-runner-aot (the harness and kernels-ref with nvcc, plus
-#      the generated fmha_aot.c: sm_80 and sm_90 cubins, sm_90a PTX, so the
+#      the generated fmha_aot.c: sm_80, sm_90 and sm_90a cubins, so the
 #      sm_90a kernels on a Hopper GPU) and checks its `aot` candidate
 #      against kernels-ref: causal or not, GQA/MQA, odd lengths, BSHD, LSE,
 #      a window, head dims 64 to 256, resample; compute-sanitizer on one

@@ -5,11 +5,11 @@
 #   consumer/flashcore_attn.{h,c}  examples/aot-consumer's kernel
 #                                  (examples/aot-consumer/fmha-aot.args)
 #   harness/fmha_aot.{h,c}         harness/aot-kernels.mlir, the `aot`
-#                                  candidate of fmha-runner-aot: sm_80 and
-#                                  sm_90 cubins and the sm_90a PTX, which
-#                                  a Hopper GPU loads (the consumer checks
-#                                  the sm_90 cubin there)
-# The cubins and PTX are embedded in the .c files, so their files stay here.
+#                                  candidate of fmha-runner-aot: sm_80,
+#                                  sm_90 and sm_90a cubins, the last of
+#                                  which a Hopper GPU loads (the consumer
+#                                  checks the sm_90 cubin there)
+# The cubins are embedded in the .c files, so their files stay here.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build_dir=${FLASHCORE_BUILD_DIR:-$root/build}
@@ -21,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 "$aot" $(cat "$root/examples/aot-consumer/fmha-aot.args") -o "$work/consumer"
 "$aot" "$root/harness/aot-kernels.mlir" --archs=sm_80,sm_90,sm_90a --name=fmha_aot \
   -o "$work/harness"
-rm -f "$work"/*/*.cubin "$work"/*/*.ptx
+rm -f "$work"/*/*.cubin
 rm -rf "$root/.gpu/aot" && mkdir -p "$root/.gpu/aot"
 tar -C "$work" -cf - consumer harness | xz -T2 -9 > "$root/.gpu/aot/sources.tar.xz"
 ls -la "$root/.gpu/aot"

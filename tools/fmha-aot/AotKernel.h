@@ -95,17 +95,11 @@ struct AotKernel {
   std::vector<KernelVariant> variants;
 };
 
-/// One cubin: the arch nvJitLink linked for and the chip it was lowered for.
-/// Or, where ptxIsa is set, the PTX itself (NUL-terminated) for the
-/// driver's JIT to compile at load: the sm_90a attention kernel needs a
-/// whole-program compile (setmaxnreg, pipelined WGMMA), which nvJitLink's
-/// relocatable one is not (LoadPlan.cpp).
+/// One cubin: the arch it was compiled for and the chip it was lowered for.
 struct AotCubin {
   std::string arch;
   std::string chip;
   std::string image;
-  /// "9.0": the image is PTX of this ISA, which the driver must accept.
-  std::string ptxIsa;
 };
 
 struct AotFile {

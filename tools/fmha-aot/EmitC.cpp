@@ -206,9 +206,7 @@ extern const char *const @p_archs[@P_NUM_CUBINS];
 int @p_select_cubin(int major, int minor, char *message, size_t size);
 
 /** Loads the cubin for the device of the current CUDA context (see
- *  @p_select_cubin) and prepares every kernel (dynamic shared memory). An
- *  sm_90a image that holds an attention kernel is PTX, which the driver
- *  compiles here (once per process; its compute cache keeps the result).
+ *  @p_select_cubin) and prepares every kernel (dynamic shared memory).
  *  Initializes all of *module; its kernels launch in this context only.
  *  Fails with @P_ERROR_NO_CUBIN when no cubin runs on the device, or
  *  @P_ERROR_CUDA (no current context, a load failure). */
@@ -435,14 +433,9 @@ static @p_status @p_cuda_failed(@p_module *module, const char *call,
                           result);
   result = cuModuleLoadData(&loaded, @p_cubins[index]);
   if (result != CUDA_SUCCESS) {
-    char call[128];
-    if (@p_ptx_isas[index])
-      snprintf(call, sizeof call, "cuModuleLoadData(%s PTX, ISA %s, which "
-               "the driver compiles: it must accept that ISA)",
-               @p_archs[index], @p_ptx_isas[index]);
-    else
-      snprintf(call, sizeof call, "cuModuleLoadData(%s cubin)",
-               @p_archs[index]);
+    char call[64];
+    snprintf(call, sizeof call, "cuModuleLoadData(%s cubin)",
+             @p_archs[index]);
     return @p_cuda_failed(module, call, result);
   }
   for (k = 0; k < @P_NUM_KERNELS; ++k) {
@@ -891,11 +884,8 @@ void aot::emitSource(const AotFile &file, llvm::raw_ostream &os) {
 )c",
                p);
   for (auto [index, cubin] : llvm::enumerate(file.cubins)) {
-    os << "/* " << cubin.arch << " (lowered for chip " << cubin.chip << "), "
-       << (cubin.ptxIsa.empty() ? "cubin"
-                                : "PTX ISA " + cubin.ptxIsa +
-                                      " for the driver's JIT, NUL-terminated")
-       << ", " << cubin.image.size() << " bytes. */\n";
+    os << "/* " << cubin.arch << " (lowered for chip " << cubin.chip
+       << "), cubin, " << cubin.image.size() << " bytes. */\n";
     os << "static const unsigned char " << p << "_cubin_" << index << "["
        << cubin.image.size() << "] " << llvm::StringRef(p).upper()
        << "_ALIGNED = {\n";
@@ -906,14 +896,6 @@ void aot::emitSource(const AotFile &file, llvm::raw_ostream &os) {
      << llvm::StringRef(p).upper() << "_NUM_CUBINS] = {";
   for (size_t i = 0; i < file.cubins.size(); ++i)
     os << (i ? ", " : "") << p << "_cubin_" << i;
-  os << "};\n\n";
-
-  os << "/* The PTX ISA of each image that is PTX, NULL for cubins. */\n"
-     << "static const char *const " << p << "_ptx_isas["
-     << llvm::StringRef(p).upper() << "_NUM_CUBINS] = {";
-  for (auto [index, cubin] : llvm::enumerate(file.cubins))
-    os << (index ? ", " : "")
-       << (cubin.ptxIsa.empty() ? std::string("NULL") : quote(cubin.ptxIsa));
   os << "};\n\n";
 
   os << expand(R"c(/* The compute capability each cubin was linked for; specific: sm_XYa. */

@@ -9,10 +9,9 @@
 // Each arch is lowered with chip sm_90a when it is sm_90a, else with chip
 // sm_80 (whose PTX runs on every later GPU); an op without a lowering for
 // that chip fails with the compiler's diagnostic. Archs sharing a chip share
-// one lowering: its PTX is linked once per arch. Where the sm_90a lowering
-// holds an attention kernel, that arch's image is the PTX itself
-// (DIR/PREFIX.sm_90a.ptx), which the loader hands to the driver's JIT: the
-// kernel needs a whole-program compile that nvJitLink does not do.
+// one lowering: its PTX is compiled once per arch, as a whole program
+// (PtxCompiler.h), as the driver's JIT would: nvJitLink's relocatable
+// compile ignores setmaxnreg and spills the sm_80 attention kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +23,7 @@
 #include "fmha/InitAll.h"
 #include "fmha/JIT/Compile.h"
 #include "fmha/JIT/JIT.h"
-#include "fmha/Target/NvJitLink.h"
+#include "fmha/Target/PtxCompiler.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -636,7 +635,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     file.command += std::string(" ") + argv[i];
 
-  // One lowering per chip, one link per arch.
+  // One lowering per chip, one whole-program compile per arch.
   std::map<Chip, ChipAnalysis> analyses;
   std::map<Chip, std::string> ptxByChip;
   std::optional<std::vector<AotKernel>> kernels;
@@ -664,22 +663,14 @@ int main(int argc, char **argv) {
       found = analyses.emplace(chip, std::move(*analysis)).first;
     }
     ChipAnalysis &analysis = found->second;
-    // The sm_90a attention kernel goes as PTX, for the driver to compile
-    // whole-program at load (AotCubin).
-    bool asPtx = llvm::any_of(analysis.kernels, [&](const AotKernel &kernel) {
-      return chip == Chip::sm_90a && kernel.kind == AotKernel::Kind::Attention;
-    });
 
-    std::string note;
-    llvm::Expected<PtxIsa> isa = resolvePtxIsa(chip, "", note);
+    llvm::Expected<PtxIsa> isa = selectPtxCompilerIsa(chip);
     if (!isa)
       return fail(context + ": " + llvm::toString(isa.takeError()));
     CompileOptions options;
     options.sourceName = fromFlags ? "<flags>" : sourceName;
     options.chip = chip;
     options.ptxIsa = *isa;
-    if (!asPtx)
-      options.linkArch = arch.str();
     AotCubin cubin;
     cubin.arch = arch.str();
     cubin.chip = stringifyChip(chip).str();
@@ -698,20 +689,12 @@ int main(int argc, char **argv) {
            llvm::zip(analysis.variants, compiled->kernelNames))
         variant.function = name;
       ptx = ptxByChip.emplace(chip, std::move(compiled->ptx)).first;
-      cubin.image = std::move(compiled->cubin);
-    } else if (!asPtx) {
-      llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
-      if (!linker)
-        return fail(context + ": " + llvm::toString(linker.takeError()));
-      llvm::Expected<LinkedCubin> linked = linker->link(ptx->second, arch);
-      if (!linked)
-        return fail(context + ": " + llvm::toString(linked.takeError()));
-      cubin.image = std::move(linked->cubin);
     }
-    if (asPtx) {
-      cubin.image = ptx->second + '\0';
-      cubin.ptxIsa = isa->str();
-    }
+    llvm::Expected<LinkedCubin> compiled =
+        compilePtxWholeProgram(ptx->second, arch);
+    if (!compiled)
+      return fail(context + ": " + llvm::toString(compiled.takeError()));
+    cubin.image = std::move(compiled->cubin);
     file.cubins.push_back(std::move(cubin));
 
     // The same ops in the same order for every chip: only the variants
@@ -733,16 +716,10 @@ int main(int argc, char **argv) {
     llvm::sys::path::append(result, name);
     return std::string(result);
   };
-  for (const AotCubin &cubin : file.cubins) {
-    llvm::StringRef image = cubin.image;
-    if (!cubin.ptxIsa.empty())
-      image = image.drop_back(); // the NUL the driver needs, not the file
+  for (const AotCubin &cubin : file.cubins)
     if (llvm::Error err =
-            writeFile(path(prefix + "." + cubin.arch +
-                           (cubin.ptxIsa.empty() ? ".cubin" : ".ptx")),
-                      image))
+            writeFile(path(prefix + "." + cubin.arch + ".cubin"), cubin.image))
       return fail(llvm::toString(std::move(err)));
-  }
   std::string header, sourceText;
   llvm::raw_string_ostream headerStream(header), sourceStream(sourceText);
   emitHeader(file, headerStream);

@@ -48,8 +48,8 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
 }
 
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
-  /* A cubin is an ELF image; PTX from LLVM starts with a comment. */
-  if (memcmp(image, "\177ELF", 4) != 0 && memcmp(image, "//", 2) != 0)
+  /* fmha-aot embeds cubins only: ELF images. */
+  if (memcmp(image, "\177ELF", 4) != 0)
     return CUDA_ERROR_INVALID_IMAGE;
   *module = (CUmodule)image;
   return CUDA_SUCCESS;
