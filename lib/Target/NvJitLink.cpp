@@ -6,6 +6,8 @@
 
 #include "fmha/Target/NvJitLink.h"
 
+#include "CompilerLog.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -162,15 +164,8 @@ llvm::Expected<LinkedCubin> NvJitLink::link(llvm::StringRef ptx,
     return llvm::createStringError(
         llvm::formatv("nvJitLinkCreate({0} {1}) failed: {2}", archOption,
                       optOption, getResultName(result)));
-  auto readLog = [&](auto sizeFn, auto logFn) {
-    size_t size = 0;
-    std::string log;
-    if (sizeFn(handle, &size) == NVJITLINK_SUCCESS && size > 1) {
-      log.resize(size);
-      logFn(handle, log.data());
-      log.resize(size - 1);
-    }
-    return log;
+  auto readLog = [&](auto getSize, auto getLog) {
+    return readCompilerLog(handle, NVJITLINK_SUCCESS, getSize, getLog);
   };
   LinkedCubin linked;
   std::string failure;

@@ -6,6 +6,8 @@
 
 #include "fmha/Target/PtxCompiler.h"
 
+#include "CompilerLog.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <nvPTXCompiler.h>
@@ -78,15 +80,8 @@ mlir::fmha::compilePtxWholeProgram(llvm::StringRef ptx, llvm::StringRef arch) {
   if (result != NVPTXCOMPILE_SUCCESS)
     return llvm::createStringError(llvm::formatv(
         "nvPTXCompilerCreate failed: {0}", getResultName(result)));
-  auto readLog = [&](auto sizeFn, auto logFn) {
-    size_t size = 0;
-    std::string log;
-    if (sizeFn(handle, &size) == NVPTXCOMPILE_SUCCESS && size > 1) {
-      log.resize(size);
-      logFn(handle, log.data());
-      log.resize(size - 1);
-    }
-    return log;
+  auto readLog = [&](auto getSize, auto getLog) {
+    return readCompilerLog(handle, NVPTXCOMPILE_SUCCESS, getSize, getLog);
   };
   LinkedCubin compiled;
   result = nvPTXCompilerCompile(handle, std::size(options), options);
