@@ -395,8 +395,9 @@ private:
                             : Value();
     // Where the accumulators leave registers to spare (copyPassesShareBase),
     // every pass derives from one hidden copy of the thread's row, its
-    // source row a constant past the first: LLVM folds the passes into one
-    // 64-bit address and immediate offsets. Elsewhere each pass starts from
+    // source row a constant past the first, which LLVM and ptxas fold into
+    // immediate offsets (one 64-bit base per two passes in the d64 SASS,
+    // where each pass took five instructions). Elsewhere each pass starts from
     // its own hidden copy, so that its address arithmetic stays between the
     // previous pass's copy and its own: with one base, ptxas carries the
     // passes' addresses through the key loop, and d128 (128x64, 4 warps)
