@@ -129,10 +129,7 @@ public:
     scaleLog2 = scale * static_cast<float>(M_LOG2E);
     queryBytes = blockM * headDim * 2;
     keyBytes = blockN * headDim * 2;
-    outputPasses = getAttentionOutputPasses(
-        {Chip::sm_90a, unsigned(blockM), unsigned(blockN),
-         unsigned(tile.getWarps()), unsigned(stages)},
-        headDim);
+    outputPasses = getAttentionOutputPasses(tile.getAttentionTiling(), headDim);
     assert(outputPasses > 0 && "the op verifier checks that O can be staged");
   }
 
