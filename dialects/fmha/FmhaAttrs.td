@@ -115,4 +115,47 @@ def Fmha_ResampleTileAttr : Fmha_Attr<"ResampleTile", "resample_tile"> {
   let genVerifyDecl = 1;
 }
 
+def Fmha_LaunchAttr : Fmha_Attr<"Launch", "launch"> {
+  let summary = "how the host launches a generated kernel";
+  let description = [{
+    The launch contract of a kernel, decided by the lowering that generates
+    it and recorded on its `gpu.func` as `fmha.launch`. The compile path
+    hands it out beside the binary, and every host (the JIT, the C API,
+    fmha-aot's launchers, Python) launches from it alone.
+
+    - `operands`: the launch operands (the op's operands, in its order), by
+      name; the host passes each as a tensor.
+    - `threads`: threads per block; `shared_bytes`: dynamic shared memory.
+    - `grid`: one rule per axis (x, y, z), a product of operand sizes
+      (`q[2]` is dimension 2 of `q`), each optionally divided rounding up
+      (`ceildiv(q[2], 128)`), optionally clamped (`min(..., 65535)`), where
+      the kernel strides past the clamp. `persistent`: the kernel takes its
+      units of work in turn, so the host launches at most as many CTAs as
+      run at once.
+    - `parameters`: the kernel's parameters in order: an operand's name is
+      its memref descriptor; `tensor_map(q, bf16, box = [128, 64],
+      swizzle = 128)` a TMA tensor map of it (the box over its innermost
+      dimensions, outermost first), passed by value.
+
+    Example:
+
+    ```mlir
+    #fmha.launch<operands = [q, k, v, o], threads = 128,
+                 shared_bytes = 49152,
+                 grid = [ceildiv(q[2], 128), q[1], min(q[0], 65535)],
+                 parameters = [q, k, v, o]>
+    ```
+  }];
+  let parameters = (ins AttrParameter<"::mlir::fmha::LaunchContract",
+      "the contract", "const ::mlir::fmha::LaunchContract &">:$contract);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The name of the gpu.func attribute that holds the contract.
+    static constexpr ::llvm::StringLiteral getFuncAttrName() {
+      return "fmha.launch";
+    }
+  }];
+}
+
 #endif // FMHA_ATTRS_TD

@@ -24,6 +24,8 @@ def Fmha_Dialect : Dialect {
     dimension is static (kernels are specialized on it).
   }];
   let useDefaultAttributePrinterParser = 1;
+  // fmha.launch on the gpu.func of a generated kernel.
+  let hasOperationAttrVerify = 1;
 }
 
 class Fmha_Op<string mnemonic, list<Trait> traits = []>

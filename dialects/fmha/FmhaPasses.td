@@ -54,8 +54,9 @@ def ConvertFmhaToNVGPU : Pass<"convert-fmha-to-nvgpu"> {
 def FmhaTensorMapParameters : Pass<"fmha-tensor-map-parameters", "::mlir::LLVM::LLVMFuncOp"> {
   let summary = "pass a kernel's TMA tensor maps by value, as grid constants";
   let description = [{
-    For an NVVM kernel (llvm.func) with `fmha.tensor_map_arguments = N`,
-    makes its first N parameters 128-byte `byval` grid-constant parameters
+    For an NVVM kernel (llvm.func) whose launch contract (`fmha.launch`)
+    starts with N tensor maps, makes its first N parameters 128-byte `byval`
+    grid-constant parameters
     (`__grid_constant__ const CUtensorMap` in CUDA): the runtime passes
     each map by value, and the TMA instructions address the parameter
     itself (cvta.param), so no device copy of the map is needed. Runs after

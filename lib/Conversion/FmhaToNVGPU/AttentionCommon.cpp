@@ -152,34 +152,18 @@ Value fmha::getKvHead(ImplicitLocOpBuilder &b, Value q, Value k, Value head) {
       b, head, arith::DivUIOp::create(b, queryHeads, kvHeads));
 }
 
-gpu::KernelDim3 fmha::getRowBlockGrid(ImplicitLocOpBuilder &host,
-                                      AttentionOp op, TileAttr tile) {
-  Value rowBlocks = arith::CeilDivUIOp::create(
-      host, memref::DimOp::create(host, op.getQ(), 2),
-      index(host, tile.getBlockM()));
-  Value heads = memref::DimOp::create(host, op.getQ(), 1);
-  // The grid's z extent has the same limit as its y extent.
-  Value batches =
-      arith::MinUIOp::create(host, memref::DimOp::create(host, op.getQ(), 0),
-                             index(host, kMaxGridDimY));
-  return {rowBlocks, heads, batches};
-}
-
-void fmha::createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
-                                 gpu::GPUFuncOp func, TileAttr tile,
-                                 gpu::KernelDim3 grid, ValueRange arguments) {
+LaunchContract fmha::getAttentionLaunchContract(AttentionOp op,
+                                                TileAttr tile) {
+  LaunchContract contract;
+  contract.operands = {"q", "k", "v", "o"};
+  if (op.getLse())
+    contract.operands.push_back("lse");
+  contract.threads = tile.getWarps() * kThreadsPerWarp;
   int64_t elementBytes =
       cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
-  Value sharedBytes = arith::ConstantIntOp::create(
-      host,
-      getAttentionSharedBytes(tile.getAttentionTiling(), op.getHeadDim(),
-                              elementBytes),
-      32);
-  gpu::LaunchFuncOp::create(
-      host, func, grid,
-      gpu::KernelDim3{index(host, tile.getWarps() * kThreadsPerWarp),
-                      index(host, 1), index(host, 1)},
-      sharedBytes, arguments);
+  contract.sharedBytes = getAttentionSharedBytes(
+      tile.getAttentionTiling(), op.getHeadDim(), elementBytes);
+  return contract;
 }
 
 RowSoftmax RowSoftmax::update(ImplicitLocOpBuilder &b, ArrayRef<Value> scores,

@@ -76,18 +76,21 @@ struct CtaCoordinates {
 /// share one).
 Value getKvHead(ImplicitLocOpBuilder &b, Value q, Value k, Value head);
 
-/// One CTA per row block: (ceil(Sq / block_m), Hq, min(B, 65535)), batches
-/// striding by the grid's z extent.
-gpu::KernelDim3 getRowBlockGrid(ImplicitLocOpBuilder &host, AttentionOp op,
-                                TileAttr tile);
+/// The operands of fmha.attention, in order: the launch operands of both
+/// kernels.
+enum AttentionOperand : unsigned {
+  kQOperand,
+  kKOperand,
+  kVOperand,
+  kOOperand,
+  kLseOperand
+};
 
-/// Creates, at \p host's insertion point, the gpu.launch_func of attention
-/// kernel \p func tiled by \p tile for \p op over \p grid (block 32 *
-/// warps, getAttentionSharedBytes of dynamic shared memory) with
-/// \p arguments.
-void createAttentionLaunch(ImplicitLocOpBuilder &host, AttentionOp op,
-                           gpu::GPUFuncOp func, TileAttr tile,
-                           gpu::KernelDim3 grid, ValueRange arguments);
+/// What the launch contracts of both attention kernels share: the operands
+/// (q, k, v, o, lse if present), 32 * warps threads and
+/// getAttentionSharedBytes of dynamic shared memory. The grid and the
+/// parameters are each kernel's.
+LaunchContract getAttentionLaunchContract(AttentionOp op, TileAttr tile);
 
 /// One lane's part of the online-softmax update of one query row: the new
 /// running max (quad-reduced), the factor alpha = exp2((old - new max) *

@@ -4,12 +4,10 @@
 // FlashAttention-2 forward kernel (KERNELS.md section 1) plus a
 // gpu.launch_func in its place.
 //
-// Kernel ABI: the parameters are the op's memref operands in order (q, k, v,
-// o, then lse if present), each an MLIR memref descriptor, so every size but
-// D and every stride is a launch argument (BHSD and BSHD alike). Grid:
-// (ceil(Sq / block_m), Hq, min(B, 65535)), batches striding by the grid's z
-// extent; block: (32 * warps, 1, 1); dynamic shared memory:
-// (block_m + 2 * block_n) * D * sizeof(element).
+// Launch (getSm80LaunchContract): the parameters are the op's memref
+// operands in order (q, k, v, o, then lse if present), each an MLIR memref
+// descriptor, so every size but D and every stride is a launch argument
+// (BHSD and BSHD alike); one CTA per row block of each (batch, head).
 //
 // One CTA computes block_m query rows of one (batch, head). Warps are stacked
 // along M, each owning block_m / warps rows, so the softmax never leaves a
@@ -31,6 +29,7 @@
 
 #include "AttentionCommon.h"
 #include "FmhaToNVGPU.h"
+#include "KernelLaunch.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -874,6 +873,18 @@ private:
   Value firstBlock, lastBlockEnd, unmaskedBegin, unmaskedEnd;
 };
 
+/// One CTA per row block of each (batch, head): grid (ceil(Sq / block_m),
+/// Hq, min(B, 65535)), batches striding by the grid's z extent; the op's
+/// operands as memref descriptors; the tile's shared memory.
+LaunchContract getSm80LaunchContract(AttentionOp op, TileAttr tile) {
+  LaunchContract contract = getAttentionLaunchContract(op, tile);
+  contract.grid = {GridAxis{{{kQOperand, 2, tile.getBlockM()}}},
+                   GridAxis{{{kQOperand, 1}}},
+                   GridAxis{{{kQOperand, 0}}, kMaxGridDimY}};
+  contract.parameters = getOperandParameters(op);
+  return contract;
+}
+
 } // namespace
 
 LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
@@ -900,18 +911,11 @@ LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
                           "must be 1, got ")
            << tile->getStages();
 
-  int32_t threads = tile->getWarps() * kThreadsPerWarp;
-  gpu::GPUFuncOp func =
-      createKernelFunc(op, kernels, "attention", TypeRange{}, threads);
-
+  gpu::GPUFuncOp func = createKernelFunc(op, kernels, "attention",
+                                         getSm80LaunchContract(op, *tile));
   ImplicitLocOpBuilder b(op.getLoc(), op.getContext());
   b.setInsertionPointToStart(&func.getBody().front());
   AttentionKernelBuilder(op, *tile, func, b).build();
-
-  // The launch in place of the op.
-  ImplicitLocOpBuilder host(op.getLoc(), op);
-  createAttentionLaunch(host, op, func, *tile,
-                        getRowBlockGrid(host, op, *tile), op->getOperands());
-  op.erase();
+  replaceByLaunch(op, func);
   return success();
 }

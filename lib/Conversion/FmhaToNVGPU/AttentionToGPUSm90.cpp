@@ -4,20 +4,17 @@
 // warp-specialized FlashAttention-3-style forward kernel (KERNELS.md
 // section 2) plus a gpu.launch_func in its place.
 //
-// Kernel ABI: the TMA tensor maps of q, k and v first (CUtensorMap, 128
-// bytes each, passed by value: !llvm.ptr parameters that
+// Launch (getSm90LaunchContract): the TMA tensor maps of q, k and v first
+// (CUtensorMap, 128 bytes each, passed by value: !llvm.ptr parameters that
 // fmha-tensor-map-parameters makes byval grid-constant ones after the GPU
-// lowering; on the host side, nvgpu.tma.create.descriptor), then the op's
-// memref operands in order (q, k, v, o, lse if present), each an MLIR memref
-// descriptor. Each map is 4-D, innermost first (D, S, H, B), with the
-// operand's strides, a box of 64 x rows x 1 x 1 elements (rows = block_m for
-// q, block_n for k and v) and 128-byte swizzle; positions past S read as
-// zeros. Grid: any number of CTAs along x, which take the units of work
-// (AttentionSchedule in TileConfig.h: a row block, or a causal pair of
-// them, of one (batch, head)) in turn: the JIT launches one CTA per SM, so
-// one unit's epilogue overlaps the next one's loads; the launch built here,
-// which cannot ask the device, one CTA per unit. Block: 32 * warps threads;
-// dynamic shared memory: getAttentionSharedBytes.
+// lowering), then the op's memref operands in order, each an MLIR memref
+// descriptor. Each map has the operand's strides, a box of rows x 64
+// elements (rows = block_m for q, block_n for k and v) and 128-byte swizzle;
+// positions past S read as zeros. Grid: any number of CTAs along x, which
+// take the units of work (AttentionSchedule in TileConfig.h: a row block, or
+// a causal pair of them, of one (batch, head)) in turn: the JIT launches one
+// CTA per SM, so one unit's epilogue overlaps the next one's loads; the
+// host IR, which cannot ask the device, launches one CTA per unit.
 //
 // Warpgroup 0 is the producer: one thread issues every TMA load. Q once per
 // tile (row block of a (batch, head)), K and V of each key block into
@@ -53,6 +50,7 @@
 
 #include "AttentionCommon.h"
 #include "FmhaToNVGPU.h"
+#include "KernelLaunch.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -1179,35 +1177,36 @@ private:
   Value consumerRow, laneRow, quadCol;
 };
 
-/// The host-side tensor map of one of q, k, v (see the ABI above): boxes of
-/// 64 x rows x 1 x 1 elements, 128-byte swizzle, zeros past the bounds.
-Value createTensorMap(ImplicitLocOpBuilder &host, Value tensor,
-                      int64_t rows) {
-  auto type = cast<MemRefType>(tensor.getType());
-  MLIRContext *context = host.getContext();
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      context, gpu::GPUDialect::getWorkgroupAddressSpace());
-  auto boxType = MemRefType::get({1, 1, rows, kBoxColumns},
-                                 type.getElementType(), nullptr, workgroup);
-  auto mapType = nvgpu::TensorMapDescriptorType::get(
-      context, boxType, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
-      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
-      nvgpu::TensorMapOOBKind::OOB_ZERO,
-      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-  Value unranked = memref::CastOp::create(
-      host, UnrankedMemRefType::get(type.getElementType(), Attribute()),
-      tensor);
-  SmallVector<Value, 4> box;
-  for (int64_t extent : boxType.getShape())
-    box.push_back(arith::ConstantIndexOp::create(host, extent));
-  Value map = nvgpu::TmaCreateDescriptorOp::create(host, mapType, unranked,
-                                                   box);
-  // The kernel takes the map itself (a byval parameter); its gpu.func
-  // parameter is the pointer to it that the NVVM lowering would make of
-  // the descriptor type, which gpu.func's own lowering cannot convert.
-  return UnrealizedConversionCastOp::create(
-             host, LLVM::LLVMPointerType::get(context), map)
-      .getResult(0);
+/// The TMA tensor maps of q, k and v first, then the op's operands as
+/// memref descriptors; a persistent grid over the units of work
+/// (getAttentionWorkUnits: ceil(Sq / block_m) row blocks, or half as many
+/// pairs, of each (batch, head)); the tile's block and shared memory. The
+/// maps copy boxes of rows x 64 elements (block_m rows of q, block_n of k
+/// and v), one 128-byte swizzle span wide.
+LaunchContract getSm90LaunchContract(AttentionOp op, TileAttr tile) {
+  LaunchContract contract = getAttentionLaunchContract(op, tile);
+  uint64_t rowsPerUnit =
+      tile.getBlockM() *
+      (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value())
+           ? 2
+           : 1);
+  contract.grid = {
+      GridAxis{{{kQOperand, 2, rowsPerUnit}, {kQOperand, 1}, {kQOperand, 0}},
+               kMaxGridDimX},
+      GridAxis{}, GridAxis{}};
+  contract.persistent = true;
+  auto rows = [](unsigned count) {
+    return SmallVector<uint32_t>{count, static_cast<uint32_t>(kBoxColumns)};
+  };
+  contract.parameters = {
+      getTensorMapParameter(op, kQOperand, rows(tile.getBlockM()),
+                            kSwizzleBytes),
+      getTensorMapParameter(op, kKOperand, rows(tile.getBlockN()),
+                            kSwizzleBytes),
+      getTensorMapParameter(op, kVOperand, rows(tile.getBlockN()),
+                            kSwizzleBytes)};
+  llvm::append_range(contract.parameters, getOperandParameters(op));
+  return contract;
 }
 
 } // namespace
@@ -1232,44 +1231,11 @@ LogicalResult fmha::lowerAttentionToGPUSm90(AttentionOp op, TileAttr tile,
                           "16 up to 256, got ")
            << tile.getBlockN();
 
-  int32_t threads = tile.getWarps() * kThreadsPerWarp;
-  ImplicitLocOpBuilder host(op.getLoc(), op);
-  SmallVector<Value> arguments = {
-      createTensorMap(host, op.getQ(), tile.getBlockM()),
-      createTensorMap(host, op.getK(), tile.getBlockN()),
-      createTensorMap(host, op.getV(), tile.getBlockN())};
-  SmallVector<Type> leading;
-  for (Value map : arguments)
-    leading.push_back(map.getType());
-  llvm::append_range(arguments, op->getOperands());
-  gpu::GPUFuncOp func =
-      createKernelFunc(op, kernels, "attention", TypeRange{}, threads,
-                       leading);
-  func->setAttr(kTensorMapArgumentsAttrName,
-                host.getI64IntegerAttr(leading.size()));
-
+  gpu::GPUFuncOp func = createKernelFunc(op, kernels, "attention",
+                                         getSm90LaunchContract(op, tile));
   ImplicitLocOpBuilder b(op.getLoc(), op.getContext());
   b.setInsertionPointToStart(&func.getBody().front());
   Sm90AttentionKernelBuilder(op, tile, func, b).build();
-
-  // One CTA per unit of work (getAttentionWorkUnits; the JIT launches
-  // fewer: one per SM).
-  Value unitsPerHead = arith::CeilDivUIOp::create(
-      host, memref::DimOp::create(host, op.getQ(), 2),
-      arith::ConstantIndexOp::create(host, tile.getBlockM()));
-  if (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()))
-    unitsPerHead = arith::CeilDivUIOp::create(
-        host, unitsPerHead, arith::ConstantIndexOp::create(host, 2));
-  Value units = arith::MulIOp::create(
-      host,
-      arith::MulIOp::create(host, unitsPerHead,
-                            memref::DimOp::create(host, op.getQ(), 1)),
-      memref::DimOp::create(host, op.getQ(), 0));
-  Value ctas = arith::MinUIOp::create(
-      host, units, arith::ConstantIndexOp::create(host, kMaxGridDimX));
-  Value one = arith::ConstantIndexOp::create(host, 1);
-  createAttentionLaunch(host, op, func, tile, gpu::KernelDim3{ctas, one, one},
-                        arguments);
-  op.erase();
+  replaceByLaunch(op, func);
   return success();
 }

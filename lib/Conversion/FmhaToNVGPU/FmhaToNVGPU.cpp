@@ -85,20 +85,3 @@ private:
   Chip targetChip = Chip::sm_90a;
 };
 } // namespace
-
-gpu::GPUFuncOp fmha::createKernelFunc(Operation *op, gpu::GPUModuleOp kernels,
-                                      StringRef name, TypeRange workgroup,
-                                      int32_t threads, TypeRange leading) {
-  MLIRContext *context = op->getContext();
-  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
-  SmallVector<Type> parameters(leading);
-  llvm::append_range(parameters, op->getOperandTypes());
-  auto funcType = FunctionType::get(context, parameters, TypeRange{});
-  auto func = gpu::GPUFuncOp::create(moduleBuilder, op->getLoc(), name,
-                                     funcType, workgroup);
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                UnitAttr::get(context));
-  func.setKnownBlockSize(ArrayRef<int32_t>{threads, 1, 1});
-  SymbolTable(kernels).insert(func); // uniquifies the name if taken
-  return func;
-}

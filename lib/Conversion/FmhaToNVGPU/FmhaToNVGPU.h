@@ -13,20 +13,6 @@
 
 namespace mlir::fmha {
 
-/// Adds to \p kernels a kernel gpu.func named \p name (uniquified if
-/// taken) whose parameters are \p leading, then \p op's operands, with
-/// \p workgroup shared buffers and a known block size of \p threads x 1 x 1.
-gpu::GPUFuncOp createKernelFunc(Operation *op, gpu::GPUModuleOp kernels,
-                                StringRef name, TypeRange workgroup,
-                                int32_t threads, TypeRange leading = {});
-
-/// The kernel attribute giving how many leading parameters are TMA tensor
-/// maps (nvgpu.tensormap.descriptor) that the runtime passes by value:
-/// fmha-tensor-map-parameters makes them byval grid-constant parameters
-/// once the kernel is an llvm.func.
-inline constexpr llvm::StringLiteral kTensorMapArgumentsAttrName =
-    "fmha.tensor_map_arguments";
-
 /// Replaces \p op by a gpu.launch_func of a FlashAttention kernel for its
 /// tile's chip (sm_80: FlashAttention-2, sm_90a: warp-specialized WGMMA and
 /// TMA) added to \p kernels. Needs the op's materialized tile.

@@ -1,15 +1,14 @@
-//===- ResampleToGPU.cpp - fmha.resample as a gpu.func
-//---------------------===//
+//===- ResampleToGPU.cpp - fmha.resample as a gpu.func ---------------------===//
 //
 // Part of FlashCore. Lowers fmha.resample to one kernel plus a
 // gpu.launch_func in its place.
 //
-// Kernel ABI: the parameters are the op's memref operands in order (times
-// of each stream, values of each stream, lengths of each stream if any,
-// targets, out), each passed as an MLIR memref descriptor (allocated and
-// aligned pointer, offset, sizes, strides). Grid: (ceil(T / block_t),
-// min(B, 65535), 1), rows striding by the grid's y extent; block:
-// (threads, 1, 1).
+// Launch (getResampleLaunchContract): the parameters are the op's memref
+// operands in order (times of each stream, values of each stream, lengths
+// of each stream if any, targets, out), each passed as an MLIR memref
+// descriptor (allocated and aligned pointer, offset, sizes, strides). Grid:
+// (ceil(T / block_t), min(B, 65535), 1), rows striding by the grid's y
+// extent.
 //
 // Each CTA resamples block_t consecutive targets of one row. For each stream
 // it copies the row's times to shared memory when they fit, then finds, once
@@ -34,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FmhaToNVGPU.h"
+#include "KernelLaunch.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -80,28 +80,6 @@ Value getValidSamples(ImplicitLocOpBuilder &b, Value times, Value lengths,
       arith::MaxSIOp::create(b, length,
                              arith::ConstantIntOp::create(b, 0, 32)));
   return arith::MinUIOp::create(b, asIndex, samples);
-}
-
-/// The grid extent for the rows of \p rowMajor ([B, ...]): min(B, 65535);
-/// the kernels stride past it.
-Value getGridRows(ImplicitLocOpBuilder &host, Value rowMajor) {
-  return arith::MinUIOp::create(
-      host, memref::DimOp::create(host, rowMajor, 0),
-      arith::ConstantIndexOp::create(host, kMaxGridDimY));
-}
-
-/// Replaces \p op by a launch of \p func on a (gridX, gridY) grid of
-/// \p threads-thread CTAs, without dynamic shared memory, passing the op's
-/// operands.
-void replaceWithLaunch(ImplicitLocOpBuilder &host, Operation *op,
-                       gpu::GPUFuncOp func, Value gridX, Value gridY,
-                       int64_t threads) {
-  Value one = arith::ConstantIndexOp::create(host, 1);
-  gpu::LaunchFuncOp::create(
-      host, func, gpu::KernelDim3{gridX, gridY, one},
-      gpu::KernelDim3{arith::ConstantIndexOp::create(host, threads), one, one},
-      /*dynamicSharedMemorySize=*/Value(), op->getOperands());
-  op->erase();
 }
 
 /// Builds the body of one resample kernel.
@@ -535,6 +513,54 @@ private:
   Value currentTimes, stagedTimes, timesStaged;
 };
 
+/// The names of the stream operands: times0, ..., values0, ..., then
+/// lengths0, ... where the op has lengths (both ops list them so).
+std::vector<std::string> getStreamOperandNames(unsigned streams,
+                                               bool withValues,
+                                               bool withLengths) {
+  std::vector<std::string> names;
+  SmallVector<StringRef> kinds = {"times"};
+  if (withValues)
+    kinds.push_back("values");
+  if (withLengths)
+    kinds.push_back("lengths");
+  for (StringRef kind : kinds)
+    for (unsigned s = 0; s < streams; ++s)
+      names.push_back((kind + Twine(s)).str());
+  return names;
+}
+
+/// One CTA of `threads` per block_t targets of a row: grid (ceil(T /
+/// block_t), min(B, 65535), 1), rows striding by the grid's y extent.
+LaunchContract getResampleLaunchContract(ResampleOp op,
+                                         ResampleTileAttr tile) {
+  LaunchContract contract;
+  contract.operands = getStreamOperandNames(
+      op.getNumStreams(), /*withValues=*/true, !op.getLengths().empty());
+  unsigned targets = contract.operands.size();
+  contract.operands.push_back("targets");
+  contract.operands.push_back("out");
+  contract.threads = tile.getThreads();
+  contract.grid = {GridAxis{{{targets, 1, tile.getBlockT()}}},
+                   GridAxis{{{targets, 0}}, kMaxGridDimY}, GridAxis{}};
+  contract.parameters = getOperandParameters(op);
+  return contract;
+}
+
+/// One CTA of kCheckSortedThreads per row: grid (min(B, 65535), 1, 1), rows
+/// striding by the grid's x extent.
+LaunchContract getCheckSortedLaunchContract(CheckSortedOp op) {
+  LaunchContract contract;
+  contract.operands =
+      getStreamOperandNames(op.getTimes().size(), /*withValues=*/false,
+                            !op.getLengths().empty());
+  contract.operands.push_back("first");
+  contract.threads = kCheckSortedThreads;
+  contract.grid = {GridAxis{{{0, 0}}, kMaxGridDimY}, GridAxis{}, GridAxis{}};
+  contract.parameters = getOperandParameters(op);
+  return contract;
+}
+
 } // namespace
 
 LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
@@ -557,7 +583,8 @@ LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
       MemRefType::get({kStagedTimes}, f32, nullptr, workgroup)};
   int32_t threads = tile->getThreads();
   gpu::GPUFuncOp func =
-      createKernelFunc(op, kernels, "resample", sharedTypes, threads);
+      createKernelFunc(op, kernels, "resample",
+                       getResampleLaunchContract(op, *tile), sharedTypes);
   // Bandwidth needs resident warps more than registers: ask ptxas to fit
   // enough CTAs for half the SM's threads (at 256 threads, 4 CTAs and at
   // most 64 registers; without the bound ptxas takes 80-90 and fits 2: a
@@ -571,22 +598,15 @@ LogicalResult fmha::lowerResampleToGPU(ResampleOp op,
   b.setInsertionPointToStart(&func.getBody().front());
   ResampleKernelBuilder(op, *tile, func, b).build();
 
-  // The launch in place of the op.
-  ImplicitLocOpBuilder host(op.getLoc(), op);
-  Value targets = op.getTargets();
-  Value rows = getGridRows(host, targets);
-  Value blocks =
-      arith::CeilDivUIOp::create(host, memref::DimOp::create(host, targets, 1),
-                                 arith::ConstantIndexOp::create(host, blockT));
-  replaceWithLaunch(host, op, func, blocks, rows, threads);
+  replaceByLaunch(op, func);
   return success();
 }
 
 LogicalResult fmha::lowerCheckSortedToGPU(CheckSortedOp op,
                                           gpu::GPUModuleOp kernels) {
   MLIRContext *context = op.getContext();
-  gpu::GPUFuncOp func = createKernelFunc(
-      op, kernels, "check_sorted", TypeRange{}, int32_t(kCheckSortedThreads));
+  gpu::GPUFuncOp func = createKernelFunc(op, kernels, "check_sorted",
+                                         getCheckSortedLaunchContract(op));
   ImplicitLocOpBuilder b(op.getLoc(), context);
   b.setInsertionPointToStart(&func.getBody().front());
 
@@ -635,10 +655,6 @@ LogicalResult fmha::lowerCheckSortedToGPU(CheckSortedOp op,
   b.setInsertionPointAfter(rows);
   gpu::ReturnOp::create(b);
 
-  // The launch in place of the op.
-  ImplicitLocOpBuilder host(op.getLoc(), op);
-  replaceWithLaunch(host, op, func, getGridRows(host, op.getTimes()[0]),
-                    arith::ConstantIndexOp::create(host, 1),
-                    kCheckSortedThreads);
+  replaceByLaunch(op, func);
   return success();
 }

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FmhaToNVGPU.h"
+#include "fmha/Dialect/Fmha/FmhaDialect.h"
 #include "fmha/Dialect/Fmha/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -27,21 +27,34 @@ struct FmhaTensorMapParametersPass
           FmhaTensorMapParametersPass> {
   void runOnOperation() override {
     LLVM::LLVMFuncOp func = getOperation();
-    auto count = func->getAttrOfType<IntegerAttr>(kTensorMapArgumentsAttrName);
-    if (!count)
+    auto launch = func->getAttrOfType<LaunchAttr>(LaunchAttr::getFuncAttrName());
+    if (!launch)
       return;
+    const LaunchContract &contract = launch.getContract();
+    // A memref parameter became several LLVM ones; the maps must lead for
+    // their positions to be known.
+    unsigned count = contract.getLeadingTensorMaps();
+    if (llvm::any_of(llvm::drop_begin(contract.parameters, count),
+                     [](const KernelParameter &parameter) {
+                       return parameter.kind ==
+                              KernelParameter::Kind::TensorMap;
+                     })) {
+      func.emitOpError("has tensor map parameters after memref ones; "
+                       "fmha.launch must list them first");
+      return signalPassFailure();
+    }
     MLIRContext *context = func.getContext();
     if (!func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
-        count.getInt() > func.getNumArguments()) {
+        count > func.getNumArguments()) {
       func.emitOpError("has ")
-          << kTensorMapArgumentsAttrName << " = " << count.getInt()
-          << " but is not an NVVM kernel with that many parameters";
+          << count << " tensor map parameters in fmha.launch but is not an "
+          << "NVVM kernel with that many parameters";
       return signalPassFailure();
     }
     Builder builder(context);
     auto mapType =
         LLVM::LLVMArrayType::get(builder.getI8Type(), kTensorMapBytes);
-    for (unsigned i = 0; i < count.getInt(); ++i) {
+    for (unsigned i = 0; i < count; ++i) {
       if (!isa<LLVM::LLVMPointerType>(func.getArgument(i).getType())) {
         func.emitOpError("tensor map parameter ")
             << i << " is " << func.getArgument(i).getType()
@@ -55,7 +68,6 @@ struct FmhaTensorMapParametersPass
       func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
                       builder.getUnitAttr());
     }
-    func->removeAttr(kTensorMapArgumentsAttrName);
   }
 };
 } // namespace

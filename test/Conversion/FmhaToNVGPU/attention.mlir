@@ -15,7 +15,7 @@
 // CHECK-NOT: fmha.attention
 
 // CHECK: gpu.module @fmha_kernels
-// CHECK: gpu.func @attention(%{{.*}}: memref<?x32x?x128xbf16>, %{{.*}}: memref<?x8x?x128xbf16>, %{{.*}}: memref<?x8x?x128xbf16>, %{{.*}}: memref<?x32x?x128xbf16>, %{{.*}}: memref<?x32x?xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @attention(%{{.*}}: memref<?x32x?x128xbf16>, %{{.*}}: memref<?x8x?x128xbf16>, %{{.*}}: memref<?x8x?x128xbf16>, %{{.*}}: memref<?x32x?x128xbf16>, %{{.*}}: memref<?x32x?xf32>) kernel attributes {fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], threads = 128, shared_bytes = 66048, grid = [ceildiv(q[2], 128), q[1], min(q[0], 65535)], parameters = [q, k, v, o, lse]>, known_block_size = array<i32: 128, 1, 1>}
 // CHECK: gpu.dynamic_shared_memory
 // Q, K and V tiles.
 // CHECK: memref.view {{.*}} to memref<128x128xbf16, #gpu.address_space<workgroup>>

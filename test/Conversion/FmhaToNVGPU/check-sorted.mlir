@@ -13,7 +13,7 @@
 // CHECK-SAME: args(%[[T0]] : memref<?x400xf32>, %[[T1]] : memref<?x?xf32>, %[[N0]] : memref<?xi32>, %[[N1]] : memref<?xi32>, %[[F]] : memref<2xi64>)
 // CHECK-NOT: fmha.check_sorted
 // CHECK: gpu.func @check_sorted(
-// CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK-SAME: kernel attributes {fmha.launch = #fmha.launch<operands = [times0, times1, lengths0, lengths1, first], threads = 256, shared_bytes = 0, grid = [min(times0[0], 65535), 1, 1], parameters = [times0, times1, lengths0, lengths1, first]>, known_block_size = array<i32: 256, 1, 1>}
 // Rows stride by the grid's x extent.
 // CHECK: %[[GRIDX:.+]] = gpu.grid_dim x
 // CHECK: scf.for %[[ROW:.+]] = %{{.+}} to %{{.+}} step %[[GRIDX]]

@@ -4,18 +4,19 @@
 
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: func.func @two_streams(%[[T0:.+]]: memref<?x400xf32>, %[[X0:.+]]: memref<?x400x6xbf16>, %[[N0:.+]]: memref<?xi32>, %[[T1:.+]]: memref<?x100xf32>, %[[X1:.+]]: memref<?x100x32xbf16>, %[[N1:.+]]: memref<?xi32>, %[[TT:.+]]: memref<?x60xf32>, %[[O:.+]]: memref<?x60x38xbf16>)
-// CHECK: %[[B:.+]] = memref.dim %[[TT]], %c0
-// CHECK: %[[ROWS:.+]] = arith.minui %[[B]], %c65535
 // CHECK: %[[T:.+]] = memref.dim %[[TT]], %c1
 // CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[T]], %c256
+// CHECK: %[[B:.+]] = memref.dim %[[TT]], %c0
+// CHECK: %[[ROWS:.+]] = arith.minui %[[B]], %c65535
 // CHECK: gpu.launch_func @fmha_kernels::@resample blocks in (%[[BLOCKS]], %[[ROWS]], %{{[a-z0-9_]+}}) threads in (%{{[a-z0-9_]+}},
 // CHECK-SAME: args(%[[T0]] : memref<?x400xf32>, %[[T1]] : memref<?x100xf32>, %[[X0]] : memref<?x400x6xbf16>, %[[X1]] : memref<?x100x32xbf16>, %[[N0]] : memref<?xi32>, %[[N1]] : memref<?xi32>, %[[TT]] : memref<?x60xf32>, %[[O]] : memref<?x60x38xbf16>)
 // CHECK-NOT: fmha.resample
 // CHECK: gpu.module @fmha_kernels
 // CHECK: gpu.func @resample(
 // CHECK-SAME: workgroup(%[[FIRST:[a-z0-9]+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[SECOND:[a-z0-9]+]] : memref<256xi32, #gpu.address_space<workgroup>>, %[[W:[a-z0-9]+]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[STAGED:[a-z0-9]+]] : memref<2048xf32, #gpu.address_space<workgroup>>)
-// Enough CTAs resident for half the SM's threads: ptxas keeps 64 registers.
-// CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.minctasm = 4 : i32}
+// The launch contract the host reads; enough CTAs resident for half the
+// SM's threads: ptxas keeps 64 registers.
+// CHECK-SAME: kernel attributes {fmha.launch = #fmha.launch<operands = [times0, times1, values0, values1, lengths0, lengths1, targets, out], threads = 256, shared_bytes = 0, grid = [ceildiv(targets[1], 256), min(targets[0], 65535), 1], parameters = [times0, times1, values0, values1, lengths0, lengths1, targets, out]>, known_block_size = array<i32: 256, 1, 1>, nvvm.minctasm = 4 : i32}
 // Rows stride by the grid's y extent.
 // CHECK: %[[GRIDY:.+]] = gpu.grid_dim y
 // CHECK: scf.for %[[ROW:.+]] = %{{.+}} to %{{.+}} step %[[GRIDY]]

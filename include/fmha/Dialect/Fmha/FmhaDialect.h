@@ -8,6 +8,7 @@
 #define FMHA_DIALECT_FMHA_FMHADIALECT_H
 
 #include "fmha/Dialect/Fmha/FmhaEnums.h"
+#include "fmha/Dialect/Fmha/LaunchContract.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"

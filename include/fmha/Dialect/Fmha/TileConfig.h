@@ -10,6 +10,7 @@
 #define FMHA_DIALECT_FMHA_TILECONFIG_H
 
 #include "fmha/Dialect/Fmha/FmhaEnums.h"
+#include "fmha/Dialect/Fmha/LaunchContract.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -118,9 +119,6 @@ inline bool pairsAttentionRowBlocks(bool causal, bool hasWindow) {
 int64_t getAttentionWorkUnits(int64_t batch, int64_t heads, int64_t rowBlocks,
                               bool pairsRowBlocks);
 
-/// CUDA's largest grid x extent; the sm_90a attention grid clamps to it.
-inline constexpr int64_t kMaxGridDimX = (int64_t(1) << 31) - 1;
-
 /// The passes in which the sm_90a attention epilogue writes O: each
 /// consumer warp stages its 16 output rows in the V buffer of the tile's
 /// last key block, head_dim / passes columns at a time (at least 16, for
@@ -141,11 +139,6 @@ struct ResampleTiling {
   unsigned blockT;
   unsigned threads;
 };
-
-/// CUDA's largest grid y extent. Resample kernels put rows on the grid's y
-/// axis and stride past this many (ResampleToGPU.cpp); the JIT's launch
-/// configuration clamps to it.
-inline constexpr int64_t kMaxGridDimY = 65535;
 
 /// Threads per CTA of the fmha.check_sorted kernel, which has no tile: each
 /// CTA checks one row at a time, consecutive threads consecutive pairs.
