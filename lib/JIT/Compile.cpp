@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fmha/JIT/Compile.h"
+#include "fmha/Dialect/Fmha/FmhaDialect.h"
 #include "fmha/InitAll.h"
 #include "fmha/Pipelines/Pipelines.h"
 #include "fmha/Target/NvJitLink.h"
@@ -136,9 +137,15 @@ fmha::compileModule(llvm::StringRef source, const CompileOptions &options) {
         gpuModules.size()));
   CompiledModule compiled;
   gpuModules.front().walk([&](Operation *op) {
-    if (op->hasAttr("nvvm.kernel"))
-      if (auto name = op->getAttrOfType<StringAttr>("sym_name"))
-        compiled.kernelNames.push_back(name.str());
+    if (!op->hasAttr("nvvm.kernel"))
+      return;
+    auto name = op->getAttrOfType<StringAttr>("sym_name");
+    if (!name)
+      return;
+    compiled.kernelNames.push_back(name.str());
+    if (auto launch =
+            op->getAttrOfType<LaunchAttr>(LaunchAttr::getFuncAttrName()))
+      compiled.contracts.emplace(name.str(), launch.getContract());
   });
 
   PTXOptions ptxOptions;

@@ -10,11 +10,13 @@
 #define FMHA_JIT_COMPILE_H
 
 #include "fmha/Dialect/Fmha/FmhaEnums.h"
+#include "fmha/Dialect/Fmha/LaunchContract.h"
 #include "fmha/Target/PtxIsa.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +44,9 @@ struct CompiledModule {
   std::string linkLog;
   /// Names of the kernels (gpu.func ... kernel) in the module.
   std::vector<std::string> kernelNames;
+  /// The launch contract (fmha.launch) of each kernel that has one: every
+  /// kernel an fmha op lowers to; not those written by hand.
+  std::map<std::string, LaunchContract> contracts;
 };
 
 /// Compiles \p source: a module of fmha ops, or of one gpu.module with
