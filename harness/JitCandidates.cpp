@@ -113,23 +113,24 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
                           {&tensors.oStrides, a->oStride},
                           {&tensors.lseStrides, a->lseStride}})
     std::copy(from, from + 3, to->begin());
-  AttentionSchedule schedule = jit->getAttentionSchedule(spec);
   // FMHA_PERSISTENT=off: one CTA per unit of work, to measure what the
   // persistent grid gains; =N: at most N CTAs, so that each takes many
   // units (a test of the pipeline's state across them).
+  std::optional<unsigned> residentCtas;
   if (const char *persistent = std::getenv("FMHA_PERSISTENT")) {
     llvm::StringRef value(persistent);
+    unsigned ctas = 0;
     if (value == "off")
-      schedule.residentCtas = 0;
-    else if (value.getAsInteger(10, schedule.residentCtas) ||
-             schedule.residentCtas == 0) {
+      residentCtas = 0;
+    else if (value.getAsInteger(10, ctas) || ctas == 0) {
       llvm::errs() << "fmha-runner: FMHA_PERSISTENT is '" << value
                    << "', expected 'off' or a number of CTAs (at least 1)\n";
       return cudaErrorInvalidValue;
-    }
+    } else
+      residentCtas = ctas;
   }
   return reportLaunch(jit->launchAttention(
-      spec, tensors, static_cast<CUstream>(stream), schedule));
+      spec, tensors, static_cast<CUstream>(stream), residentCtas));
 }
 
 /// \p a as the JIT's resample operands, which are dense: a problem with

@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -152,53 +153,89 @@ void **KernelArguments::get() {
   return pointers.data();
 }
 
-llvm::Error fmha::addAttentionTensorMap(KernelArguments &arguments,
-                                        ElementType elementType,
-                                        const void *data,
-                                        llvm::ArrayRef<int64_t> sizes,
-                                        llvm::ArrayRef<int64_t> strides,
-                                        unsigned boxRows) {
-  assert(sizes.size() == 4 && strides.size() == 4 && strides[3] == 1);
-  if (elementType == ElementType::F32)
-    return llvm::createStringError("attention takes f16 or bf16, not f32");
+static CUtensorMapDataType getTensorMapDataType(TensorMapElement element) {
+  switch (element) {
+  case TensorMapElement::F16:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case TensorMapElement::BF16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case TensorMapElement::F32:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  }
+  llvm_unreachable("unknown tensor map element");
+}
+
+static CUtensorMapSwizzle getTensorMapSwizzle(unsigned bytes) {
+  switch (bytes) {
+  case 32:
+    return CU_TENSOR_MAP_SWIZZLE_32B;
+  case 64:
+    return CU_TENSOR_MAP_SWIZZLE_64B;
+  case 128:
+    return CU_TENSOR_MAP_SWIZZLE_128B;
+  default:
+    return CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+
+/// The tensor map \p parameter describes, of \p operand (\p name).
+static llvm::Expected<CUtensorMap>
+encodeTensorMap(const KernelParameter &parameter, const LaunchOperand &operand,
+                llvm::StringRef name) {
+  size_t rank = operand.sizes.size();
+  if (parameter.box.size() > rank || operand.strides.empty() ||
+      operand.strides.back() != 1)
+    return llvm::createStringError(llvm::formatv(
+        "{0}: a tensor map needs a dense innermost dimension and at least "
+        "{1} dimensions, got {2} with innermost stride {3}",
+        name, parameter.box.size(), rank,
+        operand.strides.empty() ? 0 : operand.strides.back()));
   llvm::Expected<CudaDriver &> driver = CudaDriver::get();
   if (!driver)
     return driver.takeError();
-  constexpr uint64_t kElementBytes = 2;
-  // Innermost first: D, S, H, B.
-  uint64_t dims[] = {uint64_t(sizes[3]), uint64_t(sizes[2]),
-                     uint64_t(sizes[1]), uint64_t(sizes[0])};
-  uint64_t byteStrides[] = {uint64_t(strides[2]) * kElementBytes,
-                            uint64_t(strides[1]) * kElementBytes,
-                            uint64_t(strides[0]) * kElementBytes};
-  // 64 elements: one 128-byte swizzle row (AttentionToGPUSm90.cpp).
-  uint32_t box[] = {64, boxRows, 1, 1};
+  uint64_t elementBytes = getTensorMapElementBytes(parameter.element);
+  // The driver takes dimensions innermost first.
+  llvm::SmallVector<uint64_t, 5> dims, byteStrides;
+  llvm::SmallVector<uint32_t, 5> box;
+  for (size_t i = rank; i-- > 0;) {
+    dims.push_back(static_cast<uint64_t>(operand.sizes[i]));
+    if (i + 1 != rank)
+      byteStrides.push_back(static_cast<uint64_t>(operand.strides[i]) *
+                            elementBytes);
+    size_t fromInnermost = rank - 1 - i;
+    box.push_back(fromInnermost < parameter.box.size()
+                      ? parameter.box[parameter.box.size() - 1 - fromInnermost]
+                      : 1);
+  }
   llvm::Expected<CUtensorMap> map = driver->encodeTiledTensorMap(
-      elementType == ElementType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                      : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-      data, dims, byteStrides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+      getTensorMapDataType(parameter.element), operand.data, dims,
+      byteStrides, box, getTensorMapSwizzle(parameter.swizzleBytes));
   if (!map)
-    return map.takeError();
-  arguments.addTensorMap(*map);
+    return llvm::createStringError(name + ": " +
+                                   llvm::toString(map.takeError()));
+  return *map;
+}
+
+llvm::Error fmha::addKernelParameters(KernelArguments &arguments,
+                                      const LaunchContract &contract,
+                                      llvm::ArrayRef<LaunchOperand> operands) {
+  if (operands.size() != contract.operands.size())
+    return llvm::createStringError(
+        llvm::formatv("{0} launch operands given, the kernel takes {1}",
+                      operands.size(), contract.operands.size()));
+  for (const KernelParameter &parameter : contract.parameters) {
+    const LaunchOperand &operand = operands[parameter.operand];
+    if (parameter.kind == KernelParameter::Kind::MemRef) {
+      arguments.addMemRef(operand.data, operand.sizes, operand.strides);
+      continue;
+    }
+    llvm::Expected<CUtensorMap> map = encodeTensorMap(
+        parameter, operand, contract.operands[parameter.operand]);
+    if (!map)
+      return map.takeError();
+    arguments.addTensorMap(*map);
+  }
   return llvm::Error::success();
-}
-
-LaunchConfig fmha::getResampleLaunchConfig(const ResampleTiling &tiling,
-                                           int64_t batch, int64_t targets) {
-  LaunchConfig config;
-  config.grid = {
-      static_cast<unsigned>((targets + tiling.blockT - 1) / tiling.blockT),
-      static_cast<unsigned>(std::min(batch, kMaxGridDimY)), 1};
-  config.block = {tiling.threads, 1, 1};
-  return config;
-}
-
-LaunchConfig fmha::getCheckSortedLaunchConfig(int64_t batch) {
-  LaunchConfig config;
-  // ResampleToGPU.cpp's launch: rows stride by the grid's x extent.
-  config.grid = {static_cast<unsigned>(std::min(batch, kMaxGridDimY)), 1, 1};
-  config.block = {kCheckSortedThreads, 1, 1};
-  return config;
 }
 
 std::optional<UnsortedTimes> fmha::decodeCheckSorted(uint64_t first) {
@@ -206,34 +243,6 @@ std::optional<UnsortedTimes> fmha::decodeCheckSorted(uint64_t first) {
     return std::nullopt;
   return UnsortedTimes{static_cast<int64_t>(first >> 32),
                        static_cast<int64_t>(first & 0xffffffffu)};
-}
-
-LaunchConfig fmha::getAttentionLaunchConfig(const AttentionTiling &tiling,
-                                            unsigned headDim,
-                                            unsigned elementBytes,
-                                            int64_t batch, int64_t queryHeads,
-                                            int64_t querySeq,
-                                            const AttentionSchedule &schedule) {
-  LaunchConfig config;
-  int64_t rowBlocks = (querySeq + tiling.blockM - 1) / tiling.blockM;
-  if (tiling.chip == Chip::sm_90a) {
-    // AttentionToGPUSm90.cpp: CTA x takes units x, x + gridDim.x, ...
-    int64_t ctas = std::min(
-        getAttentionWorkUnits(batch, queryHeads, rowBlocks,
-                              schedule.pairsRowBlocks),
-        kMaxGridDimX);
-    if (schedule.residentCtas)
-      ctas = std::min<int64_t>(ctas, schedule.residentCtas);
-    config.grid = {static_cast<unsigned>(ctas), 1, 1};
-  } else {
-    config.grid = {static_cast<unsigned>(rowBlocks),
-                   static_cast<unsigned>(queryHeads),
-                   static_cast<unsigned>(std::min(batch, kMaxGridDimY))};
-  }
-  config.block = {tiling.warps * 32, 1, 1};
-  config.sharedBytes = static_cast<unsigned>(
-      getAttentionSharedBytes(tiling, headDim, elementBytes));
-  return config;
 }
 
 ResampleTiling JIT::getResampleTiling(const KernelSpec &spec) const {
@@ -245,12 +254,6 @@ JIT::getAttentionTiling(const KernelSpec &spec,
                         std::optional<int64_t> querySeq) const {
   return spec.attentionTile.value_or(getDefaultAttentionTiling(
       plan.chip, spec.headDim, spec.causal, querySeq));
-}
-
-AttentionSchedule JIT::getAttentionSchedule(const KernelSpec &spec) const {
-  // Each sm_90a attention CTA fills an SM (its registers, with setmaxnreg).
-  return {pairsAttentionRowBlocks(spec.causal, spec.window.has_value()),
-          static_cast<unsigned>(device.multiprocessors)};
 }
 
 llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,
@@ -267,6 +270,34 @@ llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,
   }
   return driver->launch(function, config.grid.data(), config.block.data(),
                         config.sharedBytes, stream, arguments);
+}
+
+llvm::Error Kernel::launch(CUstream stream,
+                           llvm::ArrayRef<LaunchOperand> operands,
+                           std::optional<unsigned> residentCtasOverride) const {
+  if (!contract)
+    return llvm::createStringError(
+        "kernel '" + name +
+        "' has no launch contract (it was not generated from an fmha op): "
+        "launch it with a LaunchConfig");
+  llvm::SmallVector<llvm::ArrayRef<int64_t>, 8> sizes;
+  for (const LaunchOperand &operand : operands)
+    sizes.push_back(operand.sizes);
+  llvm::Expected<std::array<unsigned, 3>> grid = contract->computeGrid(
+      sizes, residentCtasOverride.value_or(residentCtas));
+  if (!grid)
+    return grid.takeError();
+  // Nothing to do, and no tensor map of an empty tensor to encode.
+  if (llvm::is_contained(*grid, 0u))
+    return llvm::Error::success();
+  KernelArguments arguments;
+  if (llvm::Error err = addKernelParameters(arguments, *contract, operands))
+    return err;
+  LaunchConfig config;
+  config.grid = *grid;
+  config.block = {contract->threads, 1, 1};
+  config.sharedBytes = static_cast<unsigned>(contract->sharedBytes);
+  return launch(stream, config, arguments.get());
 }
 
 llvm::Expected<std::unique_ptr<JIT>> JIT::create(const JITOptions &options) {
@@ -318,7 +349,7 @@ JIT::~JIT() {
     return;
   }
   for (auto &entry : modules)
-    llvm::consumeError(driver->unloadModule(entry.second));
+    llvm::consumeError(driver->unloadModule(entry.second.module));
 }
 
 llvm::StringRef JIT::getCacheDirectory() const {
@@ -335,21 +366,71 @@ std::string JIT::getKey(llvm::StringRef source) const {
                           "llvm " LLVM_VERSION_STRING, linkerVersion,
                           "ptx " + plan.ptxIsa.str(),
                           "chip " + stringifyChip(plan.chip).str(),
-                          "arch " + plan.linkArch, source.str()});
+                          "arch " + plan.linkArch,
+                          "entry: contracts, NUL, image", source.str()});
 }
 
-llvm::Expected<CUmodule> JIT::loadOrCompile(const std::string &key,
-                                            llvm::StringRef source) {
+/// A disk cache entry's payload: the kernels' launch contracts as one JSON
+/// object (by kernel name), a NUL, then the image.
+static std::string
+encodeCacheEntry(const std::map<std::string, LaunchContract> &contracts,
+                 llvm::StringRef image) {
+  llvm::json::Object byName;
+  for (const auto &[name, contract] : contracts)
+    byName[name] = contract.toJSON();
+  std::string payload;
+  llvm::raw_string_ostream os(payload);
+  os << llvm::json::Value(std::move(byName)) << '\0' << image;
+  return payload;
+}
+
+/// The contracts and the image of a payload encodeCacheEntry wrote.
+static llvm::Expected<std::pair<std::map<std::string, LaunchContract>,
+                                llvm::StringRef>>
+decodeCacheEntry(llvm::StringRef payload) {
+  auto [json, image] = payload.split('\0');
+  if (json.size() == payload.size())
+    return llvm::createStringError("no launch contracts in the entry");
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
+  if (!value)
+    return value.takeError();
+  const llvm::json::Object *byName = value->getAsObject();
+  if (!byName)
+    return llvm::createStringError("the entry's contracts are not an object");
+  std::map<std::string, LaunchContract> contracts;
+  for (const auto &[name, contractJson] : *byName) {
+    llvm::Expected<LaunchContract> contract =
+        LaunchContract::fromJSON(contractJson);
+    if (!contract)
+      return contract.takeError();
+    contracts.emplace(name.str(), std::move(*contract));
+  }
+  return std::pair{std::move(contracts), image};
+}
+
+llvm::Expected<const JIT::LoadedModule &>
+JIT::loadOrCompile(const std::string &key, llvm::StringRef source) {
   auto found = modules.find(key);
   if (found != modules.end())
     return found->second;
 
-  // The payload is a cubin on the nvJitLink path, PTX on the driver's.
+  // The image is a cubin on the nvJitLink path, PTX on the driver's.
   bool isPtx = plan.path == LoadPath::DriverJit;
-  std::optional<std::string> image;
-  if (diskCache && (image = diskCache->load(key)))
-    ++stats.diskHits;
-  if (!image) {
+  LoadedModule loaded;
+  std::string image;
+  if (std::optional<std::string> payload =
+          diskCache ? diskCache->load(key) : std::nullopt) {
+    // An entry that checksums but does not decode was written by another
+    // build of the same version string: compile anew and overwrite it.
+    if (auto entry = decodeCacheEntry(*payload)) {
+      ++stats.diskHits;
+      loaded.contracts = std::move(entry->first);
+      image = entry->second.str();
+    } else {
+      llvm::consumeError(entry.takeError());
+    }
+  }
+  if (image.empty()) {
     CompileOptions options;
     options.chip = plan.chip;
     options.ptxIsa = plan.ptxIsa;
@@ -362,15 +443,17 @@ llvm::Expected<CUmodule> JIT::loadOrCompile(const std::string &key,
       return compiled.takeError();
     ++stats.compiled;
     image = isPtx ? std::move(compiled->ptx) : std::move(compiled->cubin);
+    loaded.contracts = std::move(compiled->contracts);
     // A cache that cannot be written costs time, not correctness.
     if (diskCache)
-      llvm::consumeError(diskCache->store(key, *image));
+      llvm::consumeError(
+          diskCache->store(key, encodeCacheEntry(loaded.contracts, image)));
   }
-  llvm::Expected<CUmodule> module = driver->loadModule(*image, isPtx);
+  llvm::Expected<CUmodule> module = driver->loadModule(image, isPtx);
   if (!module)
     return module.takeError();
-  modules[key] = *module;
-  return *module;
+  loaded.module = *module;
+  return modules[key] = std::move(loaded);
 }
 
 llvm::Expected<const Kernel &>
@@ -386,11 +469,12 @@ JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
   }
   if (llvm::Error err = driver->makeCurrent(device.ordinal))
     return std::move(err);
-  llvm::Expected<CUmodule> module = loadOrCompile(getKey(source), source);
+  llvm::Expected<const LoadedModule &> module =
+      loadOrCompile(getKey(source), source);
   if (!module)
     return module.takeError();
   llvm::Expected<CUfunction> function =
-      driver->getFunction(*module, kernelName);
+      driver->getFunction(module->module, kernelName);
   if (!function)
     return function.takeError();
   auto kernel = std::make_unique<Kernel>();
@@ -398,6 +482,10 @@ JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
   kernel->function = *function;
   kernel->driver = driver;
   kernel->device = device.ordinal;
+  auto contract = module->contracts.find(kernelName.str());
+  if (contract != module->contracts.end())
+    kernel->contract = contract->second;
+  kernel->residentCtas = static_cast<unsigned>(device.multiprocessors);
   const Kernel &result = *kernel;
   kernels[source][kernelName] = std::move(kernel);
   return result;

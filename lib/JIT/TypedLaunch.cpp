@@ -1,9 +1,8 @@
 //===- TypedLaunch.cpp - one call from tensors to a kernel launch ---------===//
 //
 // Part of FlashCore. What every embedder of an fmha kernel would otherwise
-// write: the operand checks, the kernel's parameters in the order of its
-// lowering (AttentionToGPU.cpp, AttentionToGPUSm90.cpp, ResampleToGPU.cpp)
-// and its launch configuration.
+// write: the operand checks, and the op's operands in its order as the
+// launch operands of the kernel's launch contract, which decides the rest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,7 +96,7 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
 
 llvm::Error JIT::launchAttention(const KernelSpec &spec,
                                  const AttentionTensors &t, CUstream stream,
-                                 std::optional<AttentionSchedule> schedule) {
+                                 std::optional<unsigned> residentCtas) {
   if (llvm::Error err = checkAttentionTensors(spec, t))
     return err;
   // A tile for this query length that is not the one for every length
@@ -107,50 +106,31 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   KernelSpec tiled = spec;
   if (tiling != getAttentionTiling(spec))
     tiled.attentionTile = tiling;
-  // The sm_80 grid is (row blocks, Hq, batches).
-  if (tiling.chip != Chip::sm_90a && t.queryHeads > kMaxGridDimY)
-    return llvm::createStringError(llvm::formatv(
-        "attention: queryHeads (Hq) is {0}, the sm_80 kernel takes at most "
-        "{1}",
-        t.queryHeads, kMaxGridDimY));
   llvm::Expected<const Kernel &> kernel = getKernel(tiled);
   if (!kernel)
     return kernel.takeError();
-  if (t.batch == 0)
-    return llvm::Error::success(); // and no tensor map of an empty tensor
-
-  KernelArguments arguments;
   int64_t headDim = spec.headDim;
-  auto shape = [&](int64_t heads, int64_t rows) {
-    return std::array<int64_t, 4>{t.batch, heads, rows, headDim};
+  auto tensor = [&](const void *data, int64_t heads, int64_t rows,
+                    const std::array<int64_t, 3> &strides) {
+    return LaunchOperand{data,
+                         {t.batch, heads, rows, headDim},
+                         {strides[0], strides[1], strides[2], 1}};
   };
-  auto strides = [](const std::array<int64_t, 3> &s) {
-    return std::array<int64_t, 4>{s[0], s[1], s[2], 1};
-  };
-  if (tiling.chip == Chip::sm_90a) {
-    // The sm_90a kernel's first parameters: the TMA maps of q, k and v.
-    for (auto [data, heads, rows, s, boxRows] :
-         {std::tuple{t.q, t.queryHeads, t.querySeq, t.qStrides, tiling.blockM},
-          {t.k, t.kvHeads, t.keySeq, t.kStrides, tiling.blockN},
-          {t.v, t.kvHeads, t.keySeq, t.vStrides, tiling.blockN}})
-      if (llvm::Error err =
-              addAttentionTensorMap(arguments, spec.elementType, data,
-                                    shape(heads, rows), strides(s), boxRows))
-        return err;
-  }
-  arguments.addMemRef(t.q, shape(t.queryHeads, t.querySeq),
-                      strides(t.qStrides));
-  arguments.addMemRef(t.k, shape(t.kvHeads, t.keySeq), strides(t.kStrides));
-  arguments.addMemRef(t.v, shape(t.kvHeads, t.keySeq), strides(t.vStrides));
-  arguments.addMemRef(t.o, shape(t.queryHeads, t.querySeq),
-                      strides(t.oStrides));
+  // The op's operands: q, k, v, o, then lse.
+  llvm::SmallVector<LaunchOperand, 5> operands = {
+      tensor(t.q, t.queryHeads, t.querySeq, t.qStrides),
+      tensor(t.k, t.kvHeads, t.keySeq, t.kStrides),
+      tensor(t.v, t.kvHeads, t.keySeq, t.vStrides),
+      tensor(t.o, t.queryHeads, t.querySeq, t.oStrides)};
   if (t.lse)
-    arguments.addMemRef(t.lse, {t.batch, t.queryHeads, t.querySeq},
-                        t.lseStrides);
-  LaunchConfig config = getAttentionLaunchConfig(
-      tiling, spec.headDim, /*elementBytes=*/2, t.batch, t.queryHeads,
-      t.querySeq, schedule.value_or(getAttentionSchedule(spec)));
-  return kernel->launch(stream, config, arguments.get());
+    operands.push_back(LaunchOperand{
+        t.lse,
+        {t.batch, t.queryHeads, t.querySeq},
+        {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
+  if (llvm::Error err = kernel->launch(stream, operands, residentCtas))
+    return llvm::createStringError("attention: " +
+                                   llvm::toString(std::move(err)));
+  return llvm::Error::success();
 }
 
 llvm::Error fmha::checkResampleTensors(const KernelSpec &spec,
@@ -202,23 +182,27 @@ llvm::Error fmha::checkResampleTensors(const KernelSpec &spec,
   return llvm::Error::success();
 }
 
-/// The times memrefs [B, S_s] of every stream, then (\p withValues) the
-/// values [B, S_s, D_s], then (\p spec.withLengths) the lengths [B]: the
-/// stream operands in the order of both ops.
-static void addStreams(KernelArguments &arguments, const KernelSpec &spec,
-                       const ResampleTensors &t, bool withValues) {
+/// The times [B, S_s] of every stream, then (\p withValues) the values
+/// [B, S_s, D_s], then (\p spec.withLengths) the lengths [B]: the stream
+/// operands in the order of both ops.
+static llvm::SmallVector<LaunchOperand>
+getStreamOperands(const KernelSpec &spec, const ResampleTensors &t,
+                  bool withValues) {
+  llvm::SmallVector<LaunchOperand> operands;
   for (const ResampleStream &stream : t.streams)
-    arguments.addMemRef(stream.times, {t.batch, stream.samples},
-                        {stream.samples, 1});
+    operands.push_back(
+        {stream.times, {t.batch, stream.samples}, {stream.samples, 1}});
   if (withValues)
     for (auto [stream, features] :
          llvm::zip_equal(t.streams, spec.streamFeatures))
-      arguments.addMemRef(
-          stream.values, {t.batch, stream.samples, features},
-          {stream.samples * features, int64_t(features), int64_t(1)});
+      operands.push_back(
+          {stream.values,
+           {t.batch, stream.samples, features},
+           {stream.samples * features, int64_t(features), int64_t(1)}});
   if (spec.withLengths)
     for (const ResampleStream &stream : t.streams)
-      arguments.addMemRef(stream.lengths, {t.batch}, {1});
+      operands.push_back({stream.lengths, {t.batch}, {1}});
+  return operands;
 }
 
 llvm::Error JIT::launchResample(const KernelSpec &spec,
@@ -234,15 +218,18 @@ llvm::Error JIT::launchResample(const KernelSpec &spec,
   int64_t totalFeatures = 0;
   for (unsigned features : spec.streamFeatures)
     totalFeatures += features;
-  // Operands in the op's order: times, values, lengths, targets, out.
-  KernelArguments arguments;
-  addStreams(arguments, spec, t, /*withValues=*/true);
-  arguments.addMemRef(t.targets, {t.batch, t.targetCount}, {t.targetCount, 1});
-  arguments.addMemRef(t.out, {t.batch, t.targetCount, totalFeatures},
-                      {t.targetCount * totalFeatures, totalFeatures, 1});
-  LaunchConfig config =
-      getResampleLaunchConfig(getResampleTiling(spec), t.batch, t.targetCount);
-  return kernel->launch(stream, config, arguments.get());
+  // The op's operands: the streams', then targets and out.
+  llvm::SmallVector<LaunchOperand> operands =
+      getStreamOperands(spec, t, /*withValues=*/true);
+  operands.push_back(
+      {t.targets, {t.batch, t.targetCount}, {t.targetCount, 1}});
+  operands.push_back({t.out,
+                      {t.batch, t.targetCount, totalFeatures},
+                      {t.targetCount * totalFeatures, totalFeatures, 1}});
+  if (llvm::Error err = kernel->launch(stream, operands))
+    return llvm::createStringError("resample: " +
+                                   llvm::toString(std::move(err)));
+  return llvm::Error::success();
 }
 
 llvm::Error JIT::launchCheckSorted(const KernelSpec &spec,
@@ -258,10 +245,12 @@ llvm::Error JIT::launchCheckSorted(const KernelSpec &spec,
   llvm::Expected<const Kernel &> kernel = getKernel(spec);
   if (!kernel)
     return kernel.takeError();
-  // Operands: times, lengths, first.
-  KernelArguments arguments;
-  addStreams(arguments, spec, t, /*withValues=*/false);
-  arguments.addMemRef(first, {int64_t(t.streams.size())}, {1});
-  return kernel->launch(stream, getCheckSortedLaunchConfig(t.batch),
-                        arguments.get());
+  // The op's operands: the streams' times and lengths, then first.
+  llvm::SmallVector<LaunchOperand> operands =
+      getStreamOperands(spec, t, /*withValues=*/false);
+  operands.push_back({first, {int64_t(t.streams.size())}, {1}});
+  if (llvm::Error err = kernel->launch(stream, operands))
+    return llvm::createStringError("check_sorted: " +
+                                   llvm::toString(std::move(err)));
+  return llvm::Error::success();
 }

@@ -60,6 +60,8 @@ TEST(Compile, PtxAndCubinForBothChips) {
         << compiled->linkLog;
     ASSERT_EQ(compiled->kernelNames.size(), 1u);
     EXPECT_EQ(compiled->kernelNames.front(), "scale");
+    // A kernel written by hand has no launch contract.
+    EXPECT_TRUE(compiled->contracts.empty());
   }
 }
 
@@ -130,40 +132,134 @@ TEST(Compile, AttentionSpecCompilesForEveryChipAndHeadDim) {
       }
 }
 
-TEST(Compile, AttentionLaunchConfig) {
-  LaunchConfig config = getAttentionLaunchConfig(
-      AttentionTiling{Chip::sm_80, 128, 64, 4, 1}, 128, 2, 100000, 16, 1000);
-  EXPECT_EQ(config.grid, (std::array<unsigned, 3>{8, 16, 65535}));
-  EXPECT_EQ(config.block, (std::array<unsigned, 3>{128, 1, 1}));
+/// The launch contract of \p spec's kernel, as compileModule hands it out.
+LaunchContract compileContract(const KernelSpec &spec) {
+  CompileOptions options;
+  if (spec.attentionTile)
+    options.chip = spec.attentionTile->chip;
+  if (spec.resampleTile)
+    options.chip = spec.resampleTile->chip;
+  llvm::Expected<CompiledModule> compiled =
+      compileModule(spec.toMLIR(), options);
+  if (!compiled) {
+    ADD_FAILURE() << llvm::toString(compiled.takeError());
+    return {};
+  }
+  auto found = compiled->contracts.find(spec.getKernelName().str());
+  if (found == compiled->contracts.end()) {
+    ADD_FAILURE() << "no contract for " << spec.getKernelName().str();
+    return {};
+  }
+  return found->second;
+}
+
+/// The grid of \p contract for attention operands of these sizes.
+std::array<unsigned, 3> attentionGrid(const LaunchContract &contract,
+                                      int64_t batch, int64_t heads,
+                                      int64_t seq, int64_t headDim,
+                                      unsigned residentCtas = 0) {
+  llvm::SmallVector<int64_t> tensor = {batch, heads, seq, headDim};
+  llvm::Expected<std::array<unsigned, 3>> grid = contract.computeGrid(
+      {tensor, tensor, tensor, tensor}, residentCtas);
+  if (!grid) {
+    ADD_FAILURE() << llvm::toString(grid.takeError());
+    return {};
+  }
+  return *grid;
+}
+
+TEST(Contract, AttentionSm80) {
+  KernelSpec spec;
+  spec.attentionTile = AttentionTiling{Chip::sm_80, 128, 64, 4, 1};
+  LaunchContract contract = compileContract(spec);
+  EXPECT_EQ(contract.operands,
+            (std::vector<std::string>{"q", "k", "v", "o"}));
+  EXPECT_EQ(contract.threads, 128u);
   // Q, K and V tiles, and one held row sum per thread (4 of its 4 rows).
-  EXPECT_EQ(config.sharedBytes, (128u + 2 * 64) * 128 * 2 + 4 * 128);
+  EXPECT_EQ(contract.sharedBytes, (128u + 2 * 64) * 128 * 2 + 4 * 128);
+  EXPECT_FALSE(contract.persistent);
+  EXPECT_EQ(contract.getLeadingTensorMaps(), 0u);
+  EXPECT_EQ(attentionGrid(contract, 100000, 16, 1000, 128),
+            (std::array<unsigned, 3>{8, 16, 65535}));
+}
 
-  // sm_90a, 3 consumer warpgroups: 512 threads; Q and two stages of K and
-  // V, plus the alignment slack and the mbarriers.
-  AttentionTiling sm90{Chip::sm_90a, 192, 128, 16, 2};
-  LaunchConfig hopper = getAttentionLaunchConfig(sm90, 64, 2, 3, 32, 1000);
-  // Without a schedule: one CTA per row block of each (batch, head).
-  EXPECT_EQ(hopper.grid, (std::array<unsigned, 3>{6 * 32 * 3, 1, 1}));
-  EXPECT_EQ(hopper.block, (std::array<unsigned, 3>{512, 1, 1}));
-  EXPECT_EQ(hopper.sharedBytes,
+TEST(Contract, AttentionSm90) {
+  // 3 consumer warpgroups: 512 threads; Q and two stages of K and V, plus
+  // the alignment slack and the mbarriers.
+  KernelSpec spec;
+  spec.headDim = 64;
+  spec.attentionTile = AttentionTiling{Chip::sm_90a, 192, 128, 16, 2};
+  LaunchContract contract = compileContract(spec);
+  EXPECT_EQ(contract.threads, 512u);
+  EXPECT_EQ(contract.sharedBytes,
             (192u + 2 * 2 * 128) * 64 * 2 + 1024 + 8 * (2 + 4 * 2));
-
-  // Causal pairs: ceil(6 / 2) units per (batch, head), 7 row blocks make 4.
-  EXPECT_EQ(getAttentionLaunchConfig(sm90, 64, 2, 3, 32, 1000,
-                                     {/*pairsRowBlocks=*/true, 0})
-                .grid[0],
-            3u * 32 * 3);
-  EXPECT_EQ(getAttentionWorkUnits(1, 1, 7, /*pairsRowBlocks=*/true), 4);
-  // Persistent: no more CTAs than run at once, none idle.
-  EXPECT_EQ(
-      getAttentionLaunchConfig(sm90, 64, 2, 3, 32, 1000, {false, 132}).grid,
-      (std::array<unsigned, 3>{132, 1, 1}));
-  EXPECT_EQ(getAttentionLaunchConfig(sm90, 64, 2, 1, 2, 100, {false, 132}).grid,
+  EXPECT_TRUE(contract.persistent);
+  // The maps of q, k and v first: rows x 64 boxes, 128-byte swizzle.
+  ASSERT_EQ(contract.getLeadingTensorMaps(), 3u);
+  const uint32_t rows[] = {192, 128, 128};
+  for (unsigned index = 0; index < 3; ++index) {
+    const KernelParameter &map = contract.parameters[index];
+    EXPECT_EQ(map.operand, index);
+    EXPECT_EQ(map.box, (llvm::SmallVector<uint32_t, 4>{rows[index], 64u}));
+    EXPECT_EQ(map.swizzleBytes, 128u);
+    EXPECT_EQ(map.element, TensorMapElement::BF16);
+  }
+  // One CTA per row block of each (batch, head), or fewer when persistent.
+  EXPECT_EQ(attentionGrid(contract, 3, 32, 1000, 64),
+            (std::array<unsigned, 3>{6 * 32 * 3, 1, 1}));
+  EXPECT_EQ(attentionGrid(contract, 3, 32, 1000, 64, 132),
+            (std::array<unsigned, 3>{132, 1, 1}));
+  EXPECT_EQ(attentionGrid(contract, 1, 2, 100, 64, 132),
             (std::array<unsigned, 3>{2, 1, 1}));
   // Batches past the grid's y and z limits need no clamp on x.
-  EXPECT_EQ(
-      getAttentionLaunchConfig(sm90, 64, 2, 100000, 1, 64, {false, 0}).grid[0],
-      100000u);
+  EXPECT_EQ(attentionGrid(contract, 100000, 1, 64, 64)[0], 100000u);
+
+  // Causal pairs: 6 row blocks make 3 units, 7 make 4.
+  spec.causal = true;
+  LaunchContract causal = compileContract(spec);
+  EXPECT_EQ(attentionGrid(causal, 3, 32, 1000, 64)[0], 3u * 32 * 3);
+  EXPECT_EQ(attentionGrid(causal, 1, 1, 7 * 192, 64)[0], 4u);
+}
+
+TEST(Contract, ResampleGridCoversEveryTargetOfEveryRow) {
+  KernelSpec spec;
+  spec.kind = OpKind::Resample;
+  spec.streamFeatures = {6};
+  spec.resampleTile = ResampleTiling{Chip::sm_80, 64, 256};
+  LaunchContract contract = compileContract(spec);
+  EXPECT_EQ(contract.operands,
+            (std::vector<std::string>{"times0", "values0", "targets", "out"}));
+  EXPECT_EQ(contract.threads, 256u);
+  auto grid = [&](int64_t batch, int64_t targets) {
+    llvm::SmallVector<int64_t> times = {batch, 10}, values = {batch, 10, 6},
+                               target = {batch, targets},
+                               out = {batch, targets, 6};
+    llvm::Expected<std::array<unsigned, 3>> extents =
+        contract.computeGrid({times, values, target, out}, 0);
+    EXPECT_TRUE(static_cast<bool>(extents));
+    return extents ? *extents : std::array<unsigned, 3>{};
+  };
+  EXPECT_EQ(grid(7, 129), (std::array<unsigned, 3>{3, 7, 1}));
+  // Past CUDA's grid y limit, the kernel strides over rows.
+  EXPECT_EQ(grid(100000, 10)[1], 65535u);
+}
+
+TEST(Contract, CheckSortedOneCtaPerRow) {
+  KernelSpec spec;
+  spec.kind = OpKind::CheckSorted;
+  spec.streamFeatures = {6, 32};
+  spec.withLengths = true;
+  LaunchContract contract = compileContract(spec);
+  EXPECT_EQ(contract.operands,
+            (std::vector<std::string>{"times0", "times1", "lengths0",
+                                      "lengths1", "first"}));
+  EXPECT_EQ(contract.threads, kCheckSortedThreads);
+  llvm::SmallVector<int64_t> times = {100000, 5}, lengths = {100000},
+                             first = {2};
+  llvm::Expected<std::array<unsigned, 3>> grid =
+      contract.computeGrid({times, times, lengths, lengths, first}, 0);
+  ASSERT_TRUE(static_cast<bool>(grid));
+  EXPECT_EQ(*grid, (std::array<unsigned, 3>{65535, 1, 1}));
 }
 
 /// The error of checkAttentionTensors, or "" when it passes.
@@ -341,6 +437,8 @@ TEST(KernelSpec, GeneratedSourceVerifiesAndResampleCompiles) {
         << llvm::toString(compiled.takeError());
     ASSERT_EQ(compiled->kernelNames.size(), 1u);
     EXPECT_EQ(compiled->kernelNames.front(), spec.getKernelName());
+    // Every kernel of an fmha op comes with its launch contract.
+    EXPECT_EQ(compiled->contracts.count(spec.getKernelName().str()), 1u);
   }
 }
 
@@ -380,19 +478,6 @@ TEST(KernelArguments, MemRefDescriptorsInOrder) {
   EXPECT_EQ(at(9), 0);
   EXPECT_EQ(at(10), 4);
   EXPECT_EQ(at(11), 1);
-}
-
-TEST(ResampleLaunch, GridCoversEveryTargetOfEveryRow) {
-  LaunchConfig config =
-      getResampleLaunchConfig(ResampleTiling{Chip::sm_80, 64, 256}, 7, 129);
-  EXPECT_EQ(config.grid[0], 3u);
-  EXPECT_EQ(config.grid[1], 7u);
-  EXPECT_EQ(config.block[0], 256u);
-  // Past CUDA's grid y limit, the kernel strides over rows.
-  EXPECT_EQ(
-      getResampleLaunchConfig(ResampleTiling{Chip::sm_80, 64, 256}, 100000, 10)
-          .grid[1],
-      65535u);
 }
 
 } // namespace

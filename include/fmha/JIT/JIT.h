@@ -11,6 +11,7 @@
 #define FMHA_JIT_JIT_H
 
 #include "fmha/Dialect/Fmha/FmhaEnums.h"
+#include "fmha/Dialect/Fmha/LaunchContract.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 #include "fmha/JIT/DiskCache.h"
 #include "fmha/Runtime/CudaDriver.h"
@@ -21,6 +22,7 @@
 
 #include <array>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -87,25 +89,21 @@ private:
   std::vector<void *> pointers;
 };
 
-/// Appends the TMA tensor map of an attention operand [B, H, S, D] at
-/// \p data with element strides \p strides (innermost 1), for an sm_90a
-/// attention kernel, whose first parameters are the maps of q, k and v
-/// (AttentionToGPUSm90.cpp): boxes of 64 x \p boxRows (block_m for q,
-/// block_n for k and v), 128-byte swizzle. The error names the shape when
-/// the driver refuses it (e.g. a base or stride not a multiple of 16 bytes).
-llvm::Error addAttentionTensorMap(KernelArguments &arguments,
-                                  ElementType elementType, const void *data,
-                                  llvm::ArrayRef<int64_t> sizes,
-                                  llvm::ArrayRef<int64_t> strides,
-                                  unsigned boxRows);
+/// One launch operand as the host passes it: a device pointer, and the
+/// sizes and strides (in elements) of its dimensions, outermost first.
+struct LaunchOperand {
+  const void *data = nullptr;
+  llvm::SmallVector<int64_t, 4> sizes;
+  llvm::SmallVector<int64_t, 4> strides;
+};
 
-/// Grid and block of an fmha.resample kernel tiled by \p tiling, for
-/// \p batch rows of \p targets targets (ResampleToGPU.cpp's launch).
-LaunchConfig getResampleLaunchConfig(const ResampleTiling &tiling,
-                                     int64_t batch, int64_t targets);
-
-/// Grid and block of an fmha.check_sorted kernel for \p batch rows.
-LaunchConfig getCheckSortedLaunchConfig(int64_t batch);
+/// Appends the kernel parameters \p contract lists for \p operands (the
+/// launch operands, in the contract's order): memref descriptors, and TMA
+/// tensor maps encoded through the driver (the error names the operand and
+/// the shape when the driver refuses one).
+llvm::Error addKernelParameters(KernelArguments &arguments,
+                                const LaunchContract &contract,
+                                llvm::ArrayRef<LaunchOperand> operands);
 
 /// What fmha.check_sorted's `first` holds for a stream before the launch,
 /// and still after it when the stream's times are sorted.
@@ -121,17 +119,6 @@ struct UnsortedTimes {
 /// Decodes one entry of fmha.check_sorted's `first` operand: std::nullopt
 /// for kTimesSorted.
 std::optional<UnsortedTimes> decodeCheckSorted(uint64_t first);
-
-/// Grid, block and dynamic shared memory of an fmha.attention kernel tiled
-/// by \p tiling, for \p batch x \p queryHeads heads of \p querySeq queries
-/// with head dim \p headDim and elements of \p elementBytes. sm_80: one CTA
-/// per row block (AttentionToGPU.cpp's launch); sm_90a: the units of work
-/// of \p schedule, over at most schedule.residentCtas CTAs.
-LaunchConfig getAttentionLaunchConfig(const AttentionTiling &tiling,
-                                      unsigned headDim, unsigned elementBytes,
-                                      int64_t batch, int64_t queryHeads,
-                                      int64_t querySeq,
-                                      const AttentionSchedule &schedule = {});
 
 /// The operands of one fmha.attention launch (the op's contract in
 /// FmhaOps.td): q and o [B, Hq, Sq, D], k and v [B, Hkv, Sk, D] of the
@@ -196,8 +183,20 @@ public:
   /// shared memory is opted into on first use.
   llvm::Error launch(CUstream stream, const LaunchConfig &config,
                      void **arguments) const;
+  /// Launches on \p stream as the kernel's launch contract says, with
+  /// \p operands in the contract's order: its block and shared memory, the
+  /// grid its rule gives for the operands' sizes (a persistent grid at most
+  /// \p residentCtas CTAs, by default one per SM; 0: one per unit of work),
+  /// the parameters it lists. Needs a contract (every kernel of an fmha op
+  /// has one).
+  llvm::Error launch(CUstream stream, llvm::ArrayRef<LaunchOperand> operands,
+                     std::optional<unsigned> residentCtas = std::nullopt) const;
   llvm::StringRef getName() const { return name; }
   CUfunction getFunction() const { return function; }
+  /// The launch contract, or nullptr for a kernel written by hand.
+  const LaunchContract *getContract() const {
+    return contract ? &*contract : nullptr;
+  }
 
 private:
   friend class JIT;
@@ -205,6 +204,9 @@ private:
   CUfunction function = nullptr;
   CudaDriver *driver = nullptr;
   int device = 0;
+  std::optional<LaunchContract> contract;
+  /// CTAs of a persistent kernel that run at once: one per SM.
+  unsigned residentCtas = 0;
   /// The dynamic shared memory this kernel has been allowed so far. Set on
   /// the first launch that uses any: the default limit (48 KB) also counts
   /// the kernel's static shared memory, so no size is safe without it.
@@ -251,14 +253,14 @@ public:
   /// Runs \p spec's attention on \p tensors on \p stream: checks them
   /// (checkAttentionTensors), gets the kernel, and passes what it takes on
   /// this chip (TMA tensor maps on sm_90a, memref descriptors) with its
-  /// launch configuration. A spec without a tile runs with the chip's
-  /// default for the query length (getAttentionTiling with Sq).
-  /// \p schedule replaces getAttentionSchedule's (a measurement or a test
-  /// of the persistent grid).
+  /// launch contract. A spec without a tile runs with the chip's default
+  /// for the query length (getAttentionTiling with Sq). \p residentCtas
+  /// replaces the persistent grid's one CTA per SM (a measurement or a
+  /// test of the persistent grid; 0: one CTA per unit of work).
   llvm::Error
   launchAttention(const KernelSpec &spec, const AttentionTensors &tensors,
                   CUstream stream,
-                  std::optional<AttentionSchedule> schedule = std::nullopt);
+                  std::optional<unsigned> residentCtas = std::nullopt);
 
   /// Runs \p spec's resample on \p tensors on \p stream, checked as
   /// checkResampleTensors does.
@@ -280,9 +282,6 @@ public:
   AttentionTiling
   getAttentionTiling(const KernelSpec &spec,
                      std::optional<int64_t> querySeq = std::nullopt) const;
-  /// How \p spec's attention kernel shares out its work on this device: a
-  /// persistent grid of one CTA per SM.
-  AttentionSchedule getAttentionSchedule(const KernelSpec &spec) const;
 
   const LoadPlan &getLoadPlan() const { return plan; }
   const DeviceInfo &getDevice() const { return device; }
@@ -294,8 +293,13 @@ private:
   JIT() = default;
   /// The cache key of \p source under this JIT's plan and versions.
   std::string getKey(llvm::StringRef source) const;
-  llvm::Expected<CUmodule> loadOrCompile(const std::string &key,
-                                         llvm::StringRef source);
+  /// A loaded module and the launch contracts of its kernels.
+  struct LoadedModule {
+    CUmodule module = nullptr;
+    std::map<std::string, LaunchContract> contracts;
+  };
+  llvm::Expected<const LoadedModule &> loadOrCompile(const std::string &key,
+                                                     llvm::StringRef source);
 
   CudaDriver *driver = nullptr;
   DeviceInfo device;
@@ -306,7 +310,7 @@ private:
 
   mutable std::mutex mutex;
   /// Loaded modules by cache key.
-  llvm::StringMap<CUmodule> modules;
+  llvm::StringMap<LoadedModule> modules;
   /// Kernels by source, then name: a hit costs one hash of the text and no
   /// allocation, not the SHA-256 of the cache key.
   llvm::StringMap<llvm::StringMap<std::unique_ptr<Kernel>>> kernels;

@@ -11,7 +11,7 @@
 // descriptor. Each map has the operand's strides, a box of rows x 64
 // elements (rows = block_m for q, block_n for k and v) and 128-byte swizzle;
 // positions past S read as zeros. Grid: any number of CTAs along x, which
-// take the units of work (AttentionSchedule in TileConfig.h: a row block, or
+// take the units of work (pairsAttentionRowBlocks in TileConfig.h: a row block, or
 // a causal pair of them, of one (batch, head)) in turn: the JIT launches one
 // CTA per SM, so one unit's epilogue overlaps the next one's loads; the
 // host IR, which cannot ask the device, launches one CTA per unit.
@@ -340,7 +340,7 @@ private:
   /// computes, with the tile set (setTile), carrying a count of the key
   /// blocks passed so far (\p body returns the new count) and of the tiles
   /// (the parity of the Q barriers). CTA x takes the units of work x, x +
-  /// gridDim.x, ... (AttentionSchedule in TileConfig.h). The unit loop runs
+  /// gridDim.x, ... (pairsAttentionRowBlocks in TileConfig.h). The unit loop runs
   /// in 32 bits, as TMA coordinates do: there are at most as many units as
   /// rows of q, each of at least 128 bytes, and 2^31 of them would be a
   /// 256 GB q.
@@ -1179,8 +1179,8 @@ private:
 
 /// The TMA tensor maps of q, k and v first, then the op's operands as
 /// memref descriptors; a persistent grid over the units of work
-/// (getAttentionWorkUnits: ceil(Sq / block_m) row blocks, or half as many
-/// pairs, of each (batch, head)); the tile's block and shared memory. The
+/// (ceil(Sq / block_m) row blocks, or ceil of half as many pairs, of each
+/// (batch, head), pairsAttentionRowBlocks); the tile's block and shared memory. The
 /// maps copy boxes of rows x 64 elements (block_m rows of q, block_n of k
 /// and v), one 128-byte swizzle span wide.
 LaunchContract getSm90LaunchContract(AttentionOp op, TileAttr tile) {

@@ -126,7 +126,7 @@ struct LaunchContract {
   /// The JSON form that the disk cache and the C API's hosts read.
   llvm::json::Value toJSON() const;
   static llvm::Expected<LaunchContract> fromJSON(const llvm::json::Value &value);
-  static llvm::Expected<LaunchContract> fromJSON(llvm::StringRef text);
+  static llvm::Expected<LaunchContract> parseJSON(llvm::StringRef text);
 };
 
 /// CUDA's largest grid x extent, and the largest y and z extent.

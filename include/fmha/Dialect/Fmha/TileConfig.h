@@ -95,29 +95,18 @@ uint64_t getSm80RowSumSharedBytes(const AttentionTiling &tiling,
 uint64_t getAttentionSharedBytes(const AttentionTiling &tiling,
                                  unsigned headDim, unsigned elementBytes);
 
-/// How the CTAs of an sm_90a attention kernel share out its work
-/// (AttentionToGPUSm90.cpp). A unit of work is one block_m row block of one
+/// Whether the sm_90a attention kernel (AttentionToGPUSm90.cpp) pairs its
+/// row blocks. Its CTAs take units of work in turn (CTA x takes units x,
+/// x + gridDim.x, ...: a grid of one CTA per SM overlaps one unit's epilogue
+/// with the next one's loads). A unit is one block_m row block of one
 /// (batch, head), or, when the rows see more keys the later they come
 /// (causal without a window), the pair of row blocks R - 1 - i and i
 /// (R = ceil(Sq / block_m), the middle block of an odd R alone), so that
 /// units cost about the same. Consecutive units share a (batch, head), and
-/// so its K and V in L2. CTA x takes units x, x + gridDim.x, ...: a grid of
-/// one CTA per SM overlaps one unit's epilogue with the next one's loads.
-struct AttentionSchedule {
-  bool pairsRowBlocks = false;
-  /// CTAs that run at once (one per SM); 0: one CTA per unit.
-  unsigned residentCtas = 0;
-};
-
-/// Whether an attention kernel pairs row blocks (see AttentionSchedule).
+/// so its K and V in L2.
 inline bool pairsAttentionRowBlocks(bool causal, bool hasWindow) {
   return causal && !hasWindow;
 }
-
-/// The units of work (see AttentionSchedule) of \p batch x \p heads x
-/// \p rowBlocks row blocks.
-int64_t getAttentionWorkUnits(int64_t batch, int64_t heads, int64_t rowBlocks,
-                              bool pairsRowBlocks);
 
 /// The passes in which the sm_90a attention epilogue writes O: each
 /// consumer warp stages its 16 output rows in the V buffer of the tile's

@@ -365,7 +365,7 @@ LaunchContract::fromJSON(const llvm::json::Value &value) {
   return contract;
 }
 
-llvm::Expected<LaunchContract> LaunchContract::fromJSON(llvm::StringRef text) {
+llvm::Expected<LaunchContract> LaunchContract::parseJSON(llvm::StringRef text) {
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
   if (!value)
     return llvm::createStringError("launch contract JSON: " +

@@ -183,12 +183,6 @@ uint64_t fmha::getAttentionSharedBytes(const AttentionTiling &tiling,
   return 1024 + tiles + 8 * (2 + 4 * uint64_t(tiling.stages));
 }
 
-int64_t fmha::getAttentionWorkUnits(int64_t batch, int64_t heads,
-                                    int64_t rowBlocks, bool pairsRowBlocks) {
-  int64_t perHead = pairsRowBlocks ? (rowBlocks + 1) / 2 : rowBlocks;
-  return batch * heads * perHead;
-}
-
 unsigned fmha::getAttentionOutputPasses(const AttentionTiling &tiling,
                                         unsigned headDim) {
   // All consumer warps' slabs, 16 rows of head_dim / passes columns each,
