@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
@@ -89,48 +90,33 @@ static std::unique_ptr<MLIRContext> createContext() {
   return context;
 }
 
-llvm::Expected<CompiledModule>
-fmha::compileModule(llvm::StringRef source, const CompileOptions &options) {
-  std::unique_ptr<MLIRContext> context = createContext();
-  std::string diagnostics;
-  llvm::raw_string_ostream diagnosticStream(diagnostics);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(source, options.sourceName),
-      llvm::SMLoc());
-  SourceMgrDiagnosticHandler handler(sourceMgr, context.get(),
-                                     diagnosticStream);
-  auto fail = [&](llvm::StringRef what) {
-    return llvm::createStringError(
-        (what + (diagnostics.empty() ? "" : ":\n") + diagnostics).str());
-  };
-
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, context.get());
-  if (!module)
-    return fail("cannot parse the MLIR source");
-
+/// Lowers \p module to PTX, and to a cubin when asked; \p fail makes the
+/// error of a failed step, with the diagnostics collected so far.
+static llvm::Expected<CompiledModule>
+lowerAndTranslate(ModuleOp module, const CompileOptions &options,
+                  llvm::function_ref<llvm::Error(llvm::StringRef)> fail) {
+  MLIRContext *context = module.getContext();
   std::optional<StageDirectory> dumps;
   if (!options.dumpDirectory.empty()) {
     dumps.emplace(options.dumpDirectory);
     std::string text;
     llvm::raw_string_ostream os(text);
-    module->print(os);
+    module.print(os);
     dumps->write("00-input.mlir", text);
   }
 
-  PassManager pm(context.get());
+  PassManager pm(context);
   FmhaPipelineOptions pipeline;
   pipeline.chip = stringifyChip(options.chip).str();
   buildFmhaToNVVMPipeline(pm, pipeline);
   if (dumps)
     pm.addInstrumentation(std::make_unique<DumpAfterEachPass>(*dumps));
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(module)))
     return fail(llvm::formatv("lowering to NVVM for {0} failed",
                               stringifyChip(options.chip))
                     .str());
 
-  auto gpuModules = llvm::to_vector(module->getOps<gpu::GPUModuleOp>());
+  auto gpuModules = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
   if (gpuModules.size() != 1)
     return llvm::createStringError(llvm::formatv(
         "expected exactly one gpu.module after lowering, found {0}",
@@ -178,4 +164,49 @@ fmha::compileModule(llvm::StringRef source, const CompileOptions &options) {
     if (llvm::Error err = dumps->takeError())
       return std::move(err);
   return compiled;
+}
+
+llvm::Expected<CompiledModule>
+fmha::compileModule(llvm::StringRef source, const CompileOptions &options) {
+  std::unique_ptr<MLIRContext> context = createContext();
+  std::string diagnostics;
+  llvm::raw_string_ostream diagnosticStream(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, options.sourceName),
+      llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, context.get(),
+                                     diagnosticStream);
+  auto fail = [&](llvm::StringRef what) {
+    return llvm::createStringError(
+        (what + (diagnostics.empty() ? "" : ":\n") + diagnostics).str());
+  };
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, context.get());
+  if (!module)
+    return fail("cannot parse the MLIR source");
+  return lowerAndTranslate(*module, options, fail);
+}
+
+llvm::Expected<CompiledModule>
+fmha::compileKernelSpec(const KernelSpec &spec, const CompileOptions &options) {
+  std::unique_ptr<MLIRContext> context = createContext();
+  // The built ops have no source to point into: each diagnostic is its
+  // message, and those of its notes.
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diagnostic) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << diagnostic << "\n";
+    for (const Diagnostic &note : diagnostic.getNotes())
+      os << "note: " << note << "\n";
+    return success();
+  });
+  auto fail = [&](llvm::StringRef what) {
+    return llvm::createStringError(
+        (what + (diagnostics.empty() ? "" : ":\n") + diagnostics).str());
+  };
+  OwningOpRef<ModuleOp> module = buildKernelSpecModule(spec, *context);
+  if (failed(verify(*module)))
+    return fail("invalid kernel spec (" + spec.getKey() + ")");
+  return lowerAndTranslate(*module, options, fail);
 }

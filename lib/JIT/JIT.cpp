@@ -25,106 +25,6 @@ using namespace mlir::fmha;
 
 llvm::StringRef fmha::getFlashCoreVersion() { return FLASHCORE_VERSION; }
 
-static llvm::StringRef getElementTypeName(ElementType type) {
-  switch (type) {
-  case ElementType::F16:
-    return "f16";
-  case ElementType::BF16:
-    return "bf16";
-  case ElementType::F32:
-    return "f32";
-  }
-  llvm_unreachable("unknown element type");
-}
-
-std::string KernelSpec::toMLIR() const {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::StringRef type = getElementTypeName(elementType);
-  if (kind == OpKind::Attention) {
-    // Any strides with a dense head dimension: BHSD and BSHD alike.
-    std::string tensor = llvm::formatv(
-        "memref<?x?x?x{0}x{1}, strided<[?, ?, ?, 1], offset: ?>>", headDim,
-        type);
-    std::string lse = "memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>";
-    os << "func.func @attention(%q: " << tensor << ", %k: " << tensor
-       << ", %v: " << tensor << ", %o: " << tensor;
-    if (withLse)
-      os << ", %lse: " << lse;
-    os << ") {\n  fmha.attention q(%q : " << tensor << ") k(%k : " << tensor
-       << ") v(%v : " << tensor << ") -> o(%o : " << tensor << ")";
-    if (withLse)
-      os << " lse(%lse : " << lse << ")";
-    if (causal)
-      os << " causal";
-    llvm::SmallVector<std::string> attributes;
-    if (scale)
-      attributes.push_back(llvm::formatv("scale = {0:e} : f32", *scale));
-    if (window)
-      attributes.push_back(llvm::formatv("window = array<i64: {0}, {1}>",
-                                         (*window)[0], (*window)[1]));
-    if (attentionTile)
-      attributes.push_back(llvm::formatv(
-          "tile = #fmha.tile<{0}, block_m = {1}, block_n = {2}, warps = {3}, "
-          "stages = {4}>",
-          stringifyChip(attentionTile->chip), attentionTile->blockM,
-          attentionTile->blockN, attentionTile->warps, attentionTile->stages));
-    if (!attributes.empty())
-      os << " {" << llvm::join(attributes, ", ") << "}";
-    os << "\n  return\n}\n";
-    return text;
-  }
-
-  unsigned total = 0;
-  bool checkSorted = kind == OpKind::CheckSorted;
-  llvm::SmallVector<std::string> times, values, lengths, timeTypes, valueTypes,
-      lengthTypes, arguments;
-  for (auto [index, features] : llvm::enumerate(streamFeatures)) {
-    total += features;
-    times.push_back(llvm::formatv("%t{0}", index));
-    values.push_back(llvm::formatv("%x{0}", index));
-    lengths.push_back(llvm::formatv("%n{0}", index));
-    timeTypes.push_back("memref<?x?xf32>");
-    valueTypes.push_back(llvm::formatv("memref<?x?x{0}x{1}>", features, type));
-    lengthTypes.push_back("memref<?xi32>");
-    arguments.push_back(times.back() + ": " + timeTypes.back());
-    if (!checkSorted)
-      arguments.push_back(values.back() + ": " + valueTypes.back());
-    if (withLengths)
-      arguments.push_back(lengths.back() + ": " + lengthTypes.back());
-  }
-  std::string lengthsClause =
-      withLengths ? " lengths(" + llvm::join(lengths, ", ") + " : " +
-                        llvm::join(lengthTypes, ", ") + ")"
-                  : "";
-  if (checkSorted) {
-    std::string first =
-        llvm::formatv("memref<{0}xi64>", streamFeatures.size());
-    arguments.push_back("%first: " + first);
-    os << "func.func @check_sorted(" << llvm::join(arguments, ", ")
-       << ") {\n  fmha.check_sorted times(" << llvm::join(times, ", ")
-       << " : " << llvm::join(timeTypes, ", ") << ")" << lengthsClause
-       << " -> first(%first : " << first << ")\n  return\n}\n";
-    return text;
-  }
-  std::string out = llvm::formatv("memref<?x?x{0}x{1}>", total, type);
-  arguments.push_back("%targets: memref<?x?xf32>");
-  arguments.push_back("%out: " + out);
-  os << "func.func @resample(" << llvm::join(arguments, ", ") << ") {\n"
-     << "  fmha.resample " << stringifyResampleMode(mode) << " times("
-     << llvm::join(times, ", ") << " : " << llvm::join(timeTypes, ", ")
-     << ") values(" << llvm::join(values, ", ") << " : "
-     << llvm::join(valueTypes, ", ") << ")";
-  os << lengthsClause << " targets(%targets : memref<?x?xf32>) -> out(%out : " << out << ")";
-  if (resampleTile)
-    os << llvm::formatv(
-        " {tile = #fmha.resample_tile<{0}, block_t = {1}, threads = {2}>}",
-        stringifyChip(resampleTile->chip), resampleTile->blockT,
-        resampleTile->threads);
-  os << "\n  return\n}\n";
-  return text;
-}
-
 void KernelArguments::addMemRef(const void *data, llvm::ArrayRef<int64_t> sizes,
                                 llvm::ArrayRef<int64_t> strides) {
   auto address = static_cast<int64_t>(reinterpret_cast<uintptr_t>(data));
@@ -361,13 +261,15 @@ JITStats JIT::getStats() const {
   return stats;
 }
 
-std::string JIT::getKey(llvm::StringRef source) const {
+std::string JIT::getKey(llvm::StringRef what,
+                        llvm::StringRef identity) const {
   return computeCacheKey({"flashcore " + getFlashCoreVersion().str(),
                           "llvm " LLVM_VERSION_STRING, linkerVersion,
                           "ptx " + plan.ptxIsa.str(),
                           "chip " + stringifyChip(plan.chip).str(),
                           "arch " + plan.linkArch,
-                          "entry: contracts, NUL, image", source.str()});
+                          "entry: contracts, NUL, image", what.str(),
+                          identity.str()});
 }
 
 /// A disk cache entry's payload: the kernels' launch contracts as one JSON
@@ -409,7 +311,7 @@ decodeCacheEntry(llvm::StringRef payload) {
 }
 
 llvm::Expected<const JIT::LoadedModule &>
-JIT::loadOrCompile(const std::string &key, llvm::StringRef source) {
+JIT::loadOrCompile(const std::string &key, CompileFn compile) {
   auto found = modules.find(key);
   if (found != modules.end())
     return found->second;
@@ -438,7 +340,7 @@ JIT::loadOrCompile(const std::string &key, llvm::StringRef source) {
       options.linkArch = plan.linkArch;
     if (!dumpDirectory.empty())
       options.dumpDirectory = dumpDirectory + "/" + key;
-    llvm::Expected<CompiledModule> compiled = compileModule(source, options);
+    llvm::Expected<CompiledModule> compiled = compile(options);
     if (!compiled)
       return compiled.takeError();
     ++stats.compiled;
@@ -456,21 +358,12 @@ JIT::loadOrCompile(const std::string &key, llvm::StringRef source) {
   return modules[key] = std::move(loaded);
 }
 
-llvm::Expected<const Kernel &>
-JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
-  std::lock_guard<std::mutex> lock(mutex);
-  auto bySource = kernels.find(source);
-  if (bySource != kernels.end()) {
-    auto found = bySource->second.find(kernelName);
-    if (found != bySource->second.end()) {
-      ++stats.memoryHits;
-      return *found->second;
-    }
-  }
+llvm::Expected<std::unique_ptr<Kernel>>
+JIT::loadKernel(const std::string &key, llvm::StringRef kernelName,
+                CompileFn compile) {
   if (llvm::Error err = driver->makeCurrent(device.ordinal))
     return std::move(err);
-  llvm::Expected<const LoadedModule &> module =
-      loadOrCompile(getKey(source), source);
+  llvm::Expected<const LoadedModule &> module = loadOrCompile(key, compile);
   if (!module)
     return module.takeError();
   llvm::Expected<CUfunction> function =
@@ -486,24 +379,45 @@ JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
   if (contract != module->contracts.end())
     kernel->contract = contract->second;
   kernel->residentCtas = static_cast<unsigned>(device.multiprocessors);
-  const Kernel &result = *kernel;
-  kernels[source][kernelName] = std::move(kernel);
-  return result;
+  return std::move(kernel);
+}
+
+llvm::Expected<const Kernel &>
+JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto bySource = sourceKernels.find(source);
+  if (bySource != sourceKernels.end()) {
+    auto found = bySource->second.find(kernelName);
+    if (found != bySource->second.end()) {
+      ++stats.memoryHits;
+      return *found->second;
+    }
+  }
+  llvm::Expected<std::unique_ptr<Kernel>> kernel = loadKernel(
+      getKey("source", source), kernelName,
+      [&](const CompileOptions &options) {
+        return compileModule(source, options);
+      });
+  if (!kernel)
+    return kernel.takeError();
+  return *(sourceKernels[source][kernelName] = std::move(*kernel));
 }
 
 llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec) {
-  return getKernelFromSource(spec.toMLIR(), spec.getKernelName());
+  std::string specKey = spec.getKey();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = specKernels.find(specKey);
+  if (found != specKernels.end()) {
+    ++stats.memoryHits;
+    return *found->second;
+  }
+  llvm::Expected<std::unique_ptr<Kernel>> kernel = loadKernel(
+      getKey("spec", specKey), spec.getKernelName(),
+      [&](const CompileOptions &options) {
+        return compileKernelSpec(spec, options);
+      });
+  if (!kernel)
+    return kernel.takeError();
+  return *(specKernels[specKey] = std::move(*kernel));
 }
 
-llvm::StringRef KernelSpec::getKernelName() const {
-  // The lowerings name each kernel after its op.
-  switch (kind) {
-  case OpKind::Attention:
-    return "attention";
-  case OpKind::Resample:
-    return "resample";
-  case OpKind::CheckSorted:
-    return "check_sorted";
-  }
-  llvm_unreachable("unknown op kind");
-}

@@ -13,6 +13,9 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+#include <set>
+
 using namespace mlir::fmha;
 namespace fs = llvm::sys::fs;
 
@@ -90,13 +93,50 @@ TEST(Compile, ParseErrorsCarryTheDiagnostic) {
             "non-function type\nfunc.func @f(\n            ^\n");
 }
 
+TEST(Compile, InvalidSpecIsAnErrorWithTheVerifiersWords) {
+  KernelSpec spec;
+  spec.headDim = 96;
+  std::string error = errorOf(compileKernelSpec(spec, {}));
+  EXPECT_EQ(error.rfind("invalid kernel spec (attention bf16 d96):\n", 0), 0u)
+      << error;
+  EXPECT_NE(error.find("head dim must be 64, 128 or 256, got 96"),
+            std::string::npos)
+      << error;
+}
+
+// Every field a kernel is specialized on is in the spec's key.
+TEST(Compile, SpecKeysTellSpecsApart) {
+  std::vector<KernelSpec> specs(9);
+  specs[1].elementType = ElementType::F16;
+  specs[2].headDim = 64;
+  specs[3].causal = true;
+  specs[4].withLse = true;
+  specs[5].window = std::array<int64_t, 2>{128, 0};
+  specs[6].scale = 0.125f;
+  specs[7].scale = std::nextafter(0.125f, 1.0f);
+  specs[8].attentionTile = AttentionTiling{Chip::sm_90a, 128, 128, 12, 2};
+  std::set<std::string> keys;
+  for (const KernelSpec &spec : specs)
+    EXPECT_TRUE(keys.insert(spec.getKey()).second) << spec.getKey();
+  KernelSpec resample;
+  resample.kind = OpKind::Resample;
+  resample.streamFeatures = {6, 32};
+  KernelSpec other = resample;
+  other.streamFeatures = {32, 6};
+  EXPECT_NE(resample.getKey(), other.getKey());
+  other = resample;
+  other.kind = OpKind::CheckSorted;
+  EXPECT_NE(resample.getKey(), other.getKey());
+  EXPECT_EQ(resample.getKey(), "resample bf16 linear streams 6 32");
+}
+
 TEST(Compile, TileForAnotherChipIsAnErrorNamingBoth) {
   KernelSpec spec;
   spec.headDim = 64;
   spec.attentionTile = AttentionTiling{Chip::sm_80, 128, 64, 4, 1};
   CompileOptions options;
   options.chip = Chip::sm_90a;
-  std::string error = errorOf(compileModule(spec.toMLIR(), options));
+  std::string error = errorOf(compileKernelSpec(spec, options));
   EXPECT_NE(error.find("lowering to NVVM for sm_90a failed"),
             std::string::npos)
       << error;
@@ -120,7 +160,7 @@ TEST(Compile, AttentionSpecCompilesForEveryChipAndHeadDim) {
         CompileOptions options;
         options.chip = chip;
         llvm::Expected<CompiledModule> compiled =
-            compileModule(spec.toMLIR(), options);
+            compileKernelSpec(spec, options);
         ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
         EXPECT_NE(compiled->ptx.find(".visible .entry attention("),
                   std::string::npos);
@@ -139,8 +179,7 @@ LaunchContract compileContract(const KernelSpec &spec) {
     options.chip = spec.attentionTile->chip;
   if (spec.resampleTile)
     options.chip = spec.resampleTile->chip;
-  llvm::Expected<CompiledModule> compiled =
-      compileModule(spec.toMLIR(), options);
+  llvm::Expected<CompiledModule> compiled = compileKernelSpec(spec, options);
   if (!compiled) {
     ADD_FAILURE() << llvm::toString(compiled.takeError());
     return {};
@@ -431,10 +470,21 @@ TEST(KernelSpec, GeneratedSourceVerifiesAndResampleCompiles) {
   specs[4].streamFeatures = {6, 32};
   specs[4].withLengths = true;
   for (const KernelSpec &spec : specs) {
-    llvm::Expected<CompiledModule> compiled = compileModule(spec.toMLIR(), {});
+    CompileOptions options;
+    if (spec.attentionTile)
+      options.chip = spec.attentionTile->chip;
+    if (spec.resampleTile)
+      options.chip = spec.resampleTile->chip;
+    llvm::Expected<CompiledModule> compiled = compileKernelSpec(spec, options);
     ASSERT_TRUE(static_cast<bool>(compiled))
         << spec.toMLIR() << "\n"
         << llvm::toString(compiled.takeError());
+    // The built op is the op its text reads back as: the same kernel.
+    llvm::Expected<CompiledModule> fromText =
+        compileModule(spec.toMLIR(), options);
+    ASSERT_TRUE(static_cast<bool>(fromText))
+        << llvm::toString(fromText.takeError());
+    EXPECT_EQ(compiled->ptx, fromText->ptx) << spec.getKey();
     ASSERT_EQ(compiled->kernelNames.size(), 1u);
     EXPECT_EQ(compiled->kernelNames.front(), spec.getKernelName());
     // Every kernel of an fmha op comes with its launch contract.

@@ -11,8 +11,11 @@
 
 #include "fmha/Dialect/Fmha/FmhaEnums.h"
 #include "fmha/Dialect/Fmha/LaunchContract.h"
+#include "fmha/JIT/KernelSpec.h"
 #include "fmha/Target/PtxIsa.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -54,6 +57,20 @@ struct CompiledModule {
 /// errors, missing lowerings) are collected into the error.
 llvm::Expected<CompiledModule> compileModule(llvm::StringRef source,
                                              const CompileOptions &options);
+
+/// Compiles the op \p spec describes, built with an OpBuilder
+/// (buildKernelSpecModule): no MLIR text is written or parsed. Diagnostics
+/// (an invalid spec, a tile that does not fit) are collected into the
+/// error.
+llvm::Expected<CompiledModule> compileKernelSpec(const KernelSpec &spec,
+                                                 const CompileOptions &options);
+
+/// The op \p spec describes, in a func.func named after its kernel whose
+/// parameters are the op's operands (every size but the head or feature
+/// dimension dynamic; attention's strides dynamic with a dense head
+/// dimension), in a new module of \p context. Not verified.
+OwningOpRef<ModuleOp> buildKernelSpecModule(const KernelSpec &spec,
+                                            MLIRContext &context);
 
 } // namespace mlir::fmha
 

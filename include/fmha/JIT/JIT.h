@@ -14,9 +14,11 @@
 #include "fmha/Dialect/Fmha/LaunchContract.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 #include "fmha/JIT/DiskCache.h"
+#include "fmha/JIT/KernelSpec.h"
 #include "fmha/Runtime/CudaDriver.h"
 #include "fmha/Runtime/LoadPlan.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
@@ -31,36 +33,8 @@
 
 namespace mlir::fmha {
 
-/// The op a KernelSpec describes: fmha.attention, fmha.resample, or
-/// fmha.check_sorted over a resample's streams (the resample fields below,
-/// of which it uses the stream count and withLengths).
-enum class OpKind { Attention, Resample, CheckSorted };
-enum class ElementType { F16, BF16, F32 };
-
-/// The static description of an fmha op: everything a kernel is specialized
-/// on. Batch, head counts, sequence lengths and strides are launch arguments.
-struct KernelSpec {
-  OpKind kind = OpKind::Attention;
-  ElementType elementType = ElementType::BF16;
-  // Attention.
-  unsigned headDim = 128;
-  bool causal = false;
-  bool withLse = false;
-  std::optional<std::array<int64_t, 2>> window;
-  std::optional<float> scale;
-  std::optional<AttentionTiling> attentionTile;
-  // Resample.
-  ResampleMode mode = ResampleMode::linear;
-  /// Feature count D of each fused stream.
-  std::vector<unsigned> streamFeatures;
-  bool withLengths = false;
-  std::optional<ResampleTiling> resampleTile;
-
-  /// The op as MLIR: a func.func with every size but D dynamic.
-  std::string toMLIR() const;
-  /// The name of the kernel the op lowers to.
-  llvm::StringRef getKernelName() const;
-};
+struct CompileOptions;
+struct CompiledModule;
 
 /// Grid, block and dynamic shared memory of one launch.
 struct LaunchConfig {
@@ -291,15 +265,26 @@ public:
 
 private:
   JIT() = default;
-  /// The cache key of \p source under this JIT's plan and versions.
-  std::string getKey(llvm::StringRef source) const;
+  /// The disk cache key of a module under this JIT's plan and versions:
+  /// \p what it is compiled from ("source" text or a "spec" key) and
+  /// \p identity, that text or key.
+  std::string getKey(llvm::StringRef what, llvm::StringRef identity) const;
   /// A loaded module and the launch contracts of its kernels.
   struct LoadedModule {
     CUmodule module = nullptr;
     std::map<std::string, LaunchContract> contracts;
   };
+  using CompileFn = llvm::function_ref<llvm::Expected<CompiledModule>(
+      const CompileOptions &)>;
+  /// The module under disk cache key \p key: loaded already, else from
+  /// the disk cache, else compiled by \p compile.
   llvm::Expected<const LoadedModule &> loadOrCompile(const std::string &key,
-                                                     llvm::StringRef source);
+                                                     CompileFn compile);
+  /// The kernel \p kernelName of the module under \p key, loaded (or
+  /// compiled) as loadOrCompile does. Holds the mutex.
+  llvm::Expected<std::unique_ptr<Kernel>>
+  loadKernel(const std::string &key, llvm::StringRef kernelName,
+             CompileFn compile);
 
   CudaDriver *driver = nullptr;
   DeviceInfo device;
@@ -311,9 +296,10 @@ private:
   mutable std::mutex mutex;
   /// Loaded modules by cache key.
   llvm::StringMap<LoadedModule> modules;
-  /// Kernels by source, then name: a hit costs one hash of the text and no
-  /// allocation, not the SHA-256 of the cache key.
-  llvm::StringMap<llvm::StringMap<std::unique_ptr<Kernel>>> kernels;
+  /// Kernels by source, then name, and by spec key: a hit costs one hash
+  /// of the text or key, not the SHA-256 of the disk cache key.
+  llvm::StringMap<llvm::StringMap<std::unique_ptr<Kernel>>> sourceKernels;
+  llvm::StringMap<std::unique_ptr<Kernel>> specKernels;
   JITStats stats;
 };
 

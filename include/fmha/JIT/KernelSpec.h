@@ -1,0 +1,64 @@
+//===- KernelSpec.h - the static description of an fmha op -----*- C++ -*-===//
+//
+// Part of FlashCore. What the JIT, the C API and their users say about a
+// kernel: the op and everything it is specialized on. compileKernelSpec
+// (Compile.h) builds the op from it with an OpBuilder; nothing formats or
+// parses MLIR text on the way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FMHA_JIT_KERNELSPEC_H
+#define FMHA_JIT_KERNELSPEC_H
+
+#include "fmha/Dialect/Fmha/FmhaEnums.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::fmha {
+
+/// The op a KernelSpec describes: fmha.attention, fmha.resample, or
+/// fmha.check_sorted over a resample's streams (the resample fields below,
+/// of which it uses the stream count and withLengths).
+enum class OpKind { Attention, Resample, CheckSorted };
+enum class ElementType { F16, BF16, F32 };
+
+/// The static description of an fmha op: everything a kernel is specialized
+/// on. Batch, head counts, sequence lengths and strides are launch arguments.
+struct KernelSpec {
+  OpKind kind = OpKind::Attention;
+  ElementType elementType = ElementType::BF16;
+  // Attention.
+  unsigned headDim = 128;
+  bool causal = false;
+  bool withLse = false;
+  std::optional<std::array<int64_t, 2>> window;
+  std::optional<float> scale;
+  std::optional<AttentionTiling> attentionTile;
+  // Resample.
+  ResampleMode mode = ResampleMode::linear;
+  /// Feature count D of each fused stream.
+  std::vector<unsigned> streamFeatures;
+  bool withLengths = false;
+  std::optional<ResampleTiling> resampleTile;
+
+  /// Every field the kernel is specialized on, canonically: two specs with
+  /// the same key compile to the same kernel. The JIT's memory cache is
+  /// keyed by it, and its disk cache key includes it.
+  std::string getKey() const;
+  /// The op as MLIR text, as buildKernelSpecModule builds it (for dumps,
+  /// tests and tools that take text).
+  std::string toMLIR() const;
+  /// The name of the kernel the op lowers to.
+  llvm::StringRef getKernelName() const;
+};
+
+} // namespace mlir::fmha
+
+#endif // FMHA_JIT_KERNELSPEC_H

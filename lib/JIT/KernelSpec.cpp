@@ -1,0 +1,197 @@
+//===- KernelSpec.cpp - the static description of an fmha op --------------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/JIT/KernelSpec.h"
+#include "fmha/Dialect/Fmha/FmhaDialect.h"
+#include "fmha/JIT/Compile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+static llvm::StringRef getElementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return "f16";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::F32:
+    return "f32";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+llvm::StringRef KernelSpec::getKernelName() const {
+  // The lowerings name each kernel after its op.
+  switch (kind) {
+  case OpKind::Attention:
+    return "attention";
+  case OpKind::Resample:
+    return "resample";
+  case OpKind::CheckSorted:
+    return "check_sorted";
+  }
+  llvm_unreachable("unknown op kind");
+}
+
+std::string KernelSpec::getKey() const {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << getKernelName() << ' ' << getElementTypeName(elementType);
+  if (kind == OpKind::Attention) {
+    os << " d" << headDim << (causal ? " causal" : "")
+       << (withLse ? " lse" : "");
+    if (window)
+      os << " window " << (*window)[0] << ',' << (*window)[1];
+    // The bits of the scale: two scales that print alike are not alike.
+    if (scale)
+      os << llvm::formatv(" scale {0:x8}", llvm::bit_cast<uint32_t>(*scale));
+    if (attentionTile)
+      os << " tile " << stringifyChip(attentionTile->chip) << ','
+         << attentionTile->blockM << ',' << attentionTile->blockN << ','
+         << attentionTile->warps << ',' << attentionTile->stages;
+    return key;
+  }
+  if (kind == OpKind::Resample)
+    os << ' ' << stringifyResampleMode(mode);
+  os << " streams";
+  for (unsigned features : streamFeatures)
+    os << ' ' << features;
+  if (withLengths)
+    os << " lengths";
+  if (kind == OpKind::Resample && resampleTile)
+    os << " tile " << stringifyChip(resampleTile->chip) << ','
+       << resampleTile->blockT << ',' << resampleTile->threads;
+  return key;
+}
+
+static Type getElementType(OpBuilder &b, ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return b.getF16Type();
+  case ElementType::BF16:
+    return b.getBF16Type();
+  case ElementType::F32:
+    return b.getF32Type();
+  }
+  llvm_unreachable("unknown element type");
+}
+
+/// A memref of \p shape whose strides and offset are all dynamic but the
+/// innermost stride, 1 when \p denseInnermost.
+static MemRefType getStridedType(ArrayRef<int64_t> shape, Type element,
+                                 bool denseInnermost) {
+  SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
+  if (denseInnermost)
+    strides.back() = 1;
+  return MemRefType::get(shape, element,
+                         StridedLayoutAttr::get(element.getContext(),
+                                                ShapedType::kDynamic, strides));
+}
+
+/// Adds `func.func @name(types...)` at \p b's insertion point and moves
+/// \p b into its body; returns its arguments.
+static ValueRange createFunc(OpBuilder &b, StringRef name, TypeRange types) {
+  auto func = func::FuncOp::create(b, b.getUnknownLoc(), name,
+                                   b.getFunctionType(types, {}));
+  b.setInsertionPointToStart(func.addEntryBlock());
+  return func.getArguments();
+}
+
+OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
+                                                  MLIRContext &context) {
+  context.getOrLoadDialect<FmhaDialect>();
+  context.getOrLoadDialect<func::FuncDialect>();
+  OpBuilder b(&context);
+  Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  Type element = getElementType(b, spec.elementType);
+  constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+  if (spec.kind == OpKind::Attention) {
+    // Any strides with a dense head dimension: BHSD and BSHD alike.
+    MemRefType tensor = getStridedType(
+        {kDynamic, kDynamic, kDynamic, int64_t(spec.headDim)}, element,
+        /*denseInnermost=*/true);
+    SmallVector<Type> types(4, tensor);
+    if (spec.withLse)
+      types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
+                                     b.getF32Type(),
+                                     /*denseInnermost=*/false));
+    ValueRange arguments = createFunc(b, "attention", types);
+    TileAttr tile;
+    if (const std::optional<AttentionTiling> &t = spec.attentionTile)
+      tile = TileAttr::get(&context, t->chip, t->blockM, t->blockN, t->warps,
+                           t->stages);
+    AttentionOp::create(
+        b, loc, arguments[0], arguments[1], arguments[2], arguments[3],
+        spec.withLse ? arguments[4] : Value(), spec.causal,
+        spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
+        spec.window ? b.getDenseI64ArrayAttr(*spec.window)
+                    : DenseI64ArrayAttr(),
+        tile);
+    func::ReturnOp::create(b, loc);
+    return module;
+  }
+
+  // Streams' operands in the ops' order: times, values, lengths.
+  auto timesType = MemRefType::get({kDynamic, kDynamic}, b.getF32Type());
+  auto lengthsType = MemRefType::get({kDynamic}, b.getI32Type());
+  unsigned streams = spec.streamFeatures.size();
+  bool checkSorted = spec.kind == OpKind::CheckSorted;
+  SmallVector<Type> types(streams, timesType);
+  unsigned totalFeatures = 0;
+  if (!checkSorted)
+    for (unsigned features : spec.streamFeatures) {
+      types.push_back(MemRefType::get(
+          {kDynamic, kDynamic, int64_t(features)}, element));
+      totalFeatures += features;
+    }
+  if (spec.withLengths)
+    types.append(streams, lengthsType);
+  if (checkSorted) {
+    types.push_back(MemRefType::get({int64_t(streams)}, b.getI64Type()));
+    ValueRange arguments = createFunc(b, "check_sorted", types);
+    CheckSortedOp::create(
+        b, loc, arguments.take_front(streams),
+        spec.withLengths ? arguments.slice(streams, streams) : ValueRange(),
+        arguments.back());
+    func::ReturnOp::create(b, loc);
+    return module;
+  }
+  types.push_back(timesType);
+  types.push_back(MemRefType::get(
+      {kDynamic, kDynamic, int64_t(totalFeatures)}, element));
+  ValueRange arguments = createFunc(b, "resample", types);
+  ResampleTileAttr tile;
+  if (const std::optional<ResampleTiling> &t = spec.resampleTile)
+    tile = ResampleTileAttr::get(&context, t->chip, t->blockT, t->threads);
+  unsigned lengthsStart = 2 * streams;
+  ResampleOp::create(
+      b, loc, ResampleModeAttr::get(&context, spec.mode),
+      arguments.take_front(streams),
+      arguments.slice(streams, streams),
+      spec.withLengths ? arguments.slice(lengthsStart, streams) : ValueRange(),
+      arguments[arguments.size() - 2], arguments.back(), tile);
+  func::ReturnOp::create(b, loc);
+  return module;
+}
+
+std::string KernelSpec::toMLIR() const {
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  OwningOpRef<ModuleOp> module = buildKernelSpecModule(*this, context);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return text;
+}
