@@ -129,22 +129,6 @@ Value RowMask::hides(ImplicitLocOpBuilder &b, int64_t column) const {
   return hidden;
 }
 
-CtaCoordinates CtaCoordinates::compute(ImplicitLocOpBuilder &b, Value q,
-                                       Value k, int64_t blockM) {
-  CtaCoordinates cta;
-  cta.seqQ = memref::DimOp::create(b, q, 2);
-  cta.seqK = memref::DimOp::create(b, k, 2);
-  Value reversed = arith::SubIOp::create(
-      b,
-      arith::SubIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
-                            index(b, 1)),
-      gpu::BlockIdOp::create(b, gpu::Dimension::x));
-  cta.firstRow = arith::MulIOp::create(b, reversed, index(b, blockM));
-  cta.head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  cta.kvHead = getKvHead(b, q, k, cta.head);
-  return cta;
-}
-
 Value fmha::getKvHead(ImplicitLocOpBuilder &b, Value q, Value k, Value head) {
   Value queryHeads = memref::DimOp::create(b, q, 1);
   Value kvHeads = memref::DimOp::create(b, k, 1);

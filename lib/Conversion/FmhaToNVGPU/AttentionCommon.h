@@ -62,16 +62,6 @@ struct RowMask {
   Value hides(ImplicitLocOpBuilder &b, int64_t column) const;
 };
 
-/// Which rows, head and sizes one CTA of the sm_80 kernel works on: grid x
-/// is the row block (longest causal blocks first: block x computes row block
-/// gridDim.x - 1 - x), grid y the query head (getRowBlockGrid).
-struct CtaCoordinates {
-  Value seqQ, seqK, firstRow, head, kvHead;
-
-  static CtaCoordinates compute(ImplicitLocOpBuilder &b, Value q, Value k,
-                                int64_t blockM);
-};
-
 /// The KV head that query head \p head reads (GQA: Hq / Hkv query heads
 /// share one).
 Value getKvHead(ImplicitLocOpBuilder &b, Value q, Value k, Value head);

@@ -2,13 +2,17 @@
 //
 // Part of FlashCore. The entry point of the fmha lowerings: each op becomes a
 // kernel in the module's `fmha_kernels` gpu.module and a gpu.launch_func in
-// its place: fmha.resample (ResampleToGPU.cpp) and fmha.attention
-// (AttentionToGPU.cpp for sm_80, AttentionToGPUSm90.cpp for sm_90a) for both
-// chips.
+// its place. fmha.resample and fmha.check_sorted have one kernel for every
+// chip (ResampleToGPU.cpp); fmha.attention has one per chip, and this file
+// is the one place that picks it: Sm80/ (FlashAttention-2 over mma.sync,
+// ldmatrix and cp.async) or Sm90a/ (warp-specialized, over WGMMA, TMA and
+// mbarriers). What the chips share (tiling arithmetic, masks, online
+// softmax, which tiles a CTA takes) is at the top of this folder.
 //
 //===----------------------------------------------------------------------===//
 
-#include "FmhaToNVGPU.h"
+#include "fmha/Conversion/FmhaToNVGPU/FmhaToNVGPU.h"
+#include "AttentionLowerings.h"
 #include "fmha/Dialect/Fmha/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,6 +35,31 @@ namespace mlir::fmha {
 
 using namespace mlir;
 using namespace mlir::fmha;
+
+LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
+                                        gpu::GPUModuleOp kernels) {
+  std::optional<TileAttr> tile = op.getTile();
+  if (!tile)
+    return op.emitOpError(
+        "has no tile configuration: run fmha-materialize-tiles first");
+  for (Value operand : {op.getQ(), op.getK(), op.getV(), op.getO()}) {
+    auto type = cast<MemRefType>(operand.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      return op.emitOpError("needs q, k, v and o dense along the head "
+                            "dimension (innermost stride 1), got ")
+             << type;
+  }
+  switch (tile->getChip()) {
+  case Chip::sm_80:
+    return lowerAttentionToGPUSm80(op, *tile, kernels);
+  case Chip::sm_90a:
+    return lowerAttentionToGPUSm90a(op, *tile, kernels);
+  }
+  llvm_unreachable("unknown chip");
+}
 
 namespace {
 struct ConvertFmhaToNVGPUPass

@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FmhaToNVGPU.h"
+#include "fmha/Conversion/FmhaToNVGPU/FmhaToNVGPU.h"
 #include "KernelLaunch.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 

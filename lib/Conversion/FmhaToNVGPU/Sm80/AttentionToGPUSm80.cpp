@@ -28,8 +28,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionCommon.h"
-#include "FmhaToNVGPU.h"
+#include "AttentionLowerings.h"
 #include "KernelLaunch.h"
+#include "TileSchedule.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -887,35 +888,19 @@ LaunchContract getSm80LaunchContract(AttentionOp op, TileAttr tile) {
 
 } // namespace
 
-LogicalResult fmha::lowerAttentionToGPU(AttentionOp op,
-                                        gpu::GPUModuleOp kernels) {
-  std::optional<TileAttr> tile = op.getTile();
-  if (!tile)
-    return op.emitOpError(
-        "has no tile configuration: run fmha-materialize-tiles first");
-  for (Value operand : {op.getQ(), op.getK(), op.getV(), op.getO()}) {
-    auto type = cast<MemRefType>(operand.getType());
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)) ||
-        strides.back() != 1)
-      return op.emitOpError("needs q, k, v and o dense along the head "
-                            "dimension (innermost stride 1), got ")
-             << type;
-  }
-  if (tile->getChip() == Chip::sm_90a)
-    return lowerAttentionToGPUSm90(op, *tile, kernels);
-  if (tile->getStages() != 1)
+LogicalResult fmha::lowerAttentionToGPUSm80(AttentionOp op, TileAttr tile,
+                                            gpu::GPUModuleOp kernels) {
+  if (tile.getStages() != 1)
     return op.emitOpError("the sm_80 lowering keeps one K and one V buffer "
                           "whose loads alternate (FlashAttention-2): stages "
                           "must be 1, got ")
-           << tile->getStages();
+           << tile.getStages();
 
   gpu::GPUFuncOp func = createKernelFunc(op, kernels, "attention",
-                                         getSm80LaunchContract(op, *tile));
+                                         getSm80LaunchContract(op, tile));
   ImplicitLocOpBuilder b(op.getLoc(), op.getContext());
   b.setInsertionPointToStart(&func.getBody().front());
-  AttentionKernelBuilder(op, *tile, func, b).build();
+  AttentionKernelBuilder(op, tile, func, b).build();
   replaceByLaunch(op, func);
   return success();
 }

@@ -1,0 +1,446 @@
+//===- AttentionToGPUSm90a.cpp - fmha.attention for sm_90a ----------------===//
+//
+// Part of FlashCore. Lowers fmha.attention with an sm_90a tile to one
+// warp-specialized FlashAttention-3-style forward kernel (KERNELS.md
+// section 2) plus a gpu.launch_func in its place. This file is the kernel's
+// schedule: which warpgroup does what, in which order. The instructions are
+// the emitters' (Sm90a/*.h): TmaPipeline (shared memory, mbarriers, TMA),
+// WarpgroupGemm (WGMMA), FragmentSoftmax (mask and online softmax on the
+// accumulator fragments), ConsumerTurns (setmaxnreg, ping-pong) and
+// Epilogue (stmatrix staging, O and LSE stores); which tiles a CTA takes is
+// PersistentTileSchedule's.
+//
+// Launch (getSm90aLaunchContract): the TMA tensor maps of q, k and v first
+// (CUtensorMap, 128 bytes each, passed by value: !llvm.ptr parameters that
+// fmha-tensor-map-parameters makes byval grid-constant ones after the GPU
+// lowering), then the op's memref operands in order, each an MLIR memref
+// descriptor. Each map has the operand's strides, a box of rows x 64
+// elements (rows = block_m for q, block_n for k and v) and 128-byte swizzle;
+// positions past S read as zeros. Grid: any number of CTAs along x, which
+// take the units of work (pairsAttentionRowBlocks in TileConfig.h: a row
+// block, or a causal pair of them, of one (batch, head)) in turn: the JIT
+// launches one CTA per SM, so one unit's epilogue overlaps the next one's
+// loads; the host IR, which cannot ask the device, launches one CTA per
+// unit.
+//
+// Warpgroup 0 is the producer: one thread issues every TMA load. Q once per
+// tile (row block of a (batch, head)), K and V of each key block into
+// `stages` buffers, each buffer with a full and an empty mbarrier. The other
+// warpgroups are consumers, each owning 64 query rows: per key block j
+//
+//   wait K_j, V_{j-1} full;  issue S_j = Q K_j^T (WGMMA, both operands in
+//                            shared memory), then O += P_{j-1} V_{j-1}
+//                            (WGMMA with A = P from registers)
+//   wait for S_j;            release K_j; mask; online softmax -> P_j
+//   wait for P V;            release V_{j-1}; rescale O
+//
+// so each warpgroup's softmax runs under its own P V (FlashAttention-3's
+// intra-warpgroup overlap). The producer runs ahead by `stages` blocks, so
+// loads overlap the GEMMs. With two or three consumers they take turns
+// issuing their GEMMs (ConsumerTurns). After a tile's last P V the consumers
+// write O and the LSE (Epilogue).
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionCommon.h"
+#include "AttentionLowerings.h"
+#include "KernelLaunch.h"
+#include "Sm90a/Epilogue.h"
+#include "Sm90a/FragmentSoftmax.h"
+#include "Sm90a/PingPong.h"
+#include "Sm90a/TmaPipeline.h"
+#include "Sm90a/WarpgroupGemm.h"
+#include "TileSchedule.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fmha;
+using namespace mlir::fmha::sm90a;
+
+namespace {
+
+/// The producer's part of one tile: Q, then K and V of every key block into
+/// the buffers as the consumers free them. Returns the count of key blocks
+/// loaded so far, from \p loaded.
+Value buildProducer(KernelBuilder &b, const KernelShape &shape,
+                    TmaPipeline &pipeline, gpu::GPUFuncOp func,
+                    const TileCoordinates &tile, Value iteration,
+                    Value loaded) {
+  // Q, once the consumers are done with the previous tile's.
+  Value parity = b.urem(iteration, b.i32(2));
+  pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty),
+                b.xor_(parity, b.i32(1)));
+  Value full = pipeline.getBarrier(TmaPipeline::kQueryFull);
+  pipeline.expectBytes(full, shape.queryBytes);
+  pipeline.loadTile(func.getArgument(kQMap), pipeline.getBase(), full,
+                    b.word(tile.firstRow), b.word(tile.head), tile.batchIndex,
+                    shape.blockM);
+
+  // K and V of every key block, last to first, as the consumers visit
+  // them (in 32 bits, as TMA coordinates).
+  Value lastBlockEnd = b.word(tile.range.lastBlockEnd);
+  Value count = b.sub(lastBlockEnd, b.word(tile.range.firstBlock));
+  Value kvHeadWord = b.word(tile.kvHead);
+  auto loop =
+      scf::ForOp::create(b, b.i32(0), count, b.i32(1), ValueRange{loaded});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value block = b.sub(b.sub(lastBlockEnd, b.i32(1)), loop.getInductionVar());
+  Value blockRow = b.mul(block, b.i32(shape.blockN));
+  Value current = loop.getRegionIterArgs()[0];
+  auto [stage, phase] = pipeline.getStageAndPhase(current);
+  // The first pass over each buffer finds it empty: a fresh barrier
+  // reports the phase before its first as complete.
+  Value emptyPhase = b.xor_(phase, b.i32(1));
+  for (auto [map, fullBarrier, emptyBarrier, tileOffset] :
+       {std::tuple{kKMap, TmaPipeline::kKeyFull, TmaPipeline::kKeyEmpty,
+                   pipeline.getKeyBuffersOffset()},
+        std::tuple{kVMap, TmaPipeline::kValueFull, TmaPipeline::kValueEmpty,
+                   pipeline.getValueBuffersOffset()}}) {
+    pipeline.wait(pipeline.getBarrier(emptyBarrier, stage), emptyPhase);
+    Value barrier = pipeline.getBarrier(fullBarrier, stage);
+    pipeline.expectBytes(barrier, shape.keyBytes);
+    pipeline.loadTile(func.getArgument(map),
+                      pipeline.getTileAddress(stage, tileOffset), barrier,
+                      blockRow, kvHeadWord, tile.batchIndex, shape.blockN);
+  }
+  scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
+  return loop.getResult(0);
+}
+
+/// The part of one consumer warpgroup: its 64 rows of each tile. The GEMMs
+/// of consecutive key blocks overlap in FlashAttention-3's order (KERNELS.md
+/// section 2, "fwd_step"): block j issues S_j = Q K_j^T and then
+/// O += P_{j-1} V_{j-1}, waits for S_j only, and runs the softmax of S_j
+/// while the tensor cores still work on P_{j-1} V_{j-1}. The first block
+/// (the last-indexed, always masked here) only computes its S and P; a
+/// drain step adds the last P V.
+class Consumer {
+public:
+  Consumer(KernelBuilder &b, const KernelShape &shape,
+           const AttentionWindow &window, Value threadId,
+           TmaPipeline &pipeline, ConsumerTurns &turns, Epilogue &epilogue)
+      : b(b), shape(shape), window(window), threadId(threadId),
+        pipeline(pipeline), turns(turns), epilogue(epilogue),
+        gemm(b, shape, pipeline), softmax(b, shape, window) {}
+
+  /// Computes \p tile, the \p iteration-th (i32) of this CTA, whose key
+  /// blocks follow the \p consumed (i32) before it; returns the count of
+  /// key blocks consumed after it.
+  Value buildTile(const TileCoordinates &tile, Value iteration,
+                  Value consumed);
+
+private:
+  SmallVector<Value> buildFirstBlock(const TileCoordinates &tile, Value block,
+                                     ConsumerState &state);
+  std::pair<ConsumerState, SmallVector<Value>>
+  buildKeyBlocks(const TileCoordinates &tile, Value end, Value begin,
+                 bool masked, const ConsumerState &state,
+                 ArrayRef<Value> pending);
+  SmallVector<Value> buildKeyBlock(const TileCoordinates &tile, Value block,
+                                   bool masked, ConsumerState &state,
+                                   ValueRange pending);
+  Value drainValues(ConsumerState &state, ArrayRef<Value> pending);
+
+  KernelBuilder &b;
+  const KernelShape &shape;
+  const AttentionWindow &window;
+  Value threadId;
+  TmaPipeline &pipeline;
+  ConsumerTurns &turns;
+  Epilogue &epilogue;
+  WarpgroupGemm gemm;
+  FragmentSoftmax softmax;
+};
+
+Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
+                          Value consumed) {
+  FragmentLanes::derive(b, threadId);
+  pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryFull),
+                b.urem(iteration, b.i32(2)));
+
+  ConsumerState state;
+  state.out = LLVM::ZeroOp::create(b, getAccumulatorType(b, shape.headDim));
+  Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
+  state.rowMax = {minusInf, minusInf};
+  state.rowSum = {b.f32(0.0f), b.f32(0.0f)};
+  state.consumed = consumed;
+
+  const KeyBlockRange &range = tile.range;
+  Value anyBlock = b.sgt(range.lastBlockEnd, range.firstBlock);
+  auto blocks = scf::IfOp::create(
+      b, anyBlock,
+      [&](OpBuilder &, Location) {
+        // The blocks after the first, in the three ranges, clamped.
+        Value rest = b.sub(range.lastBlockEnd, b.index(1));
+        auto below = [&](Value bound) { return b.smin(bound, rest); };
+        ConsumerState current = state;
+        SmallVector<Value> pending = buildFirstBlock(tile, rest, current);
+        std::tie(current, pending) =
+            buildKeyBlocks(tile, rest, below(range.unmaskedEnd),
+                           /*masked=*/true, current, pending);
+        std::tie(current, pending) = buildKeyBlocks(
+            tile, below(range.unmaskedEnd), below(range.unmaskedBegin),
+            /*masked=*/false, current, pending);
+        if (window.left)
+          std::tie(current, pending) =
+              buildKeyBlocks(tile, below(range.unmaskedBegin),
+                             range.firstBlock, /*masked=*/true, current,
+                             pending);
+        // Every S = Q K^T has completed: the producer may load the next
+        // tile's Q under the last P V and the epilogue.
+        pipeline.release(pipeline.getBarrier(TmaPipeline::kQueryEmpty));
+        Value lastStage = drainValues(current, pending);
+        SmallVector<Value> results = current.flatten();
+        results.push_back(lastStage);
+        scf::YieldOp::create(b, results);
+      },
+      [&](OpBuilder &, Location) {
+        pipeline.release(pipeline.getBarrier(TmaPipeline::kQueryEmpty));
+        SmallVector<Value> results = state.flatten();
+        results.push_back(b.i32(0));
+        scf::YieldOp::create(b, results);
+      });
+  state = ConsumerState::unflatten(blocks.getResults());
+  Value lastStage = blocks.getResults().back();
+  // The epilogue in its own branch, not in the key blocks' one: with both
+  // in one region ptxas kept the tile's buffer and phase arithmetic in
+  // vector registers and added 16-24 R2UR per key block to move the WGMMA
+  // descriptors to uniform ones.
+  scf::IfOp::create(
+      b, anyBlock,
+      [&](OpBuilder &, Location) {
+        epilogue.storeOutput(state, lastStage, tile);
+        scf::YieldOp::create(b);
+      },
+      [&](OpBuilder &, Location) {
+        epilogue.storeEmptyRows(tile);
+        scf::YieldOp::create(b);
+      });
+  return state.consumed;
+}
+
+/// S and P of the first key block \p block (masked: it may be partial or
+/// on the diagonal); returns P.
+SmallVector<Value> Consumer::buildFirstBlock(const TileCoordinates &tile,
+                                             Value block,
+                                             ConsumerState &state) {
+  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  auto [stage, phase] = pipeline.getStageAndPhase(state.consumed);
+  pipeline.wait(pipeline.getBarrier(TmaPipeline::kKeyFull, stage), phase);
+  turns.waitForTurn();
+  gemm.fence();
+  Value scores = gemm.issueScores(stage, lanes.consumerRow);
+  gemm.commitGroup();
+  turns.passTurn();
+  gemm.waitGroup(0);
+  pipeline.release(pipeline.getBarrier(TmaPipeline::kKeyEmpty, stage));
+  SmallVector<Value> values =
+      unpackAccumulator(b, scores, shape.blockN / 2);
+  softmax.applyMask(values, b.mul(block, b.index(shape.blockN)), lanes,
+                    tile);
+  // O is still zero: its rescale can be skipped.
+  SmallVector<Value> probabilities = softmax.update(values, state).first;
+  state.consumed = b.add(state.consumed, b.i32(1));
+  return probabilities;
+}
+
+/// Runs key blocks end - 1 down to begin, carrying the state and the P of
+/// the block before.
+std::pair<ConsumerState, SmallVector<Value>>
+Consumer::buildKeyBlocks(const TileCoordinates &tile, Value end, Value begin,
+                         bool masked, const ConsumerState &state,
+                         ArrayRef<Value> pending) {
+  SmallVector<Value> carried = state.flatten();
+  size_t stateSize = carried.size();
+  llvm::append_range(carried, pending);
+  Value count = b.sub(end, begin);
+  auto loop = scf::ForOp::create(b, b.index(0), count, b.index(1), carried);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value block = b.sub(b.sub(end, b.index(1)), loop.getInductionVar());
+  ValueRange arguments = loop.getRegionIterArgs();
+  ConsumerState current =
+      ConsumerState::unflatten(arguments.take_front(stateSize));
+  SmallVector<Value> probabilities = buildKeyBlock(
+      tile, block, masked, current, arguments.drop_front(stateSize));
+  SmallVector<Value> yielded = current.flatten();
+  llvm::append_range(yielded, probabilities);
+  scf::YieldOp::create(b, yielded);
+  b.setInsertionPointAfter(loop);
+  ValueRange results = loop.getResults();
+  return {ConsumerState::unflatten(results.take_front(stateSize)),
+          SmallVector<Value>(results.drop_front(stateSize))};
+}
+
+/// One pipelined step: issue S_j and O += P_{j-1} V_{j-1}, softmax of S_j
+/// under the P V, then rescale O. Returns P_j.
+SmallVector<Value> Consumer::buildKeyBlock(const TileCoordinates &tile,
+                                           Value block, bool masked,
+                                           ConsumerState &state,
+                                           ValueRange pending) {
+  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  auto [stage, phase] = pipeline.getStageAndPhase(state.consumed);
+  auto [previousStage, previousPhase] =
+      pipeline.getStageAndPhase(b.sub(state.consumed, b.i32(1)));
+  pipeline.wait(pipeline.getBarrier(TmaPipeline::kKeyFull, stage), phase);
+  pipeline.wait(pipeline.getBarrier(TmaPipeline::kValueFull, previousStage),
+                previousPhase);
+  // Issue S_j before P_{j-1} V_{j-1}: wait_group counts in issue order.
+  turns.waitForTurn();
+  gemm.fence();
+  Value scores = gemm.issueScores(stage, lanes.consumerRow);
+  gemm.commitGroup();
+  Value out =
+      gemm.issueValues(SmallVector<Value>(pending), previousStage, state.out);
+  gemm.commitGroup();
+  turns.passTurn();
+  // S_j is ready; P V may still run.
+  gemm.waitGroup(1);
+  pipeline.release(pipeline.getBarrier(TmaPipeline::kKeyEmpty, stage));
+  SmallVector<Value> values =
+      unpackAccumulator(b, scores, shape.blockN / 2);
+  if (masked)
+    softmax.applyMask(values, b.mul(block, b.index(shape.blockN)), lanes,
+                      tile);
+  auto [probabilities, alpha] = softmax.update(values, state);
+  gemm.waitGroup(0);
+  pipeline.release(
+      pipeline.getBarrier(TmaPipeline::kValueEmpty, previousStage));
+  state.out = softmax.scaleRows(out, alpha);
+  state.consumed = b.add(state.consumed, b.i32(1));
+  return probabilities;
+}
+
+/// O += P V of the last block. Returns the block's V buffer, which the
+/// epilogue stages O in and then releases.
+Value Consumer::drainValues(ConsumerState &state, ArrayRef<Value> pending) {
+  FragmentLanes::derive(b, threadId);
+  auto [stage, phase] =
+      pipeline.getStageAndPhase(b.sub(state.consumed, b.i32(1)));
+  pipeline.wait(pipeline.getBarrier(TmaPipeline::kValueFull, stage), phase);
+  gemm.fence();
+  state.out = gemm.issueValues(pending, stage, state.out);
+  gemm.commitGroup();
+  gemm.waitGroup(0);
+  return stage;
+}
+
+/// The kernel: shared memory and barriers, then the producer warpgroup's
+/// and the consumers' loops over this CTA's tiles.
+void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
+                 KernelBuilder &b) {
+  KernelShape shape = KernelShape::get(op, tileAttr);
+  AttentionWindow window = AttentionWindow::get(op);
+  Value threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  TmaPipeline pipeline = TmaPipeline::create(b, shape, threadId);
+  pipeline.initBarriers();
+  PersistentTileSchedule schedule(
+      b, func.getArgument(kQ), func.getArgument(kK), shape.blockM,
+      shape.blockN, window,
+      pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()));
+  ConsumerTurns turns(b, shape.consumers, threadId);
+  Epilogue epilogue(b, shape, pipeline, turns, threadId,
+                    func.getArgument(kO),
+                    op.getLse() ? func.getArgument(kLse) : Value());
+  Consumer consumer(b, shape, window, threadId, pipeline, turns, epilogue);
+
+  Value warpgroup = b.udiv(threadId, b.index(kWarpgroupThreads));
+  Value isProducer = b.eq(warpgroup, b.index(0));
+  RegisterSplit split = RegisterSplit::get(shape.consumers);
+  scf::IfOp::create(
+      b, isProducer,
+      [&](OpBuilder &, Location) {
+        setMaxRegisters(b, split.producer, /*increase=*/false);
+        Value issuer = b.eq(threadId, b.index(0));
+        scf::IfOp::create(b, issuer, [&](OpBuilder &, Location) {
+          schedule.forEachTile([&](const TileCoordinates &tile,
+                                   Value iteration, Value loaded) {
+            return buildProducer(b, shape, pipeline, func, tile, iteration,
+                                 loaded);
+          });
+          scf::YieldOp::create(b);
+        });
+        scf::YieldOp::create(b);
+      },
+      [&](OpBuilder &, Location) {
+        setMaxRegisters(b, split.consumer, /*increase=*/true);
+        turns.start();
+        schedule.forEachTile([&](const TileCoordinates &tile,
+                                 Value iteration, Value consumed) {
+          return consumer.buildTile(tile, iteration, consumed);
+        });
+        scf::YieldOp::create(b);
+      });
+  gpu::ReturnOp::create(b);
+}
+
+/// The TMA tensor maps of q, k and v first, then the op's operands as
+/// memref descriptors; a persistent grid over the units of work
+/// (ceil(Sq / block_m) row blocks, or ceil of half as many pairs, of each
+/// (batch, head), pairsAttentionRowBlocks); the tile's block and shared
+/// memory. The maps copy boxes of rows x 64 elements (block_m rows of q,
+/// block_n of k and v), one 128-byte swizzle span wide.
+LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
+  LaunchContract contract = getAttentionLaunchContract(op, tile);
+  uint64_t rowsPerUnit =
+      tile.getBlockM() *
+      (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value())
+           ? 2
+           : 1);
+  contract.grid = {
+      GridAxis{{{kQOperand, 2, rowsPerUnit}, {kQOperand, 1}, {kQOperand, 0}},
+               kMaxGridDimX},
+      GridAxis{}, GridAxis{}};
+  contract.persistent = true;
+  auto rows = [](unsigned count) {
+    return SmallVector<uint32_t>{count, static_cast<uint32_t>(kBoxColumns)};
+  };
+  contract.parameters = {
+      getTensorMapParameter(op, kQOperand, rows(tile.getBlockM()),
+                            kSwizzleBytes),
+      getTensorMapParameter(op, kKOperand, rows(tile.getBlockN()),
+                            kSwizzleBytes),
+      getTensorMapParameter(op, kVOperand, rows(tile.getBlockN()),
+                            kSwizzleBytes)};
+  llvm::append_range(contract.parameters, getOperandParameters(op));
+  return contract;
+}
+
+} // namespace
+
+LogicalResult fmha::lowerAttentionToGPUSm90a(AttentionOp op, TileAttr tile,
+                                             gpu::GPUModuleOp kernels) {
+  if (tile.getWarps() % 4 != 0 || tile.getWarps() < 8 ||
+      tile.getBlockM() != (tile.getWarps() / 4 - 1) * kWgmmaM)
+    return op.emitOpError("the sm_90a lowering gives each consumer "
+                          "warpgroup 64 query rows: block_m must be 64 "
+                          "times (warps / 4 - 1), got block_m = ")
+           << tile.getBlockM() << " with " << tile.getWarps() << " warps";
+  if (tile.getWarps() / 4 - 1 > 3)
+    return op.emitOpError("the sm_90a lowering splits an SM's 65536 "
+                          "registers between one producer and at most 3 "
+                          "consumer warpgroups (setmaxnreg): warps must be at "
+                          "most 16, got ")
+           << tile.getWarps();
+  if (tile.getBlockN() % kWgmmaK != 0 || tile.getBlockN() > 256)
+    return op.emitOpError("the sm_90a lowering uses block_n as the N of "
+                          "Q K^T and the K of P V: it must be a multiple of "
+                          "16 up to 256, got ")
+           << tile.getBlockN();
+
+  gpu::GPUFuncOp func = createKernelFunc(op, kernels, "attention",
+                                         getSm90aLaunchContract(op, tile));
+  KernelBuilder b(op.getLoc(), op.getContext());
+  b.setInsertionPointToStart(&func.getBody().front());
+  buildKernel(op, tile, func, b);
+  replaceByLaunch(op, func);
+  return success();
+}

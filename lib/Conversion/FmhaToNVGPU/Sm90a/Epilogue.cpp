@@ -1,0 +1,201 @@
+//===- Epilogue.cpp - sm_90a attention: O and LSE out ---------------------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sm90a/Epilogue.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fmha;
+using namespace mlir::fmha::sm90a;
+
+namespace {
+/// Rows of O each consumer warp owns (a quarter of its warpgroup's 64).
+constexpr int64_t kWarpRows = kWgmmaM / 4;
+} // namespace
+
+void Epilogue::storeOutput(const ConsumerState &state, Value stage,
+                           const TileCoordinates &tile) {
+  FragmentLanes fragment = FragmentLanes::derive(b, threadId);
+  RowTotals totals = getRowTotals(state);
+  // Word (chunk, half): this lane's two columns of n8 chunk `chunk` in
+  // row g (half 0) or g + 8, normalized and rounded.
+  SmallVector<Value> values = unpackAccumulator(b, state.out, shape.headDim / 2);
+  SmallVector<std::array<Value, 2>> words(shape.headDim / 8);
+  for (int64_t chunk = 0; chunk < shape.headDim / 8; ++chunk)
+    for (int64_t half = 0; half < 2; ++half) {
+      int64_t i = 4 * chunk + 2 * half;
+      words[chunk][half] =
+          packPair(b, shape.elementType, b.fmul(values[i], totals.inverse[half]),
+                   b.fmul(values[i + 1], totals.inverse[half]));
+    }
+
+  // Every consumer's last P V reads all of the buffer: wait for them all
+  // before overwriting it.
+  turns.waitForAllDrained();
+  WarpLanes lanes = getWarpLanes();
+  int64_t columns = shape.headDim / shape.outputPasses;
+  int64_t slabBytes = kWarpRows * columns * 2;
+  Value slab = b.add(
+      pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
+      b.mul(lanes.consumerWarp, b.i32(slabBytes)));
+  // stmatrix .x4: lanes 8m .. 8m + 7 address the rows of matrix m, which
+  // is chunk 2k + m / 2 (of the pass's) in rows 8 (m % 2) .. + 7.
+  Value matrix = b.udiv(lanes.lane, b.i32(8));
+  Value stagedRow = b.add(b.mul(b.urem(matrix, b.i32(2)), b.i32(8)),
+                          b.urem(lanes.lane, b.i32(8)));
+  Value matrixChunk = b.udiv(matrix, b.i32(2));
+  for (int64_t pass = 0; pass < shape.outputPasses; ++pass) {
+    int64_t firstChunk = pass * columns / 8;
+    // The previous pass's reads are done before its slab is overwritten.
+    if (pass > 0)
+      syncWarp();
+    for (int64_t k = 0; 2 * k < columns / 8; ++k) {
+      Value chunk = b.add(matrixChunk, b.i32(2 * k));
+      std::array<Value, 2> pair0 = words[firstChunk + 2 * k];
+      std::array<Value, 2> pair1 = words[firstChunk + 2 * k + 1];
+      NVVM::StMatrixOp::create(
+          b,
+          pipeline.getSharedPointer(
+              getStagedChunkAddress(slab, columns, stagedRow, chunk)),
+          ValueRange{pair0[0], pair0[1], pair1[0], pair1[1]},
+          NVVM::MMALayout::row,
+          NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+          NVVM::LdStMatrixEltType::B16);
+    }
+    syncWarp();
+    storeWarpRows(lanes, tile, pass * columns, columns,
+                  [&](Value row, Value chunk) {
+                    Value address =
+                        getStagedChunkAddress(slab, columns, row, chunk);
+                    return LLVM::LoadOp::create(
+                        b, VectorType::get({4}, b.getI32Type()),
+                        pipeline.getSharedPointer(address),
+                        /*alignment=*/16);
+                  });
+  }
+  // The producer's next TMA load into the buffer (async proxy) comes after
+  // these generic-proxy accesses, and after every lane's.
+  NVVM::FenceProxyOp::create(
+      b,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  syncWarp();
+  pipeline.release(pipeline.getBarrier(TmaPipeline::kValueEmpty, stage));
+  storeLse(totals, fragment, tile);
+}
+
+void Epilogue::storeEmptyRows(const TileCoordinates &tile) {
+  FragmentLanes fragment = FragmentLanes::derive(b, threadId);
+  Value zeros = arith::ConstantOp::create(
+      b, b.getZeroAttr(VectorType::get({4}, b.getI32Type())));
+  storeWarpRows(getWarpLanes(), tile, 0, shape.headDim,
+                [&](Value, Value) { return zeros; });
+  Value inf = b.f32(std::numeric_limits<float>::infinity());
+  storeLse(RowTotals{{Value(), Value()}, {inf, inf}}, fragment, tile);
+}
+
+Epilogue::WarpLanes Epilogue::getWarpLanes() {
+  Value tid = b.word(hideFromHoisting(b, threadId));
+  Value warp = b.udiv(tid, b.i32(kThreadsPerWarp));
+  return {b.sub(warp, b.i32(kWarpgroupThreads / kThreadsPerWarp)),
+          b.urem(tid, b.i32(kThreadsPerWarp))};
+}
+
+/// Stores columns [first, first + columns) of this warp's 16 rows of O,
+/// one 16-byte chunk per lane at a time, rows below Sq only; \p chunkAt
+/// gives chunk `chunk` (vector<4xi32>) of the warp's row `row` (both i32,
+/// relative to the slab).
+void Epilogue::storeWarpRows(
+    const WarpLanes &lanes, const TileCoordinates &tile, int64_t first,
+    int64_t columns,
+    llvm::function_ref<Value(Value row, Value chunk)> chunkAt) {
+  int64_t rowChunks = columns / 8;
+  Value warpFirstRow = b.add(
+      tile.firstRow, b.toIndex(b.mul(lanes.consumerWarp, b.i32(kWarpRows))));
+  auto chunkType = VectorType::get({8}, shape.elementType);
+  for (int64_t step = 0; step < kWarpRows * rowChunks;
+       step += kThreadsPerWarp) {
+    Value unit = b.add(lanes.lane, b.i32(step));
+    Value row = b.udiv(unit, b.i32(rowChunks));
+    Value chunk = b.urem(unit, b.i32(rowChunks));
+    Value outRow = b.add(warpFirstRow, b.toIndex(row));
+    Value valid = b.slt(outRow, tile.seqQ);
+    Value data = vector::BitCastOp::create(b, chunkType, chunkAt(row, chunk));
+    scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
+      Value column =
+          b.add(b.index(first), b.toIndex(b.mul(chunk, b.i32(8))));
+      vector::StoreOp::create(
+          b, data, out, ValueRange{tile.batchIndex, tile.head, outRow, column},
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
+      scf::YieldOp::create(b);
+    });
+  }
+}
+
+/// The shared address of 16-byte chunk \p chunk of row \p row (i32) of a
+/// warp's slab at \p slab, rows of \p columns elements. The chunk index is
+/// XORed with a function of the row so that the 8 rows of one 8x8 matrix
+/// (stmatrix) and 8 consecutive chunks (the readback) fall on distinct
+/// 16-byte bank groups: with c chunks per row, rows r and r + 8 / c share
+/// 128 bytes, so the XOR takes (r / max(1, 8 / c)) % c.
+Value Epilogue::getStagedChunkAddress(Value slab, int64_t columns, Value row,
+                                      Value chunk) {
+  int64_t rowChunks = columns / 8;
+  Value key = b.urem(
+      b.udiv(row, b.i32(std::max<int64_t>(1, 8 / rowChunks))),
+      b.i32(rowChunks));
+  Value swizzled = b.xor_(chunk, key);
+  return b.add(slab, b.add(b.mul(row, b.i32(columns * 2)),
+                           b.mul(swizzled, b.i32(16))));
+}
+
+void Epilogue::syncWarp() { NVVM::SyncWarpOp::create(b, b.i32(-1)); }
+
+Epilogue::RowTotals Epilogue::getRowTotals(const ConsumerState &state) {
+  Value zero = b.f32(0.0f), one = b.f32(1.0f);
+  Value inf = b.f32(std::numeric_limits<float>::infinity());
+  RowTotals totals;
+  for (int64_t half = 0; half < 2; ++half) {
+    Value sum = reduceOverQuad(b, state.rowSum[half], /*max=*/false);
+    // A row that saw no key has sum 0: O = 0 and LSE = +inf.
+    Value empty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+    totals.inverse[half] =
+        b.select(empty, zero, arith::DivFOp::create(b, one, sum));
+    totals.lse[half] = b.select(
+        empty, inf,
+        math::FmaOp::create(b, state.rowMax[half], b.f32(shape.scale),
+                            math::LogOp::create(b, sum)));
+  }
+  return totals;
+}
+
+/// The first lane of each quad writes the LSE of its rows below Sq.
+void Epilogue::storeLse(const RowTotals &totals, const FragmentLanes &lanes,
+                        const TileCoordinates &tile) {
+  if (!lse)
+    return;
+  Value firstLane = b.eq(lanes.quadCol, b.index(0));
+  for (int64_t half = 0; half < 2; ++half) {
+    Value row = lanes.getRow(b, tile.firstRow, half);
+    Value valid = b.and_(firstLane, b.slt(row, tile.seqQ));
+    scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
+      memref::StoreOp::create(b, totals.lse[half], lse,
+                              ValueRange{tile.batchIndex, tile.head, row});
+      scf::YieldOp::create(b);
+    });
+  }
+}

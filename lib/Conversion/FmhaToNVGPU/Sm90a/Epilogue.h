@@ -1,0 +1,72 @@
+//===- Epilogue.h - sm_90a attention: O and LSE out -------------*- C++ -*-===//
+//
+// Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm90a. The end
+// of a consumer's tile: O normalized by the row sums and written, and the
+// LSE. The accumulator fragment gives a lane two adjacent columns, so O goes
+// through shared memory to leave in 16-byte stores: each consumer warp
+// writes its 16 rows with stmatrix to its own slab of the V buffer of the
+// tile's last key block (which no WGMMA reads any more), reads them back by
+// 16-byte chunks and stores those of rows below Sq, in
+// getAttentionOutputPasses column slabs, then releases the buffer to the
+// producer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_FMHATONVGPU_SM90A_EPILOGUE_H
+#define LIB_CONVERSION_FMHATONVGPU_SM90A_EPILOGUE_H
+
+#include "Sm90a/PingPong.h"
+#include "Sm90a/TmaPipeline.h"
+#include "TileSchedule.h"
+
+namespace mlir::fmha::sm90a {
+
+class Epilogue {
+public:
+  /// \p out and \p lse are the kernel's O and LSE parameters (\p lse null
+  /// when the op has none); \p threadId is the thread's id (index).
+  Epilogue(KernelBuilder &b, const KernelShape &shape, TmaPipeline &pipeline,
+           ConsumerTurns &turns, Value threadId, Value out, Value lse)
+      : b(b), shape(shape), pipeline(pipeline), turns(turns),
+        threadId(threadId), out(out), lse(lse) {}
+
+  /// Writes the tile's O and LSE from \p state, staging O in V buffer
+  /// \p stage (i32), which it then releases.
+  void storeOutput(const ConsumerState &state, Value stage,
+                   const TileCoordinates &tile);
+  /// The epilogue of a tile that saw no key block: O = 0 and LSE = +inf.
+  void storeEmptyRows(const TileCoordinates &tile);
+
+private:
+  /// This warp among the consumer warps, and this lane of it (i32).
+  struct WarpLanes {
+    Value consumerWarp, lane;
+  };
+  WarpLanes getWarpLanes();
+
+  /// Per row half (g, g + 8): the factor that normalizes O (0 for a row
+  /// that saw no key) and the LSE (+inf there).
+  struct RowTotals {
+    std::array<Value, 2> inverse, lse;
+  };
+  RowTotals getRowTotals(const ConsumerState &state);
+
+  void storeWarpRows(const WarpLanes &lanes, const TileCoordinates &tile,
+                     int64_t first, int64_t columns,
+                     llvm::function_ref<Value(Value row, Value chunk)> chunkAt);
+  Value getStagedChunkAddress(Value slab, int64_t columns, Value row,
+                              Value chunk);
+  void storeLse(const RowTotals &totals, const FragmentLanes &lanes,
+                const TileCoordinates &tile);
+  void syncWarp();
+
+  KernelBuilder &b;
+  const KernelShape &shape;
+  TmaPipeline &pipeline;
+  ConsumerTurns &turns;
+  Value threadId, out, lse;
+};
+
+} // namespace mlir::fmha::sm90a
+
+#endif // LIB_CONVERSION_FMHATONVGPU_SM90A_EPILOGUE_H

@@ -1,0 +1,101 @@
+//===- Sm90aAttention.h - what the sm_90a attention emitters share -*- C++ -*-//
+//
+// Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm90a. The
+// sm_90a attention kernel is written by one emitter per instruction family
+// (TmaPipeline, WarpgroupGemm, FragmentSoftmax, ConsumerTurns, Epilogue)
+// and scheduled by AttentionToGPUSm90a.cpp; this header is the vocabulary
+// they share: the sizes the op and the tile fix for the whole kernel, the
+// kernel's parameters, the layout of a WGMMA accumulator fragment, and a
+// consumer's running state.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_FMHATONVGPU_SM90A_SM90AATTENTION_H
+#define LIB_CONVERSION_FMHATONVGPU_SM90A_SM90AATTENTION_H
+
+#include "KernelBuilder.h"
+#include "fmha/Dialect/Fmha/FmhaDialect.h"
+
+#include <array>
+
+namespace mlir::fmha::sm90a {
+
+constexpr int64_t kThreadsPerWarp = 32;
+constexpr int64_t kWarpgroupThreads = 128;
+/// Rows of one WGMMA (m64nNk16), the rows one consumer warpgroup owns.
+constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+/// A TMA box and a swizzle atom row: 128 bytes, 64 16-bit elements.
+constexpr int64_t kSwizzleBytes = 128, kBoxColumns = 64;
+/// Bytes of one 8-row swizzle atom, the alignment of every tile.
+constexpr int64_t kAtomBytes = 8 * kSwizzleBytes;
+
+/// The kernel's parameters, in the order getSm90aLaunchContract lists them.
+enum KernelArgument { kQMap, kKMap, kVMap, kQ, kK, kV, kO, kLse };
+
+/// What the op and its tile fix for the whole kernel.
+struct KernelShape {
+  int64_t blockM, blockN, stages, consumers, headDim;
+  /// 64-column blocks of a row of D: TMA boxes per tile.
+  int64_t columnBlocks;
+  /// Bytes of the Q tile and of one K or V buffer.
+  int64_t queryBytes, keyBytes;
+  /// Column slabs the epilogue stages O in (getAttentionOutputPasses).
+  int64_t outputPasses;
+  Type elementType;
+  float scale, scaleLog2;
+
+  static KernelShape get(AttentionOp op, TileAttr tile);
+};
+
+/// Per-thread coordinates of the m64nN accumulator fragment (PTX ISA,
+/// "Register fragments for wgmma"): warp w of the warpgroup holds rows
+/// 16w + g and 16w + g + 8, lane 4g + t columns 8i + 2t and 8i + 2t + 1 of
+/// each n8 chunk i, as elements 4i .. 4i + 3 (row g: 4i, 4i + 1). All index.
+struct FragmentLanes {
+  /// The first of this consumer warpgroup's 64 rows, this lane's row g
+  /// (both relative to the tile) and t.
+  Value consumerRow, laneRow, quadCol;
+
+  /// Derives them from a copy of \p threadId hidden from hoisting: each
+  /// phase of the kernel (a key block, the epilogue) derives its own, so
+  /// that LLVM does not hoist them and keep them live across the loops.
+  static FragmentLanes derive(KernelBuilder &b, Value threadId);
+
+  /// The query row of half \p half (row g or g + 8) of this lane, in a tile
+  /// from \p firstRow.
+  Value getRow(KernelBuilder &b, Value firstRow, int64_t half) const;
+};
+
+/// The m64nNk16 f32 accumulator of one thread: N / 2 floats, one LLVM
+/// struct that ptxas keeps in place across the WGMMAs.
+Type getAccumulatorType(KernelBuilder &b, int64_t n);
+
+/// The first \p count fields of \p accumulator.
+SmallVector<Value> unpackAccumulator(KernelBuilder &b, Value accumulator,
+                                     int64_t count);
+
+/// \p low and \p high (f32) rounded to \p elementType, packed in an i32
+/// (\p low in the low half): one register of an MMA or stmatrix fragment.
+Value packPair(KernelBuilder &b, Type elementType, Value low, Value high);
+
+/// The running state of one consumer thread: O (a WGMMA accumulator struct,
+/// kept whole so that ptxas keeps it in place across the loop), the max and
+/// sum of its rows g and g + 8, and the count of key blocks consumed (i32;
+/// it names the buffer and the barrier phase).
+struct ConsumerState {
+  Value out;
+  std::array<Value, 2> rowMax, rowSum;
+  Value consumed;
+
+  SmallVector<Value> flatten() const {
+    return {out, rowMax[0], rowMax[1], rowSum[0], rowSum[1], consumed};
+  }
+  static ConsumerState unflatten(ValueRange values) {
+    return {values[0], {values[1], values[2]}, {values[3], values[4]},
+            values[5]};
+  }
+};
+
+} // namespace mlir::fmha::sm90a
+
+#endif // LIB_CONVERSION_FMHATONVGPU_SM90A_SM90AATTENTION_H

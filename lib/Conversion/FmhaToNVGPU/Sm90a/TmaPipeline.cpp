@@ -1,0 +1,127 @@
+//===- TmaPipeline.cpp - sm_90a shared memory, mbarriers and TMA ----------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sm90a/TmaPipeline.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::fmha;
+using namespace mlir::fmha::sm90a;
+
+namespace {
+/// The mbarrier wait's suspend-time hint, in nanoseconds (as CUTLASS).
+constexpr int32_t kWaitTicks = 0x989680;
+} // namespace
+
+TmaPipeline TmaPipeline::create(KernelBuilder &b, const KernelShape &shape,
+                                Value threadId) {
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  Value bytes = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                         workgroup));
+  // Shared addresses are 32-bit (nvptx-short-ptr): i32 arithmetic keeps
+  // them in one register each.
+  Value address =
+      b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes));
+  // Round up to the swizzle atom (getAttentionSharedBytes leaves room).
+  Value base = b.and_(b.add(address, b.i32(kAtomBytes - 1)),
+                      b.i32(~(kAtomBytes - 1)));
+  return TmaPipeline(b, shape, threadId, base);
+}
+
+void TmaPipeline::initBarriers() {
+  Value first = b.eq(threadId, b.index(0));
+  scf::IfOp::create(b, first, [&](OpBuilder &, Location) {
+    // Full barriers complete on the producer's arrive plus the TMA bytes;
+    // empty ones when every consumer warp has arrived.
+    Value one = b.i32(1);
+    Value consumerWarps = b.i32(shape.consumers * 4);
+    NVVM::MBarrierInitOp::create(b, getBarrier(kQueryFull), one, Value());
+    NVVM::MBarrierInitOp::create(b, getBarrier(kQueryEmpty), consumerWarps,
+                                 Value());
+    for (int64_t s = 0; s < shape.stages; ++s) {
+      Value stage = b.i32(s);
+      NVVM::MBarrierInitOp::create(b, getBarrier(kKeyFull, stage), one,
+                                   Value());
+      NVVM::MBarrierInitOp::create(b, getBarrier(kValueFull, stage), one,
+                                   Value());
+      NVVM::MBarrierInitOp::create(b, getBarrier(kKeyEmpty, stage),
+                                   consumerWarps, Value());
+      NVVM::MBarrierInitOp::create(b, getBarrier(kValueEmpty, stage),
+                                   consumerWarps, Value());
+    }
+    // Make the initialized barriers visible to the TMA unit.
+    NVVM::FenceMbarrierInitOp::create(b);
+    scf::YieldOp::create(b);
+  });
+  gpu::BarrierOp::create(b);
+}
+
+Value TmaPipeline::getTileAddress(Value stage, int64_t firstOffset) {
+  return b.add(base, b.add(b.mul(stage, b.i32(shape.keyBytes)),
+                           b.i32(firstOffset)));
+}
+
+Value TmaPipeline::getBarrier(Barrier which, Value stage) {
+  int64_t slot =
+      which <= kQueryEmpty ? int64_t(which) : 2 + (which - 2) * shape.stages;
+  Value offset = b.i32(getBarriersOffset() + 8 * slot);
+  if (stage)
+    offset = b.add(offset, b.mul(stage, b.i32(8)));
+  return getSharedPointer(b.add(base, offset));
+}
+
+Value TmaPipeline::getSharedPointer(Value address) {
+  return LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+}
+
+std::pair<Value, Value> TmaPipeline::getStageAndPhase(Value count) {
+  Value stage = b.urem(count, b.i32(shape.stages));
+  Value phase = b.urem(b.udiv(count, b.i32(shape.stages)), b.i32(2));
+  return {stage, phase};
+}
+
+void TmaPipeline::wait(Value barrier, Value phase) {
+  NVVM::MBarrierTryWaitParityOp::create(b, barrier, phase, b.i32(kWaitTicks));
+}
+
+void TmaPipeline::expectBytes(Value barrier, int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, b.i32(bytes),
+                                         NVVM::MemScopeKindAttr(),
+                                         BoolAttr(), Value());
+}
+
+void TmaPipeline::release(Value barrier) {
+  Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
+  Value leader = b.eq(lane, b.index(0));
+  scf::IfOp::create(b, leader, [&](OpBuilder &, Location) {
+    NVVM::MBarrierArriveOp::create(b, b.getI64Type(), barrier, Value(),
+                                   NVVM::MemScopeKindAttr());
+    scf::YieldOp::create(b);
+  });
+}
+
+void TmaPipeline::loadTile(Value map, Value tile, Value barrier, Value row,
+                           Value headWord, Value batchIndex, int64_t rows) {
+  Value batchWord = b.word(batchIndex);
+  for (int64_t c = 0; c < shape.columnBlocks; ++c) {
+    Value destination =
+        getSharedPointer(b.add(tile, b.i32(c * rows * kSwizzleBytes)));
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, destination, map,
+        ValueRange{b.i32(c * kBoxColumns), row, headWord, batchWord}, barrier,
+        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+        /*isCTAOnly=*/true, NVVM::CTAGroupKindAttr(), Value());
+  }
+}

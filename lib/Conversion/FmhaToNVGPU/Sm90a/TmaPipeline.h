@@ -1,0 +1,101 @@
+//===- TmaPipeline.h - sm_90a shared memory, mbarriers and TMA --*- C++ -*-===//
+//
+// Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm90a. The
+// producer/consumer pipeline of the sm_90a attention kernel: where the Q
+// tile, the K and V buffers and their mbarriers live in shared memory, the
+// TMA loads that fill a buffer, and the mbarrier waits and arrivals that
+// hand it between the producer and the consumers.
+//
+// Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
+// every 8 rows of 128 bytes): Q, the `stages` K buffers, the `stages` V
+// buffers, then the mbarriers. A tile of R rows is D / 64 column blocks of
+// R x 128 bytes, each exactly one TMA box, which is also the canonical
+// WGMMA layout (WarpgroupGemm). Each buffer has a full barrier (the
+// producer's arrive plus the TMA bytes) and an empty one (one arrive per
+// consumer warp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_FMHATONVGPU_SM90A_TMAPIPELINE_H
+#define LIB_CONVERSION_FMHATONVGPU_SM90A_TMAPIPELINE_H
+
+#include "Sm90a/Sm90aAttention.h"
+
+namespace mlir::fmha::sm90a {
+
+class TmaPipeline {
+public:
+  /// Barriers: Q full, Q empty, then K full, V full, K empty, V empty, one
+  /// per buffer each.
+  enum Barrier {
+    kQueryFull,
+    kQueryEmpty,
+    kKeyFull,
+    kValueFull,
+    kKeyEmpty,
+    kValueEmpty
+  };
+
+  /// Emits the aligned base of the dynamic shared memory; \p threadId is
+  /// the thread's id (index).
+  static TmaPipeline create(KernelBuilder &b, const KernelShape &shape,
+                            Value threadId);
+
+  /// Thread 0 initializes every barrier, then the CTA synchronizes.
+  void initBarriers();
+
+  /// Offsets of the first K and the first V buffer; buffer s is s *
+  /// keyBytes further (getTileAddress).
+  int64_t getKeyBuffersOffset() const { return shape.queryBytes; }
+  int64_t getValueBuffersOffset() const {
+    return shape.queryBytes + shape.stages * shape.keyBytes;
+  }
+
+  /// The 1024-byte aligned shared base (i32), where the Q tile starts.
+  Value getBase() const { return base; }
+  /// The shared address (i32) of buffer \p stage (i32) of the tiles at
+  /// \p firstOffset.
+  Value getTileAddress(Value stage, int64_t firstOffset);
+  /// The shared address of barrier \p which, of buffer \p stage (i32) for
+  /// the per-buffer ones, as a pointer.
+  Value getBarrier(Barrier which, Value stage = Value());
+  /// The shared address \p address (i32) as a pointer.
+  Value getSharedPointer(Value address);
+
+  /// The buffer and the barrier parity of the \p count-th key block (all
+  /// i32).
+  std::pair<Value, Value> getStageAndPhase(Value count);
+
+  /// Waits for the phase of parity \p phase (i32) of \p barrier to
+  /// complete.
+  void wait(Value barrier, Value phase);
+  /// The producer's arrive on \p barrier, which then also waits for
+  /// \p bytes of TMA loads.
+  void expectBytes(Value barrier, int64_t bytes);
+  /// Lane 0 of each consumer warp arrives on \p barrier: called after the
+  /// warp's reads of the buffer (WGMMAs or loads) have completed.
+  void release(Value barrier);
+
+  /// Loads rows [row, row + rows) of (\p batchIndex, head \p headWord)
+  /// through tensor map \p map into the tile at shared address \p tile,
+  /// completing on \p barrier (coordinates i32, as TMA takes them).
+  void loadTile(Value map, Value tile, Value barrier, Value row,
+                Value headWord, Value batchIndex, int64_t rows);
+
+private:
+  TmaPipeline(KernelBuilder &b, const KernelShape &shape, Value threadId,
+              Value base)
+      : b(b), shape(shape), threadId(threadId), base(base) {}
+
+  int64_t getBarriersOffset() const {
+    return shape.queryBytes + 2 * shape.stages * shape.keyBytes;
+  }
+
+  KernelBuilder &b;
+  const KernelShape &shape;
+  Value threadId, base;
+};
+
+} // namespace mlir::fmha::sm90a
+
+#endif // LIB_CONVERSION_FMHATONVGPU_SM90A_TMAPIPELINE_H

@@ -1,0 +1,134 @@
+//===- WarpgroupGemm.cpp - the sm_90a attention kernel's WGMMAs -----------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sm90a/WarpgroupGemm.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::fmha;
+using namespace mlir::fmha::sm90a;
+
+namespace {
+NVVM::WGMMATypes getWgmmaType(Type elementType) {
+  return elementType.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+}
+} // namespace
+
+/// The shared memory matrix descriptor (PTX ISA, "Matrix Descriptor
+/// Format") of a 128-byte swizzled operand at shared address \p address
+/// (i32): start address, leading and stride byte offsets (all >> 4),
+/// swizzle mode 1 (128B) in bits 62-63.
+Value WarpgroupGemm::getDescriptor(Value address, int64_t leadingBytes,
+                                   int64_t strideBytes) {
+  Value start = b.and_(
+      b.lshr(arith::ExtUIOp::create(b, b.getI64Type(), address), b.i64(4)),
+      b.i64(0x3FFF));
+  uint64_t fixed = (uint64_t(leadingBytes >> 4) << 16) |
+                   (uint64_t(strideBytes >> 4) << 32) | (uint64_t(1) << 62);
+  return b.or_(start, b.i64(static_cast<int64_t>(fixed)));
+}
+
+/// \p descriptor advanced by \p bytes (a multiple of 16 that keeps the
+/// address field from carrying).
+Value WarpgroupGemm::advance(Value descriptor, int64_t bytes) {
+  if (bytes == 0)
+    return descriptor;
+  return b.add(descriptor, b.i64(bytes >> 4));
+}
+
+// Both operands K-major in shared memory: k step j reads bytes 32 j of each
+// 128-byte row, in column block j / 4.
+Value WarpgroupGemm::issueScores(Value stage, Value consumerRow) {
+  Value queries = getDescriptor(
+      b.add(pipeline.getBase(),
+            b.mul(b.word(consumerRow), b.i32(kSwizzleBytes))),
+      /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
+  Value keys = getDescriptor(
+      pipeline.getTileAddress(stage, pipeline.getKeyBuffersOffset()),
+      /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
+  Type accType = getAccumulatorType(b, shape.blockN);
+  NVVM::WGMMATypes type = getWgmmaType(shape.elementType);
+  Value scores = LLVM::PoisonOp::create(b, accType);
+  for (int64_t k = 0; k < shape.headDim / kWgmmaK; ++k) {
+    int64_t inRow = (k % 4) * 32;
+    scores = NVVM::WgmmaMmaAsyncOp::create(
+        b, accType, scores,
+        advance(queries, (k / 4) * shape.blockM * kSwizzleBytes + inRow),
+        advance(keys, (k / 4) * shape.blockN * kSwizzleBytes + inRow),
+        NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, shape.blockN,
+                                kWgmmaK),
+        type, type, NVVM::WGMMATypes::f32,
+        k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        NVVM::MMALayout::row, NVVM::MMALayout::col,
+        NVVM::MMAIntOverflowAttr());
+  }
+  return scores;
+}
+
+// B = V MN-major in shared memory: k step j is rows 16 j .. 16 j + 15;
+// column blocks are LBO apart.
+Value WarpgroupGemm::issueValues(ArrayRef<Value> probabilities, Value stage,
+                                 Value out) {
+  Value values = getDescriptor(
+      pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
+      /*leadingBytes=*/shape.blockN * kSwizzleBytes,
+      /*strideBytes=*/kAtomBytes);
+  for (int64_t k = 0; k < shape.blockN / kWgmmaK; ++k)
+    out = emitRegisterWgmma(probabilities.slice(4 * k, 4),
+                            advance(values, k * kWgmmaK * kSwizzleBytes), out);
+  return out;
+}
+
+/// out += A B, m64n{D}k16, A from four registers of packed pairs, B
+/// transposed (MN-major). Inline PTX because neither nvgpu.warpgroup.mma
+/// nor nvvm.wgmma.mma_async has the register-A form (KERNELS.md §3, §5
+/// rule 7): llvm.inline_asm with D / 2 "=f" outputs tied to the
+/// accumulator inputs, so that ptxas sees them stay in place and keeps the
+/// WGMMAs pipelined.
+Value WarpgroupGemm::emitRegisterWgmma(ArrayRef<Value> a, Value descriptor,
+                                       Value out) {
+  int64_t headDim = shape.headDim;
+  int64_t n = headDim / 2;
+  std::string registers;
+  llvm::raw_string_ostream asmText(registers);
+  const char *type = shape.elementType.isF16() ? "f16" : "bf16";
+  asmText << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+          << "wgmma.mma_async.sync.aligned.m64n" << headDim << "k16.f32."
+          << type << "." << type << " {";
+  for (int64_t i = 0; i < n; ++i)
+    asmText << (i ? ", " : "") << "$" << i;
+  asmText << "}, {$" << n << ", $" << n + 1 << ", $" << n + 2 << ", $"
+          << n + 3 << "}, $" << n + 4 << ", p, 1, 1, 1;\n}";
+  std::string constraints;
+  for (int64_t i = 0; i < n; ++i)
+    constraints += "=f,";
+  constraints += "r,r,r,r,l";
+  for (int64_t i = 0; i < n; ++i)
+    constraints += "," + std::to_string(i);
+  SmallVector<Value> operands(a);
+  operands.push_back(descriptor);
+  llvm::append_range(operands, unpackAccumulator(b, out, n));
+  return LLVM::InlineAsmOp::create(
+             b, getAccumulatorType(b, headDim), operands, registers,
+             constraints, /*has_side_effects=*/true,
+             /*is_align_stack=*/false, LLVM::TailCallKind::None,
+             LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
+}
+
+void WarpgroupGemm::fence() { NVVM::WgmmaFenceAlignedOp::create(b); }
+
+void WarpgroupGemm::commitGroup() { NVVM::WgmmaGroupSyncAlignedOp::create(b); }
+
+void WarpgroupGemm::waitGroup(int64_t pending) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(pending));
+}

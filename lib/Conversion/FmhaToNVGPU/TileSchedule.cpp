@@ -1,0 +1,125 @@
+//===- TileSchedule.cpp - which tiles an attention CTA works on -----------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileSchedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+CtaCoordinates CtaCoordinates::compute(ImplicitLocOpBuilder &b, Value q,
+                                       Value k, int64_t blockM) {
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, value);
+  };
+  CtaCoordinates cta;
+  cta.seqQ = memref::DimOp::create(b, q, 2);
+  cta.seqK = memref::DimOp::create(b, k, 2);
+  Value reversed = arith::SubIOp::create(
+      b,
+      arith::SubIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                            index(1)),
+      gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  cta.firstRow = arith::MulIOp::create(b, reversed, index(blockM));
+  cta.head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  cta.kvHead = getKvHead(b, q, k, cta.head);
+  return cta;
+}
+
+// The unit loop runs in 32 bits, as TMA coordinates do: there are at most as
+// many units as rows of q, each of at least 128 bytes, and 2^31 of them would
+// be a 256 GB q.
+void PersistentTileSchedule::forEachTile(
+    llvm::function_ref<Value(const TileCoordinates &tile, Value iteration,
+                             Value blocks)>
+        body) {
+  Value units = b.mul(
+      b.mul(getUnitsPerHead(), b.word(memref::DimOp::create(b, q, 1))),
+      b.word(memref::DimOp::create(b, q, 0)));
+  Value first = b.word(gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  Value step = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
+  // This CTA's units, each one tile or (paired) two, in one flat loop:
+  // fewer values live across it than in nested ones (the sm_90a producer
+  // has 24 registers).
+  Value count = arith::CeilDivUIOp::create(
+      b, b.sub(arith::MaxUIOp::create(b, units, first), first), step);
+  int64_t tilesPerUnit = pairsRowBlocks ? 2 : 1;
+  count = b.mul(count, b.i32(tilesPerUnit));
+  auto loop = scf::ForOp::create(b, b.i32(0), count, b.i32(1),
+                                 ValueRange{b.i32(0), b.i32(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value position = loop.getInductionVar();
+  Value unit =
+      b.add(first, b.mul(b.udiv(position, b.i32(tilesPerUnit)), step));
+  Value second = b.ne(b.urem(position, b.i32(tilesPerUnit)), b.i32(0));
+  ValueRange carried = loop.getRegionIterArgs();
+  auto runTile = [&]() {
+    TileCoordinates tile = getTile(unit, second);
+    Value blocks = body(tile, carried[0], carried[1]);
+    return SmallVector<Value>{b.add(carried[0], b.i32(1)), blocks};
+  };
+  if (!pairsRowBlocks) {
+    scf::YieldOp::create(b, runTile());
+    return;
+  }
+  // The middle row block of an odd count has no partner: no second tile.
+  Value slot = b.urem(unit, getUnitsPerHead());
+  Value alone = b.and_(second, b.eq(getLongerRowBlock(slot), slot));
+  auto tile = scf::IfOp::create(
+      b, alone,
+      [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); },
+      [&](OpBuilder &, Location) { scf::YieldOp::create(b, runTile()); });
+  scf::YieldOp::create(b, tile.getResults());
+}
+
+Value PersistentTileSchedule::getRowBlocks() {
+  return arith::CeilDivUIOp::create(b, b.word(freshDim(q, 2)),
+                                    b.i32(blockM));
+}
+
+/// Units per (batch, head): pairs of row blocks, or single ones.
+Value PersistentTileSchedule::getUnitsPerHead() {
+  Value rowBlocks = getRowBlocks();
+  return pairsRowBlocks ? arith::CeilDivUIOp::create(b, rowBlocks, b.i32(2))
+                        : rowBlocks;
+}
+
+/// Slot i of a (batch, head) is row block R - 1 - i (the longest first),
+/// then, paired, row block i.
+Value PersistentTileSchedule::getLongerRowBlock(Value slot) {
+  return b.sub(b.sub(getRowBlocks(), b.i32(1)), slot);
+}
+
+/// The tile of unit \p unit (i32), its second row block if \p second (i1).
+TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
+  TileCoordinates tile;
+  Value perHead = getUnitsPerHead();
+  Value slot = b.urem(unit, perHead);
+  Value headAndBatch = b.udiv(unit, perHead);
+  Value heads = b.word(freshDim(q, 1));
+  tile.head = b.toIndex(b.urem(headAndBatch, heads));
+  tile.batchIndex = b.toIndex(b.udiv(headAndBatch, heads));
+  tile.kvHead = getKvHead(b, q, k, tile.head);
+  Value rowBlock = b.select(second, slot, getLongerRowBlock(slot));
+  tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));
+  tile.seqQ = freshDim(q, 2);
+  tile.seqK = freshDim(k, 2);
+  tile.range = KeyBlockRange::compute(b, tile.seqQ, tile.seqK, tile.firstRow,
+                                      blockM, blockN, window);
+  return tile;
+}
+
+/// What derives from the size per tile is not hoisted out of the tile
+/// loop, where it would hold registers (the sm_90a producer has 24) across
+/// the whole kernel.
+Value PersistentTileSchedule::freshDim(Value tensor, int64_t axis) {
+  return hideFromHoisting(b, memref::DimOp::create(b, tensor, axis));
+}
