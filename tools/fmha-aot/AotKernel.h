@@ -3,14 +3,18 @@
 // Part of FlashCore. The plain description of the kernels fmha-aot writes
 // out: gathered from the fmha ops and their compilations (fmha-aot.cpp),
 // turned into C (EmitC.cpp). No MLIR types here, so the emitter only sees
-// facts, each computed once.
+// facts, each computed once: how to launch a kernel is its LaunchContract
+// (plain C++), which the compiler decided.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FMHA_TOOLS_FMHA_AOT_AOTKERNEL_H
 #define FMHA_TOOLS_FMHA_AOT_AOTKERNEL_H
 
+#include "fmha/Dialect/Fmha/LaunchContract.h"
+
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
@@ -24,9 +28,10 @@ namespace mlir::fmha::aot {
 /// A size or stride the memref type leaves to the launch.
 inline constexpr int64_t kDynamic = -1;
 
-/// One memref operand of a kernel as the launcher must pass it: an MLIR
-/// memref descriptor (allocated, aligned, offset, sizes, strides), with what
-/// the operand's type fixes and what the kernel's memory accesses need.
+/// One launch operand of a kernel (an operand of its op) as the caller
+/// passes it: what the operand's type fixes and what the kernel's memory
+/// accesses need, which the launcher checks before it makes the kernel's
+/// parameters from the operand (LaunchContract::parameters).
 struct MemRefOperand {
   std::string name;
   /// What each dimension is (`q_seq`, `head_dim`, ...), for messages.
@@ -45,28 +50,15 @@ struct MemRefOperand {
   unsigned alignBytes = 0;
 };
 
-/// One compilation of a kernel: the function in one cubin and the launch
-/// constants of its tile.
+/// One compilation of a kernel: the function in one cubin and its launch
+/// contract, as the lowering recorded it on the kernel (#fmha.launch): the
+/// launcher's tables are the contract's facts, re-derived nowhere.
 struct KernelVariant {
   /// The kernel's symbol in the cubin.
   std::string function;
-  /// Threads per block (block.x).
-  unsigned threads = 0;
-  /// Dynamic shared memory per block, in bytes.
-  unsigned sharedBytes = 0;
-  /// Query rows (attention, block_m) or targets (resample, block_t) of one
-  /// block: grid.x is the sequence length divided by this, rounded up.
-  unsigned gridTile = 0;
   /// The tile as the op prints it, for the header's documentation.
   std::string tile;
-  /// The sm_90a attention kernel's: block_n, the rows of the boxes of the
-  /// K and V tensor maps (Q's are gridTile), which the launcher encodes
-  /// and passes before the memref operands; 0 for kernels without tensor
-  /// maps. Such a kernel runs a persistent grid: one CTA per SM over the
-  /// units of work (AttentionSchedule in TileConfig.h), pairs of row blocks
-  /// when pairsRowBlocks.
-  unsigned tensorMapKeyRows = 0;
-  bool pairsRowBlocks = false;
+  LaunchContract launch;
 };
 
 /// One fmha op, compiled for every requested arch.
@@ -89,7 +81,8 @@ struct AotKernel {
   std::string mode;
   std::vector<unsigned> streamFeatures;
   bool withLengths = false;
-  /// The op's memref operands in kernel-parameter order.
+  /// The op's operands in its order: the launch operands of every variant's
+  /// contract.
   std::vector<MemRefOperand> operands;
   /// One per cubin, in the order of AotFile::archs.
   std::vector<KernelVariant> variants;
@@ -112,11 +105,22 @@ struct AotFile {
   std::vector<AotKernel> kernels;
 };
 
+/// The most dimensions of a launch operand that the generated C holds.
+inline constexpr unsigned kMaxOperandRank = 4;
+
+/// Checks that \p launch, the contract of a variant of \p kernel, is one the
+/// generated launcher can follow: valid on its own, over the kernel's
+/// operands (same names, same order), tensor maps of operands of their
+/// element size. The error names the kernel and the mismatch.
+llvm::Error checkLaunchContract(const AotKernel &kernel,
+                                const LaunchContract &launch);
+
 /// Writes the C header: the documented API of \p file.
-void emitHeader(const AotFile &file, llvm::raw_ostream &os);
-/// Writes the C source: the embedded cubins, the device selection, the
-/// loader and one launcher per kernel. Needs only cuda.h and libcuda.
-void emitSource(const AotFile &file, llvm::raw_ostream &os);
+llvm::Error emitHeader(const AotFile &file, llvm::raw_ostream &os);
+/// Writes the C source: the embedded cubins, each variant's launch contract
+/// as tables, and the device selection, the loader and the launchers that
+/// read them. Needs only cuda.h and libcuda.
+llvm::Error emitSource(const AotFile &file, llvm::raw_ostream &os);
 
 } // namespace mlir::fmha::aot
 

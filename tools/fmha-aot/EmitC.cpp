@@ -2,22 +2,20 @@
 //
 // Part of FlashCore. The generated code is C99 (and C++ through extern "C")
 // over cuda.h and libcuda only: the projects that build it in have no MLIR,
-// no LLVM and no FlashCore library. It holds no logic that depends on the
-// kernel beyond tables: the launch constants, the operand layouts and the
-// cubins are data that fmha-aot.cpp computed; the code that reads them is
-// the same for every kernel.
-//
-// Text in the templates below: `@p` is the symbol prefix, `@P` the prefix in
-// upper case (macros).
+// no LLVM and no FlashCore library. Its code lives in templates/
+// (fmha_kernels.h and fmha_kernels.c, embedded at build time), which compile
+// and run on their own with placeholder tables; this file only fills their
+// regions with data: the cubins, the operands' types, and each variant's
+// launch contract as tables, which the template's one launcher reads.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AotKernel.h"
 
-#include "fmha/Dialect/Fmha/TileConfig.h"
-
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -26,22 +24,83 @@
 using namespace mlir::fmha;
 using namespace mlir::fmha::aot;
 
-/// \p text with `@p` replaced by \p prefix and `@P` by its upper case.
-static std::string expand(llvm::StringRef text, llvm::StringRef prefix) {
+static const char kHeaderTemplate[] =
+#include "templates/fmha_kernels.h.inc"
+    ;
+static const char kSourceTemplate[] =
+#include "templates/fmha_kernels.c.inc"
+    ;
+
+//===----------------------------------------------------------------------===//
+// Templates
+//===----------------------------------------------------------------------===//
+
+/// The prefix of every symbol in the templates, in lower and upper case.
+static constexpr llvm::StringLiteral kTemplatePrefix = "fmha_kernels";
+static constexpr llvm::StringLiteral kTemplateMacroPrefix = "FMHA_KERNELS";
+
+/// \p text with the templates' prefix replaced by \p prefix, and their macro
+/// prefix by its upper case.
+static std::string expandPrefix(llvm::StringRef text, llvm::StringRef prefix) {
   std::string upper = prefix.upper();
   std::string result;
   result.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '@' && i + 1 < text.size() &&
-        (text[i + 1] == 'p' || text[i + 1] == 'P')) {
-      result += text[i + 1] == 'p' ? prefix.str() : upper;
-      ++i;
+  while (!text.empty()) {
+    if (text.consume_front(kTemplatePrefix)) {
+      result += prefix;
       continue;
     }
-    result += text[i];
+    if (text.consume_front(kTemplateMacroPrefix)) {
+      result += upper;
+      continue;
+    }
+    result += text.front();
+    text = text.drop_front();
   }
   return result;
 }
+
+/// Writes template \p text with its prefix expanded and each region (from a
+/// `/* fmha-aot:begin NAME */` line to a `/* fmha-aot:end NAME */` line)
+/// replaced by regions[NAME]. Every region of the template must be given,
+/// and every given region must be in the template: a mismatch means the
+/// embedded template and this file disagree.
+static llvm::Error
+fillTemplate(llvm::StringRef name, llvm::StringRef text, llvm::StringRef prefix,
+             const llvm::StringMap<std::string> &regions,
+             llvm::raw_ostream &os) {
+  static constexpr llvm::StringLiteral kBegin = "/* fmha-aot:begin ";
+  llvm::StringSet<> filled;
+  while (!text.empty()) {
+    size_t begin = text.find(kBegin);
+    os << expandPrefix(text.take_front(begin), prefix);
+    if (begin == llvm::StringRef::npos)
+      break;
+    text = text.drop_front(begin + kBegin.size());
+    llvm::StringRef region = text.take_until([](char c) { return c == ' '; });
+    std::string end = ("/* fmha-aot:end " + region + " */\n").str();
+    size_t endAt = text.find(end);
+    auto value = regions.find(region);
+    if (endAt == llvm::StringRef::npos || value == regions.end())
+      return llvm::createStringError(
+          llvm::formatv("template {0}: region '{1}' {2}", name, region,
+                        endAt == llvm::StringRef::npos ? "has no end marker"
+                                                       : "is not filled"));
+    os << value->second;
+    filled.insert(region);
+    text = text.drop_front(endAt + end.size());
+  }
+  for (const auto &region : regions)
+    if (!filled.contains(region.getKey()))
+      return llvm::createStringError(
+          llvm::formatv("template {0} has no region '{1}'", name,
+                        region.getKey()));
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Descriptions
+//===----------------------------------------------------------------------===//
 
 /// A C string literal for \p text.
 static std::string quote(llvm::StringRef text) {
@@ -70,6 +129,15 @@ static std::string getArchList(const AotFile &file) {
                     ", ");
 }
 
+/// \p values as a C initializer list.
+template <typename Range> static std::string initializer(const Range &values) {
+  return "{" +
+         llvm::join(llvm::map_range(values,
+                                    [](auto v) { return std::to_string(v); }),
+                    ", ") +
+         "}";
+}
+
 /// One line describing what \p kernel computes, for comments and tables.
 static std::string describe(const AotKernel &kernel) {
   std::string text;
@@ -86,8 +154,9 @@ static std::string describe(const AotKernel &kernel) {
   } else {
     os << "fmha.resample " << kernel.mode << " " << kernel.elementType << ", "
        << kernel.streamFeatures.size() << " stream(s) of "
-       << llvm::join(llvm::map_range(kernel.streamFeatures,
-                                     [](unsigned d) { return std::to_string(d); }),
+       << llvm::join(llvm::map_range(
+                         kernel.streamFeatures,
+                         [](unsigned d) { return std::to_string(d); }),
                      ", ")
        << " features" << (kernel.withLengths ? ", lengths" : "");
   }
@@ -100,14 +169,15 @@ static std::string describeOperand(const MemRefOperand &operand) {
   for (unsigned d = 0; d < operand.rank; ++d) {
     if (d)
       text += ", ";
-    text += operand.sizes[d] == kDynamic ? "?" : std::to_string(operand.sizes[d]);
+    text +=
+        operand.sizes[d] == kDynamic ? "?" : std::to_string(operand.sizes[d]);
   }
   text += "]";
   if (operand.identityLayout) {
     text += " contiguous (row-major)";
   } else {
-    bool anyStatic = llvm::any_of(
-        operand.strides, [](int64_t s) { return s != kDynamic; });
+    bool anyStatic = llvm::any_of(operand.strides,
+                                  [](int64_t s) { return s != kDynamic; });
     if (anyStatic) {
       text += " strides [";
       for (unsigned d = 0; d < operand.rank; ++d) {
@@ -126,722 +196,154 @@ static std::string describeOperand(const MemRefOperand &operand) {
   return text;
 }
 
-/// Replaces each `@KEY` of \p values in \p text.
-static std::string
-substitute(std::string text,
-           llvm::ArrayRef<std::pair<llvm::StringRef, std::string>> values) {
-  for (const auto &[key, value] : values) {
-    std::string token = "@" + key.str();
-    for (size_t at = text.find(token); at != std::string::npos;
-         at = text.find(token, at + value.size()))
-      text.replace(at, token.size(), value);
-  }
-  return text;
+/// The grid of \p launch as a formula over its operands' sizes, for the
+/// header: `(ceildiv(q[2], 128), q[1], min(q[0], 65535))`.
+static std::string describeGrid(const LaunchContract &launch) {
+  auto describeAxis = [&](unsigned axis) {
+    const GridAxis &rule = launch.grid[axis];
+    std::string text;
+    for (const GridFactor &factor : rule.factors) {
+      std::string size =
+          llvm::formatv("{0}[{1}]", launch.operands[factor.operand],
+                        factor.dim);
+      text += (text.empty() ? "" : " * ") +
+              (factor.divisor == 1
+                   ? size
+                   : llvm::formatv("ceildiv({0}, {1})", size, factor.divisor)
+                         .str());
+    }
+    if (text.empty())
+      text = "1";
+    if (rule.max)
+      text = llvm::formatv("min({0}, {1})", text, rule.max).str();
+    if (axis == 0 && launch.persistent)
+      text = llvm::formatv("min({0}, SMs)", text).str();
+    return text;
+  };
+  return llvm::formatv("({0}, {1}, {2})", describeAxis(0), describeAxis(1),
+                       describeAxis(2))
+      .str();
 }
 
-static size_t countSlots(const AotKernel &kernel) {
-  size_t slots = 0;
+llvm::Error aot::checkLaunchContract(const AotKernel &kernel,
+                                     const LaunchContract &launch) {
+  auto fail = [&](const llvm::Twine &what) {
+    return llvm::createStringError(
+        ("kernel " + kernel.name + ": " + what + " (" + launch.str() + ")")
+            .str());
+  };
+  if (llvm::Error err = launch.verify())
+    return fail(llvm::toString(std::move(err)));
+  auto names = llvm::map_range(kernel.operands, [](const MemRefOperand &o) {
+    return o.name;
+  });
+  if (!llvm::equal(launch.operands, names))
+    return fail(llvm::formatv("the launch contract's operands are [{0}], the "
+                              "op's [{1}]",
+                              llvm::join(launch.operands, ", "),
+                              llvm::join(names, ", ")));
   for (const MemRefOperand &operand : kernel.operands)
-    slots += 3 + 2 * operand.rank;
-  return slots;
+    if (operand.rank > kMaxOperandRank)
+      return fail(llvm::formatv("operand {0} has rank {1}; the generated C "
+                                "holds at most {2}",
+                                operand.name, operand.rank, kMaxOperandRank));
+  for (const GridAxis &axis : launch.grid)
+    for (const GridFactor &factor : axis.factors)
+      if (factor.dim >= kernel.operands[factor.operand].rank)
+        return fail(llvm::formatv("the grid reads dimension {0} of {1}, "
+                                  "which has {2}",
+                                  factor.dim, launch.operands[factor.operand],
+                                  kernel.operands[factor.operand].rank));
+  for (const KernelParameter &parameter : launch.parameters) {
+    if (parameter.kind != KernelParameter::Kind::TensorMap)
+      continue;
+    const MemRefOperand &operand = kernel.operands[parameter.operand];
+    if (parameter.box.size() > operand.rank)
+      return fail(llvm::formatv("the tensor map of {0} has a box of {1} "
+                                "dimensions, the operand {2}",
+                                operand.name, parameter.box.size(),
+                                operand.rank));
+    if (getTensorMapElementBytes(parameter.element) != operand.elementBytes)
+      return fail(llvm::formatv("the tensor map of {0} holds {1}, the operand "
+                                "has {2}-byte elements",
+                                operand.name,
+                                stringifyTensorMapElement(parameter.element),
+                                operand.elementBytes));
+  }
+  return llvm::Error::success();
 }
 
 //===----------------------------------------------------------------------===//
 // The header
 //===----------------------------------------------------------------------===//
 
-static const char kHeaderTop[] = R"c(
-#ifndef @P_H
-#define @P_H
+/// The banner of a generated file: what it is and where it came from.
+static std::string getBanner(const AotFile &file, llvm::StringRef extension,
+                             llvm::StringRef body) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  std::string title = llvm::formatv("/*===- {0}.{1} - generated by fmha-aot: do "
+                                    "not edit ",
+                                    file.prefix, extension);
+  os << title
+     << std::string(std::max<int>(3, 67 - static_cast<int>(title.size())),
+                    '-')
+     << "*- C -*-===*\\\n *\n"
+     << body << " * Generated from: " << file.source
+     << "\n * Command: " << file.command << "\n * Cubins: "
+     << getArchList(file) << "\n"
+     << "\\*===--------------------------------------------------------------"
+        "--------===*/\n";
+  return text;
+}
 
-#include <cuda.h>
-#include <stddef.h>
-#include <stdint.h>
+llvm::Error aot::emitHeader(const AotFile &file, llvm::raw_ostream &os) {
+  const std::string &p = file.prefix;
+  std::string usage =
+      llvm::formatv(" * FlashCore kernels compiled ahead of time, for the "
+                    "CUDA driver API only:\n * compile {0}.c with any C99 or "
+                    "C++ compiler and link libcuda.\n *\n"
+                    " * Usage, in a thread with a current CUDA context:\n"
+                    " *   {0}_module m;\n"
+                    " *   if ({0}_load(&m) != {1}_SUCCESS) fprintf(stderr, "
+                    "\"%s\\n\", m.message);\n"
+                    " *   {0}_launch_<kernel>(&m, &args, stream);\n *\n",
+                    p, llvm::StringRef(p).upper());
+  std::string counts = llvm::formatv("  {0}_NUM_CUBINS = {1},\n"
+                                     "  {0}_NUM_KERNELS = {2},\n",
+                                     llvm::StringRef(p).upper(),
+                                     file.cubins.size(), file.kernels.size());
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/** What every function returns. After a failure, the module's message says
- *  what failed, with the values involved. */
-typedef enum @p_status {
-  @P_SUCCESS = 0,
-  /** No cubin in this file runs on the current device (@p_load). */
-  @P_ERROR_NO_CUBIN = 1,
-  /** A CUDA driver call failed; the message names it and its CUresult. */
-  @P_ERROR_CUDA = 2,
-  /** An argument does not fit the kernel: a size, stride, alignment, or an
-   *  operand the kernel was (or was not) generated with. */
-  @P_ERROR_INVALID_ARGUMENT = 3,
-  /** A launch on a module that @p_load has not loaded. */
-  @P_ERROR_NOT_LOADED = 4
-} @p_status;
-
-enum {
-  @P_NUM_CUBINS = @NUM_CUBINS,
-  @P_NUM_KERNELS = @NUM_KERNELS,
-  @P_MESSAGE_SIZE = 512
-};
-
-/** The kernels of this file, loaded into one CUDA context by @p_load.
- *  Launches record their failures in `message`, so give each thread that
- *  launches concurrently its own module (loading is cheap). */
-typedef struct @p_module {
-  CUmodule module;                       /* NULL until loaded */
-  int cubin;                             /* index in @p_archs of the cubin */
-  CUfunction functions[@P_NUM_KERNELS];  /* in the order of @p_kernels */
-  int multiprocessors;                   /* the device's SMs */
-  char message[@P_MESSAGE_SIZE];         /* why the last call failed */
-} @p_module;
-
-/** The archs of the embedded cubins ("sm_80", "sm_90a", ...). */
-extern const char *const @p_archs[@P_NUM_CUBINS];
-
-/** Picks the cubin for a device of compute capability major.minor and
- *  returns its index in @p_archs: an sm_XYa cubin runs only on X.Y exactly
- *  (and is preferred there), an sm_XY cubin on X.y for every y >= Y (the
- *  closest one preferred). Returns -1 when none runs there, after writing
- *  why (the capability, the archs held, the --archs that would) to
- *  `message` (`size` bytes; may be NULL). Calls no CUDA function. */
-int @p_select_cubin(int major, int minor, char *message, size_t size);
-
-/** Loads the cubin for the device of the current CUDA context (see
- *  @p_select_cubin) and prepares every kernel (dynamic shared memory).
- *  Initializes all of *module; its kernels launch in this context only.
- *  Fails with @P_ERROR_NO_CUBIN when no cubin runs on the device, or
- *  @P_ERROR_CUDA (no current context, a load failure). */
-@p_status @p_load(@p_module *module);
-
-/** Unloads the module; the context it was loaded in must be current. */
-@p_status @p_unload(@p_module *module);
-
-/** The operands of an fmha.attention kernel: Q [B, Hq, Sq, D], K and V
- *  [B, Hkv, Sk, D], O [B, Hq, Sq, D] (written), LSE [B, Hq, Sq] f32
- *  (written; only for kernels generated with lse, else NULL). Pointers are
- *  device pointers; strides are in elements, ordered like the sizes
- *  (batch, head, sequence, head dim), so BHSD and BSHD layouts both work;
- *  the head dim's stride must be 1. */
-typedef struct @p_attention_args {
-  const void *q, *k, *v;
-  void *o;
-  float *lse;
-  int64_t batch, q_heads, kv_heads, q_seq, k_seq;
-  int64_t q_strides[4], k_strides[4], v_strides[4], o_strides[4];
-  int64_t lse_strides[3];
-} @p_attention_args;
-
-/** One source stream of an fmha.resample kernel: times [B, S] (f32,
- *  non-decreasing per row), values [B, S, D], lengths [B] (valid samples
- *  per row; only for kernels generated with lengths, else NULL). Strides
- *  are in elements. */
-typedef struct @p_resample_stream {
-  const float *times;
-  const void *values;
-  const int32_t *lengths;
-  int64_t samples;
-  int64_t times_strides[2], values_strides[3];
-} @p_resample_stream;
-
-/** The operands of an fmha.resample kernel: `num_streams` streams,
- *  target times [B, T] (f32) and out [B, T, sum of the streams' D]
- *  (written). Strides are in elements. */
-typedef struct @p_resample_args {
-  int64_t batch, targets;
-  int num_streams;
-  const @p_resample_stream *streams;
-  const float *target_times;
-  int64_t target_strides[2];
-  void *out;
-  int64_t out_strides[3];
-} @p_resample_args;
-
-/** What each kernel computes, to pick one at run time. */
-typedef struct @p_kernel_info {
-  const char *name;  /* the launcher is @p_launch_<name> */
-  const char *op;    /* "attention" or "resample" */
-  const char *dtype; /* "f16", "bf16" or "f32" */
-  /* fmha.attention */
-  int head_dim, causal, lse, has_window;
-  int64_t window[2]; /* keys visible left and right of the diagonal */
-  float scale;
-  /* fmha.resample */
-  const char *mode; /* "linear", "nearest" or "previous" */
-  int num_streams;
-  const int *features; /* D of each stream */
-  int lengths;
-  /* the launcher of the kernel's op; the other one is NULL */
-  @p_status (*launch_attention)(@p_module *module,
-                                const @p_attention_args *args,
-                                CUstream stream);
-  @p_status (*launch_resample)(@p_module *module,
-                               const @p_resample_args *args,
-                               CUstream stream);
-} @p_kernel_info;
-
-/** The kernels of this file, in the order of @p_module's functions. */
-extern const @p_kernel_info @p_kernels[@P_NUM_KERNELS];
-)c";
-
-static const char kLaunchDoc[] = R"c(
-/** Launches the kernel on `stream`: grid, block and dynamic shared memory
- *  follow from the sizes and the loaded cubin's tile; an empty problem
- *  launches nothing. Checks every size, stride and pointer against what the
- *  kernel was generated for first, and fails with
- *  @P_ERROR_INVALID_ARGUMENT (the message names the operand, the value and
- *  what was expected); @P_ERROR_CUDA when cuLaunchKernel fails. Errors
- *  inside the kernel surface at the next synchronization, as usual. */
-)c";
-
-void aot::emitHeader(const AotFile &file, llvm::raw_ostream &os) {
-  os << llvm::formatv("/*===- {0}.h - generated by fmha-aot: do not edit "
-                      "-------------------*- C -*-===*\\\n",
-                      file.prefix);
-  os << " *\n * FlashCore kernels compiled ahead of time, for the CUDA driver "
-        "API only:\n * compile "
-     << file.prefix << ".c with any C99 or C++ compiler and link libcuda.\n"
-     << " *\n * Generated from: " << file.source << "\n * Command: "
-     << file.command << "\n * Cubins: " << getArchList(file) << "\n *\n"
-     << " * Usage, in a thread with a current CUDA context:\n"
-     << " *   " << file.prefix << "_module m;\n"
-     << " *   if (" << file.prefix << "_load(&m) != " << llvm::StringRef(file.prefix).upper()
-     << "_SUCCESS) fprintf(stderr, \"%s\\n\", m.message);\n"
-     << " *   " << file.prefix << "_launch_<kernel>(&m, &args, stream);\n"
-     << "\\*===------------------------------------------------------------"
-        "----------===*/\n";
-  os << substitute(expand(kHeaderTop, file.prefix),
-                   {{"NUM_CUBINS", std::to_string(file.cubins.size())},
-                    {"NUM_KERNELS", std::to_string(file.kernels.size())}});
-
+  std::string launchers;
+  llvm::raw_string_ostream out(launchers);
   for (const AotKernel &kernel : file.kernels) {
-    os << expand(kLaunchDoc, file.prefix);
-    os << "/* " << kernel.name << ": " << describe(kernel) << ".\n";
-    os << " * From " << kernel.origin << ". Operands:\n";
+    out << "\n/* " << kernel.name << ": " << describe(kernel) << ".\n";
+    out << " * From " << kernel.origin << ". Operands:\n";
     for (const MemRefOperand &operand : kernel.operands)
-      os << " *   " << describeOperand(operand) << "\n";
+      out << " *   " << describeOperand(operand) << "\n";
     for (auto [cubin, variant] : llvm::zip(file.cubins, kernel.variants))
-      os << " * " << cubin.arch << ": " << variant.tile << ", "
-         << variant.threads << " threads, " << variant.sharedBytes
-         << " bytes of dynamic shared memory\n";
-    os << " */\n";
+      out << " * " << cubin.arch << ": " << variant.tile << ", "
+          << variant.launch.threads << " threads, "
+          << variant.launch.sharedBytes
+          << " bytes of dynamic shared memory, grid "
+          << describeGrid(variant.launch) << "\n";
+    out << " */\n";
     bool attention = kernel.kind == AotKernel::Kind::Attention;
-    os << expand(llvm::formatv("@p_status @p_launch_{0}(@p_module *module,\n"
-                               "    const @p_{1}_args *args, CUstream stream);\n",
-                               kernel.name,
-                               attention ? "attention" : "resample")
-                     .str(),
-                 file.prefix);
+    out << llvm::formatv("{0}_status {0}_launch_{1}({0}_module *module,\n"
+                         "    const {0}_{2}_args *args, CUstream stream);\n",
+                         p, kernel.name, attention ? "attention" : "resample");
   }
-  os << R"c(
-#ifdef __cplusplus
-} /* extern "C" */
-#endif
 
-#endif
-)c";
+  llvm::StringMap<std::string> regions;
+  regions["banner"] = getBanner(file, "h", usage);
+  regions["counts"] = counts;
+  regions["launchers"] = launchers;
+  return fillTemplate("fmha_kernels.h", kHeaderTemplate, p, regions, os);
 }
 
 //===----------------------------------------------------------------------===//
 // The source
 //===----------------------------------------------------------------------===//
-
-// The device selection, the loader and the operand checks: the same for every
-// kernel, driven by the tables before them.
-static const char kSourceCommon[] = R"c(
-const char *const @p_archs[@P_NUM_CUBINS] = {@ARCHS};
-
-int @p_select_cubin(int major, int minor, char *message, size_t size) {
-  int best = -1, i;
-  for (i = 0; i < @P_NUM_CUBINS; ++i) {
-    const @p_target *target = &@p_targets[i];
-    /* SASS runs on its major version only, on minor versions >= its own;
-       an arch-specific (sm_XYa) cubin on exactly its version. */
-    if (target->major != major || target->minor > minor)
-      continue;
-    if (target->specific) {
-      if (target->minor == minor)
-        return i;
-      continue;
-    }
-    if (best < 0 || target->minor > @p_targets[best].minor)
-      best = i;
-  }
-  if (best >= 0)
-    return best;
-  if (message && size) {
-    char fix[64];
-    if (major < 8)
-      snprintf(fix, sizeof fix, "%s", "the kernels need compute "
-               "capability 8.0 or newer");
-    else if (major == 9 && minor == 0)
-      snprintf(fix, sizeof fix, "regenerate with --archs=sm_90a or sm_90");
-    else if (minor != 0)
-      snprintf(fix, sizeof fix, "regenerate with --archs=sm_%d%d or sm_%d0",
-               major, minor, major);
-    else
-      snprintf(fix, sizeof fix, "regenerate with --archs=sm_%d0", major);
-    snprintf(message, size, "no cubin for compute capability %d.%d in @p: "
-             "holds %s; %s", major, minor, "@ARCH_LIST", fix);
-  }
-  return -1;
-}
-
-static @p_status @p_cuda_failed(@p_module *module, const char *call,
-                                CUresult result) {
-  const char *name = NULL;
-  if (cuGetErrorName(result, &name) != CUDA_SUCCESS || !name)
-    name = "an unknown CUresult";
-  snprintf(module->message, sizeof module->message, "@p: %s failed: %s (%d)",
-           call, name, (int)result);
-  return @P_ERROR_CUDA;
-}
-
-@p_status @p_load(@p_module *module) {
-  CUdevice device;
-  CUmodule loaded;
-  CUresult result;
-  int major = 0, minor = 0, index, k;
-  if (!module)
-    return @P_ERROR_INVALID_ARGUMENT;
-  memset(module, 0, sizeof *module);
-  module->cubin = -1;
-  result = cuCtxGetDevice(&device);
-  if (result != CUDA_SUCCESS) {
-    @p_cuda_failed(module, "cuCtxGetDevice", result);
-    strncat(module->message, ": make a CUDA context current in this thread "
-            "first (cuCtxCreate, cuDevicePrimaryCtxRetain + cuCtxSetCurrent, "
-            "or any CUDA runtime call)",
-            sizeof module->message - strlen(module->message) - 1);
-    return @P_ERROR_CUDA;
-  }
-  result = cuDeviceGetAttribute(
-      &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-  if (result == CUDA_SUCCESS)
-    result = cuDeviceGetAttribute(
-        &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-  if (result != CUDA_SUCCESS)
-    return @p_cuda_failed(module, "cuDeviceGetAttribute(compute capability)",
-                          result);
-  index = @p_select_cubin(major, minor, module->message,
-                          sizeof module->message);
-  if (index < 0)
-    return @P_ERROR_NO_CUBIN;
-  result = cuDeviceGetAttribute(&module->multiprocessors,
-                                CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                device);
-  if (result != CUDA_SUCCESS)
-    return @p_cuda_failed(module, "cuDeviceGetAttribute(multiprocessors)",
-                          result);
-  result = cuModuleLoadData(&loaded, @p_cubins[index]);
-  if (result != CUDA_SUCCESS) {
-    char call[64];
-    snprintf(call, sizeof call, "cuModuleLoadData(%s cubin)",
-             @p_archs[index]);
-    return @p_cuda_failed(module, call, result);
-  }
-  for (k = 0; k < @P_NUM_KERNELS; ++k) {
-    const @p_variant *variant = &@p_variants[k][index];
-    result = cuModuleGetFunction(&module->functions[k], loaded,
-                                 variant->function);
-    if (result != CUDA_SUCCESS) {
-      cuModuleUnload(loaded);
-      return @p_cuda_failed(module, "cuModuleGetFunction", result);
-    }
-    /* The default limit (48 KB) counts static shared memory too, so any
-       dynamic size is opted into; the size is fixed per kernel, so once. */
-    if (variant->shared_bytes > 0) {
-      result = cuFuncSetAttribute(module->functions[k],
-                                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                  (int)variant->shared_bytes);
-      if (result != CUDA_SUCCESS) {
-        int allowed = 0;
-        cuDeviceGetAttribute(
-            &allowed, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            device);
-        cuModuleUnload(loaded);
-        snprintf(module->message, sizeof module->message,
-                 "@p: kernel %s needs %u bytes of dynamic shared memory; "
-                 "this device allows %d per block (cuFuncSetAttribute: %d)",
-                 @p_kernels[k].name, variant->shared_bytes, allowed,
-                 (int)result);
-        return @P_ERROR_CUDA;
-      }
-    }
-  }
-  module->module = loaded;
-  module->cubin = index;
-  return @P_SUCCESS;
-}
-
-@p_status @p_unload(@p_module *module) {
-  CUresult result;
-  if (!module || !module->module)
-    return @P_ERROR_NOT_LOADED;
-  result = cuModuleUnload(module->module);
-  module->module = NULL;
-  module->cubin = -1;
-  if (result != CUDA_SUCCESS)
-    return @p_cuda_failed(module, "cuModuleUnload", result);
-  return @P_SUCCESS;
-}
-
-static @p_status @p_invalid(@p_module *module, const char *kernel,
-                            const char *what) {
-  snprintf(module->message, sizeof module->message, "@p_launch_%s: %s",
-           kernel, what);
-  return @P_ERROR_INVALID_ARGUMENT;
-}
-
-/* Checks one operand against its table entry and appends its memref
-   descriptor (allocated and aligned pointer, offset, sizes, strides) to
-   `slots`. Strides the type fixes are checked on dimensions of more than
-   one element and passed as the type has them. */
-static @p_status @p_add_operand(@p_module *module, const char *kernel,
-                                const @p_operand *operand, const void *data,
-                                const int64_t *sizes, const int64_t *strides,
-                                int64_t *slots, int *count) {
-  char what[256];
-  int64_t required[4], expected = 1, elements = 1;
-  int d, rank = operand->rank;
-  for (d = rank - 1; d >= 0; --d) {
-    if (sizes[d] < 0) {
-      snprintf(what, sizeof what, "%s: %s must be >= 0, got %lld",
-               operand->name, operand->dims[d], (long long)sizes[d]);
-      return @p_invalid(module, kernel, what);
-    }
-    if (operand->sizes[d] >= 0 && sizes[d] != operand->sizes[d]) {
-      snprintf(what, sizeof what, "%s: %s is %lld in the kernel's type, "
-               "got %lld", operand->name, operand->dims[d],
-               (long long)operand->sizes[d], (long long)sizes[d]);
-      return @p_invalid(module, kernel, what);
-    }
-    required[d] = operand->identity ? expected : operand->strides[d];
-    expected *= sizes[d];
-    elements *= sizes[d];
-  }
-  for (d = 0; d < rank; ++d) {
-    if (strides[d] < 0) {
-      snprintf(what, sizeof what, "%s: the stride of %s must be >= 0, got "
-               "%lld", operand->name, operand->dims[d], (long long)strides[d]);
-      return @p_invalid(module, kernel, what);
-    }
-    if (required[d] >= 0 && sizes[d] > 1 && strides[d] != required[d]) {
-      snprintf(what, sizeof what, "%s: the stride of %s must be %lld (%s), "
-               "got %lld", operand->name, operand->dims[d], (long long)required[d],
-               operand->identity ? "the kernel's type is contiguous"
-                                 : "fixed by the kernel's type",
-               (long long)strides[d]);
-      return @p_invalid(module, kernel, what);
-    }
-  }
-  if (elements > 0) {
-    if (!data) {
-      snprintf(what, sizeof what, "%s is NULL", operand->name);
-      return @p_invalid(module, kernel, what);
-    }
-    if ((uintptr_t)data % (uintptr_t)operand->align_bytes != 0) {
-      snprintf(what, sizeof what, "%s (%p) must be %d-byte aligned",
-               operand->name, data, operand->align_bytes);
-      return @p_invalid(module, kernel, what);
-    }
-    for (d = 0; d + 1 < rank; ++d) {
-      if (sizes[d] > 1 &&
-          strides[d] * operand->element_bytes % operand->align_bytes != 0) {
-        snprintf(what, sizeof what, "%s: the stride of %s (%lld elements) must "
-                 "keep rows %d-byte aligned: a multiple of %d elements",
-                 operand->name, operand->dims[d], (long long)strides[d],
-                 operand->align_bytes,
-                 operand->align_bytes / operand->element_bytes);
-        return @p_invalid(module, kernel, what);
-      }
-    }
-  }
-  slots[(*count)++] = (int64_t)(intptr_t)data; /* allocated */
-  slots[(*count)++] = (int64_t)(intptr_t)data; /* aligned */
-  slots[(*count)++] = 0;                       /* offset */
-  for (d = 0; d < rank; ++d)
-    slots[(*count)++] = sizes[d];
-  for (d = 0; d < rank; ++d)
-    slots[(*count)++] = required[d] >= 0 ? required[d] : strides[d];
-  return @P_SUCCESS;
-}
-
-/* Launches kernel k of the loaded module with `leading` parameters already
-   in `params` (tensor maps) and then the packed slots; a grid with no
-   blocks launches nothing. */
-static @p_status @p_launch(@p_module *module, int k, const int64_t grid[3],
-                           int64_t *slots, void **params, int leading,
-                           int count, CUstream stream) {
-  const @p_variant *variant = &@p_variants[k][module->cubin];
-  CUresult result;
-  int i;
-  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
-    return @P_SUCCESS;
-  if (grid[0] > 2147483647 || grid[1] > 65535 || grid[2] > 65535) {
-    char what[160];
-    snprintf(what, sizeof what, "the grid (%lld, %lld, %lld) exceeds CUDA's "
-             "limits (2147483647, 65535, 65535)", (long long)grid[0],
-             (long long)grid[1], (long long)grid[2]);
-    return @p_invalid(module, @p_kernels[k].name, what);
-  }
-  for (i = 0; i < count; ++i)
-    params[leading + i] = &slots[i];
-  result = cuLaunchKernel(module->functions[k], (unsigned)grid[0],
-                          (unsigned)grid[1], (unsigned)grid[2],
-                          variant->threads, 1, 1, variant->shared_bytes,
-                          stream, params, NULL);
-  if (result != CUDA_SUCCESS)
-    return @p_cuda_failed(module, "cuLaunchKernel", result);
-  return @P_SUCCESS;
-}
-
-static int64_t @p_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t @p_min(int64_t a, int64_t b) { return a < b ? a : b; }
-
-static @p_status @p_check_loaded(@p_module *module, const char *kernel,
-                                 const void *args) {
-  if (!module)
-    return @P_ERROR_INVALID_ARGUMENT;
-  if (!module->module) {
-    snprintf(module->message, sizeof module->message,
-             "@p_launch_%s: the module is not loaded (call @p_load first)",
-             kernel);
-    return @P_ERROR_NOT_LOADED;
-  }
-  if (!args)
-    return @p_invalid(module, kernel, "args is NULL");
-  return @P_SUCCESS;
-}
-)c";
-
-// fmha.attention: the operands q, k, v, o[, lse] in kernel order. The grid is
-// getAttentionLaunchConfig's (lib/JIT/JIT.cpp): (ceil(Sq / block_m), Hq,
-// min(B, @MAX_GRID_Y)), the kernel striding over batches past that.
-static const char kAttentionLauncher[] = R"c(
-@p_status @p_launch_@NAME(@p_module *module, const @p_attention_args *a,
-                          CUstream stream) {
-  static const char kernel[] = "@NAME";
-  const @p_operand *ops = @p_operands_@INDEX;
-  int64_t slots[@SLOTS];
-  void *params[@SLOTS + 3];
-  int64_t grid[3], sizes[4];
-  int count = 0, leading = 0;
-  @p_status status = @p_check_loaded(module, kernel, a);
-  if (status != @P_SUCCESS)
-    return status;
-  if (a->batch < 0 || a->q_heads < 0 || a->kv_heads < 0 || a->q_seq < 0 ||
-      a->k_seq < 0)
-    return @p_invalid(module, kernel, "batch, q_heads, kv_heads, q_seq and "
-                      "k_seq must be >= 0");
-  if (a->q_heads > 0 && (a->kv_heads < 1 || a->q_heads % a->kv_heads != 0)) {
-    char what[128];
-    snprintf(what, sizeof what, "q_heads (%lld) must be a multiple of "
-             "kv_heads (%lld)", (long long)a->q_heads, (long long)a->kv_heads);
-    return @p_invalid(module, kernel, what);
-  }
-  if (a->batch > 0 && a->q_heads > 0 && a->q_seq > 0 && a->k_seq < 1)
-    return @p_invalid(module, kernel, "k_seq must be >= 1 when there are "
-                      "queries");
-  if (@LSE && !a->lse)
-    return @p_invalid(module, kernel, "lse is NULL: the kernel was generated "
-                      "with lse and writes it");
-  if (!@LSE && a->lse)
-    return @p_invalid(module, kernel, "lse must be NULL: the kernel was "
-                      "generated without lse (regenerate with --lse)");
-  sizes[0] = a->batch; sizes[1] = a->q_heads; sizes[2] = a->q_seq;
-  sizes[3] = @HEAD_DIM;
-  if ((status = @p_add_operand(module, kernel, &ops[0], a->q, sizes,
-                               a->q_strides, slots, &count)) != @P_SUCCESS)
-    return status;
-  sizes[1] = a->kv_heads; sizes[2] = a->k_seq;
-  if ((status = @p_add_operand(module, kernel, &ops[1], a->k, sizes,
-                               a->k_strides, slots, &count)) != @P_SUCCESS)
-    return status;
-  if ((status = @p_add_operand(module, kernel, &ops[2], a->v, sizes,
-                               a->v_strides, slots, &count)) != @P_SUCCESS)
-    return status;
-  sizes[1] = a->q_heads; sizes[2] = a->q_seq;
-  if ((status = @p_add_operand(module, kernel, &ops[3], a->o, sizes,
-                               a->o_strides, slots, &count)) != @P_SUCCESS)
-    return status;
-  if (@LSE && (status = @p_add_operand(module, kernel, &ops[4], a->lse, sizes,
-                                       a->lse_strides, slots, &count)) !=
-                  @P_SUCCESS)
-    return status;
-  grid[0] = @p_ceil_div(a->q_seq, @p_variants[@INDEX][module->cubin].grid_tile);
-  grid[1] = a->q_heads;
-  grid[2] = @p_min(a->batch, @MAX_GRID_Y);@TENSOR_MAPS
-  return @p_launch(module, @INDEX, grid, slots, params, leading, count,
-                   stream);
-}
-)c";
-
-// The part of an attention launcher for its sm_90a variant (getAttention-
-// LaunchConfig and addAttentionTensorMap in lib/JIT/JIT.cpp): the TMA tensor
-// maps of q, k and v, from their memref descriptors in `slots` (11 each),
-// go first, and one CTA per SM takes the units of work in turn.
-static const char kAttentionTensorMaps[] = R"c(
-  if (@p_variants[@INDEX][module->cubin].key_rows) {
-    const @p_variant *variant = &@p_variants[@INDEX][module->cubin];
-    @P_MAP_ALIGNED CUtensorMap maps[3];
-    int64_t row_blocks = @p_ceil_div(a->q_seq, variant->grid_tile);
-    int64_t units = a->batch * a->q_heads *
-                    (variant->pairs ? @p_ceil_div(row_blocks, 2) : row_blocks);
-    static const char *const names[3] = {"q", "k", "v"};
-    int m;
-    if (units == 0)
-      return @P_SUCCESS;
-    for (m = 0; m < 3; ++m) {
-      status = @p_encode_map(module, kernel, names[m], @TMA_TYPE,
-                             slots + 11 * m,
-                             m == 0 ? variant->grid_tile : variant->key_rows,
-                             &maps[m]);
-      if (status != @P_SUCCESS)
-        return status;
-      params[m] = &maps[m];
-    }
-    leading = 3;
-    grid[0] = @p_min(@p_min(units, module->multiprocessors), 2147483647);
-    grid[1] = grid[2] = 1;
-  })c";
-
-// The tensor-map encoder of the sm_90a attention launchers.
-static const char kTensorMapEncoder[] = R"c(
-#if defined(__GNUC__) || defined(__clang__)
-#define @P_MAP_ALIGNED __attribute__((aligned(64)))
-#elif defined(_MSC_VER)
-#define @P_MAP_ALIGNED __declspec(align(64))
-#else
-#define @P_MAP_ALIGNED
-#endif
-
-/* The TMA tensor map of an attention operand from its memref descriptor
-   (allocated, aligned, offset, sizes, strides; rank 4, 16-bit elements):
-   innermost first (D, S, H, B), boxes of 64 x rows x 1 x 1 elements, 128-byte
-   swizzle, zeros past the bounds (AttentionToGPUSm90.cpp's ABI). */
-static @p_status @p_encode_map(@p_module *module, const char *kernel,
-                               const char *operand, CUtensorMapDataType type,
-                               const int64_t *descriptor, unsigned rows,
-                               CUtensorMap *map) {
-  static const char *const dim_names[3] = {"batch", "head", "sequence"};
-  const int64_t *sizes = descriptor + 3, *strides = descriptor + 7;
-  cuuint64_t dims[4], byte_strides[3];
-  cuuint32_t box[4] = {64, 1, 1, 1}, element_strides[4] = {1, 1, 1, 1};
-  CUresult result;
-  int d;
-  /* The TMA takes every stride, also of dimensions of one element (which
-     the operand checks let through). */
-  for (d = 0; d < 3; ++d)
-    if (strides[d] % 8 != 0) {
-      char what[192];
-      snprintf(what, sizeof what, "%s: the stride of %s (%lld elements) must "
-               "be a multiple of 8 elements (16 bytes) for the TMA of the "
-               "sm_90a kernel, even where the size is 1", operand,
-               dim_names[d], (long long)strides[d]);
-      return @p_invalid(module, kernel, what);
-    }
-  for (d = 0; d < 4; ++d)
-    dims[d] = (cuuint64_t)sizes[3 - d];
-  for (d = 0; d < 3; ++d)
-    byte_strides[d] = (cuuint64_t)strides[2 - d] * 2;
-  box[1] = rows;
-  result = cuTensorMapEncodeTiled(
-      map, type, 4, (void *)(intptr_t)descriptor[1], dims, byte_strides, box,
-      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (result != CUDA_SUCCESS) {
-    char call[256];
-    snprintf(call, sizeof call, "cuTensorMapEncodeTiled(%s: sizes [%lld, "
-             "%lld, %lld, %lld], strides [%lld, %lld, %lld, 1] elements; the "
-             "base must be 16-byte aligned and every stride a multiple of 16 "
-             "bytes)", operand, (long long)sizes[0], (long long)sizes[1],
-             (long long)sizes[2], (long long)sizes[3], (long long)strides[0],
-             (long long)strides[1], (long long)strides[2]);
-    return @p_cuda_failed(module, call, result);
-  }
-  return @P_SUCCESS;
-}
-)c";
-
-// fmha.resample: the operands times..., values..., lengths..., targets, out in
-// kernel order. The grid is getResampleLaunchConfig's (lib/JIT/JIT.cpp):
-// (ceil(T / block_t), min(B, @MAX_GRID_Y), 1), rows striding past that.
-static const char kResampleLauncher[] = R"c(
-@p_status @p_launch_@NAME(@p_module *module, const @p_resample_args *a,
-                          CUstream stream) {
-  static const char kernel[] = "@NAME";
-  enum { STREAMS = @STREAMS };
-  const @p_operand *ops = @p_operands_@INDEX;
-  int64_t slots[@SLOTS];
-  void *params[@SLOTS];
-  int64_t grid[3], sizes[3], strides[1] = {1}, features = 0;
-  int count = 0, s;
-  @p_status status = @p_check_loaded(module, kernel, a);
-  if (status != @P_SUCCESS)
-    return status;
-  if (a->num_streams != STREAMS || !a->streams) {
-    char what[128];
-    snprintf(what, sizeof what, "the kernel resamples %d stream(s), got "
-             "num_streams %d (streams %s)", STREAMS, a->num_streams,
-             a->streams ? "set" : "NULL");
-    return @p_invalid(module, kernel, what);
-  }
-  if (a->batch < 0 || a->targets < 0)
-    return @p_invalid(module, kernel, "batch and targets must be >= 0");
-  for (s = 0; s < STREAMS; ++s) {
-    char what[160];
-    if (a->batch > 0 && a->targets > 0 && a->streams[s].samples < 1) {
-      snprintf(what, sizeof what, "stream %d: samples must be >= 1, got %lld",
-               s, (long long)a->streams[s].samples);
-      return @p_invalid(module, kernel, what);
-    }
-    if (@LENGTHS != (a->streams[s].lengths != NULL)) {
-      snprintf(what, sizeof what, "stream %d: lengths %s", s,
-               @LENGTHS ? "is NULL: the kernel was generated with lengths"
-                        : "must be NULL: the kernel was generated without "
-                          "lengths (regenerate with --lengths)");
-      return @p_invalid(module, kernel, what);
-    }
-  }
-  sizes[0] = a->batch;
-  for (s = 0; s < STREAMS; ++s) {
-    sizes[1] = a->streams[s].samples;
-    if ((status = @p_add_operand(module, kernel, &ops[s], a->streams[s].times,
-                                 sizes, a->streams[s].times_strides, slots,
-                                 &count)) != @P_SUCCESS)
-      return status;
-  }
-  for (s = 0; s < STREAMS; ++s) {
-    sizes[1] = a->streams[s].samples;
-    sizes[2] = ops[STREAMS + s].sizes[2];
-    features += sizes[2];
-    if ((status = @p_add_operand(module, kernel, &ops[STREAMS + s],
-                                 a->streams[s].values, sizes,
-                                 a->streams[s].values_strides, slots,
-                                 &count)) != @P_SUCCESS)
-      return status;
-  }
-  for (s = 0; @LENGTHS && s < STREAMS; ++s)
-    if ((status = @p_add_operand(module, kernel, &ops[2 * STREAMS + s],
-                                 a->streams[s].lengths, sizes, strides, slots,
-                                 &count)) != @P_SUCCESS)
-      return status;
-  sizes[1] = a->targets;
-  if ((status = @p_add_operand(module, kernel, &ops[@TARGETS], a->target_times,
-                               sizes, a->target_strides, slots, &count)) !=
-      @P_SUCCESS)
-    return status;
-  sizes[2] = features;
-  if ((status = @p_add_operand(module, kernel, &ops[@TARGETS + 1], a->out,
-                               sizes, a->out_strides, slots, &count)) !=
-      @P_SUCCESS)
-    return status;
-  grid[0] = @p_ceil_div(a->targets, @p_variants[@INDEX][module->cubin].grid_tile);
-  grid[1] = @p_min(a->batch, @MAX_GRID_Y);
-  grid[2] = 1;
-  return @p_launch(module, @INDEX, grid, slots, params, 0, count, stream);
-}
-)c";
 
 /// The bytes of \p image as the initializer of an unsigned char array.
 static void emitBytes(llvm::StringRef image, llvm::raw_ostream &os) {
@@ -862,168 +364,247 @@ static std::string getTargetInitializer(llvm::StringRef arch) {
       .str();
 }
 
-void aot::emitSource(const AotFile &file, llvm::raw_ostream &os) {
-  const std::string &p = file.prefix;
-  os << llvm::formatv("/*===- {0}.c - generated by fmha-aot: do not edit "
-                      "-------------------*- C -*-===*\\\n",
-                      p)
-     << " *\n * Generated from: " << file.source << "\n * Command: "
-     << file.command << "\n * Needs cuda.h and libcuda only.\n"
-     << "\\*===------------------------------------------------------------"
-        "----------===*/\n\n";
-  os << "#include \"" << p << ".h\"\n\n#include <stdio.h>\n#include "
-                              "<string.h>\n\n";
-  // cuModuleLoadData reads an ELF image: keep it aligned like nvcc's
-  // embedded fatbins.
-  os << expand(R"c(#if defined(__GNUC__) || defined(__clang__)
-#define @P_ALIGNED __attribute__((aligned(8)))
-#else
-#define @P_ALIGNED
-#endif
+/// cuda.h's name of a tensor map's element type.
+static llvm::StringRef getTensorMapDataType(TensorMapElement element) {
+  switch (element) {
+  case TensorMapElement::F16:
+    return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+  case TensorMapElement::BF16:
+    return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+  case TensorMapElement::F32:
+    return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+  }
+  llvm_unreachable("unknown tensor map element");
+}
 
-)c",
-               p);
+/// cuda.h's name of a shared-memory swizzle span (LaunchContract::verify
+/// admits these four).
+static llvm::StringRef getTensorMapSwizzle(unsigned swizzleBytes) {
+  switch (swizzleBytes) {
+  case 32:
+    return "CU_TENSOR_MAP_SWIZZLE_32B";
+  case 64:
+    return "CU_TENSOR_MAP_SWIZZLE_64B";
+  case 128:
+    return "CU_TENSOR_MAP_SWIZZLE_128B";
+  default:
+    return "CU_TENSOR_MAP_SWIZZLE_NONE";
+  }
+}
+
+/// The 64-bit fields of the memref descriptors that \p launch passes.
+static size_t countSlots(const AotKernel &kernel,
+                         const LaunchContract &launch) {
+  size_t slots = 0;
+  for (const KernelParameter &parameter : launch.parameters)
+    if (parameter.kind == KernelParameter::Kind::MemRef)
+      slots += 3 + 2 * kernel.operands[parameter.operand].rank;
+  return slots;
+}
+
+static size_t countTensorMaps(const LaunchContract &launch) {
+  return llvm::count_if(launch.parameters, [](const KernelParameter &p) {
+    return p.kind == KernelParameter::Kind::TensorMap;
+  });
+}
+
+/// The tables of kernel \p index of \p file: its operands, and for each
+/// cubin, the grid factors and the parameters of the variant's contract.
+/// Variants with the same function and contract (archs lowered for one
+/// chip) share their tables. Returns each cubin's variant initializer.
+static std::vector<std::string> emitKernelTables(const AotFile &file,
+                                                 size_t index,
+                                                 llvm::raw_ostream &os) {
+  const std::string &p = file.prefix;
+  std::string upper = llvm::StringRef(p).upper();
+  const AotKernel &kernel = file.kernels[index];
+  os << "\n/* " << kernel.name << ": " << describe(kernel) << ". */\n";
+  os << "static const " << p << "_operand " << p << "_operands_" << index
+     << "[] = {\n";
+  for (const MemRefOperand &operand : kernel.operands)
+    os << llvm::formatv("  {{{0}, {{{1}}, {2}, {3}, {4}, {5}, {6}, {7}},\n",
+                        quote(operand.name),
+                        llvm::join(llvm::map_range(operand.dimNames, quote),
+                                   ", "),
+                        operand.rank, operand.elementBytes, operand.alignBytes,
+                        operand.identityLayout ? 1 : 0,
+                        initializer(operand.sizes),
+                        initializer(operand.strides));
+  os << "};\n";
+
+  std::vector<std::string> initializers;
+  for (auto [c, variant] : llvm::enumerate(kernel.variants)) {
+    const LaunchContract &launch = variant.launch;
+    size_t first = 0;
+    while (kernel.variants[first].function != variant.function ||
+           !(kernel.variants[first].launch == launch))
+      ++first;
+    std::string suffix = llvm::formatv("{0}_{1}", index, first);
+    os << "/* " << kernel.name << " on " << file.cubins[c].arch
+       << ": #fmha.launch<" << launch.str() << ">";
+    if (first != c)
+      os << ": the tables of " << file.cubins[first].arch;
+    os << " */\n";
+    if (first == c) {
+      if (llvm::any_of(launch.grid, [](const GridAxis &axis) {
+            return !axis.factors.empty();
+          })) {
+        os << "static const " << p << "_grid_factor " << p << "_grid_" << suffix
+           << "[] = {";
+        llvm::ListSeparator separator;
+        for (const GridAxis &axis : launch.grid)
+          for (const GridFactor &factor : axis.factors)
+            os << separator
+               << llvm::formatv("{{{0}, {1}, {2}}", factor.operand, factor.dim,
+                                factor.divisor);
+        os << "};\n";
+      }
+      os << "static const " << p << "_parameter " << p << "_parameters_"
+         << suffix << "[] = {\n";
+      for (const KernelParameter &parameter : launch.parameters) {
+        if (parameter.kind == KernelParameter::Kind::MemRef) {
+          os << llvm::formatv("  {{{0}_MEMREF, {1}, "
+                              "CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {{0}, "
+                              "CU_TENSOR_MAP_SWIZZLE_NONE},\n",
+                              upper, parameter.operand);
+          continue;
+        }
+        os << llvm::formatv(
+            "  {{{0}_TENSOR_MAP, {1}, {2}, {3}, {4}, {5}, {6}},\n", upper,
+            parameter.operand, getTensorMapDataType(parameter.element),
+            getTensorMapElementBytes(parameter.element), parameter.box.size(),
+            initializer(parameter.box),
+            getTensorMapSwizzle(parameter.swizzleBytes));
+      }
+      os << "};\n";
+    }
+    bool anyFactor = llvm::any_of(
+        launch.grid, [](const GridAxis &axis) { return !axis.factors.empty(); });
+    initializers.push_back(llvm::formatv(
+        "{{{0}, {1}, {2}, {{{3}, {4}, {5}}, {{{6}, {7}, {8}}, {9}, {10}, {11}, "
+        "{12}_parameters_{13}}",
+        quote(variant.function), launch.threads, launch.sharedBytes,
+        launch.grid[0].factors.size(), launch.grid[1].factors.size(),
+        launch.grid[2].factors.size(), launch.grid[0].max, launch.grid[1].max,
+        launch.grid[2].max, launch.persistent ? 1 : 0,
+        anyFactor ? p + "_grid_" + suffix : std::string("NULL"),
+        launch.parameters.size(), p, suffix));
+  }
+  return initializers;
+}
+
+/// The tables region of the source template.
+static std::string getTables(const AotFile &file) {
+  const std::string &p = file.prefix;
+  std::string upper = llvm::StringRef(p).upper();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto any = [&](AotKernel::Kind kind) {
+    return llvm::any_of(file.kernels, [&](const AotKernel &kernel) {
+      return kernel.kind == kind;
+    });
+  };
+  size_t operands = 0, slots = 0, maps = 1;
+  for (const AotKernel &kernel : file.kernels) {
+    operands = std::max(operands, kernel.operands.size());
+    for (const KernelVariant &variant : kernel.variants) {
+      slots = std::max(slots, countSlots(kernel, variant.launch));
+      maps = std::max(maps, countTensorMaps(variant.launch));
+    }
+  }
+  os << "/* Which op launchers the kernels need, and the largest launch of "
+        "any\n   variant: launch operands, memref descriptor fields, tensor "
+        "maps (at least\n   1, the size of an array). */\n";
+  os << llvm::formatv("#define {0}_ATTENTION_KERNELS {1}\n"
+                      "#define {0}_RESAMPLE_KERNELS {2}\n"
+                      "enum {{\n"
+                      "  {0}_MAX_OPERANDS = {3},\n"
+                      "  {0}_MAX_SLOTS = {4},\n"
+                      "  {0}_MAX_MAPS = {5}\n"
+                      "};\n\n",
+                      upper, any(AotKernel::Kind::Attention) ? 1 : 0,
+                      any(AotKernel::Kind::Resample) ? 1 : 0, operands,
+                      std::max<size_t>(slots, 1), maps);
+
   for (auto [index, cubin] : llvm::enumerate(file.cubins)) {
     os << "/* " << cubin.arch << " (lowered for chip " << cubin.chip
        << "), cubin, " << cubin.image.size() << " bytes. */\n";
     os << "static const unsigned char " << p << "_cubin_" << index << "["
-       << cubin.image.size() << "] " << llvm::StringRef(p).upper()
-       << "_ALIGNED = {\n";
+       << cubin.image.size() << "] " << upper << "_ALIGNED = {\n";
     emitBytes(cubin.image, os);
-    os << "};\n\n";
-  }
-  os << "static const unsigned char *const " << p << "_cubins["
-     << llvm::StringRef(p).upper() << "_NUM_CUBINS] = {";
-  for (size_t i = 0; i < file.cubins.size(); ++i)
-    os << (i ? ", " : "") << p << "_cubin_" << i;
-  os << "};\n\n";
-
-  os << expand(R"c(/* The compute capability each cubin was linked for; specific: sm_XYa. */
-typedef struct @p_target {
-  int major, minor, specific;
-} @p_target;
-static const @p_target @p_targets[@P_NUM_CUBINS] = {)c",
-               p);
-  for (auto [index, cubin] : llvm::enumerate(file.cubins))
-    os << (index ? ", " : "") << getTargetInitializer(cubin.arch);
-  os << "};\n\n";
-
-  os << expand(
-      R"c(/* One kernel in one cubin: its symbol and the launch constants of the
-   tile it was compiled with (grid_tile: query rows or targets per block;
-   key_rows: block_n of an sm_90a attention kernel, which takes tensor maps
-   and a persistent grid over units of one row block, or two when pairs). */
-typedef struct @p_variant {
-  const char *function;
-  unsigned threads, shared_bytes, grid_tile, key_rows, pairs;
-} @p_variant;
-static const @p_variant @p_variants[@P_NUM_KERNELS][@P_NUM_CUBINS] = {
-)c",
-      p);
-  for (const AotKernel &kernel : file.kernels) {
-    os << "  {";
-    for (auto [index, variant] : llvm::enumerate(kernel.variants))
-      os << (index ? ", " : "")
-         << llvm::formatv(
-                "{{{0}, {1}, {2}, {3}, {4}, {5}}", quote(variant.function),
-                variant.threads, variant.sharedBytes, variant.gridTile,
-                variant.tensorMapKeyRows, variant.pairsRowBlocks ? 1 : 0);
-    os << "}, /* " << kernel.name << " */\n";
-  }
-  os << "};\n\n";
-
-  os << expand(R"c(/* A memref operand: what its type fixes (-1: dynamic), and the alignment
-   of its base and rows that the kernel's accesses assume. */
-typedef struct @p_operand {
-  const char *name;
-  const char *dims[4];
-  int rank, element_bytes, align_bytes, identity;
-  int64_t sizes[4], strides[4];
-} @p_operand;
-)c",
-               p);
-  for (auto [index, kernel] : llvm::enumerate(file.kernels)) {
-    os << "static const " << p << "_operand " << p << "_operands_" << index
-       << "[] = {\n";
-    for (const MemRefOperand &operand : kernel.operands) {
-      auto list = [&](llvm::ArrayRef<int64_t> values) {
-        return "{" +
-               llvm::join(llvm::map_range(values,
-                                          [](int64_t v) {
-                                            return std::to_string(v);
-                                          }),
-                          ", ") +
-               "}";
-      };
-      os << llvm::formatv("  {{{0}, {{{1}}, {2}, {3}, {4}, {5}, {6}, {7}},\n",
-                          quote(operand.name),
-                          llvm::join(llvm::map_range(operand.dimNames, quote),
-                                     ", "),
-                          operand.rank,
-                          operand.elementBytes, operand.alignBytes,
-                          operand.identityLayout ? 1 : 0, list(operand.sizes),
-                          list(operand.strides));
-    }
     os << "};\n";
   }
+  os << "static const unsigned char *const " << p << "_cubins[" << upper
+     << "_NUM_CUBINS] = {";
+  for (size_t i = 0; i < file.cubins.size(); ++i)
+    os << (i ? ", " : "") << p << "_cubin_" << i;
+  os << "};\n";
+  os << "static const " << p << "_target " << p << "_targets[" << upper
+     << "_NUM_CUBINS] = {";
+  for (auto [index, cubin] : llvm::enumerate(file.cubins))
+    os << (index ? ", " : "") << getTargetInitializer(cubin.arch);
+  os << "};\n";
+  os << "const char *const " << p << "_archs[" << upper << "_NUM_CUBINS] = {"
+     << llvm::join(llvm::map_range(file.cubins,
+                                   [](const AotCubin &c) {
+                                     return quote(c.arch);
+                                   }),
+                   ", ")
+     << "};\n";
 
-  os << substitute(expand(kSourceCommon, p),
-                   {{"ARCHS",
-                     llvm::join(llvm::map_range(file.cubins,
-                                                [](const AotCubin &c) {
-                                                  return quote(c.arch);
-                                                }),
-                                ", ")},
-                    {"ARCH_LIST", getArchList(file)}});
+  std::vector<std::vector<std::string>> variants;
+  for (size_t index = 0; index < file.kernels.size(); ++index)
+    variants.push_back(emitKernelTables(file, index, os));
 
-  auto takesTensorMaps = [](const AotKernel &kernel) {
-    return llvm::any_of(kernel.variants, [](const KernelVariant &variant) {
-      return variant.tensorMapKeyRows > 0;
-    });
-  };
-  if (llvm::any_of(file.kernels, takesTensorMaps))
-    os << expand(kTensorMapEncoder, p);
-
-  std::string maxGridY = std::to_string(kMaxGridDimY);
-  for (auto [index, kernel] : llvm::enumerate(file.kernels)) {
-    bool attention = kernel.kind == AotKernel::Kind::Attention;
-    size_t streams = kernel.streamFeatures.size();
-    std::string launcher =
-        attention ? substitute(
-                        kAttentionLauncher,
-                        {{"TENSOR_MAPS",
-                          takesTensorMaps(kernel) ? kAttentionTensorMaps : ""}})
-                  : kResampleLauncher;
-    os << substitute(
-        expand(launcher, p),
-        {{"NAME", kernel.name},
-         {"INDEX", std::to_string(index)},
-         {"SLOTS", std::to_string(countSlots(kernel))},
-         {"LSE", kernel.withLse ? "1" : "0"},
-         {"LENGTHS", kernel.withLengths ? "1" : "0"},
-         {"HEAD_DIM", std::to_string(kernel.headDim)},
-         {"STREAMS", std::to_string(streams)},
-         {"TARGETS", std::to_string((kernel.withLengths ? 3 : 2) * streams)},
-         {"MAX_GRID_Y", maxGridY},
-         {"TMA_TYPE", kernel.elementType == "f16"
-                          ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
-                          : "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}});
+  os << "\nstatic const " << p << "_operand_list " << p << "_operand_lists["
+     << upper << "_NUM_KERNELS] = {\n";
+  for (auto [index, kernel] : llvm::enumerate(file.kernels))
+    os << "  {" << kernel.operands.size() << ", " << p << "_operands_" << index
+       << "},\n";
+  os << "};\n";
+  os << "static const " << p << "_variant " << p << "_variants[" << upper
+     << "_NUM_KERNELS][" << upper << "_NUM_CUBINS] = {\n";
+  for (auto [kernel, initializers] : llvm::zip(file.kernels, variants)) {
+    os << "  { /* " << kernel.name << " */\n";
+    for (const std::string &variant : initializers)
+      os << "    " << variant << ",\n";
+    os << "  },\n";
   }
+  os << "};\n";
+  return text;
+}
 
+/// The kernels region of the source template: one launcher per kernel and
+/// the table of what each computes.
+static std::string getKernels(const AotFile &file) {
+  const std::string &p = file.prefix;
+  std::string upper = llvm::StringRef(p).upper();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (auto [index, kernel] : llvm::enumerate(file.kernels)) {
+    llvm::StringRef op =
+        kernel.kind == AotKernel::Kind::Attention ? "attention" : "resample";
+    os << llvm::formatv("{0}_status {0}_launch_{1}({0}_module *module,\n"
+                        "    const {0}_{2}_args *args, CUstream stream) {{\n"
+                        "  return {0}_launch_{2}_kernel(module, {3}, args, "
+                        "stream);\n"
+                        "}\n\n",
+                        p, kernel.name, op, index);
+  }
   for (auto [index, kernel] : llvm::enumerate(file.kernels))
     if (!kernel.streamFeatures.empty())
-      os << "static const int " << p << "_features_" << index << "[] = {"
-         << llvm::join(llvm::map_range(kernel.streamFeatures,
-                                       [](unsigned d) {
-                                         return std::to_string(d);
-                                       }),
-                       ", ")
-         << "};\n";
-  os << "\n" << expand("const @p_kernel_info @p_kernels[@P_NUM_KERNELS] = {\n", p);
+      os << "static const int " << p << "_features_" << index << "[] = "
+         << initializer(kernel.streamFeatures) << ";\n";
+  if (llvm::any_of(file.kernels, [](const AotKernel &kernel) {
+        return !kernel.streamFeatures.empty();
+      }))
+    os << "\n";
+  os << "const " << p << "_kernel_info " << p << "_kernels[" << upper
+     << "_NUM_KERNELS] = {\n";
   for (auto [index, kernel] : llvm::enumerate(file.kernels)) {
     bool attention = kernel.kind == AotKernel::Kind::Attention;
-    std::array<int64_t, 2> window = kernel.window.value_or(
-        std::array<int64_t, 2>{0, 0});
+    std::array<int64_t, 2> window =
+        kernel.window.value_or(std::array<int64_t, 2>{0, 0});
     os << "  {" << quote(kernel.name) << ", "
        << quote(attention ? "attention" : "resample") << ", "
        << quote(kernel.elementType) << ",\n   "
@@ -1039,4 +620,19 @@ typedef struct @p_operand {
        << (attention ? "NULL" : p + "_launch_" + kernel.name) << "},\n";
   }
   os << "};\n";
+  return text;
+}
+
+llvm::Error aot::emitSource(const AotFile &file, llvm::raw_ostream &os) {
+  llvm::StringMap<std::string> regions;
+  regions["banner"] =
+      getBanner(file, "c",
+                " * The embedded cubins and each kernel's launch contract, as "
+                "tables, and the\n * code that reads them (fmha-aot's "
+                "templates/fmha_kernels.c). Needs cuda.h\n * and libcuda "
+                "only.\n *\n");
+  regions["tables"] = getTables(file);
+  regions["kernels"] = getKernels(file);
+  return fillTemplate("fmha_kernels.c", kSourceTemplate, file.prefix, regions,
+                      os);
 }

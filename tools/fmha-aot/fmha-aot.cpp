@@ -5,6 +5,9 @@
 // archs, and writes DIR/PREFIX.<arch>.cubin, DIR/PREFIX.h and DIR/PREFIX.c:
 // the cubins embedded in C with a loader that picks the one matching the
 // current device and one launcher per kernel, over the CUDA driver API only.
+// How each kernel launches (block, shared memory, grid, parameters) is the
+// launch contract that its lowering recorded on it (LaunchContract.h): the
+// generated launcher's tables copy it; nothing here re-derives it.
 //
 // Each arch is lowered with chip sm_90a when it is sm_90a, else with chip
 // sm_80 (whose PTX runs on every later GPU); an op without a lowering for
@@ -410,8 +413,8 @@ describeOperands(ResampleOp op) {
 
 /// The kernels of \p source lowered for \p chip: the ops with their tiles
 /// (what fmha-materialize-tiles picks for the chip, or their own), and the
-/// module with the tiles attached, which is what gets compiled so that the
-/// launch constants and the kernel agree.
+/// module with the tiles attached, which is what gets compiled. The
+/// variants get their functions and launch contracts from the compilation.
 struct ChipAnalysis {
   std::vector<AotKernel> kernels;
   std::vector<KernelVariant> variants;
@@ -490,20 +493,7 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
       if (!operands)
         return operands.takeError();
       kernel.operands = std::move(*operands);
-      TileAttr tileAttr = *attention.getTile();
-      AttentionTiling tiling = tileAttr.getAttentionTiling();
-      // The JIT's launch configuration, for one block of rows: its block
-      // and shared memory are the kernel's constants.
-      LaunchConfig config = getAttentionLaunchConfig(
-          tiling, kernel.headDim, qType.getElementTypeBitWidth() / 8, 1, 1, 1);
-      variant.threads = config.block[0];
-      variant.sharedBytes = config.sharedBytes;
-      variant.gridTile = tiling.blockM;
-      if (tiling.chip == Chip::sm_90a) {
-        variant.tensorMapKeyRows = tiling.blockN;
-        variant.pairsRowBlocks =
-            pairsAttentionRowBlocks(kernel.causal, kernel.window.has_value());
-      }
+      AttentionTiling tiling = attention.getTile()->getAttentionTiling();
       variant.tile = llvm::formatv("tile {0}: block_m {1}, block_n {2}, "
                                    "{3} warps, {4} stage(s)",
                                    stringifyChip(tiling.chip), tiling.blockM,
@@ -527,16 +517,10 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
       if (!operands)
         return operands.takeError();
       kernel.operands = std::move(*operands);
-      ResampleTileAttr tileAttr = *resample.getTile();
-      ResampleTiling tiling{tileAttr.getChip(), tileAttr.getBlockT(),
-                            tileAttr.getThreads()};
-      LaunchConfig config = getResampleLaunchConfig(tiling, 1, 1);
-      variant.threads = config.block[0];
-      variant.sharedBytes = config.sharedBytes;
-      variant.gridTile = tiling.blockT;
+      ResampleTileAttr tile = *resample.getTile();
       variant.tile = llvm::formatv("tile {0}: block_t {1}, {2} threads",
-                                   stringifyChip(tiling.chip), tiling.blockT,
-                                   tiling.threads);
+                                   stringifyChip(tile.getChip()),
+                                   tile.getBlockT(), tile.getThreads());
     }
     analysis.kernels.push_back(std::move(kernel));
     analysis.variants.push_back(std::move(variant));
@@ -685,9 +669,20 @@ int main(int argc, char **argv) {
                                   "expected one kernel per op",
                                   context, analysis.kernels.size(),
                                   compiled->kernelNames.size()));
-      for (auto [variant, name] :
-           llvm::zip(analysis.variants, compiled->kernelNames))
+      // Each kernel's launch is the contract its lowering recorded on it.
+      for (auto [kernel, variant, name] :
+           llvm::zip(analysis.kernels, analysis.variants,
+                     compiled->kernelNames)) {
+        auto contract = compiled->contracts.find(name);
+        if (contract == compiled->contracts.end())
+          return fail(llvm::formatv("{0}: kernel {1} ({2}) has no launch "
+                                    "contract (fmha.launch)",
+                                    context, name, kernel.origin));
+        if (llvm::Error err = checkLaunchContract(kernel, contract->second))
+          return fail(context + ": " + llvm::toString(std::move(err)));
         variant.function = name;
+        variant.launch = contract->second;
+      }
       ptx = ptxByChip.emplace(chip, std::move(compiled->ptx)).first;
     }
     llvm::Expected<LinkedCubin> compiled =
@@ -698,7 +693,7 @@ int main(int argc, char **argv) {
     file.cubins.push_back(std::move(cubin));
 
     // The same ops in the same order for every chip: only the variants
-    // (function, tile, launch constants) differ.
+    // (function, tile, launch contract) differ.
     if (!kernels)
       kernels = analysis.kernels;
     for (auto [kernel, variant] : llvm::zip(*kernels, analysis.variants))
@@ -722,8 +717,10 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(std::move(err)));
   std::string header, sourceText;
   llvm::raw_string_ostream headerStream(header), sourceStream(sourceText);
-  emitHeader(file, headerStream);
-  emitSource(file, sourceStream);
+  if (llvm::Error err = emitHeader(file, headerStream))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = emitSource(file, sourceStream))
+    return fail(llvm::toString(std::move(err)));
   if (llvm::Error err = writeFile(path(prefix + ".h"), header))
     return fail(llvm::toString(std::move(err)));
   if (llvm::Error err = writeFile(path(prefix + ".c"), sourceText))

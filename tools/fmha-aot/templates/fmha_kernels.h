@@ -1,0 +1,189 @@
+/* fmha-aot:begin banner */
+/*===- fmha_kernels.h - the template of fmha-aot's header ---------*- C -*-===*\
+ *
+ * Part of FlashCore. fmha-aot writes PREFIX.h from this file (EmitC.cpp):
+ * `fmha_kernels` and `FMHA_KERNELS` become the prefix (--name) and its upper
+ * case, and each region between an `fmha-aot:begin NAME` and an
+ * `fmha-aot:end NAME` comment becomes what the kernels hold. As it stands,
+ * it declares the placeholder kernels of fmha_kernels.c, so that the
+ * template compiles and runs on its own (test/fmha-aot/template.test).
+\*===----------------------------------------------------------------------===*/
+/* fmha-aot:end banner */
+
+#ifndef FMHA_KERNELS_H
+#define FMHA_KERNELS_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What every function returns. After a failure, the module's message says
+ *  what failed, with the values involved. */
+typedef enum fmha_kernels_status {
+  FMHA_KERNELS_SUCCESS = 0,
+  /** No cubin in this file runs on the current device (fmha_kernels_load). */
+  FMHA_KERNELS_ERROR_NO_CUBIN = 1,
+  /** A CUDA driver call failed; the message names it and its CUresult. */
+  FMHA_KERNELS_ERROR_CUDA = 2,
+  /** An argument does not fit the kernel: a size, stride, alignment, or an
+   *  operand the kernel was (or was not) generated with. */
+  FMHA_KERNELS_ERROR_INVALID_ARGUMENT = 3,
+  /** A launch on a module that fmha_kernels_load has not loaded. */
+  FMHA_KERNELS_ERROR_NOT_LOADED = 4
+} fmha_kernels_status;
+
+enum {
+/* fmha-aot:begin counts */
+  FMHA_KERNELS_NUM_CUBINS = 2,
+  FMHA_KERNELS_NUM_KERNELS = 2,
+/* fmha-aot:end counts */
+  FMHA_KERNELS_MESSAGE_SIZE = 512
+};
+
+/** The kernels of this file, loaded into one CUDA context by
+ *  fmha_kernels_load. Launches record their failures in `message`, so give
+ *  each thread that launches concurrently its own module (loading is
+ *  cheap). */
+typedef struct fmha_kernels_module {
+  CUmodule module; /* NULL until loaded */
+  int cubin;       /* index in fmha_kernels_archs of the cubin */
+  /* in the order of fmha_kernels_kernels */
+  CUfunction functions[FMHA_KERNELS_NUM_KERNELS];
+  int multiprocessors; /* the device's SMs */
+  /* why the last call failed */
+  char message[FMHA_KERNELS_MESSAGE_SIZE];
+} fmha_kernels_module;
+
+/** The archs of the embedded cubins ("sm_80", "sm_90a", ...). */
+extern const char *const fmha_kernels_archs[FMHA_KERNELS_NUM_CUBINS];
+
+/** Picks the cubin for a device of compute capability major.minor and
+ *  returns its index in fmha_kernels_archs: an sm_XYa cubin runs only on
+ *  X.Y exactly (and is preferred there), an sm_XY cubin on X.y for every
+ *  y >= Y (the closest one preferred). Returns -1 when none runs there,
+ *  after writing why (the capability, the archs held, the --archs that
+ *  would) to `message` (`size` bytes; may be NULL). Calls no CUDA
+ *  function. */
+int fmha_kernels_select_cubin(int major, int minor, char *message, size_t size);
+
+/** Loads the cubin for the device of the current CUDA context (see
+ *  fmha_kernels_select_cubin) and prepares every kernel (dynamic shared
+ *  memory). Initializes all of *module; its kernels launch in this context
+ *  only. Fails with FMHA_KERNELS_ERROR_NO_CUBIN when no cubin runs on the
+ *  device, or FMHA_KERNELS_ERROR_CUDA (no current context, a load
+ *  failure). */
+fmha_kernels_status fmha_kernels_load(fmha_kernels_module *module);
+
+/** Unloads the module; the context it was loaded in must be current. */
+fmha_kernels_status fmha_kernels_unload(fmha_kernels_module *module);
+
+/** The operands of an fmha.attention kernel: Q [B, Hq, Sq, D], K and V
+ *  [B, Hkv, Sk, D], O [B, Hq, Sq, D] (written), LSE [B, Hq, Sq] f32
+ *  (written; only for kernels generated with lse, else NULL). Pointers are
+ *  device pointers; strides are in elements, ordered like the sizes
+ *  (batch, head, sequence, head dim), so BHSD and BSHD layouts both work;
+ *  the head dim's stride must be 1. */
+typedef struct fmha_kernels_attention_args {
+  const void *q, *k, *v;
+  void *o;
+  float *lse;
+  int64_t batch, q_heads, kv_heads, q_seq, k_seq;
+  int64_t q_strides[4], k_strides[4], v_strides[4], o_strides[4];
+  int64_t lse_strides[3];
+} fmha_kernels_attention_args;
+
+/** One source stream of an fmha.resample kernel: times [B, S] (f32,
+ *  non-decreasing per row), values [B, S, D], lengths [B] (valid samples
+ *  per row; only for kernels generated with lengths, else NULL). Strides
+ *  are in elements. */
+typedef struct fmha_kernels_resample_stream {
+  const float *times;
+  const void *values;
+  const int32_t *lengths;
+  int64_t samples;
+  int64_t times_strides[2], values_strides[3];
+} fmha_kernels_resample_stream;
+
+/** The operands of an fmha.resample kernel: `num_streams` streams,
+ *  target times [B, T] (f32) and out [B, T, sum of the streams' D]
+ *  (written). Strides are in elements. */
+typedef struct fmha_kernels_resample_args {
+  int64_t batch, targets;
+  int num_streams;
+  const fmha_kernels_resample_stream *streams;
+  const float *target_times;
+  int64_t target_strides[2];
+  void *out;
+  int64_t out_strides[3];
+} fmha_kernels_resample_args;
+
+/** What each kernel computes, to pick one at run time. */
+typedef struct fmha_kernels_kernel_info {
+  const char *name;  /* the launcher is fmha_kernels_launch_<name> */
+  const char *op;    /* "attention" or "resample" */
+  const char *dtype; /* "f16", "bf16" or "f32" */
+  /* fmha.attention */
+  int head_dim, causal, lse, has_window;
+  int64_t window[2]; /* keys visible left and right of the diagonal */
+  float scale;
+  /* fmha.resample */
+  const char *mode; /* "linear", "nearest" or "previous" */
+  int num_streams;
+  const int *features; /* D of each stream */
+  int lengths;
+  /* the launcher of the kernel's op; the other one is NULL */
+  fmha_kernels_status (*launch_attention)(
+      fmha_kernels_module *module, const fmha_kernels_attention_args *args,
+      CUstream stream);
+  fmha_kernels_status (*launch_resample)(
+      fmha_kernels_module *module, const fmha_kernels_resample_args *args,
+      CUstream stream);
+} fmha_kernels_kernel_info;
+
+/** The kernels of this file, in the order of fmha_kernels_module's
+ *  functions. */
+extern const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS];
+
+/* Each launcher below launches its kernel on `stream`: the grid, block,
+ * dynamic shared memory and kernel parameters are those of the launch
+ * contract that the compiler recorded for the loaded cubin's kernel,
+ * evaluated on the sizes; an empty problem launches nothing. It checks
+ * every size, stride and pointer against what the kernel was generated
+ * for first, and fails with FMHA_KERNELS_ERROR_INVALID_ARGUMENT (the
+ * message names the operand, the value and what was expected);
+ * FMHA_KERNELS_ERROR_CUDA when encoding a tensor map or cuLaunchKernel
+ * fails. Errors inside the kernel surface at the next synchronization, as
+ * usual. */
+/* fmha-aot:begin launchers */
+
+/* attention: a placeholder fmha.attention bf16 kernel, head dim 64, causal,
+ * lse. Operands:
+ *   q [?, ?, ?, 64] strides [any, any, any, 1], 16-byte aligned
+ *   k [?, ?, ?, 64] strides [any, any, any, 1], 16-byte aligned
+ *   v [?, ?, ?, 64] strides [any, any, any, 1], 16-byte aligned
+ *   o [?, ?, ?, 64] strides [any, any, any, 1], 16-byte aligned
+ *   lse [?, ?, ?] any strides, 4-byte aligned
+ */
+fmha_kernels_status fmha_kernels_launch_attention(fmha_kernels_module *module,
+    const fmha_kernels_attention_args *args, CUstream stream);
+
+/* resample: a placeholder fmha.resample linear f32 kernel, 1 stream(s) of 8
+ * features. Operands:
+ *   times0 [?, ?] contiguous (row-major), 4-byte aligned
+ *   values0 [?, ?, 8] contiguous (row-major), 16-byte aligned
+ *   targets [?, ?] contiguous (row-major), 4-byte aligned
+ *   out [?, ?, 8] contiguous (row-major), 16-byte aligned
+ */
+fmha_kernels_status fmha_kernels_launch_resample(fmha_kernels_module *module,
+    const fmha_kernels_resample_args *args, CUstream stream);
+/* fmha-aot:end launchers */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif
