@@ -5,7 +5,8 @@
 |* injected compute capability and prints what they did:                      *|
 |*   aot-driver select 8.0 8.6 ...         the cubin picked for each          *|
 |*   aot-driver load 8.6                   load, and the cubin loaded         *|
-|*   aot-driver launch 8.0 [key=value...]  load and launch kernel 0 with      *|
+|*   aot-driver launch 8.0 [key=value...]  load and launch kernel 0 (or       *|
+|*     kernel=N) with                                                         *|
 |*     b= hq= hkv= sq= sk= layout=bhsd|bshd lse=0|1 misalign=BYTES            *|
 |*     stride=N (overrides the outermost stride of q or the targets)          *|
 |*     streams= samples= t= lengths=0|1 (resample)                            *|
@@ -53,8 +54,8 @@ static void strides4(int64_t h, int64_t s, int64_t d, int bshd,
   out[3] = 1;
 }
 
-static t_status launchAttention(t_module *m, int argc, char **argv) {
-  const t_kernel_info *info = &t_kernels[0];
+static t_status launchAttention(t_module *m, const t_kernel_info *info,
+                                int argc, char **argv) {
   t_attention_args a;
   int bshd = isBshd(argc, argv);
   long long misalign = option(argc, argv, "misalign", 0);
@@ -81,8 +82,8 @@ static t_status launchAttention(t_module *m, int argc, char **argv) {
   return info->launch_attention(m, &a, NULL);
 }
 
-static t_status launchResample(t_module *m, int argc, char **argv) {
-  const t_kernel_info *info = &t_kernels[0];
+static t_status launchResample(t_module *m, const t_kernel_info *info,
+                               int argc, char **argv) {
   t_resample_args a;
   t_resample_stream streams[4];
   int s, total = 0;
@@ -122,8 +123,10 @@ static t_status launchResample(t_module *m, int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  const t_kernel_info *info;
   t_module m;
   t_status status;
+  long long kernel;
   int i;
   if (argc < 3) {
     fprintf(stderr, "usage: aot-driver select|load|launch M.m ...\n");
@@ -145,9 +148,15 @@ int main(int argc, char **argv) {
          status ? m.message : t_archs[m.cubin]);
   if (status != T_SUCCESS || strcmp(argv[1], "load") == 0)
     return status;
-  status = strcmp(t_kernels[0].op, "attention") == 0
-               ? launchAttention(&m, argc, argv)
-               : launchResample(&m, argc, argv);
+  kernel = option(argc, argv, "kernel", 0);
+  if (kernel < 0 || kernel >= T_NUM_KERNELS) {
+    fprintf(stderr, "no kernel %lld\n", kernel);
+    return 2;
+  }
+  info = &t_kernels[kernel];
+  status = strcmp(info->op, "attention") == 0
+               ? launchAttention(&m, info, argc, argv)
+               : launchResample(&m, info, argc, argv);
   printf("launch: status %d%s%s\n", (int)status, status ? ": " : "",
          status ? m.message : "");
   t_unload(&m);
