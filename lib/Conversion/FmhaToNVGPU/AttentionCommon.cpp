@@ -201,26 +201,6 @@ Value fmha::emitExp2(ImplicitLocOpBuilder &b, Value x) {
       .getResult(0);
 }
 
-Value KernelBuilderBase::index(int64_t value) {
-  return arith::ConstantIndexOp::create(b, value);
-}
-
-Value KernelBuilderBase::i32(int64_t value) {
-  return arith::ConstantIntOp::create(b, value, 32);
-}
-
-Value KernelBuilderBase::f32(float value) {
-  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(value));
-}
-
-Value KernelBuilderBase::word(Value value) {
-  return arith::IndexCastUIOp::create(b, b.getI32Type(), value);
-}
-
-Value KernelBuilderBase::toIndex(Value value) {
-  return arith::IndexCastUIOp::create(b, b.getIndexType(), value);
-}
-
 Value fmha::hideFromHoisting(ImplicitLocOpBuilder &b, Value value) {
   // An i32 moves as itself; an index as i64 (the kernels' index width).
   bool word = value.getType().isInteger(32);

@@ -2,10 +2,11 @@
 //
 // Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU: the pieces of the
 // FlashAttention algorithm that do not depend on the chip's instructions,
-// written once for the sm_80 (AttentionToGPU.cpp) and sm_90a
-// (AttentionToGPUSm90.cpp) kernels: which key blocks a block of query rows
-// visits, which scores the mask hides, the quad reductions of the accumulator
-// fragments (the same m16n8 pattern in mma.sync and WGMMA), ex2.
+// written once for the sm_80 (Sm80/) and sm_90a (Sm90a/) kernels: which key
+// blocks a block of query rows visits, which scores the mask hides, the
+// online softmax of a row, the quad reductions of the accumulator fragments
+// (the same m16n8 pattern in mma.sync and WGMMA), ex2, and what both launch
+// contracts share. Which tiles a CTA takes is TileSchedule.h's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,22 +104,6 @@ Value reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max);
 /// ex2.approx.ftz.f32 of \p x: one MUFU op (there is no NVVM op; an LLVM
 /// intrinsic, so no call that would break a WGMMA pipeline).
 Value emitExp2(ImplicitLocOpBuilder &b, Value x);
-
-/// The constants and casts both attention kernel builders write with, on
-/// the builder \p b they share.
-class KernelBuilderBase {
-protected:
-  explicit KernelBuilderBase(ImplicitLocOpBuilder &b) : b(b) {}
-
-  Value index(int64_t value);
-  Value i32(int64_t value);
-  Value f32(float value);
-  /// \p value (an index that fits) as i32, and back, unsigned.
-  Value word(Value value);
-  Value toIndex(Value value);
-
-  ImplicitLocOpBuilder &b;
-};
 
 /// \p value through a side-effecting register move: equal to it, but
 /// computed anew where it is called, so nothing derived from it is hoisted

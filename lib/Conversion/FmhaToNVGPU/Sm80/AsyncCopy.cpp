@@ -1,0 +1,123 @@
+//===- AsyncCopy.cpp - sm_80 attention: cp.async tile copies --------------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sm80/AsyncCopy.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cassert>
+
+using namespace mlir;
+using namespace mlir::fmha;
+using namespace mlir::fmha::sm80;
+
+void AsyncCopy::copyTile(const Lanes &lanes, const TileCoordinates &tile,
+                         Value global, Value headIndex, Value first,
+                         Value valid, Value shared, int64_t rows,
+                         bool bounded) {
+  if (!bounded) {
+    emitTileCopy(lanes, tile, global, headIndex, first, valid, shared, rows,
+                 /*bounded=*/false);
+    return;
+  }
+  Value inside = b.sle(b.add(first, b.index(rows)), valid);
+  scf::IfOp::create(
+      b, inside,
+      [&](OpBuilder &, Location) {
+        emitTileCopy(lanes, tile, global, headIndex, first, valid, shared,
+                     rows, /*bounded=*/false);
+        scf::YieldOp::create(b);
+      },
+      [&](OpBuilder &, Location) {
+        emitTileCopy(lanes, tile, global, headIndex, first, valid, shared,
+                     rows, /*bounded=*/true);
+        scf::YieldOp::create(b);
+      });
+}
+
+void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
+                             Value global, Value headIndex, Value first,
+                             Value valid, Value shared, int64_t rows,
+                             bool bounded) {
+  // Each thread copies one chunk column of rows tid / rowChunks + i *
+  // rowsPerPass: whole rows per pass, and, when rowsPerPass is a multiple
+  // of the swizzle period, one swizzled column for all of them.
+  int64_t threads = shape.warps * kThreadsPerWarp;
+  assert(threads % shape.rowChunks == 0 && "a pass covers whole rows");
+  int64_t rowsPerPass = threads / shape.rowChunks;
+  Value firstLocalRow = b.udiv(lanes.tid, b.i32(shape.rowChunks));
+  Value chunk = b.urem(lanes.tid, b.i32(shape.rowChunks));
+  Value column = b.toIndex(b.mul(chunk, b.i32(shape.chunkElements)));
+  Value lastValid = b.sub(valid, b.index(1));
+  Value sameSwizzle = rowsPerPass % kSwizzleRows == 0
+                          ? swizzle(b, shape, firstLocalRow, chunk)
+                          : Value();
+  // Where the accumulators leave registers to spare (copyPassesShareBase),
+  // every pass derives from one hidden copy of the thread's row, its
+  // source row a constant past the first, which LLVM and ptxas fold into
+  // immediate offsets (one 64-bit base per two passes in the d64 SASS,
+  // where each pass took five instructions). Elsewhere each pass starts from
+  // its own hidden copy, so that its address arithmetic stays between the
+  // previous pass's copy and its own: with one base, ptxas carries the
+  // passes' addresses through the key loop, and d128 (128x64, 4 warps)
+  // spills 36 bytes in it.
+  Value sharedRow, sharedSourceRow;
+  if (shape.copyPassesShareBase) {
+    sharedRow = hideFromHoisting(b, firstLocalRow);
+    sharedSourceRow = b.add(first, b.toIndex(sharedRow));
+  }
+  for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
+    Value row = b.add(sharedRow ? sharedRow
+                                : hideFromHoisting(b, firstLocalRow),
+                      b.i32(pass * rowsPerPass));
+    Value sourceRow =
+        sharedRow ? b.add(sharedSourceRow, b.index(pass * rowsPerPass))
+                  : b.add(first, b.toIndex(row));
+    Value sourceElements;
+    if (bounded) {
+      Value inBounds = b.slt(sourceRow, valid);
+      sourceRow = b.select(inBounds, sourceRow, lastValid);
+      sourceElements = b.select(inBounds, b.index(shape.chunkElements),
+                                b.index(0));
+    }
+    SmallVector<Value, 4> source = {hideFromHoisting(b, tile.batchIndex),
+                                    headIndex, sourceRow, column};
+    SmallVector<Value, 2> destination = {
+        b.toIndex(row),
+        b.toIndex(sameSwizzle ? sameSwizzle : swizzle(b, shape, row, chunk))};
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), shared,
+        destination, global, source, b.getIndexAttr(shape.chunkElements),
+        sourceElements, b.getUnitAttr());
+  }
+}
+
+void AsyncCopy::copyKeyBlock(const Lanes &lanes, const TileCoordinates &tile,
+                             Value global, Value shared, Value block,
+                             bool bounded) {
+  // The (batch, head) part of the source address derives from hidden
+  // copies (here and in emitTileCopy): hoisted out of the key loops, it
+  // is a 64-bit register pair per copy held across the GEMMs.
+  copyTile(lanes, tile, global, hideFromHoisting(b, tile.kvHead),
+           b.toIndex(b.mul(block, b.i32(shape.blockN))), tile.seqK, shared,
+           shape.blockN, bounded);
+}
+
+void AsyncCopy::commit() {
+  nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+}
+
+// nvgpu.device_async_wait needs the token of the group it waits for, which
+// was created in the previous iteration; the wait for all groups needs none.
+void AsyncCopy::waitForAll() {
+  NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b);
+}

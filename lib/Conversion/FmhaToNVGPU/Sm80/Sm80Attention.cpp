@@ -1,0 +1,128 @@
+//===- Sm80Attention.cpp - what the sm_80 attention emitters share --------===//
+//
+// Part of FlashCore.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sm80/Sm80Attention.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fmha;
+using namespace mlir::fmha::sm80;
+
+KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
+  KernelShape shape;
+  shape.blockM = tile.getBlockM();
+  shape.blockN = tile.getBlockN();
+  shape.warps = tile.getWarps();
+  shape.headDim = op.getHeadDim();
+  shape.elementType = cast<MemRefType>(op.getQ().getType()).getElementType();
+  shape.chunkElements =
+      kChunkBytes / (shape.elementType.getIntOrFloatBitWidth() / 8);
+  shape.rowChunks = shape.headDim / shape.chunkElements;
+  shape.mTiles = shape.blockM / (kMmaM * shape.warps);
+  shape.nTiles = shape.blockN / kMmaN;
+  shape.dTiles = shape.headDim / kMmaN;
+  shape.scale = op.getScaleOrDefault();
+  shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
+  AttentionTiling tiling = tile.getAttentionTiling();
+  shape.sumsInShared = getSm80RowSumSharedBytes(tiling, shape.headDim) != 0;
+  shape.copyPassesShareBase =
+      getSm80AccumulatorRegisters(tiling, shape.headDim) <
+      kSm80AccumulatorRegisterBudget;
+  return shape;
+}
+
+// Q, K, V, then the row sums, from the start of the dynamic shared memory.
+SharedTiles SharedTiles::create(KernelBuilder &b, const KernelShape &shape) {
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  Value bytes = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                         workgroup));
+  int64_t elementBytes = shape.elementType.getIntOrFloatBitWidth() / 8;
+  auto tileAt = [&](int64_t rows, int64_t byteOffset) -> Value {
+    auto type = MemRefType::get({rows, shape.headDim}, shape.elementType,
+                                nullptr, workgroup);
+    return memref::ViewOp::create(b, type, bytes, b.index(byteOffset),
+                                  ValueRange{});
+  };
+  SharedTiles tiles;
+  tiles.q = tileAt(shape.blockM, 0);
+  tiles.k = tileAt(shape.blockN, shape.blockM * shape.headDim * elementBytes);
+  tiles.v = tileAt(shape.blockN,
+                   (shape.blockM + shape.blockN) * shape.headDim * elementBytes);
+  if (shape.sumsInShared)
+    tiles.sums = b.add(
+        b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes)),
+        b.i32((shape.blockM + 2 * shape.blockN) * shape.headDim *
+              elementBytes));
+  return tiles;
+}
+
+namespace {
+LaneMatrices getLaneMatrices(KernelBuilder &b, const KernelShape &shape,
+                             Value row, Value chunk) {
+  LaneMatrices lanes;
+  lanes.row = row;
+  Value phase = b.urem(row, b.i32(kSwizzleRows));
+  for (int64_t k = 0; k < 4; ++k)
+    lanes.columns[k] =
+        b.mul(b.xor_(b.add(chunk, b.i32(2 * k)), phase),
+              b.i32(shape.chunkElements));
+  return lanes;
+}
+} // namespace
+
+Lanes Lanes::derive(KernelBuilder &b, const KernelShape &shape, Value id) {
+  Lanes lanes;
+  lanes.tid = id;
+  Value lane = b.urem(id, b.i32(kThreadsPerWarp));
+  lanes.warpRow = b.mul(b.udiv(id, b.i32(kThreadsPerWarp)),
+                        b.i32(shape.mTiles * kMmaM));
+  lanes.quadRow = b.udiv(lane, b.i32(4));
+  lanes.quadCol = b.urem(lane, b.i32(4));
+  // The lane's row and 16-byte chunk in each ldmatrix.x4 (PTX ISA,
+  // "ldmatrix"): lane l addresses row l % 8 of matrix l / 8.
+  Value laneMod8 = b.urem(lane, b.i32(8));
+  Value matrix = b.udiv(lane, b.i32(8));
+  Value matrixBit0 = b.urem(matrix, b.i32(2));
+  Value matrixBit1 = b.udiv(matrix, b.i32(2));
+  // A of Q K^T (Q rows): matrices (rows 0-7, k 0-7), (8-15, 0-7),
+  // (0-7, 8-15), (8-15, 8-15).
+  lanes.queryLanes = getLaneMatrices(
+      b, shape, b.add(lanes.warpRow, b.urem(lane, b.i32(16))), matrixBit1);
+  // B of Q K^T (K rows are its columns): (n 0-7, k 0-7), (0-7, 8-15),
+  // (8-15, 0-7), (8-15, 8-15): two n8 tiles of one k16 step.
+  lanes.keyLanes = getLaneMatrices(
+      b, shape, b.add(laneMod8, b.mul(matrixBit1, b.i32(8))), matrixBit0);
+  // B of P V, transposed: (k 0-7, d 0-7), (8-15, 0-7), (0-7, 8-15),
+  // (8-15, 8-15): two d8 tiles of one k16 step.
+  lanes.valueLanes = getLaneMatrices(
+      b, shape, b.add(laneMod8, b.mul(matrixBit0, b.i32(8))), matrixBit1);
+  return lanes;
+}
+
+Value Lanes::getRow(KernelBuilder &b, Value firstRow, int64_t m,
+                    int64_t half) const {
+  return b.add(firstRow,
+               b.toIndex(b.add(warpRow,
+                               b.add(quadRow, b.i32(m * kMmaM + half * 8)))));
+}
+
+Value sm80::swizzle(KernelBuilder &b, const KernelShape &shape, Value row,
+                    Value chunk) {
+  Value phase = b.urem(row, b.i32(kSwizzleRows));
+  return b.mul(b.xor_(chunk, phase), b.i32(shape.chunkElements));
+}
+
+VectorType sm80::getAccumulatorType(KernelBuilder &b) {
+  return VectorType::get({2, 2}, b.getF32Type());
+}

@@ -1,0 +1,138 @@
+//===- Sm80Attention.h - what the sm_80 attention emitters share -*- C++ -*-==//
+//
+// Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm80. The sm_80
+// attention kernel is written by one emitter per instruction family
+// (AsyncCopy, WarpMma, FragmentSoftmax, Epilogue) and scheduled by
+// AttentionToGPUSm80.cpp; this header is the vocabulary they share: the
+// sizes the op and the tile fix for the whole kernel, the shared tiles and
+// their swizzle, which fragment elements and ldmatrix rows a lane holds, and
+// a warp's running state.
+//
+// Shared tiles are rows of D elements in 16-byte chunks, chunk c of row r
+// stored at c ^ (r mod 8) (Swizzle<3,3,3>): the 8 rows one ldmatrix phase
+// reads hit 8 different bank groups.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_FMHATONVGPU_SM80_SM80ATTENTION_H
+#define LIB_CONVERSION_FMHATONVGPU_SM80_SM80ATTENTION_H
+
+#include "KernelBuilder.h"
+#include "fmha/Dialect/Fmha/FmhaDialect.h"
+
+#include <array>
+
+namespace mlir::fmha::sm80 {
+
+constexpr int64_t kThreadsPerWarp = 32;
+/// mma.sync m16n8k16: the tile of one accumulator fragment is 16 x 8.
+constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
+/// One cp.async, one ldmatrix row and one vector store move 16 bytes.
+constexpr int64_t kChunkBytes = 16;
+/// Rows of one swizzle period: chunk c of row r lives at c ^ (r % 8).
+constexpr int64_t kSwizzleRows = 8;
+
+/// The kernel's parameters: the op's operands in order.
+enum KernelArgument { kQ, kK, kV, kO, kLse };
+
+/// What the op and its tile fix for the whole kernel.
+struct KernelShape {
+  int64_t blockM, blockN, warps, headDim;
+  Type elementType;
+  /// Elements per 16-byte chunk, chunks per row of D.
+  int64_t chunkElements, rowChunks;
+  /// m16 tiles of a warp's rows, n8 tiles of a key block, n8 tiles of D.
+  int64_t mTiles, nTiles, dTiles;
+  float scale, scaleLog2;
+  /// Whether the held row sums live in shared memory (FragmentSoftmax).
+  bool sumsInShared;
+  /// Whether a tile copy's passes address their rows from one base
+  /// (AsyncCopy): where the O and S accumulators take fewer than
+  /// kSm80AccumulatorRegisterBudget registers per thread (d64 at 128x64 with
+  /// 4 warps: 128).
+  bool copyPassesShareBase;
+
+  static KernelShape get(AttentionOp op, TileAttr tile);
+};
+
+/// The Q, K and V tiles in shared memory, and the shared address (i32) of
+/// the row sums where they live there (KernelShape::sumsInShared).
+struct SharedTiles {
+  Value q, k, v;
+  Value sums;
+
+  static SharedTiles create(KernelBuilder &b, const KernelShape &shape);
+};
+
+/// How one lane addresses the ldmatrix.x4 loads of one operand: its row
+/// (plus multiples of 8 added per load) and its 16-byte chunk (plus even
+/// numbers 2k per load). The swizzled column of chunk 2k + c in a row r is
+/// 8 * (k / 4) chunks plus ((2 (k % 4) + c) ^ (r % 8)): four per-lane
+/// values plus constants, so that each load is one of four base registers
+/// and an immediate offset (given that they are not hoisted: see Lanes).
+struct LaneMatrices {
+  Value row;
+  std::array<Value, 4> columns;
+};
+
+/// The per-thread values every phase uses (i32): the thread id, the first
+/// row of the warp, the lane's g and t in its quad, and its ldmatrix
+/// coordinates. Each phase (the prologue, each key block, the epilogue)
+/// derives them from its own hidden copy of the thread id: otherwise LLVM
+/// hoists every per-thread address out of the key loops and shares the
+/// epilogue's with the prologue's, keeping hundreds of values live across
+/// the loops (spills at head dim 128). Recomputing them costs a few integer
+/// ops per key block.
+struct Lanes {
+  Value tid, warpRow, quadRow, quadCol;
+  LaneMatrices queryLanes, keyLanes, valueLanes;
+
+  static Lanes derive(KernelBuilder &b, const KernelShape &shape, Value id);
+
+  /// The query row (index) of half \p half of m16 tile \p m that this lane
+  /// holds, in a tile from \p firstRow.
+  Value getRow(KernelBuilder &b, Value firstRow, int64_t m,
+               int64_t half) const;
+};
+
+/// The column (in elements, i32) of 16-byte chunk \p chunk of row \p row in
+/// a swizzled tile.
+Value swizzle(KernelBuilder &b, const KernelShape &shape, Value row,
+              Value chunk);
+
+/// One m16n8 f32 accumulator fragment: vector<2x2xf32>.
+VectorType getAccumulatorType(KernelBuilder &b);
+
+/// Registers of one warp's fragments of the running state: O, and the row
+/// max and row sum of the online softmax, in a fixed order so that they can
+/// be carried through scf.for.
+struct SoftmaxState {
+  /// [mTile][dTile] accumulators, vector<2x2xf32> each.
+  SmallVector<Value> out;
+  /// [mTile][half] (slot 2 m + half): the rows g and g + 8 of each m16
+  /// tile this lane owns.
+  SmallVector<Value> rowMax;
+  /// The sums of the slots this lane holds (FragmentSoftmax::heldSums);
+  /// empty where they live in shared memory.
+  SmallVector<Value> rowSum;
+
+  SmallVector<Value> flatten() const {
+    SmallVector<Value> values(out);
+    llvm::append_range(values, rowMax);
+    llvm::append_range(values, rowSum);
+    return values;
+  }
+  static SoftmaxState unflatten(ValueRange values, size_t outCount,
+                                size_t rowCount) {
+    SoftmaxState state;
+    state.out.assign(values.begin(), values.begin() + outCount);
+    state.rowMax.assign(values.begin() + outCount,
+                        values.begin() + outCount + rowCount);
+    state.rowSum.assign(values.begin() + outCount + rowCount, values.end());
+    return state;
+  }
+};
+
+} // namespace mlir::fmha::sm80
+
+#endif // LIB_CONVERSION_FMHATONVGPU_SM80_SM80ATTENTION_H
