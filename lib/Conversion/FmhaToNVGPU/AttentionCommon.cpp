@@ -22,13 +22,6 @@ namespace {
 constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
 constexpr int32_t kThreadsPerWarp = 32;
 
-Value index(ImplicitLocOpBuilder &b, int64_t value) {
-  return arith::ConstantIndexOp::create(b, value);
-}
-Value clamp(ImplicitLocOpBuilder &b, Value value, Value low, Value high) {
-  return arith::MinSIOp::create(b, arith::MaxSIOp::create(b, value, low),
-                                high);
-}
 } // namespace
 
 AttentionWindow AttentionWindow::get(AttentionOp op) {
@@ -42,79 +35,65 @@ AttentionWindow AttentionWindow::get(AttentionOp op) {
   return window;
 }
 
-KeyBlockRange KeyBlockRange::compute(ImplicitLocOpBuilder &b, Value seqQ,
+KeyBlockRange KeyBlockRange::compute(KernelBuilder &b, Value seqQ,
                                      Value seqK, Value firstRow,
                                      int64_t blockM, int64_t blockN,
                                      const AttentionWindow &window) {
   KeyBlockRange range;
-  Value zero = index(b, 0);
-  Value numBlocks = arith::CeilDivSIOp::create(b, seqK, index(b, blockN));
-  range.diagonal = arith::SubIOp::create(b, seqK, seqQ);
-  Value lastRow = arith::AddIOp::create(b, firstRow, index(b, blockM - 1));
+  Value zero = b.index(0);
+  Value numBlocks = b.ceilDiv(seqK, b.index(blockN));
+  range.diagonal = b.sub(seqK, seqQ);
+  Value lastRow = b.add(firstRow, b.index(blockM - 1));
   range.lastBlockEnd = numBlocks;
-  range.unmaskedEnd = arith::DivSIOp::create(b, seqK, index(b, blockN));
+  range.unmaskedEnd = b.sdiv(seqK, b.index(blockN));
   if (window.right) {
     // The last key any row sees: hi(lastRow); the last key every row sees:
     // hi(firstRow).
-    Value anyHi = arith::AddIOp::create(
-        b, arith::AddIOp::create(b, lastRow, range.diagonal),
-        index(b, *window.right));
-    Value blocks = arith::AddIOp::create(
-        b, arith::FloorDivSIOp::create(b, anyHi, index(b, blockN)),
-        index(b, 1));
-    range.lastBlockEnd = arith::MinSIOp::create(
-        b, range.lastBlockEnd, arith::MaxSIOp::create(b, blocks, zero));
-    Value allHi = arith::AddIOp::create(
-        b, arith::AddIOp::create(b, firstRow, range.diagonal),
-        index(b, *window.right + 1));
-    range.unmaskedEnd = arith::MinSIOp::create(
-        b, range.unmaskedEnd,
-        arith::FloorDivSIOp::create(b, allHi, index(b, blockN)));
+    Value anyHi =
+        b.add(b.add(lastRow, range.diagonal), b.index(*window.right));
+    Value blocks = b.add(b.floorDiv(anyHi, b.index(blockN)), b.index(1));
+    range.lastBlockEnd = b.smin(range.lastBlockEnd, b.smax(blocks, zero));
+    Value allHi =
+        b.add(b.add(firstRow, range.diagonal), b.index(*window.right + 1));
+    range.unmaskedEnd =
+        b.smin(range.unmaskedEnd, b.floorDiv(allHi, b.index(blockN)));
   }
   range.firstBlock = zero;
   if (window.left) {
-    Value anyLo = arith::SubIOp::create(
-        b, arith::AddIOp::create(b, firstRow, range.diagonal),
-        index(b, *window.left));
-    range.firstBlock = arith::MaxSIOp::create(
-        b, arith::FloorDivSIOp::create(b, anyLo, index(b, blockN)), zero);
+    Value anyLo =
+        b.sub(b.add(firstRow, range.diagonal), b.index(*window.left));
+    range.firstBlock = b.smax(b.floorDiv(anyLo, b.index(blockN)), zero);
   }
-  range.firstBlock =
-      arith::MinSIOp::create(b, range.firstBlock, range.lastBlockEnd);
-  range.unmaskedEnd = clamp(b, range.unmaskedEnd, range.firstBlock,
-                            range.lastBlockEnd);
+  range.firstBlock = b.smin(range.firstBlock, range.lastBlockEnd);
+  range.unmaskedEnd =
+      b.clamp(range.unmaskedEnd, range.firstBlock, range.lastBlockEnd);
   range.unmaskedBegin = range.firstBlock;
   if (window.left) {
-    Value allLo = arith::SubIOp::create(
-        b, arith::AddIOp::create(b, lastRow, range.diagonal),
-        index(b, *window.left));
-    range.unmaskedBegin = clamp(
-        b, arith::CeilDivSIOp::create(b, allLo, index(b, blockN)),
-        range.firstBlock, range.unmaskedEnd);
+    Value allLo =
+        b.sub(b.add(lastRow, range.diagonal), b.index(*window.left));
+    range.unmaskedBegin = b.clamp(b.ceilDiv(allLo, b.index(blockN)),
+                                  range.firstBlock, range.unmaskedEnd);
   }
   return range;
 }
 
-RowMask RowMask::compute(ImplicitLocOpBuilder &b, Value row, Value laneKey,
+RowMask RowMask::compute(KernelBuilder &b, Value row, Value laneKey,
                          Value seqK, Value diagonal, int64_t blockN,
                          const AttentionWindow &window) {
-  Type i32 = b.getI32Type();
   auto toColumn = [&](Value key, int64_t low, int64_t high) {
-    Value column = arith::SubIOp::create(b, key, laneKey);
-    column = clamp(b, column, index(b, low), index(b, high));
-    return arith::IndexCastOp::create(b, i32, column);
+    Value column = b.sub(key, laneKey);
+    column = b.clamp(column, b.index(low), b.index(high));
+    return arith::IndexCastOp::create(b, b.getI32Type(), column);
   };
-  Value onDiagonal = arith::AddIOp::create(b, row, diagonal);
-  Value hi = arith::SubIOp::create(b, seqK, index(b, 1));
+  Value onDiagonal = b.add(row, diagonal);
+  Value hi = b.sub(seqK, b.index(1));
   if (window.right)
-    hi = arith::MinSIOp::create(
-        b, hi, arith::AddIOp::create(b, onDiagonal, index(b, *window.right)));
+    hi = b.smin(hi, b.add(onDiagonal, b.index(*window.right)));
   RowMask mask;
   mask.last = toColumn(hi, -1, blockN);
   if (window.left)
-    mask.first = toColumn(
-        arith::SubIOp::create(b, onDiagonal, index(b, *window.left)), 0,
-        blockN);
+    mask.first =
+        toColumn(b.sub(onDiagonal, b.index(*window.left)), 0, blockN);
   return mask;
 }
 

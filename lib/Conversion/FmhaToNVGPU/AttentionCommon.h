@@ -13,6 +13,7 @@
 #ifndef LIB_CONVERSION_FMHATONVGPU_ATTENTIONCOMMON_H
 #define LIB_CONVERSION_FMHATONVGPU_ATTENTIONCOMMON_H
 
+#include "KernelBuilder.h"
 #include "fmha/Dialect/Fmha/FmhaDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -41,7 +42,7 @@ struct KeyBlockRange {
   Value diagonal;
   Value firstBlock, lastBlockEnd, unmaskedBegin, unmaskedEnd;
 
-  static KeyBlockRange compute(ImplicitLocOpBuilder &b, Value seqQ,
+  static KeyBlockRange compute(KernelBuilder &b, Value seqQ,
                                Value seqK, Value firstRow, int64_t blockM,
                                int64_t blockN, const AttentionWindow &window);
 };
@@ -55,7 +56,7 @@ struct RowMask {
   Value last, first;
 
   /// The mask of query \p row for keys from \p laneKey on.
-  static RowMask compute(ImplicitLocOpBuilder &b, Value row, Value laneKey,
+  static RowMask compute(KernelBuilder &b, Value row, Value laneKey,
                          Value seqK, Value diagonal, int64_t blockN,
                          const AttentionWindow &window);
   /// Whether the score \p column (a constant) columns after laneKey is

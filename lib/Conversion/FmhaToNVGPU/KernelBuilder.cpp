@@ -46,6 +46,18 @@ Value KernelBuilder::udiv(Value lhs, Value rhs) {
 Value KernelBuilder::urem(Value lhs, Value rhs) {
   return arith::RemUIOp::create(*this, lhs, rhs);
 }
+Value KernelBuilder::sdiv(Value lhs, Value rhs) {
+  return arith::DivSIOp::create(*this, lhs, rhs);
+}
+Value KernelBuilder::floorDiv(Value lhs, Value rhs) {
+  return arith::FloorDivSIOp::create(*this, lhs, rhs);
+}
+Value KernelBuilder::ceilDiv(Value lhs, Value rhs) {
+  return arith::CeilDivSIOp::create(*this, lhs, rhs);
+}
+Value KernelBuilder::ceilDivU(Value lhs, Value rhs) {
+  return arith::CeilDivUIOp::create(*this, lhs, rhs);
+}
 Value KernelBuilder::and_(Value lhs, Value rhs) {
   return arith::AndIOp::create(*this, lhs, rhs);
 }
@@ -63,6 +75,12 @@ Value KernelBuilder::smin(Value lhs, Value rhs) {
 }
 Value KernelBuilder::smax(Value lhs, Value rhs) {
   return arith::MaxSIOp::create(*this, lhs, rhs);
+}
+Value KernelBuilder::umax(Value lhs, Value rhs) {
+  return arith::MaxUIOp::create(*this, lhs, rhs);
+}
+Value KernelBuilder::clamp(Value value, Value low, Value high) {
+  return smin(smax(value, low), high);
 }
 
 Value KernelBuilder::eq(Value lhs, Value rhs) {

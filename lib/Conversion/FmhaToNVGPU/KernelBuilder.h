@@ -40,12 +40,20 @@ public:
   Value mul(Value lhs, Value rhs);
   Value udiv(Value lhs, Value rhs);
   Value urem(Value lhs, Value rhs);
+  /// Signed division rounding toward zero, down and up; unsigned up.
+  Value sdiv(Value lhs, Value rhs);
+  Value floorDiv(Value lhs, Value rhs);
+  Value ceilDiv(Value lhs, Value rhs);
+  Value ceilDivU(Value lhs, Value rhs);
   Value and_(Value lhs, Value rhs);
   Value or_(Value lhs, Value rhs);
   Value xor_(Value lhs, Value rhs);
   Value lshr(Value lhs, Value rhs);
   Value smin(Value lhs, Value rhs);
   Value smax(Value lhs, Value rhs);
+  Value umax(Value lhs, Value rhs);
+  /// smin(smax(value, low), high).
+  Value clamp(Value value, Value low, Value high);
 
   /// Integer comparisons.
   Value eq(Value lhs, Value rhs);

@@ -82,6 +82,33 @@ Value getValidSamples(ImplicitLocOpBuilder &b, Value times, Value lengths,
   return arith::MinUIOp::create(b, asIndex, samples);
 }
 
+/// Zero constants of \p types.
+SmallVector<Value> zerosOf(OpBuilder &builder, Location loc,
+                           TypeRange types) {
+  SmallVector<Value> zeros;
+  for (Type type : types)
+    zeros.push_back(arith::ConstantOp::create(
+        builder, loc, cast<TypedAttr>(builder.getZeroAttr(type))));
+  return zeros;
+}
+
+/// Extends a scalar or vector of 16-bit floats to f32.
+Value toF32(ImplicitLocOpBuilder &nb, Value value) {
+  Type f32 = nb.getF32Type();
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    f32 = vector.clone(f32);
+  if (value.getType() == f32)
+    return value;
+  return arith::ExtFOp::create(nb, f32, value);
+}
+
+/// Rounds a scalar or vector of f32 to \p type.
+Value fromF32(ImplicitLocOpBuilder &nb, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return arith::TruncFOp::create(nb, type, value);
+}
+
 /// Builds the body of one resample kernel.
 class ResampleKernelBuilder {
 public:
@@ -308,16 +335,6 @@ private:
                                    fromF32(b, mixed, resultType));
   }
 
-  /// Zero constants of \p types.
-  static SmallVector<Value> zerosOf(OpBuilder &builder, Location loc,
-                                    TypeRange types) {
-    SmallVector<Value> zeros;
-    for (Type type : types)
-      zeros.push_back(arith::ConstantOp::create(
-          builder, loc, cast<TypedAttr>(builder.getZeroAttr(type))));
-    return zeros;
-  }
-
   Value constantIndex(int64_t value) {
     return arith::ConstantIndexOp::create(b, value);
   }
@@ -485,23 +502,6 @@ private:
     memref::StoreOp::create(b, arith::IndexCastOp::create(b, i32, second),
                             secondIndex, ValueRange{t});
     memref::StoreOp::create(b, w, weight, ValueRange{t});
-  }
-
-  /// Extends a scalar or vector of 16-bit floats to f32.
-  static Value toF32(ImplicitLocOpBuilder &nb, Value value) {
-    Type f32 = nb.getF32Type();
-    if (auto vector = dyn_cast<VectorType>(value.getType()))
-      f32 = vector.clone(f32);
-    if (value.getType() == f32)
-      return value;
-    return arith::ExtFOp::create(nb, f32, value);
-  }
-
-  /// Rounds a scalar or vector of f32 to \p type.
-  static Value fromF32(ImplicitLocOpBuilder &nb, Value value, Type type) {
-    if (value.getType() == type)
-      return value;
-    return arith::TruncFOp::create(nb, type, value);
   }
 
   ResampleOp op;

@@ -6,7 +6,6 @@
 
 #include "TileSchedule.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -14,20 +13,15 @@
 using namespace mlir;
 using namespace mlir::fmha;
 
-CtaCoordinates CtaCoordinates::compute(ImplicitLocOpBuilder &b, Value q,
-                                       Value k, int64_t blockM) {
-  auto index = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, value);
-  };
+CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,
+                                       int64_t blockM) {
   CtaCoordinates cta;
   cta.seqQ = memref::DimOp::create(b, q, 2);
   cta.seqK = memref::DimOp::create(b, k, 2);
-  Value reversed = arith::SubIOp::create(
-      b,
-      arith::SubIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
-                            index(1)),
-      gpu::BlockIdOp::create(b, gpu::Dimension::x));
-  cta.firstRow = arith::MulIOp::create(b, reversed, index(blockM));
+  Value reversed =
+      b.sub(b.sub(gpu::GridDimOp::create(b, gpu::Dimension::x), b.index(1)),
+            gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  cta.firstRow = b.mul(reversed, b.index(blockM));
   cta.head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   cta.kvHead = getKvHead(b, q, k, cta.head);
   return cta;
@@ -48,8 +42,7 @@ void PersistentTileSchedule::forEachTile(
   // This CTA's units, each one tile or (paired) two, in one flat loop:
   // fewer values live across it than in nested ones (the sm_90a producer
   // has 24 registers).
-  Value count = arith::CeilDivUIOp::create(
-      b, b.sub(arith::MaxUIOp::create(b, units, first), first), step);
+  Value count = b.ceilDivU(b.sub(b.umax(units, first), first), step);
   int64_t tilesPerUnit = pairsRowBlocks ? 2 : 1;
   count = b.mul(count, b.i32(tilesPerUnit));
   auto loop = scf::ForOp::create(b, b.i32(0), count, b.i32(1),
@@ -81,15 +74,13 @@ void PersistentTileSchedule::forEachTile(
 }
 
 Value PersistentTileSchedule::getRowBlocks() {
-  return arith::CeilDivUIOp::create(b, b.word(freshDim(q, 2)),
-                                    b.i32(blockM));
+  return b.ceilDivU(b.word(freshDim(q, 2)), b.i32(blockM));
 }
 
 /// Units per (batch, head): pairs of row blocks, or single ones.
 Value PersistentTileSchedule::getUnitsPerHead() {
   Value rowBlocks = getRowBlocks();
-  return pairsRowBlocks ? arith::CeilDivUIOp::create(b, rowBlocks, b.i32(2))
-                        : rowBlocks;
+  return pairsRowBlocks ? b.ceilDivU(rowBlocks, b.i32(2)) : rowBlocks;
 }
 
 /// Slot i of a (batch, head) is row block R - 1 - i (the longest first),

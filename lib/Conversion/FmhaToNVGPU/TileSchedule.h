@@ -23,7 +23,7 @@ namespace mlir::fmha {
 struct CtaCoordinates {
   Value seqQ, seqK, firstRow, head, kvHead;
 
-  static CtaCoordinates compute(ImplicitLocOpBuilder &b, Value q, Value k,
+  static CtaCoordinates compute(KernelBuilder &b, Value q, Value k,
                                 int64_t blockM);
 };
 
