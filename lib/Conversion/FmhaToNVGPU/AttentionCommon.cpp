@@ -6,12 +6,12 @@
 
 #include "AttentionCommon.h"
 
+#include "fmha/Dialect/Fmha/TileConfig.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include <limits>
 
@@ -35,9 +35,9 @@ AttentionWindow AttentionWindow::get(AttentionOp op) {
   return window;
 }
 
-KeyBlockRange KeyBlockRange::compute(KernelBuilder &b, Value seqQ,
-                                     Value seqK, Value firstRow,
-                                     int64_t blockM, int64_t blockN,
+KeyBlockRange KeyBlockRange::compute(KernelBuilder &b, Value seqQ, Value seqK,
+                                     Value firstRow, int64_t blockM,
+                                     int64_t blockN,
                                      const AttentionWindow &window) {
   KeyBlockRange range;
   Value zero = b.index(0);
@@ -49,8 +49,7 @@ KeyBlockRange KeyBlockRange::compute(KernelBuilder &b, Value seqQ,
   if (window.right) {
     // The last key any row sees: hi(lastRow); the last key every row sees:
     // hi(firstRow).
-    Value anyHi =
-        b.add(b.add(lastRow, range.diagonal), b.index(*window.right));
+    Value anyHi = b.add(b.add(lastRow, range.diagonal), b.index(*window.right));
     Value blocks = b.add(b.floorDiv(anyHi, b.index(blockN)), b.index(1));
     range.lastBlockEnd = b.smin(range.lastBlockEnd, b.smax(blocks, zero));
     Value allHi =
@@ -60,8 +59,7 @@ KeyBlockRange KeyBlockRange::compute(KernelBuilder &b, Value seqQ,
   }
   range.firstBlock = zero;
   if (window.left) {
-    Value anyLo =
-        b.sub(b.add(firstRow, range.diagonal), b.index(*window.left));
+    Value anyLo = b.sub(b.add(firstRow, range.diagonal), b.index(*window.left));
     range.firstBlock = b.smax(b.floorDiv(anyLo, b.index(blockN)), zero);
   }
   range.firstBlock = b.smin(range.firstBlock, range.lastBlockEnd);
@@ -69,16 +67,15 @@ KeyBlockRange KeyBlockRange::compute(KernelBuilder &b, Value seqQ,
       b.clamp(range.unmaskedEnd, range.firstBlock, range.lastBlockEnd);
   range.unmaskedBegin = range.firstBlock;
   if (window.left) {
-    Value allLo =
-        b.sub(b.add(lastRow, range.diagonal), b.index(*window.left));
+    Value allLo = b.sub(b.add(lastRow, range.diagonal), b.index(*window.left));
     range.unmaskedBegin = b.clamp(b.ceilDiv(allLo, b.index(blockN)),
                                   range.firstBlock, range.unmaskedEnd);
   }
   return range;
 }
 
-RowMask RowMask::compute(KernelBuilder &b, Value row, Value laneKey,
-                         Value seqK, Value diagonal, int64_t blockN,
+RowMask RowMask::compute(KernelBuilder &b, Value row, Value laneKey, Value seqK,
+                         Value diagonal, int64_t blockN,
                          const AttentionWindow &window) {
   auto toColumn = [&](Value key, int64_t low, int64_t high) {
     Value column = b.sub(key, laneKey);
@@ -92,8 +89,7 @@ RowMask RowMask::compute(KernelBuilder &b, Value row, Value laneKey,
   RowMask mask;
   mask.last = toColumn(hi, -1, blockN);
   if (window.left)
-    mask.first =
-        toColumn(b.sub(onDiagonal, b.index(*window.left)), 0, blockN);
+    mask.first = toColumn(b.sub(onDiagonal, b.index(*window.left)), 0, blockN);
   return mask;
 }
 
@@ -111,12 +107,11 @@ Value RowMask::hides(ImplicitLocOpBuilder &b, int64_t column) const {
 Value fmha::getKvHead(ImplicitLocOpBuilder &b, Value q, Value k, Value head) {
   Value queryHeads = memref::DimOp::create(b, q, 1);
   Value kvHeads = memref::DimOp::create(b, k, 1);
-  return arith::DivUIOp::create(
-      b, head, arith::DivUIOp::create(b, queryHeads, kvHeads));
+  return arith::DivUIOp::create(b, head,
+                                arith::DivUIOp::create(b, queryHeads, kvHeads));
 }
 
-LaunchContract fmha::getAttentionLaunchContract(AttentionOp op,
-                                                TileAttr tile) {
+LaunchContract fmha::getAttentionLaunchContract(AttentionOp op, TileAttr tile) {
   LaunchContract contract;
   contract.operands = {"q", "k", "v", "o"};
   if (op.getLse())
@@ -124,8 +119,8 @@ LaunchContract fmha::getAttentionLaunchContract(AttentionOp op,
   contract.threads = tile.getWarps() * kThreadsPerWarp;
   int64_t elementBytes =
       cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
-  contract.sharedBytes = getAttentionSharedBytes(
-      tile.getAttentionTiling(), op.getHeadDim(), elementBytes);
+  contract.sharedBytes = getAttentionSharedBytes(tile.getAttentionTiling(),
+                                                 op.getHeadDim(), elementBytes);
   return contract;
 }
 
@@ -153,8 +148,7 @@ RowSoftmax RowSoftmax::update(ImplicitLocOpBuilder &b, ArrayRef<Value> scores,
   row.alpha = emitExp2(b, math::FmaOp::create(b, oldMax, log2Scale, negShift));
   Value sum = zero;
   for (Value score : scores) {
-    Value p =
-        emitExp2(b, math::FmaOp::create(b, score, log2Scale, negShift));
+    Value p = emitExp2(b, math::FmaOp::create(b, score, log2Scale, negShift));
     sum = arith::AddFOp::create(b, sum, p);
     row.probabilities.push_back(p);
   }

@@ -42,9 +42,9 @@ struct KeyBlockRange {
   Value diagonal;
   Value firstBlock, lastBlockEnd, unmaskedBegin, unmaskedEnd;
 
-  static KeyBlockRange compute(KernelBuilder &b, Value seqQ,
-                               Value seqK, Value firstRow, int64_t blockM,
-                               int64_t blockN, const AttentionWindow &window);
+  static KeyBlockRange compute(KernelBuilder &b, Value seqQ, Value seqK,
+                               Value firstRow, int64_t blockM, int64_t blockN,
+                               const AttentionWindow &window);
 };
 
 /// The mask of one query row within a key block, as columns relative to
@@ -56,8 +56,8 @@ struct RowMask {
   Value last, first;
 
   /// The mask of query \p row for keys from \p laneKey on.
-  static RowMask compute(KernelBuilder &b, Value row, Value laneKey,
-                         Value seqK, Value diagonal, int64_t blockN,
+  static RowMask compute(KernelBuilder &b, Value row, Value laneKey, Value seqK,
+                         Value diagonal, int64_t blockN,
                          const AttentionWindow &window);
   /// Whether the score \p column (a constant) columns after laneKey is
   /// hidden.

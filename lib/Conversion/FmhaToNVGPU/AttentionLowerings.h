@@ -1,4 +1,4 @@
-//===- AttentionLowerings.h - fmha.attention, one lowering per chip -*- C++ -*-//
+//===- AttentionLowerings.h - fmha.attention lowerings --------*- C++ -*-===//
 //
 // Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU. The per-chip
 // halves of lowerAttentionToGPU, which checks what both need and picks one

@@ -34,9 +34,9 @@ void PersistentTileSchedule::forEachTile(
     llvm::function_ref<Value(const TileCoordinates &tile, Value iteration,
                              Value blocks)>
         body) {
-  Value units = b.mul(
-      b.mul(getUnitsPerHead(), b.word(memref::DimOp::create(b, q, 1))),
-      b.word(memref::DimOp::create(b, q, 0)));
+  Value units =
+      b.mul(b.mul(getUnitsPerHead(), b.word(memref::DimOp::create(b, q, 1))),
+            b.word(memref::DimOp::create(b, q, 0)));
   Value first = b.word(gpu::BlockIdOp::create(b, gpu::Dimension::x));
   Value step = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
   // This CTA's units, each one tile or (paired) two, in one flat loop:
@@ -50,8 +50,7 @@ void PersistentTileSchedule::forEachTile(
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value position = loop.getInductionVar();
-  Value unit =
-      b.add(first, b.mul(b.udiv(position, b.i32(tilesPerUnit)), step));
+  Value unit = b.add(first, b.mul(b.udiv(position, b.i32(tilesPerUnit)), step));
   Value second = b.ne(b.urem(position, b.i32(tilesPerUnit)), b.i32(0));
   ValueRange carried = loop.getRegionIterArgs();
   auto runTile = [&]() {

@@ -29,8 +29,7 @@ LogicalResult lowerResampleToGPU(ResampleOp op, gpu::GPUModuleOp kernels);
 
 /// Replaces \p op by a gpu.launch_func of a kernel added to \p kernels that
 /// finds each stream's first out-of-order timestamps.
-LogicalResult lowerCheckSortedToGPU(CheckSortedOp op,
-                                    gpu::GPUModuleOp kernels);
+LogicalResult lowerCheckSortedToGPU(CheckSortedOp op, gpu::GPUModuleOp kernels);
 
 } // namespace mlir::fmha
 

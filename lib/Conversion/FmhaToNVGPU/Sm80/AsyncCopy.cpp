@@ -31,13 +31,13 @@ void AsyncCopy::copyTile(const Lanes &lanes, const TileCoordinates &tile,
   scf::IfOp::create(
       b, inside,
       [&](OpBuilder &, Location) {
-        emitTileCopy(lanes, tile, global, headIndex, first, valid, shared,
-                     rows, /*bounded=*/false);
+        emitTileCopy(lanes, tile, global, headIndex, first, valid, shared, rows,
+                     /*bounded=*/false);
         scf::YieldOp::create(b);
       },
       [&](OpBuilder &, Location) {
-        emitTileCopy(lanes, tile, global, headIndex, first, valid, shared,
-                     rows, /*bounded=*/true);
+        emitTileCopy(lanes, tile, global, headIndex, first, valid, shared, rows,
+                     /*bounded=*/true);
         scf::YieldOp::create(b);
       });
 }
@@ -74,18 +74,18 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
     sharedSourceRow = b.add(first, b.toIndex(sharedRow));
   }
   for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
-    Value row = b.add(sharedRow ? sharedRow
-                                : hideFromHoisting(b, firstLocalRow),
-                      b.i32(pass * rowsPerPass));
-    Value sourceRow =
-        sharedRow ? b.add(sharedSourceRow, b.index(pass * rowsPerPass))
-                  : b.add(first, b.toIndex(row));
+    Value row =
+        b.add(sharedRow ? sharedRow : hideFromHoisting(b, firstLocalRow),
+              b.i32(pass * rowsPerPass));
+    Value sourceRow = sharedRow
+                          ? b.add(sharedSourceRow, b.index(pass * rowsPerPass))
+                          : b.add(first, b.toIndex(row));
     Value sourceElements;
     if (bounded) {
       Value inBounds = b.slt(sourceRow, valid);
       sourceRow = b.select(inBounds, sourceRow, lastValid);
-      sourceElements = b.select(inBounds, b.index(shape.chunkElements),
-                                b.index(0));
+      sourceElements =
+          b.select(inBounds, b.index(shape.chunkElements), b.index(0));
     }
     SmallVector<Value, 4> source = {hideFromHoisting(b, tile.batchIndex),
                                     headIndex, sourceRow, column};

@@ -18,8 +18,7 @@ namespace mlir::fmha::sm80 {
 
 class AsyncCopy {
 public:
-  AsyncCopy(KernelBuilder &b, const KernelShape &shape)
-      : b(b), shape(shape) {}
+  AsyncCopy(KernelBuilder &b, const KernelShape &shape) : b(b), shape(shape) {}
 
   /// Starts the cp.async copy of rows [first, first + rows) of (batch
   /// \p tile.batchIndex, head \p headIndex) of \p global into \p shared.

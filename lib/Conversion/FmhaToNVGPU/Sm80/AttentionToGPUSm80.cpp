@@ -66,9 +66,8 @@ class RowBlockSchedule {
 public:
   RowBlockSchedule(KernelBuilder &b, const KernelShape &shape,
                    const AttentionWindow &window, gpu::GPUFuncOp func,
-                   Value threadId, const SharedTiles &tiles,
-                   AsyncCopy &copies, WarpMma &mma, FragmentSoftmax &softmax,
-                   Epilogue &epilogue)
+                   Value threadId, const SharedTiles &tiles, AsyncCopy &copies,
+                   WarpMma &mma, FragmentSoftmax &softmax, Epilogue &epilogue)
       : b(b), shape(shape), window(window), func(func), threadId(threadId),
         tiles(tiles), copies(copies), mma(mma), softmax(softmax),
         epilogue(epilogue) {}
@@ -122,8 +121,8 @@ void RowBlockSchedule::build(const Lanes &lanes, TileCoordinates tile) {
 
   SoftmaxState state;
   Value zeroAcc = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(getAccumulatorType(b),
-                                b.getF32FloatAttr(0.0f)));
+      b,
+      DenseElementsAttr::get(getAccumulatorType(b), b.getF32FloatAttr(0.0f)));
   state.out.assign(shape.mTiles * shape.dTiles, zeroAcc);
   state.rowMax.assign(shape.mTiles * 2,
                       b.f32(-std::numeric_limits<float>::infinity()));
@@ -131,10 +130,10 @@ void RowBlockSchedule::build(const Lanes &lanes, TileCoordinates tile) {
   for (int64_t held = 0; held < softmax.getHeldSums(); ++held)
     softmax.setHeldSum(state, held, b.f32(0.0f));
 
-  state = buildKeyBlocks(tile, blocks, blocks.lastBlockEnd,
-                         blocks.unmaskedEnd, /*masked=*/true, state);
-  state = buildKeyBlocks(tile, blocks, blocks.unmaskedEnd,
-                         blocks.unmaskedBegin, /*masked=*/false, state);
+  state = buildKeyBlocks(tile, blocks, blocks.lastBlockEnd, blocks.unmaskedEnd,
+                         /*masked=*/true, state);
+  state = buildKeyBlocks(tile, blocks, blocks.unmaskedEnd, blocks.unmaskedBegin,
+                         /*masked=*/false, state);
   if (window.left)
     state = buildKeyBlocks(tile, blocks, blocks.unmaskedBegin,
                            blocks.firstBlock, /*masked=*/true, state);
@@ -148,8 +147,7 @@ SoftmaxState RowBlockSchedule::buildKeyBlocks(const TileCoordinates &tile,
                                               bool masked,
                                               const SoftmaxState &state) {
   Value count = b.sub(end, begin);
-  auto loop =
-      scf::ForOp::create(b, b.i32(0), count, b.i32(1), state.flatten());
+  auto loop = scf::ForOp::create(b, b.i32(0), count, b.i32(1), state.flatten());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value block = b.sub(b.sub(end, b.i32(1)), loop.getInductionVar());
@@ -229,8 +227,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   // Batches stride by the grid's z extent (at most 65535).
   Value batch = memref::DimOp::create(b, q, 0);
   auto batches =
-      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
-                         batch, gpu::GridDimOp::create(b, gpu::Dimension::z));
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::z), batch,
+                         gpu::GridDimOp::create(b, gpu::Dimension::z));
   b.setInsertionPointToStart(batches.getBody());
   tile.batchIndex = batches.getInductionVar();
   schedule.build(lanes, tile);

@@ -33,25 +33,23 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
     for (int64_t half = 0; half < 2; ++half) {
       int64_t slot = m * 2 + half;
       // The lane of the quad that holds the slot's sum.
-      Value sum =
-          gpu::ShuffleOp::create(
-              b, softmax.getHeldSum(state, slot / 4),
-              b.add(b.mul(lanes.quadRow, b.i32(4)), b.i32(slot % 4)),
-              b.i32(kThreadsPerWarp), gpu::ShuffleMode::IDX)
-              .getShuffleResult();
+      Value sum = gpu::ShuffleOp::create(
+                      b, softmax.getHeldSum(state, slot / 4),
+                      b.add(b.mul(lanes.quadRow, b.i32(4)), b.i32(slot % 4)),
+                      b.i32(kThreadsPerWarp), gpu::ShuffleMode::IDX)
+                      .getShuffleResult();
       // A row that saw no key has sum 0: O = 0 and LSE = +inf.
       Value empty =
           arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
-      Value inverse =
-          b.select(empty, zero, arith::DivFOp::create(b, one, sum));
+      Value inverse = b.select(empty, zero, arith::DivFOp::create(b, one, sum));
       Value rowRow = b.add(lanes.warpRow,
                            b.add(lanes.quadRow, b.i32(m * kMmaM + half * 8)));
       Value inversePair = vector::BroadcastOp::create(
           b, VectorType::get({2}, b.getF32Type()), inverse);
       // O rows go to the (now unused) Q tile, then out in 16-byte rows.
       for (int64_t d = 0; d < shape.dTiles; ++d) {
-        Value pair = vector::ExtractOp::create(
-            b, state.out[m * shape.dTiles + d], half);
+        Value pair =
+            vector::ExtractOp::create(b, state.out[m * shape.dTiles + d], half);
         Value rounded = arith::TruncFOp::create(
             b, pairType, arith::MulFOp::create(b, pair, inversePair));
         Value column = b.add(swizzle(b, shape, rowRow, b.i32(d)),
@@ -62,10 +60,10 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
       }
       if (lse) {
         Value logSum = math::LogOp::create(b, sum);
-        rowLse.push_back(b.select(
-            empty, inf,
-            math::FmaOp::create(b, state.rowMax[slot], b.f32(shape.scale),
-                                logSum)));
+        rowLse.push_back(
+            b.select(empty, inf,
+                     math::FmaOp::create(b, state.rowMax[slot],
+                                         b.f32(shape.scale), logSum)));
       }
     }
   gpu::BarrierOp::create(b);

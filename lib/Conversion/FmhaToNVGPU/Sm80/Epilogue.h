@@ -20,9 +20,9 @@ class Epilogue {
 public:
   /// \p out and \p lse are the kernel's O and LSE parameters (\p lse null
   /// when the op has none); \p threadId is the thread's id (i32).
-  Epilogue(KernelBuilder &b, const KernelShape &shape,
-           const SharedTiles &tiles, AsyncCopy &copies,
-           FragmentSoftmax &softmax, Value threadId, Value out, Value lse)
+  Epilogue(KernelBuilder &b, const KernelShape &shape, const SharedTiles &tiles,
+           AsyncCopy &copies, FragmentSoftmax &softmax, Value threadId,
+           Value out, Value lse)
       : b(b), shape(shape), tiles(tiles), copies(copies), softmax(softmax),
         threadId(threadId), out(out), lse(lse) {}
 

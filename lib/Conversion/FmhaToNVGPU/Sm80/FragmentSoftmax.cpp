@@ -18,10 +18,8 @@ using namespace mlir;
 using namespace mlir::fmha;
 using namespace mlir::fmha::sm80;
 
-void FragmentSoftmax::applyMask(const Lanes &lanes,
-                                const TileCoordinates &tile,
-                                SmallVectorImpl<Value> &scores,
-                                Value keyBase) {
+void FragmentSoftmax::applyMask(const Lanes &lanes, const TileCoordinates &tile,
+                                SmallVectorImpl<Value> &scores, Value keyBase) {
   // This lane's columns in each n8 tile are 2t and 2t + 1.
   Value laneKey = b.add(keyBase, b.toIndex(b.mul(lanes.quadCol, b.i32(2))));
   Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
@@ -32,8 +30,8 @@ void FragmentSoftmax::applyMask(const Lanes &lanes,
   for (int64_t m = 0; m < shape.mTiles; ++m)
     for (int64_t half = 0; half < 2; ++half) {
       RowMask mask =
-          RowMask::compute(b, lanes.getRow(b, tile.firstRow, m, half),
-                           laneKey, keys, diagonal, shape.blockN, window);
+          RowMask::compute(b, lanes.getRow(b, tile.firstRow, m, half), laneKey,
+                           keys, diagonal, shape.blockN, window);
       for (int64_t n = 0; n < shape.nTiles; ++n) {
         Value &fragment = scores[m * shape.nTiles + n];
         for (int64_t e = 0; e < 2; ++e) {
@@ -65,9 +63,9 @@ SmallVector<Value> FragmentSoftmax::update(const Lanes &lanes,
         for (int64_t e = 0; e < 2; ++e)
           row.push_back(vector::ExtractOp::create(b, pair, e));
       }
-      RowSoftmax update = RowSoftmax::update(b, row, state.rowMax[slot],
-                                             /*oldSum=*/Value(),
-                                             shape.scaleLog2);
+      RowSoftmax update =
+          RowSoftmax::update(b, row, state.rowMax[slot],
+                             /*oldSum=*/Value(), shape.scaleLog2);
       for (int64_t n = 0; n < nTiles; ++n)
         rows[(m * nTiles + n) * 2 + half] = vector::FromElementsOp::create(
             b, VectorType::get({2}, b.getF32Type()),
@@ -103,8 +101,8 @@ SmallVector<Value> FragmentSoftmax::update(const Lanes &lanes,
           ub::PoisonOp::create(b, VectorType::get({4, 2}, shape.elementType));
       for (int64_t i = 0; i < 4; ++i) {
         int64_t n = 2 * k + i / 2, half = i % 2;
-        Value pair = arith::TruncFOp::create(
-            b, pairType, rows[(m * nTiles + n) * 2 + half]);
+        Value pair = arith::TruncFOp::create(b, pairType,
+                                             rows[(m * nTiles + n) * 2 + half]);
         fragment = vector::InsertOp::create(b, pair, fragment, i);
       }
       fragments.push_back(fragment);
@@ -118,8 +116,8 @@ Value FragmentSoftmax::pickHeld(const Lanes &lanes, ArrayRef<Value> perSlot,
                                 int64_t held) {
   Value picked = perSlot[4 * held];
   for (int64_t q = 1; q < 4 && 4 * held + q < (int64_t)perSlot.size(); ++q)
-    picked = b.select(b.eq(lanes.quadCol, b.i32(q)), perSlot[4 * held + q],
-                      picked);
+    picked =
+        b.select(b.eq(lanes.quadCol, b.i32(q)), perSlot[4 * held + q], picked);
   return picked;
 }
 
@@ -130,8 +128,7 @@ Value FragmentSoftmax::getHeldSum(const SoftmaxState &state, int64_t held) {
                               /*alignment=*/4, /*isVolatile=*/true);
 }
 
-void FragmentSoftmax::setHeldSum(SoftmaxState &state, int64_t held,
-                                 Value sum) {
+void FragmentSoftmax::setHeldSum(SoftmaxState &state, int64_t held, Value sum) {
   if (!shape.sumsInShared) {
     state.rowSum[held] = sum;
     return;
@@ -145,8 +142,7 @@ void FragmentSoftmax::setHeldSum(SoftmaxState &state, int64_t held,
 /// promote the slot back to a loop-carried register.
 Value FragmentSoftmax::getHeldSumPointer(int64_t held) {
   Value address = b.add(
-      sums, b.mul(b.add(threadId,
-                        b.i32(held * shape.warps * kThreadsPerWarp)),
+      sums, b.mul(b.add(threadId, b.i32(held * shape.warps * kThreadsPerWarp)),
                   b.i32(4)));
   return LLVM::IntToPtrOp::create(
       b, LLVM::LLVMPointerType::get(b.getContext(), 3), address);

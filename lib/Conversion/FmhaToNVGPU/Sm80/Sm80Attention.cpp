@@ -57,13 +57,13 @@ SharedTiles SharedTiles::create(KernelBuilder &b, const KernelShape &shape) {
   SharedTiles tiles;
   tiles.q = tileAt(shape.blockM, 0);
   tiles.k = tileAt(shape.blockN, shape.blockM * shape.headDim * elementBytes);
-  tiles.v = tileAt(shape.blockN,
-                   (shape.blockM + shape.blockN) * shape.headDim * elementBytes);
+  tiles.v = tileAt(shape.blockN, (shape.blockM + shape.blockN) * shape.headDim *
+                                     elementBytes);
   if (shape.sumsInShared)
-    tiles.sums = b.add(
-        b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes)),
-        b.i32((shape.blockM + 2 * shape.blockN) * shape.headDim *
-              elementBytes));
+    tiles.sums =
+        b.add(b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes)),
+              b.i32((shape.blockM + 2 * shape.blockN) * shape.headDim *
+                    elementBytes));
   return tiles;
 }
 
@@ -74,9 +74,8 @@ LaneMatrices getLaneMatrices(KernelBuilder &b, const KernelShape &shape,
   lanes.row = row;
   Value phase = b.urem(row, b.i32(kSwizzleRows));
   for (int64_t k = 0; k < 4; ++k)
-    lanes.columns[k] =
-        b.mul(b.xor_(b.add(chunk, b.i32(2 * k)), phase),
-              b.i32(shape.chunkElements));
+    lanes.columns[k] = b.mul(b.xor_(b.add(chunk, b.i32(2 * k)), phase),
+                             b.i32(shape.chunkElements));
   return lanes;
 }
 } // namespace
@@ -85,8 +84,8 @@ Lanes Lanes::derive(KernelBuilder &b, const KernelShape &shape, Value id) {
   Lanes lanes;
   lanes.tid = id;
   Value lane = b.urem(id, b.i32(kThreadsPerWarp));
-  lanes.warpRow = b.mul(b.udiv(id, b.i32(kThreadsPerWarp)),
-                        b.i32(shape.mTiles * kMmaM));
+  lanes.warpRow =
+      b.mul(b.udiv(id, b.i32(kThreadsPerWarp)), b.i32(shape.mTiles * kMmaM));
   lanes.quadRow = b.udiv(lane, b.i32(4));
   lanes.quadCol = b.urem(lane, b.i32(4));
   // The lane's row and 16-byte chunk in each ldmatrix.x4 (PTX ISA,
@@ -112,9 +111,9 @@ Lanes Lanes::derive(KernelBuilder &b, const KernelShape &shape, Value id) {
 
 Value Lanes::getRow(KernelBuilder &b, Value firstRow, int64_t m,
                     int64_t half) const {
-  return b.add(firstRow,
-               b.toIndex(b.add(warpRow,
-                               b.add(quadRow, b.i32(m * kMmaM + half * 8)))));
+  return b.add(
+      firstRow,
+      b.toIndex(b.add(warpRow, b.add(quadRow, b.i32(m * kMmaM + half * 8)))));
 }
 
 Value sm80::swizzle(KernelBuilder &b, const KernelShape &shape, Value row,

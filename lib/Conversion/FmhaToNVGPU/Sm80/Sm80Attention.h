@@ -1,4 +1,4 @@
-//===- Sm80Attention.h - what the sm_80 attention emitters share -*- C++ -*-==//
+//===- Sm80Attention.h - what the sm_80 emitters share --------*- C++ -*-===//
 //
 // Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm80. The sm_80
 // attention kernel is written by one emitter per instruction family
@@ -91,8 +91,7 @@ struct Lanes {
 
   /// The query row (index) of half \p half of m16 tile \p m that this lane
   /// holds, in a tile from \p firstRow.
-  Value getRow(KernelBuilder &b, Value firstRow, int64_t m,
-               int64_t half) const;
+  Value getRow(KernelBuilder &b, Value firstRow, int64_t m, int64_t half) const;
 };
 
 /// The column (in elements, i32) of 16-byte chunk \p chunk of row \p row in

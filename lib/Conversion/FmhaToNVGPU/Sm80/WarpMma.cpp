@@ -71,8 +71,7 @@ Value WarpMma::mma(Value a, Value bFragment, Value acc) {
   Value result = NVVM::MmaOp::create(
       b, resultType, packed(a, 4), packed(bFragment, 2), accumulators,
       ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}, std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value, 4> elements;
@@ -83,8 +82,8 @@ Value WarpMma::mma(Value a, Value bFragment, Value acc) {
 
 SmallVector<Value> WarpMma::computeScores(const Lanes &lanes) {
   Value zeroAcc = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(getAccumulatorType(b),
-                                b.getF32FloatAttr(0.0f)));
+      b,
+      DenseElementsAttr::get(getAccumulatorType(b), b.getF32FloatAttr(0.0f)));
   SmallVector<Value> scores(shape.mTiles * shape.nTiles, zeroAcc);
   for (int64_t k = 0; k < shape.headDim / kMmaK; ++k) {
     SmallVector<Value> queries;

@@ -17,8 +17,7 @@ namespace mlir::fmha::sm80 {
 
 class WarpMma {
 public:
-  WarpMma(KernelBuilder &b, const KernelShape &shape,
-          const SharedTiles &tiles)
+  WarpMma(KernelBuilder &b, const KernelShape &shape, const SharedTiles &tiles)
       : b(b), shape(shape), tiles(tiles) {}
 
   /// S = Q K^T for this warp's rows: [mTile][nTile] accumulators.
@@ -30,8 +29,8 @@ public:
                         SmallVectorImpl<Value> &out);
 
 private:
-  Value loadMatrices(Value shared, const LaneMatrices &lanes,
-                     int64_t rowOffset, int64_t chunkPair, bool transpose);
+  Value loadMatrices(Value shared, const LaneMatrices &lanes, int64_t rowOffset,
+                     int64_t chunkPair, bool transpose);
   Value takeFragmentB(Value matrices, int64_t first);
   Value mma(Value a, Value bFragment, Value acc);
 

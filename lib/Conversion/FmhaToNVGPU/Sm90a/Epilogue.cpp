@@ -31,14 +31,15 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   RowTotals totals = getRowTotals(state);
   // Word (chunk, half): this lane's two columns of n8 chunk `chunk` in
   // row g (half 0) or g + 8, normalized and rounded.
-  SmallVector<Value> values = unpackAccumulator(b, state.out, shape.headDim / 2);
+  SmallVector<Value> values =
+      unpackAccumulator(b, state.out, shape.headDim / 2);
   SmallVector<std::array<Value, 2>> words(shape.headDim / 8);
   for (int64_t chunk = 0; chunk < shape.headDim / 8; ++chunk)
     for (int64_t half = 0; half < 2; ++half) {
       int64_t i = 4 * chunk + 2 * half;
-      words[chunk][half] =
-          packPair(b, shape.elementType, b.fmul(values[i], totals.inverse[half]),
-                   b.fmul(values[i + 1], totals.inverse[half]));
+      words[chunk][half] = packPair(
+          b, shape.elementType, b.fmul(values[i], totals.inverse[half]),
+          b.fmul(values[i + 1], totals.inverse[half]));
     }
 
   // Every consumer's last P V reads all of the buffer: wait for them all
@@ -47,9 +48,9 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   WarpLanes lanes = getWarpLanes();
   int64_t columns = shape.headDim / shape.outputPasses;
   int64_t slabBytes = kWarpRows * columns * 2;
-  Value slab = b.add(
-      pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
-      b.mul(lanes.consumerWarp, b.i32(slabBytes)));
+  Value slab =
+      b.add(pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
+            b.mul(lanes.consumerWarp, b.i32(slabBytes)));
   // stmatrix .x4: lanes 8m .. 8m + 7 address the rows of matrix m, which
   // is chunk 2k + m / 2 (of the pass's) in rows 8 (m % 2) .. + 7.
   Value matrix = b.udiv(lanes.lane, b.i32(8));
@@ -75,15 +76,13 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
           NVVM::LdStMatrixEltType::B16);
     }
     syncWarp();
-    storeWarpRows(lanes, tile, pass * columns, columns,
-                  [&](Value row, Value chunk) {
-                    Value address =
-                        getStagedChunkAddress(slab, columns, row, chunk);
-                    return LLVM::LoadOp::create(
-                        b, VectorType::get({4}, b.getI32Type()),
-                        pipeline.getSharedPointer(address),
-                        /*alignment=*/16);
-                  });
+    storeWarpRows(
+        lanes, tile, pass * columns, columns, [&](Value row, Value chunk) {
+          Value address = getStagedChunkAddress(slab, columns, row, chunk);
+          return LLVM::LoadOp::create(b, VectorType::get({4}, b.getI32Type()),
+                                      pipeline.getSharedPointer(address),
+                                      /*alignment=*/16);
+        });
   }
   // The producer's next TMA load into the buffer (async proxy) comes after
   // these generic-proxy accesses, and after every lane's.
@@ -135,8 +134,7 @@ void Epilogue::storeWarpRows(
     Value valid = b.slt(outRow, tile.seqQ);
     Value data = vector::BitCastOp::create(b, chunkType, chunkAt(row, chunk));
     scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
-      Value column =
-          b.add(b.index(first), b.toIndex(b.mul(chunk, b.i32(8))));
+      Value column = b.add(b.index(first), b.toIndex(b.mul(chunk, b.i32(8))));
       vector::StoreOp::create(
           b, data, out, ValueRange{tile.batchIndex, tile.head, outRow, column},
           /*nontemporal=*/false, llvm::MaybeAlign(16));
@@ -154,12 +152,11 @@ void Epilogue::storeWarpRows(
 Value Epilogue::getStagedChunkAddress(Value slab, int64_t columns, Value row,
                                       Value chunk) {
   int64_t rowChunks = columns / 8;
-  Value key = b.urem(
-      b.udiv(row, b.i32(std::max<int64_t>(1, 8 / rowChunks))),
-      b.i32(rowChunks));
+  Value key = b.urem(b.udiv(row, b.i32(std::max<int64_t>(1, 8 / rowChunks))),
+                     b.i32(rowChunks));
   Value swizzled = b.xor_(chunk, key);
-  return b.add(slab, b.add(b.mul(row, b.i32(columns * 2)),
-                           b.mul(swizzled, b.i32(16))));
+  return b.add(
+      slab, b.add(b.mul(row, b.i32(columns * 2)), b.mul(swizzled, b.i32(16))));
 }
 
 void Epilogue::syncWarp() { NVVM::SyncWarpOp::create(b, b.i32(-1)); }
@@ -175,10 +172,10 @@ Epilogue::RowTotals Epilogue::getRowTotals(const ConsumerState &state) {
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
     totals.inverse[half] =
         b.select(empty, zero, arith::DivFOp::create(b, one, sum));
-    totals.lse[half] = b.select(
-        empty, inf,
-        math::FmaOp::create(b, state.rowMax[half], b.f32(shape.scale),
-                            math::LogOp::create(b, sum)));
+    totals.lse[half] =
+        b.select(empty, inf,
+                 math::FmaOp::create(b, state.rowMax[half], b.f32(shape.scale),
+                                     math::LogOp::create(b, sum)));
   }
   return totals;
 }

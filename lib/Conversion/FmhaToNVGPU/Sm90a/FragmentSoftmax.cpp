@@ -15,15 +15,15 @@ using namespace mlir;
 using namespace mlir::fmha;
 using namespace mlir::fmha::sm90a;
 
-void FragmentSoftmax::applyMask(SmallVectorImpl<Value> &scores,
-                                Value keyBase, const FragmentLanes &lanes,
+void FragmentSoftmax::applyMask(SmallVectorImpl<Value> &scores, Value keyBase,
+                                const FragmentLanes &lanes,
                                 const TileCoordinates &tile) {
   Value laneKey = b.add(keyBase, b.mul(lanes.quadCol, b.index(2)));
   Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
   for (int64_t half = 0; half < 2; ++half) {
-    RowMask mask = RowMask::compute(b, lanes.getRow(b, tile.firstRow, half),
-                                    laneKey, tile.seqK, tile.range.diagonal,
-                                    shape.blockN, window);
+    RowMask mask =
+        RowMask::compute(b, lanes.getRow(b, tile.firstRow, half), laneKey,
+                         tile.seqK, tile.range.diagonal, shape.blockN, window);
     for (int64_t chunk = 0; chunk < shape.blockN / 8; ++chunk)
       for (int64_t e = 0; e < 2; ++e) {
         Value &score = scores[4 * chunk + 2 * half + e];
@@ -56,8 +56,8 @@ FragmentSoftmax::update(ArrayRef<Value> scores, ConsumerState &state) {
 
   SmallVector<Value> packed;
   for (int64_t i = 0; i < static_cast<int64_t>(probabilities.size()); i += 2)
-    packed.push_back(packPair(b, shape.elementType, probabilities[i],
-                              probabilities[i + 1]));
+    packed.push_back(
+        packPair(b, shape.elementType, probabilities[i], probabilities[i + 1]));
   return {packed, alpha};
 }
 

@@ -69,7 +69,8 @@ void ConsumerTurns::waitForAllDrained() {
   if (!takesTurns())
     return;
   NVVM::BarrierOp::create(
-      b, TypeRange{}, b.i32(kFirstTurnBarrier + static_cast<int32_t>(consumers)),
+      b, TypeRange{},
+      b.i32(kFirstTurnBarrier + static_cast<int32_t>(consumers)),
       b.i32(consumers * kWarpgroupThreads), NVVM::BarrierReductionAttr(),
       Value());
 }

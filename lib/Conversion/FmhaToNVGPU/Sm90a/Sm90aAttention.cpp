@@ -41,10 +41,8 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
 
 FragmentLanes FragmentLanes::derive(KernelBuilder &b, Value threadId) {
   Value tid = hideFromHoisting(b, threadId);
-  Value consumer =
-      b.sub(b.udiv(tid, b.index(kWarpgroupThreads)), b.index(1));
-  Value warp =
-      b.urem(b.udiv(tid, b.index(kThreadsPerWarp)), b.index(4));
+  Value consumer = b.sub(b.udiv(tid, b.index(kWarpgroupThreads)), b.index(1));
+  Value warp = b.urem(b.udiv(tid, b.index(kThreadsPerWarp)), b.index(4));
   Value lane = b.urem(tid, b.index(kThreadsPerWarp));
   FragmentLanes lanes;
   lanes.consumerRow = b.mul(consumer, b.index(kWgmmaM));
@@ -64,8 +62,8 @@ Type sm90a::getAccumulatorType(KernelBuilder &b, int64_t n) {
   return LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
 }
 
-SmallVector<Value> sm90a::unpackAccumulator(KernelBuilder &b,
-                                            Value accumulator, int64_t count) {
+SmallVector<Value> sm90a::unpackAccumulator(KernelBuilder &b, Value accumulator,
+                                            int64_t count) {
   SmallVector<Value> values;
   for (int64_t i = 0; i < count; ++i)
     values.push_back(LLVM::ExtractValueOp::create(b, accumulator, i));

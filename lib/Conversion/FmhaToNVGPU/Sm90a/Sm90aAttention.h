@@ -1,4 +1,4 @@
-//===- Sm90aAttention.h - what the sm_90a attention emitters share -*- C++ -*-//
+//===- Sm90aAttention.h - what the sm_90a emitters share ------*- C++ -*-===//
 //
 // Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm90a. The
 // sm_90a attention kernel is written by one emitter per instruction family
@@ -91,8 +91,8 @@ struct ConsumerState {
     return {out, rowMax[0], rowMax[1], rowSum[0], rowSum[1], consumed};
   }
   static ConsumerState unflatten(ValueRange values) {
-    return {values[0], {values[1], values[2]}, {values[3], values[4]},
-            values[5]};
+    return {
+        values[0], {values[1], values[2]}, {values[3], values[4]}, values[5]};
   }
 };
 

@@ -34,8 +34,8 @@ TmaPipeline TmaPipeline::create(KernelBuilder &b, const KernelShape &shape,
   Value address =
       b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes));
   // Round up to the swizzle atom (getAttentionSharedBytes leaves room).
-  Value base = b.and_(b.add(address, b.i32(kAtomBytes - 1)),
-                      b.i32(~(kAtomBytes - 1)));
+  Value base =
+      b.and_(b.add(address, b.i32(kAtomBytes - 1)), b.i32(~(kAtomBytes - 1)));
   return TmaPipeline(b, shape, threadId, base);
 }
 
@@ -68,8 +68,8 @@ void TmaPipeline::initBarriers() {
 }
 
 Value TmaPipeline::getTileAddress(Value stage, int64_t firstOffset) {
-  return b.add(base, b.add(b.mul(stage, b.i32(shape.keyBytes)),
-                           b.i32(firstOffset)));
+  return b.add(base,
+               b.add(b.mul(stage, b.i32(shape.keyBytes)), b.i32(firstOffset)));
 }
 
 Value TmaPipeline::getBarrier(Barrier which, Value stage) {
@@ -98,8 +98,8 @@ void TmaPipeline::wait(Value barrier, Value phase) {
 
 void TmaPipeline::expectBytes(Value barrier, int64_t bytes) {
   NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, b.i32(bytes),
-                                         NVVM::MemScopeKindAttr(),
-                                         BoolAttr(), Value());
+                                         NVVM::MemScopeKindAttr(), BoolAttr(),
+                                         Value());
 }
 
 void TmaPipeline::release(Value barrier) {

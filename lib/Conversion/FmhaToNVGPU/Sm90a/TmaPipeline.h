@@ -79,8 +79,8 @@ public:
   /// Loads rows [row, row + rows) of (\p batchIndex, head \p headWord)
   /// through tensor map \p map into the tile at shared address \p tile,
   /// completing on \p barrier (coordinates i32, as TMA takes them).
-  void loadTile(Value map, Value tile, Value barrier, Value row,
-                Value headWord, Value batchIndex, int64_t rows);
+  void loadTile(Value map, Value tile, Value barrier, Value row, Value headWord,
+                Value batchIndex, int64_t rows);
 
 private:
   TmaPipeline(KernelBuilder &b, const KernelShape &shape, Value threadId,

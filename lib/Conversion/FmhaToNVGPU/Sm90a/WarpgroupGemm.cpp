@@ -47,10 +47,10 @@ Value WarpgroupGemm::advance(Value descriptor, int64_t bytes) {
 // Both operands K-major in shared memory: k step j reads bytes 32 j of each
 // 128-byte row, in column block j / 4.
 Value WarpgroupGemm::issueScores(Value stage, Value consumerRow) {
-  Value queries = getDescriptor(
-      b.add(pipeline.getBase(),
-            b.mul(b.word(consumerRow), b.i32(kSwizzleBytes))),
-      /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
+  Value queries =
+      getDescriptor(b.add(pipeline.getBase(),
+                          b.mul(b.word(consumerRow), b.i32(kSwizzleBytes))),
+                    /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
   Value keys = getDescriptor(
       pipeline.getTileAddress(stage, pipeline.getKeyBuffersOffset()),
       /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
@@ -63,13 +63,11 @@ Value WarpgroupGemm::issueScores(Value stage, Value consumerRow) {
         b, accType, scores,
         advance(queries, (k / 4) * shape.blockM * kSwizzleBytes + inRow),
         advance(keys, (k / 4) * shape.blockN * kSwizzleBytes + inRow),
-        NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, shape.blockN,
-                                kWgmmaK),
+        NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, shape.blockN, kWgmmaK),
         type, type, NVVM::WGMMATypes::f32,
         k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        NVVM::MMALayout::row, NVVM::MMALayout::col,
-        NVVM::MMAIntOverflowAttr());
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
   }
   return scores;
 }
@@ -106,8 +104,8 @@ Value WarpgroupGemm::emitRegisterWgmma(ArrayRef<Value> a, Value descriptor,
           << type << "." << type << " {";
   for (int64_t i = 0; i < n; ++i)
     asmText << (i ? ", " : "") << "$" << i;
-  asmText << "}, {$" << n << ", $" << n + 1 << ", $" << n + 2 << ", $"
-          << n + 3 << "}, $" << n + 4 << ", p, 1, 1, 1;\n}";
+  asmText << "}, {$" << n << ", $" << n + 1 << ", $" << n + 2 << ", $" << n + 3
+          << "}, $" << n + 4 << ", p, 1, 1, 1;\n}";
   std::string constraints;
   for (int64_t i = 0; i < n; ++i)
     constraints += "=f,";

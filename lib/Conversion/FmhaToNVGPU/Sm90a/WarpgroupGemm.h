@@ -41,8 +41,7 @@ public:
   void waitGroup(int64_t pending);
 
 private:
-  Value getDescriptor(Value address, int64_t leadingBytes,
-                      int64_t strideBytes);
+  Value getDescriptor(Value address, int64_t leadingBytes, int64_t strideBytes);
   Value advance(Value descriptor, int64_t bytes);
   Value emitRegisterWgmma(ArrayRef<Value> a, Value descriptor, Value out);
 
