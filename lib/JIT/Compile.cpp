@@ -8,6 +8,7 @@
 #include "fmha/Dialect/Fmha/FmhaDialect.h"
 #include "fmha/InitAll.h"
 #include "fmha/Pipelines/Pipelines.h"
+#include "fmha/Support/Environment.h"
 #include "fmha/Target/NvJitLink.h"
 #include "fmha/Target/PTX.h"
 
@@ -61,8 +62,8 @@ private:
 static void dumpSass(llvm::StringRef directory) {
   llvm::SmallVector<llvm::StringRef> paths;
   std::string cudaBin;
-  if (const char *cudaHome = std::getenv("CUDA_HOME"))
-    paths.push_back(cudaBin = std::string(cudaHome) + "/bin");
+  if (std::optional<std::string> cudaHome = readSetting(Setting::CudaHome))
+    paths.push_back(cudaBin = *cudaHome + "/bin");
   paths.push_back("/usr/local/cuda/bin");
   llvm::ErrorOr<std::string> cuobjdump =
       llvm::sys::findProgramByName("cuobjdump");

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fmha/JIT/DiskCache.h"
+#include "fmha/Support/Environment.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -49,22 +50,24 @@ std::string fmha::computeCacheKey(llvm::ArrayRef<std::string> parts) {
 }
 
 std::optional<std::string> DiskCache::getDefaultDirectory() {
-  if (const char *dir = std::getenv("FMHA_CACHE_DIR")) {
-    if (llvm::StringRef(dir) == "off")
+  if (std::optional<std::string> dir = readSetting(Setting::CacheDir)) {
+    if (*dir == "off")
       return std::nullopt;
-    return std::string(dir);
+    return dir;
   }
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return (llvm::Twine(xdg) + "/flashcore").str();
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return (llvm::Twine(home) + "/.cache/flashcore").str();
+  std::optional<std::string> xdg = readSetting(Setting::XdgCacheHome);
+  if (xdg && !xdg->empty())
+    return *xdg + "/flashcore";
+  std::optional<std::string> home = readSetting(Setting::Home);
+  if (home && !home->empty())
+    return *home + "/.cache/flashcore";
   return std::nullopt;
 }
 
 uint64_t DiskCache::getDefaultMaxBytes() {
   uint64_t bytes = 0;
-  if (const char *text = std::getenv("FMHA_CACHE_MAX_BYTES"))
-    if (!llvm::StringRef(text).getAsInteger(10, bytes) && bytes > 0)
+  if (std::optional<std::string> text = readSetting(Setting::CacheMaxBytes))
+    if (!llvm::StringRef(*text).getAsInteger(10, bytes) && bytes > 0)
       return bytes;
   return uint64_t(1) << 30;
 }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fmha/Runtime/CudaDriver.h"
+#include "fmha/Support/Environment.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -54,8 +55,8 @@ struct CudaDriver::Api {
 };
 
 CudaDriver *CudaDriver::load(std::string &error) {
-  const char *overridden = std::getenv("FMHA_LIBCUDA");
-  std::string name = overridden ? overridden : "libcuda.so.1";
+  std::string name =
+      readSetting(Setting::LibCuda).value_or("libcuda.so.1");
   void *handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     error = llvm::formatv("no CUDA driver: cannot open {0} ({1}); this needs "

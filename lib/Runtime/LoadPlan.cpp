@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fmha/Runtime/LoadPlan.h"
+#include "fmha/Support/Environment.h"
 
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -47,8 +48,7 @@ llvm::Expected<std::string> fmha::getLinkArch(Chip chip,
 }
 
 bool fmha::isDriverJitPreferred() {
-  const char *setting = std::getenv("FMHA_DRIVER_JIT");
-  return !setting || llvm::StringRef(setting) != "off";
+  return readSetting(Setting::DriverJit) != "off";
 }
 
 llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fmha/Target/NvJitLink.h"
+#include "fmha/Support/Environment.h"
 
 #include "CompilerLog.h"
 
@@ -94,17 +95,17 @@ static llvm::Expected<NvJitLink::Api *> resolveApi(void *handle,
 
 NvJitLink *NvJitLink::load(std::string &error) {
   llvm::SmallVector<std::string> candidates;
-  if (const char *overridden = std::getenv("FMHA_NVJITLINK")) {
-    if (llvm::StringRef(overridden) == "off") {
+  if (std::optional<std::string> overridden =
+          readSetting(Setting::NvJitLink)) {
+    if (*overridden == "off") {
       error = "nvJitLink disabled by FMHA_NVJITLINK=off";
       return nullptr;
     }
-    candidates.push_back(overridden);
+    candidates.push_back(*overridden);
   } else {
     candidates.push_back(FLASHCORE_NVJITLINK_SONAME);
-    if (const char *cudaHome = std::getenv("CUDA_HOME"))
-      candidates.push_back(std::string(cudaHome) +
-                           "/lib64/" FLASHCORE_NVJITLINK_SONAME);
+    if (std::optional<std::string> cudaHome = readSetting(Setting::CudaHome))
+      candidates.push_back(*cudaHome + "/lib64/" FLASHCORE_NVJITLINK_SONAME);
     candidates.push_back("/usr/local/cuda/lib64/" FLASHCORE_NVJITLINK_SONAME);
     candidates.push_back(FLASHCORE_NVJITLINK_PATH);
   }

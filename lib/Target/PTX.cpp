@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fmha/Target/PTX.h"
+#include "fmha/Support/Environment.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Operation.h"
@@ -56,8 +57,8 @@ void StageDirectory::write(llvm::StringRef name, llvm::StringRef text) {
 }
 
 std::string fmha::getDefaultLibdevicePath() {
-  if (const char *cudaHome = std::getenv("CUDA_HOME"))
-    return (llvm::Twine(cudaHome) + "/nvvm/libdevice/libdevice.10.bc").str();
+  if (std::optional<std::string> cudaHome = readSetting(Setting::CudaHome))
+    return *cudaHome + "/nvvm/libdevice/libdevice.10.bc";
   return FLASHCORE_CUDA_HOME "/nvvm/libdevice/libdevice.10.bc";
 }
 
