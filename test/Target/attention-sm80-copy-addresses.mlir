@@ -1,7 +1,7 @@
 // RUN: fmha-compile %s --chip=sm_80 --emit=ptx | FileCheck %s
 
 // How the sm_80 kernel addresses the cp.async passes of a K/V tile copy
-// (AttentionToGPU.cpp, emitTileCopy; kSm80AccumulatorRegisterBudget). At
+// (Sm80/AsyncCopy.cpp, emitTileCopy; kSm80AccumulatorRegisterBudget). At
 // d64 (128 accumulator registers per thread) the passes of an unbounded
 // copy share a base: the source of the pass 8 rows on (2048 bytes at d64)
 // is an immediate offset, which keeps 15 instructions out of the key loop.

@@ -172,14 +172,21 @@ TEST(Compile, AttentionSpecCompilesForEveryChipAndHeadDim) {
       }
 }
 
-/// The launch contract of \p spec's kernel, as compileModule hands it out.
-LaunchContract compileContract(const KernelSpec &spec) {
+/// Compile options for the chip of \p spec's tile, if it has one.
+CompileOptions getOptionsForTile(const KernelSpec &spec) {
   CompileOptions options;
   if (spec.attentionTile)
     options.chip = spec.attentionTile->chip;
   if (spec.resampleTile)
     options.chip = spec.resampleTile->chip;
-  llvm::Expected<CompiledModule> compiled = compileKernelSpec(spec, options);
+  return options;
+}
+
+/// The launch contract of \p spec's kernel, as compileKernelSpec hands it
+/// out.
+LaunchContract compileContract(const KernelSpec &spec) {
+  llvm::Expected<CompiledModule> compiled =
+      compileKernelSpec(spec, getOptionsForTile(spec));
   if (!compiled) {
     ADD_FAILURE() << llvm::toString(compiled.takeError());
     return {};
@@ -470,11 +477,7 @@ TEST(KernelSpec, GeneratedSourceVerifiesAndResampleCompiles) {
   specs[4].streamFeatures = {6, 32};
   specs[4].withLengths = true;
   for (const KernelSpec &spec : specs) {
-    CompileOptions options;
-    if (spec.attentionTile)
-      options.chip = spec.attentionTile->chip;
-    if (spec.resampleTile)
-      options.chip = spec.resampleTile->chip;
+    CompileOptions options = getOptionsForTile(spec);
     llvm::Expected<CompiledModule> compiled = compileKernelSpec(spec, options);
     ASSERT_TRUE(static_cast<bool>(compiled))
         << spec.toMLIR() << "\n"

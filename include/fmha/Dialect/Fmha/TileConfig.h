@@ -65,7 +65,7 @@ getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
 llvm::Error checkAttentionTiling(const AttentionTiling &tiling);
 
 /// The f32 registers per thread that the sm_80 kernel's O and S accumulators
-/// take (AttentionToGPU.cpp): block_m x (head_dim + block_n) / threads.
+/// take (Sm80/): block_m x (head_dim + block_n) / threads.
 uint64_t getSm80AccumulatorRegisters(const AttentionTiling &tiling,
                                      unsigned headDim);
 
@@ -81,7 +81,7 @@ uint64_t getSm80AccumulatorRegisters(const AttentionTiling &tiling,
 ///   which at d128 spills 36 bytes in the key loop and at d256 16 bytes.
 inline constexpr unsigned kSm80AccumulatorRegisterBudget = 160;
 
-/// Bytes of shared memory in which the sm_80 kernel (AttentionToGPU.cpp)
+/// Bytes of shared memory in which the sm_80 kernel (Sm80/FragmentSoftmax)
 /// keeps each thread's running row sums between key blocks, or 0 where it
 /// carries them in registers: only where the accumulators take more than
 /// kSm80AccumulatorRegisterBudget registers (d128 at 128x64 with 4 warps).
@@ -95,10 +95,10 @@ uint64_t getSm80RowSumSharedBytes(const AttentionTiling &tiling,
 uint64_t getAttentionSharedBytes(const AttentionTiling &tiling,
                                  unsigned headDim, unsigned elementBytes);
 
-/// Whether the sm_90a attention kernel (AttentionToGPUSm90.cpp) pairs its
-/// row blocks. Its CTAs take units of work in turn (CTA x takes units x,
-/// x + gridDim.x, ...: a grid of one CTA per SM overlaps one unit's epilogue
-/// with the next one's loads). A unit is one block_m row block of one
+/// Whether the sm_90a attention kernel (Sm90a/AttentionToGPUSm90a.cpp)
+/// pairs its row blocks. Its CTAs take units of work in turn (CTA x takes
+/// units x, x + gridDim.x, ...: a grid of one CTA per SM overlaps one unit's
+/// epilogue with the next one's loads). A unit is one block_m row block of one
 /// (batch, head), or, when the rows see more keys the later they come
 /// (causal without a window), the pair of row blocks R - 1 - i and i
 /// (R = ceil(Sq / block_m), the middle block of an odd R alone), so that

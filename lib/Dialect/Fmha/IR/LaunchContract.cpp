@@ -99,7 +99,6 @@ LaunchContract::computeGrid(llvm::ArrayRef<llvm::ArrayRef<int64_t>> sizes,
     // Products saturate: an extent past any limit only needs to stay past it.
     constexpr int64_t kSaturated = int64_t(1) << 62;
     int64_t extent = 1;
-    std::string terms;
     for (const GridFactor &factor : rule.factors) {
       llvm::ArrayRef<int64_t> operandSizes = sizes[factor.operand];
       if (factor.dim >= operandSizes.size())
@@ -115,18 +114,21 @@ LaunchContract::computeGrid(llvm::ArrayRef<llvm::ArrayRef<int64_t>> sizes,
       int64_t term = size / divisor + (size % divisor != 0);
       extent = term != 0 && extent > kSaturated / term ? kSaturated
                                                        : extent * term;
-      terms += llvm::formatv("{0}{1}[{2}]", terms.empty() ? "" : " * ",
-                             operands[factor.operand], factor.dim);
     }
     if (rule.max)
       extent = std::min(extent, rule.max);
     if (axis == 0 && persistent && residentCtas)
       extent = std::min<int64_t>(extent, residentCtas);
     int64_t limit = axis == 0 ? kMaxGridDimX : kMaxGridDimY;
-    if (extent > limit)
+    if (extent > limit) {
+      std::string terms;
+      for (const GridFactor &factor : rule.factors)
+        terms += llvm::formatv("{0}{1}[{2}]", terms.empty() ? "" : " * ",
+                               operands[factor.operand], factor.dim);
       return llvm::createStringError(llvm::formatv(
           "grid {0} extent from {1} is {2}, CUDA allows at most {3}",
           kAxisNames[axis], terms, extent, limit));
+    }
     extents[axis] = static_cast<unsigned>(extent);
   }
   return extents;

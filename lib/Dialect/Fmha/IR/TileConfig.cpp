@@ -165,7 +165,7 @@ uint64_t fmha::getSm80RowSumSharedBytes(const AttentionTiling &tiling,
     return 0;
   uint64_t threads = uint64_t(tiling.warps) * kThreadsPerWarp;
   // Two rows per m16 tile per thread; a thread holds the sums of one in
-  // four of its rows (AttentionToGPU.cpp, heldSums), 4 bytes each.
+  // four of its rows (Sm80/FragmentSoftmax), 4 bytes each.
   uint64_t rowsPerThread = 2 * (tiling.blockM / (kMmaSyncRows * tiling.warps));
   return 4 * ((rowsPerThread + 3) / 4) * threads;
 }
@@ -178,7 +178,7 @@ uint64_t fmha::getAttentionSharedBytes(const AttentionTiling &tiling,
   uint64_t tiles = rows * headDim * elementBytes;
   if (tiling.chip != Chip::sm_90a)
     return tiles + getSm80RowSumSharedBytes(tiling, headDim);
-  // AttentionToGPUSm90.cpp: 1024-byte alignment slack, then two Q barriers
+  // Sm90a/TmaPipeline: 1024-byte alignment slack, then two Q barriers
   // and four per stage (K and V, full and empty), 8 bytes each.
   return 1024 + tiles + 8 * (2 + 4 * uint64_t(tiling.stages));
 }
