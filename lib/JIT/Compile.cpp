@@ -11,6 +11,7 @@
 #include "fmha/Support/Environment.h"
 #include "fmha/Target/NvJitLink.h"
 #include "fmha/Target/PTX.h"
+#include "fmha/Target/PtxCompiler.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -91,6 +92,18 @@ static std::unique_ptr<MLIRContext> createContext() {
   return context;
 }
 
+/// \p ptx as a cubin for \p arch, from \p compiler.
+static llvm::Expected<LinkedCubin> compileToCubin(llvm::StringRef ptx,
+                                                  llvm::StringRef arch,
+                                                  CubinCompiler compiler) {
+  if (compiler == CubinCompiler::PtxCompiler)
+    return compilePtxWholeProgram(ptx, arch);
+  llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
+  if (!linker)
+    return linker.takeError();
+  return linker->link(ptx, arch);
+}
+
 /// Lowers \p module to PTX, and to a cubin when asked; \p fail makes the
 /// error of a failed step, with the diagnostics collected so far.
 static llvm::Expected<CompiledModule>
@@ -146,18 +159,17 @@ lowerAndTranslate(ModuleOp module, const CompileOptions &options,
   compiled.ptx = std::move(*ptx);
 
   if (options.linkArch) {
-    llvm::Expected<const NvJitLink &> linker = NvJitLink::get();
-    if (!linker)
-      return linker.takeError();
+    bool wholeProgram = options.cubinCompiler == CubinCompiler::PtxCompiler;
     llvm::Expected<LinkedCubin> linked =
-        linker->link(compiled.ptx, *options.linkArch);
+        compileToCubin(compiled.ptx, *options.linkArch, options.cubinCompiler);
     if (!linked)
       return linked.takeError();
     compiled.cubin = std::move(linked->cubin);
     compiled.linkLog = std::move(linked->infoLog);
     if (dumps) {
       dumps->write("kernel.cubin", compiled.cubin);
-      dumps->write("nvjitlink.log", compiled.linkLog);
+      dumps->write(wholeProgram ? "ptxcompiler.log" : "nvjitlink.log",
+                   compiled.linkLog);
       dumpSass(options.dumpDirectory);
     }
   }
@@ -210,4 +222,24 @@ fmha::compileKernelSpec(const KernelSpec &spec, const CompileOptions &options) {
   if (failed(verify(*module)))
     return fail("invalid kernel spec (" + spec.getKey() + ")");
   return lowerAndTranslate(*module, options, fail);
+}
+
+CompileOptions fmha::getCompileOptions(const LoadPlan &plan) {
+  CompileOptions options;
+  options.chip = plan.chip;
+  options.ptxIsa = plan.ptxIsa;
+  switch (plan.path) {
+  case LoadPath::PtxCompiler:
+    options.linkArch = plan.linkArch;
+    options.cubinCompiler = CubinCompiler::PtxCompiler;
+    break;
+  case LoadPath::NvJitLink:
+    options.linkArch = plan.linkArch;
+    options.cubinCompiler = CubinCompiler::NvJitLink;
+    break;
+  case LoadPath::DriverJit:
+    // The driver gets the PTX and compiles it itself.
+    break;
+  }
+  return options;
 }

@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "fmha/JIT/JIT.h"
+#include "fmha/JIT/CacheEntry.h"
 #include "fmha/JIT/Compile.h"
 #include "fmha/Target/NvJitLink.h"
+#include "fmha/Target/PtxCompiler.h"
 
 #include "FlashCoreVersion.inc"
 
@@ -14,8 +16,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cstring>
@@ -223,15 +223,33 @@ llvm::Expected<std::unique_ptr<JIT>> JIT::create(const JITOptions &options) {
     linkerVersion = linker->getVersion();
   else
     linkerProblem = llvm::toString(linker.takeError());
+  std::optional<CudaVersion> ptxCompilerVersion;
+  std::string ptxCompilerProblem;
+  if (isPtxCompilerEnabled())
+    ptxCompilerVersion = getPtxCompilerVersion();
+  else
+    ptxCompilerProblem = "the PTX compiler set aside (FMHA_PTX_COMPILER=off)";
   llvm::Expected<LoadPlan> plan =
       planLoad(chip, device->capability, device->name, driver->getVersion(),
-               linkerVersion, linkerProblem, isDriverJitPreferred());
+               linkerVersion, linkerProblem, isDriverJitPreferred(),
+               ptxCompilerVersion, ptxCompilerProblem);
   if (!plan)
     return plan.takeError();
   jit->plan = *plan;
-  jit->linkerVersion = plan->path == LoadPath::NvJitLink
-                           ? "nvjitlink " + linkerVersion->str()
-                           : "driver-jit " + driver->getVersion().str();
+  // What made the image goes in the cache key: a cubin is only loaded by
+  // drivers at least as new as its compiler (planLoad checks this one), and
+  // the driver-JIT path's PTX is compiled by the driver.
+  switch (plan->path) {
+  case LoadPath::PtxCompiler:
+    jit->linkerVersion = "ptx-compiler " + ptxCompilerVersion->str();
+    break;
+  case LoadPath::NvJitLink:
+    jit->linkerVersion = "nvjitlink " + linkerVersion->str();
+    break;
+  case LoadPath::DriverJit:
+    jit->linkerVersion = "driver-jit " + driver->getVersion().str();
+    break;
+  }
 
   std::optional<std::string> cacheDirectory =
       options.cacheDirectory ? options.cacheDirectory
@@ -272,86 +290,43 @@ std::string JIT::getKey(llvm::StringRef what,
                           identity.str()});
 }
 
-/// A disk cache entry's payload: the kernels' launch contracts as one JSON
-/// object (by kernel name), a NUL, then the image.
-static std::string
-encodeCacheEntry(const std::map<std::string, LaunchContract> &contracts,
-                 llvm::StringRef image) {
-  llvm::json::Object byName;
-  for (const auto &[name, contract] : contracts)
-    byName[name] = contract.toJSON();
-  std::string payload;
-  llvm::raw_string_ostream os(payload);
-  os << llvm::json::Value(std::move(byName)) << '\0' << image;
-  return payload;
-}
-
-/// The contracts and the image of a payload encodeCacheEntry wrote.
-static llvm::Expected<std::pair<std::map<std::string, LaunchContract>,
-                                llvm::StringRef>>
-decodeCacheEntry(llvm::StringRef payload) {
-  auto [json, image] = payload.split('\0');
-  if (json.size() == payload.size())
-    return llvm::createStringError("no launch contracts in the entry");
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
-  if (!value)
-    return value.takeError();
-  const llvm::json::Object *byName = value->getAsObject();
-  if (!byName)
-    return llvm::createStringError("the entry's contracts are not an object");
-  std::map<std::string, LaunchContract> contracts;
-  for (const auto &[name, contractJson] : *byName) {
-    llvm::Expected<LaunchContract> contract =
-        LaunchContract::fromJSON(contractJson);
-    if (!contract)
-      return contract.takeError();
-    contracts.emplace(name.str(), std::move(*contract));
-  }
-  return std::pair{std::move(contracts), image};
-}
-
 llvm::Expected<const JIT::LoadedModule &>
 JIT::loadOrCompile(const std::string &key, CompileFn compile) {
   auto found = modules.find(key);
   if (found != modules.end())
     return found->second;
 
-  // The image is a cubin on the nvJitLink path, PTX on the driver's.
-  bool isPtx = plan.path == LoadPath::DriverJit;
   LoadedModule loaded;
   std::string image;
   if (std::optional<std::string> payload =
           diskCache ? diskCache->load(key) : std::nullopt) {
     // An entry that checksums but does not decode was written by another
     // build of the same version string: compile anew and overwrite it.
-    if (auto entry = decodeCacheEntry(*payload)) {
+    if (llvm::Expected<CacheEntry> entry = decodeCacheEntry(*payload)) {
       ++stats.diskHits;
-      loaded.contracts = std::move(entry->first);
-      image = entry->second.str();
+      loaded.contracts = std::move(entry->contracts);
+      image = std::move(entry->image);
     } else {
       llvm::consumeError(entry.takeError());
     }
   }
   if (image.empty()) {
-    CompileOptions options;
-    options.chip = plan.chip;
-    options.ptxIsa = plan.ptxIsa;
-    if (!isPtx)
-      options.linkArch = plan.linkArch;
+    CompileOptions options = getCompileOptions(plan);
     if (!dumpDirectory.empty())
       options.dumpDirectory = dumpDirectory + "/" + key;
     llvm::Expected<CompiledModule> compiled = compile(options);
     if (!compiled)
       return compiled.takeError();
     ++stats.compiled;
-    image = isPtx ? std::move(compiled->ptx) : std::move(compiled->cubin);
-    loaded.contracts = std::move(compiled->contracts);
+    CacheEntry entry = makeCacheEntry(plan.path, std::move(*compiled));
     // A cache that cannot be written costs time, not correctness.
     if (diskCache)
-      llvm::consumeError(
-          diskCache->store(key, encodeCacheEntry(loaded.contracts, image)));
+      llvm::consumeError(diskCache->store(key, encodeCacheEntry(entry)));
+    loaded.contracts = std::move(entry.contracts);
+    image = std::move(entry.image);
   }
-  llvm::Expected<CUmodule> module = driver->loadModule(image, isPtx);
+  llvm::Expected<CUmodule> module =
+      driver->loadModule(image, isPtxImage(plan.path));
   if (!module)
     return module.takeError();
   loaded.module = *module;

@@ -62,10 +62,10 @@ Diagnosis fmha::diagnose(const MachineFacts &facts) {
   for (const MachineFacts::Device &device : facts.devices) {
     DeviceVerdict verdict{device, {}, getPreferredChip(device.capability)};
     for (Chip chip : kChips) {
-      llvm::Expected<LoadPlan> plan =
-          planLoad(chip, device.capability, device.name, *facts.driver,
-                   facts.nvJitLink, facts.nvJitLinkProblem,
-                   facts.preferDriverJit);
+      llvm::Expected<LoadPlan> plan = planLoad(
+          chip, device.capability, device.name, *facts.driver, facts.nvJitLink,
+          facts.nvJitLinkProblem, facts.preferDriverJit, facts.ptxCompiler,
+          facts.ptxCompilerProblem);
       if (plan) {
         verdict.chips.push_back({chip, *plan, ""});
         diagnosis.jitCanWork = true;

@@ -51,12 +51,22 @@ bool fmha::isDriverJitPreferred() {
   return readSetting(Setting::DriverJit) != "off";
 }
 
-llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
-                                        llvm::StringRef deviceName,
-                                        CudaVersion driver,
-                                        std::optional<CudaVersion> nvJitLink,
-                                        llvm::StringRef nvJitLinkProblem,
-                                        bool preferDriverJit) {
+bool fmha::isPtxCompilerEnabled() {
+  return readSetting(Setting::PtxCompiler) != "off";
+}
+
+/// \p reason, after \p why (a clause saying why a better path was not
+/// taken) when there is one.
+static std::string after(llvm::StringRef why, llvm::StringRef reason) {
+  return why.empty() ? reason.str() : (why + "; " + reason).str();
+}
+
+llvm::Expected<LoadPlan>
+fmha::planLoad(Chip chip, ComputeCapability device, llvm::StringRef deviceName,
+               CudaVersion driver, std::optional<CudaVersion> nvJitLink,
+               llvm::StringRef nvJitLinkProblem, bool preferDriverJit,
+               std::optional<CudaVersion> ptxCompiler,
+               llvm::StringRef ptxCompilerProblem) {
   llvm::Expected<std::string> linkArch = getLinkArch(chip, device, deviceName);
   if (!linkArch)
     return linkArch.takeError();
@@ -69,25 +79,57 @@ llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
   // sm_80 it schedules the attention kernels as if registers were free and
   // spills at every head dim, where the whole program spills at d128 only
   // (and less); the driver's JIT runs them 1-9% faster on the H100
-  // (docs/BENCHMARKS.md). The driver's JIT compiles the whole program, so
-  // both chips load through it whenever it accepts the PTX; nvJitLink is
-  // the fallback for drivers that do not.
+  // (docs/BENCHMARKS.md). So both chips compile as a whole program wherever
+  // something can: nvJitLink is the fallback for drivers that take neither.
   llvm::Expected<PtxIsa> driverIsa = selectPtxIsa(chip, driver, driverName);
   bool canLink = nvJitLink && nvJitLink->major == driver.major;
-  if (driverIsa && (preferDriverJit || !canLink))
-    return LoadPlan{chip, *linkArch, LoadPath::DriverJit, *driverIsa,
-                    llvm::formatv("{0} compiles the {1} PTX for {2} as a "
-                                  "whole program",
-                                  driverName, stringifyChip(chip), *linkArch)
-                        .str()};
+  bool linkFirst = !preferDriverJit && canLink;
+
+  // The PTX compiler library's cubin loads with no compile at all, where
+  // the driver's JIT compiles the PTX again in every process that loads it
+  // (about 0.9 s for an sm_90a attention kernel on the H100 with the
+  // driver's own cache off). A cubin is only loaded by a driver at least as
+  // new as the compiler that made it, which is also why the compiler's
+  // version is in the JIT's cache key.
+  std::string notCompiled = ptxCompilerProblem.str();
+  if (ptxCompiler && !linkFirst) {
+    std::string compilerName =
+        llvm::formatv("the PTX compiler (CUDA {0})", ptxCompiler->str()).str();
+    if (driver < *ptxCompiler) {
+      notCompiled = llvm::formatv("{0} is older than {1} and may not load "
+                                  "its cubins",
+                                  driverName, compilerName)
+                        .str();
+    } else if (llvm::Expected<PtxIsa> isa =
+                   selectPtxIsa(chip, *ptxCompiler, compilerName)) {
+      return LoadPlan{chip, *linkArch, LoadPath::PtxCompiler, *isa,
+                      llvm::formatv("{0} compiles the {1} PTX for {2} as a "
+                                    "whole program and {3} loads the cubin",
+                                    compilerName, stringifyChip(chip),
+                                    *linkArch, driverName)
+                          .str()};
+    } else {
+      notCompiled = llvm::toString(isa.takeError());
+    }
+  }
+
+  if (driverIsa && !linkFirst)
+    return LoadPlan{
+        chip, *linkArch, LoadPath::DriverJit, *driverIsa,
+        after(notCompiled,
+              llvm::formatv("{0} compiles the {1} PTX for {2} as "
+                            "a whole program",
+                            driverName, stringifyChip(chip), *linkArch)
+                  .str())};
 
   if (canLink) {
     std::string why =
-        driverIsa ? std::string("the driver's JIT set aside "
-                                "(FMHA_DRIVER_JIT=off)")
-                  : llvm::formatv("{0} does not take the {1} PTX", driverName,
-                                  stringifyChip(chip))
-                        .str();
+        driverIsa
+            ? std::string("the driver's JIT set aside "
+                          "(FMHA_DRIVER_JIT=off)")
+            : after(notCompiled, llvm::formatv("{0} does not take the {1} PTX",
+                                               driverName, stringifyChip(chip))
+                                     .str());
     llvm::consumeError(driverIsa.takeError());
     llvm::Expected<PtxIsa> isa =
         selectPtxIsa(chip, *nvJitLink, "nvJitLink " + nvJitLink->str());
@@ -107,6 +149,8 @@ llvm::Expected<LoadPlan> fmha::planLoad(Chip chip, ComputeCapability device,
                           nvJitLink->str(), driverName)
                 .str()
           : ("nvJitLink unavailable: " + nvJitLinkProblem).str();
+  if (!notCompiled.empty())
+    why += "; " + notCompiled;
   return llvm::createStringError(llvm::toString(driverIsa.takeError()) +
                                  " (" + why + ")");
 }

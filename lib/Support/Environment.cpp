@@ -23,6 +23,8 @@ llvm::StringRef fmha::getSettingName(Setting setting) {
     return "FMHA_NVJITLINK";
   case Setting::DriverJit:
     return "FMHA_DRIVER_JIT";
+  case Setting::PtxCompiler:
+    return "FMHA_PTX_COMPILER";
   case Setting::CacheDir:
     return "FMHA_CACHE_DIR";
   case Setting::CacheMaxBytes:

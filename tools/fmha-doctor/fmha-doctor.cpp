@@ -2,7 +2,8 @@
 //
 // Part of FlashCore. Reports the driver and the newest PTX ISA it accepts,
 // each GPU and which of our chips run on it (and how), which libcuda was
-// loaded, nvJitLink and whether it matches the driver, FlashCore's own
+// loaded, nvJitLink and whether it matches the driver, the PTX compiler
+// FlashCore carries and whether the driver loads its cubins, FlashCore's own
 // versions and the cache directory. Exit status 0 when the JIT can work
 // here; otherwise 1, with the fix spelled out.
 //
@@ -13,6 +14,7 @@
 #include "fmha/Runtime/CudaDriver.h"
 #include "fmha/Runtime/Doctor.h"
 #include "fmha/Target/NvJitLink.h"
+#include "fmha/Target/PtxCompiler.h"
 
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
@@ -102,6 +104,19 @@ int main(int argc, char **argv) {
   } else {
     facts.nvJitLinkProblem = llvm::toString(linker.takeError());
     os << "nvJitLink:  none (" << facts.nvJitLinkProblem << ")\n";
+  }
+
+  if (isPtxCompilerEnabled()) {
+    facts.ptxCompiler = getPtxCompilerVersion();
+    os << llvm::formatv("compiler:   PTX compiler {0}, linked in (the disk "
+                        "cache holds its cubins where the driver is as "
+                        "new)\n",
+                        facts.ptxCompiler->str());
+  } else {
+    facts.ptxCompilerProblem =
+        "the PTX compiler set aside (FMHA_PTX_COMPILER=off)";
+    os << "compiler:   PTX compiler off (FMHA_PTX_COMPILER=off): the "
+          "driver's JIT compiles cached PTX at every load\n";
   }
 
   Diagnosis diagnosis = diagnose(facts);

@@ -40,6 +40,17 @@ TEST(Doctor, HealthyHopperMachine) {
   }
 }
 
+TEST(Doctor, HopperMachineWithThePtxCompilerLoadsCubins) {
+  MachineFacts facts = machine({13, 0}, CudaVersion{13, 0}, {kH100});
+  facts.ptxCompiler = CudaVersion{13, 0};
+  Diagnosis d = diagnose(facts);
+  EXPECT_TRUE(d.problems.empty());
+  for (const ChipVerdict &v : d.devices[0].chips) {
+    ASSERT_TRUE(v.plan) << v.problem;
+    EXPECT_EQ(v.plan->path, LoadPath::PtxCompiler);
+  }
+}
+
 TEST(Doctor, NvJitLink13WithA12Driver) {
   Diagnosis d = diagnose(machine({12, 4}, CudaVersion{13, 0}, {kH100}));
   EXPECT_TRUE(d.jitCanWork); // sm_80 through the driver's PTX JIT

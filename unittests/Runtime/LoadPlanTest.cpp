@@ -100,6 +100,78 @@ TEST(LoadPlan, DriverJitSetAsideTakesNvJitLinkWhereItCanLink) {
   EXPECT_EQ(plan->path, LoadPath::DriverJit);
 }
 
+// The PTX compiler library's whole-program cubin, when the driver is at
+// least as new as the compiler: the disk cache then holds a cubin that
+// loads with no compile at all.
+TEST(LoadPlan, PtxCompilerCubinWhenTheDriverIsAsNew) {
+  for (CudaVersion driver : {CudaVersion{13, 0}, CudaVersion{13, 1}}) {
+    llvm::Expected<LoadPlan> plan =
+        planLoad(Chip::sm_90a, kH100, "H100", driver, CudaVersion{13, 0}, "",
+                 /*preferDriverJit=*/true, CudaVersion{13, 0});
+    ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+    EXPECT_EQ(plan->path, LoadPath::PtxCompiler);
+    EXPECT_EQ(plan->linkArch, "sm_90a");
+    EXPECT_EQ(plan->ptxIsa, (PtxIsa{9, 0}));
+    EXPECT_EQ(plan->reason,
+              "the PTX compiler (CUDA 13.0) compiles the sm_90a PTX for "
+              "sm_90a as a whole program and the driver (CUDA " +
+                  driver.str() + ") loads the cubin");
+  }
+  // The sm_80 chip's PTX on a 9.0 device compiles for the device's arch.
+  llvm::Expected<LoadPlan> plan =
+      planLoad(Chip::sm_80, kH100, "H100", {13, 0}, std::nullopt, "not found",
+               /*preferDriverJit=*/true, CudaVersion{13, 0});
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::PtxCompiler);
+  EXPECT_EQ(plan->linkArch, "sm_90");
+}
+
+// A driver older than the compiler may not load its cubins: the driver's
+// JIT compiles the PTX, and the plan says why.
+TEST(LoadPlan, DriverOlderThanThePtxCompilerJitsThePtx) {
+  llvm::Expected<LoadPlan> plan =
+      planLoad(Chip::sm_90a, kH100, "H100", {12, 9}, CudaVersion{12, 9}, "",
+               /*preferDriverJit=*/true, CudaVersion{13, 0});
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::DriverJit);
+  EXPECT_EQ(plan->ptxIsa, (PtxIsa{8, 8}));
+  EXPECT_EQ(plan->reason,
+            "the driver (CUDA 12.9) is older than the PTX compiler (CUDA "
+            "13.0) and may not load its cubins; the driver (CUDA 12.9) "
+            "compiles the sm_90a PTX for sm_90a as a whole program");
+
+  // Older still than the chip's PTX: nvJitLink, with both reasons.
+  plan = planLoad(Chip::sm_90a, kH100, "H100", {12, 4}, CudaVersion{12, 9}, "",
+                  /*preferDriverJit=*/true, CudaVersion{13, 0});
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::NvJitLink);
+  EXPECT_EQ(plan->reason,
+            "the driver (CUDA 12.4) is older than the PTX compiler (CUDA "
+            "13.0) and may not load its cubins; the driver (CUDA 12.4) does "
+            "not take the sm_90a PTX; nvJitLink 12.9 links it for sm_90a and "
+            "the driver loads the cubin");
+}
+
+// FMHA_PTX_COMPILER=off: the driver's JIT, saying so; FMHA_DRIVER_JIT=off
+// still takes nvJitLink first, to measure the fallback.
+TEST(LoadPlan, EnvironmentSetsThePtxCompilerAside) {
+  llvm::Expected<LoadPlan> plan =
+      planLoad(Chip::sm_90a, kH100, "H100", {13, 0}, CudaVersion{13, 0}, "",
+               /*preferDriverJit=*/true, std::nullopt,
+               "the PTX compiler set aside (FMHA_PTX_COMPILER=off)");
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::DriverJit);
+  EXPECT_EQ(plan->reason,
+            "the PTX compiler set aside (FMHA_PTX_COMPILER=off); the driver "
+            "(CUDA 13.0) compiles the sm_90a PTX for sm_90a as a whole "
+            "program");
+
+  plan = planLoad(Chip::sm_80, kH100, "H100", {13, 0}, CudaVersion{13, 0}, "",
+                  /*preferDriverJit=*/false, CudaVersion{13, 0});
+  ASSERT_TRUE(static_cast<bool>(plan));
+  EXPECT_EQ(plan->path, LoadPath::NvJitLink);
+}
+
 TEST(LoadPlan, Sm90aKernelOnAnAmpereDeviceSaysWhatToCompile) {
   EXPECT_EQ(errorOf(planLoad(Chip::sm_90a, kA100, "NVIDIA A100-SXM4-80GB",
                              {13, 0}, CudaVersion{13, 0}, "")),

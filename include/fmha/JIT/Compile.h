@@ -1,8 +1,9 @@
 //===- Compile.h - MLIR source to PTX and cubin, no driver ------*- C++ -*-===//
 //
 // Part of FlashCore. The compile half of the JIT: parse, run fmha-to-nvvm,
-// translate to PTX, link with nvJitLink. Needs no GPU and no driver, so the
-// lit tests and fmha-compile use exactly what the JIT runs.
+// translate to PTX, compile that to a cubin (PTX compiler or nvJitLink). Needs
+// no GPU and no driver, so the lit tests and fmha-compile use exactly what the
+// JIT runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "fmha/Dialect/Fmha/FmhaEnums.h"
 #include "fmha/Dialect/Fmha/LaunchContract.h"
 #include "fmha/JIT/KernelSpec.h"
+#include "fmha/Runtime/LoadPlan.h"
 #include "fmha/Target/PtxIsa.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -26,16 +28,27 @@
 
 namespace mlir::fmha {
 
+/// What turns the PTX into a cubin.
+enum class CubinCompiler {
+  /// NVIDIA's PTX compiler library, linked in (PtxCompiler.h): the whole
+  /// program, as ptxas and the driver's JIT compile it.
+  PtxCompiler,
+  /// nvJitLink, opened at run time: relocatable code, which ignores
+  /// setmaxnreg and serializes WGMMA on sm_90a (LoadPlan.cpp).
+  NvJitLink,
+};
+
 struct CompileOptions {
   /// The name diagnostics give the source.
   std::string sourceName = "<fmha source>";
   Chip chip = Chip::sm_90a;
   PtxIsa ptxIsa = kNewestLlvmPtxIsa;
-  /// When set, nvJitLink links the PTX into a cubin for this arch.
+  /// When set, cubinCompiler compiles the PTX into a cubin for this arch.
   std::optional<std::string> linkArch;
+  CubinCompiler cubinCompiler = CubinCompiler::NvJitLink;
   /// When set, every stage lands here: NN-<pass>.mlir after each pass,
-  /// kernel.ll, kernel.opt.ll, kernel.ptx, kernel.cubin, nvjitlink.log, and
-  /// kernel.sass when cuobjdump is installed.
+  /// kernel.ll, kernel.opt.ll, kernel.ptx, kernel.cubin, nvjitlink.log or
+  /// ptxcompiler.log, and kernel.sass when cuobjdump is installed.
   std::string dumpDirectory;
 };
 
@@ -43,7 +56,8 @@ struct CompiledModule {
   std::string ptx;
   /// Empty unless CompileOptions::linkArch was set.
   std::string cubin;
-  /// nvJitLink's -verbose info log (registers, shared memory, spills).
+  /// The cubin compiler's verbose info log (registers, shared memory,
+  /// spills).
   std::string linkLog;
   /// Names of the kernels (gpu.func ... kernel) in the module.
   std::vector<std::string> kernelNames;
@@ -51,6 +65,11 @@ struct CompiledModule {
   /// kernel an fmha op lowers to; not those written by hand.
   std::map<std::string, LaunchContract> contracts;
 };
+
+/// The options that compile a module as \p plan says: its chip and PTX
+/// ISA, and on the paths that load a cubin, a cubin for its arch from the
+/// compiler the path names (the driver's JIT takes the PTX).
+CompileOptions getCompileOptions(const LoadPlan &plan);
 
 /// Compiles \p source: a module of fmha ops, or of one gpu.module with
 /// kernels written in upstream dialects. Diagnostics (parse errors, verifier

@@ -211,7 +211,8 @@ struct JITStats {
 class JIT {
 public:
   /// Opens the driver and the device and plans how kernels will load there
-  /// (nvJitLink or the driver's PTX JIT). Fails with the reason when there
+  /// (a whole-program cubin from the PTX compiler library, the driver's PTX
+  /// JIT, or nvJitLink: planLoad). Fails with the reason when there
   /// is no driver, no such device, or the chip cannot run on it.
   static llvm::Expected<std::unique_ptr<JIT>>
   create(const JITOptions &options = {});
@@ -291,6 +292,8 @@ private:
   LoadPlan plan;
   std::optional<DiskCache> diskCache;
   std::string dumpDirectory;
+  /// What turns the plan's PTX into code, with its version ("ptx-compiler
+  /// 13.0"): part of every cache key.
   std::string linkerVersion;
 
   mutable std::mutex mutex;

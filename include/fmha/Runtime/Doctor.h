@@ -33,6 +33,10 @@ struct MachineFacts {
   std::vector<Device> devices;
   std::optional<CudaVersion> nvJitLink;
   std::string nvJitLinkProblem;
+  /// The JIT's PTX compiler library, or std::nullopt with
+  /// ptxCompilerProblem (FMHA_PTX_COMPILER=off).
+  std::optional<CudaVersion> ptxCompiler;
+  std::string ptxCompilerProblem;
   /// FMHA_DRIVER_JIT (isDriverJitPreferred).
   bool preferDriverJit = true;
 };

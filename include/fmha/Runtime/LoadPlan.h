@@ -1,10 +1,11 @@
 //===- LoadPlan.h - can this kernel load here, and how ----------*- C++ -*-===//
 //
 // Part of FlashCore. The decisions between a compiled kernel and the machine
-// in front of us: which arch to link for, nvJitLink or the driver's PTX JIT,
-// which PTX ISA. Pure functions of the versions involved, so that every case
-// (old driver, mismatched nvJitLink, wrong chip) is unit-tested with
-// injected versions, and the messages name both sides and the fix.
+// in front of us: which arch to compile for; the PTX compiler library,
+// nvJitLink or the driver's PTX JIT; which PTX ISA. Pure functions of the
+// versions involved, so that every case (old driver, mismatched nvJitLink,
+// wrong chip) is unit-tested with injected versions, and the messages name both
+// sides and the fix.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,10 @@ llvm::Expected<std::string> getLinkArch(Chip chip, ComputeCapability device,
                                         llvm::StringRef deviceName);
 
 enum class LoadPath {
+  /// PTX compiled to a whole-program cubin in the process by the PTX
+  /// compiler library (PtxCompiler.h), the cubin loaded by the driver with
+  /// no compile of its own: the JIT's disk cache holds the cubin.
+  PtxCompiler,
   /// PTX linked to a cubin by nvJitLink, the cubin loaded by the driver.
   NvJitLink,
   /// PTX handed to the driver, which compiles it itself.
@@ -57,26 +62,36 @@ struct LoadPlan {
   std::string reason;
 };
 
-/// Decides how a \p chip kernel reaches \p device under a driver of CUDA
-/// version \p driver. The driver's own PTX JIT, with the newest PTX ISA it
-/// accepts, whenever it accepts the chip's PTX: it compiles the whole
-/// program, where nvJitLink's relocatable compile spills more (sm_80) and
-/// ignores setmaxnreg (sm_90a). Otherwise nvJitLink (\p nvJitLink, or
-/// std::nullopt with \p nvJitLinkProblem saying why it is unavailable) when
-/// its major version equals the driver's: a cubin from a newer major does
-/// not load, and an older one may not know the device. \p preferDriverJit
-/// false (FMHA_DRIVER_JIT=off) takes nvJitLink wherever it can link, so
-/// that the fallback can be run and measured on any machine.
 /// planLoad's preferDriverJit as this process's environment sets it: false
 /// when FMHA_DRIVER_JIT is "off".
 bool isDriverJitPreferred();
 
-llvm::Expected<LoadPlan> planLoad(Chip chip, ComputeCapability device,
-                                  llvm::StringRef deviceName,
-                                  CudaVersion driver,
-                                  std::optional<CudaVersion> nvJitLink,
-                                  llvm::StringRef nvJitLinkProblem,
-                                  bool preferDriverJit = true);
+/// Whether the JIT may compile cubins with its PTX compiler library: false
+/// when FMHA_PTX_COMPILER is "off".
+bool isPtxCompilerEnabled();
+
+/// Decides how a \p chip kernel reaches \p device under a driver of CUDA
+/// version \p driver. Whole-program compiles first: nvJitLink's relocatable
+/// compile spills more (sm_80) and ignores setmaxnreg (sm_90a).
+///
+/// The PTX compiler library (\p ptxCompiler, its CUDA version; std::nullopt
+/// with \p ptxCompilerProblem saying why it is not used) when the driver is
+/// at least as new: its cubin loads with no compile at load time, but a
+/// driver older than the compiler may not load what it made. Then the
+/// driver's own PTX JIT, with the newest PTX ISA the driver accepts,
+/// whenever it accepts the chip's PTX. Otherwise nvJitLink (\p nvJitLink,
+/// or std::nullopt with \p nvJitLinkProblem saying why it is unavailable)
+/// when its major version equals the driver's: a cubin from a newer major
+/// does not load, and an older one may not know the device.
+/// \p preferDriverJit false (FMHA_DRIVER_JIT=off) takes nvJitLink wherever
+/// it can link, before either whole-program compile, so that the fallback
+/// can be run and measured on any machine.
+llvm::Expected<LoadPlan>
+planLoad(Chip chip, ComputeCapability device, llvm::StringRef deviceName,
+         CudaVersion driver, std::optional<CudaVersion> nvJitLink,
+         llvm::StringRef nvJitLinkProblem, bool preferDriverJit = true,
+         std::optional<CudaVersion> ptxCompiler = std::nullopt,
+         llvm::StringRef ptxCompilerProblem = "");
 
 } // namespace mlir::fmha
 

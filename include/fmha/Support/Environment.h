@@ -7,8 +7,12 @@
 //                         cuobjdump), before the configured one
 //   FMHA_LIBCUDA          the driver library to open (default libcuda.so.1)
 //   FMHA_NVJITLINK        the nvJitLink library to open, or "off"
-//   FMHA_DRIVER_JIT       "off": link with nvJitLink rather than hand PTX to
-//                         the driver's JIT where both work
+//   FMHA_DRIVER_JIT       "off": link with nvJitLink rather than compile a
+//                         whole program (PTX compiler or driver's JIT)
+//                         where both work
+//   FMHA_PTX_COMPILER     "off": hand PTX to the driver's JIT (which compiles
+//                         it at every load) rather than cache whole-program
+//                         cubins from FlashCore's own PTX compiler
 //   FMHA_CACHE_DIR        the JIT's disk cache directory, or "off"
 //   FMHA_CACHE_MAX_BYTES  the disk cache's size bound (default 1 GiB)
 //   XDG_CACHE_HOME, HOME  where the disk cache goes by default
@@ -33,6 +37,7 @@ enum class Setting {
   LibCuda,
   NvJitLink,
   DriverJit,
+  PtxCompiler,
   CacheDir,
   CacheMaxBytes,
   XdgCacheHome,

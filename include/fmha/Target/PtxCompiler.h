@@ -5,8 +5,9 @@
 // as one whole program, as ptxas and the driver's PTX JIT do. nvJitLink
 // compiles PTX as relocatable code instead, which ignores setmaxnreg and
 // serializes WGMMA in the sm_90a attention kernel and spills the sm_80 one
-// (docs/BENCHMARKS.md), so fmha-aot, which writes cubins ahead of time with
-// no driver to JIT them, uses this.
+// (docs/BENCHMARKS.md). fmha-aot, which writes cubins ahead of time with no
+// driver to JIT them, uses this; so does the JIT, whose disk cache then
+// holds cubins the driver loads without compiling (LoadPath::PtxCompiler).
 //
 //===----------------------------------------------------------------------===//
 
