@@ -92,15 +92,33 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
   EXPECT_EQ(fa2.warps, 8u);
 }
 
-TEST(TileConfig, SharedBytesCountOneQTileAndStagedKAndV) {
+TEST(TileConfig, SharedLayoutIsOneQTileThenStagedKThenStagedV) {
   AttentionTiling tiling{Chip::sm_90a, 128, 176, 12, 2};
-  // sm_90a: plus the 1024-byte alignment slack and 2 + 4 * stages barriers.
-  EXPECT_EQ(getAttentionSharedBytes(tiling, 128, 2),
+  AttentionSharedLayout hopper = getAttentionSharedLayout(tiling, 128, 2);
+  uint64_t q = 128 * 128 * 2, buffer = 176 * 128 * 2;
+  EXPECT_EQ(hopper.query, 0u);
+  EXPECT_EQ(hopper.keys, q);
+  EXPECT_EQ(hopper.bufferBytes, buffer);
+  EXPECT_EQ(hopper.values, q + 2 * buffer);
+  // sm_90a: then 2 + 4 * stages barriers, and the kernel asks for the
+  // 1024-byte alignment slack too.
+  EXPECT_EQ(hopper.tail, q + 4 * buffer);
+  EXPECT_EQ(hopper.tailBytes, 8u * (2 + 4 * 2));
+  EXPECT_EQ(hopper.totalBytes,
             uint64_t(128 + 2 * 2 * 176) * 128 * 2 + 1024 + 8 * (2 + 4 * 2));
   // sm_80 d128 at 128x64 with 4 warps: plus 4 bytes per held row sum (one
-  // per 4 of a thread's rows) per thread.
-  EXPECT_EQ(getAttentionSharedBytes({Chip::sm_80, 128, 64, 4, 1}, 128, 2),
-            uint64_t(128 + 2 * 64) * 128 * 2 + 4 * 128);
+  // per 4 of a thread's rows) per thread, after the tiles.
+  AttentionSharedLayout ampere =
+      getAttentionSharedLayout({Chip::sm_80, 128, 64, 4, 1}, 128, 2);
+  EXPECT_EQ(ampere.keys, 128u * 128 * 2);
+  EXPECT_EQ(ampere.values, (128u + 64) * 128 * 2);
+  EXPECT_EQ(ampere.tail, (128u + 2 * 64) * 128 * 2);
+  EXPECT_EQ(ampere.tailBytes, 4u * 128);
+  EXPECT_EQ(ampere.totalBytes, uint64_t(128 + 2 * 64) * 128 * 2 + 4 * 128);
+  // d64 keeps its sums in registers: nothing after the tiles.
+  EXPECT_EQ(getAttentionSharedLayout({Chip::sm_80, 128, 64, 4, 1}, 64, 2)
+                .tailBytes,
+            0u);
 }
 
 TEST(TileConfig, Sm80AccumulatorRegistersAreOAndSPerThread) {

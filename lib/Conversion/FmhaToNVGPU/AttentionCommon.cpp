@@ -117,11 +117,16 @@ LaunchContract fmha::getAttentionLaunchContract(AttentionOp op, TileAttr tile) {
   if (op.getLse())
     contract.operands.push_back("lse");
   contract.threads = tile.getWarps() * kThreadsPerWarp;
-  int64_t elementBytes =
-      cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
-  contract.sharedBytes = getAttentionSharedBytes(tile.getAttentionTiling(),
-                                                 op.getHeadDim(), elementBytes);
+  contract.sharedBytes = getAttentionSharedLayout(op, tile).totalBytes;
   return contract;
+}
+
+AttentionSharedLayout fmha::getAttentionSharedLayout(AttentionOp op,
+                                                     TileAttr tile) {
+  unsigned elementBytes =
+      cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
+  return getAttentionSharedLayout(tile.getAttentionTiling(), op.getHeadDim(),
+                                  elementBytes);
 }
 
 RowSoftmax RowSoftmax::update(ImplicitLocOpBuilder &b, ArrayRef<Value> scores,

@@ -79,10 +79,13 @@ enum AttentionOperand : unsigned {
 };
 
 /// What the launch contracts of both attention kernels share: the operands
-/// (q, k, v, o, lse if present), 32 * warps threads and
-/// getAttentionSharedBytes of dynamic shared memory. The grid and the
-/// parameters are each kernel's.
+/// (q, k, v, o, lse if present), 32 * warps threads and the shared-memory
+/// layout's total. The grid and the parameters are each kernel's.
 LaunchContract getAttentionLaunchContract(AttentionOp op, TileAttr tile);
+
+/// The shared-memory layout of \p op's kernel tiled by \p tile: where both
+/// kernels place their tiles, and what their contracts ask for.
+AttentionSharedLayout getAttentionSharedLayout(AttentionOp op, TileAttr tile);
 
 /// One lane's part of the online-softmax update of one query row: the new
 /// running max (quad-reduced), the factor alpha = exp2((old - new max) *

@@ -88,12 +88,36 @@ inline constexpr unsigned kSm80AccumulatorRegisterBudget = 160;
 uint64_t getSm80RowSumSharedBytes(const AttentionTiling &tiling,
                                   unsigned headDim);
 
-/// Shared memory the tiling needs: one Q tile plus `stages` K and V tiles
-/// (the output tile reuses the Q buffer); on sm_80 the held row sums
-/// (getSm80RowSumSharedBytes); on sm_90a room to align the tiles to the
-/// 1024-byte swizzle atom and the pipeline's mbarriers.
-uint64_t getAttentionSharedBytes(const AttentionTiling &tiling,
-                                 unsigned headDim, unsigned elementBytes);
+/// The alignment of the sm_90a attention kernel's tiles: one 8-row atom of
+/// the 128-byte swizzle that its TMA boxes and WGMMA operands share.
+inline constexpr uint64_t kSm90aTileAlignment = 1024;
+
+/// Where an attention kernel keeps what in its dynamic shared memory, in
+/// bytes from its tiles' base: one Q tile, `stages` K buffers, `stages` V
+/// buffers (the output tile reuses a buffer), then on sm_80 the held row
+/// sums (getSm80RowSumSharedBytes), on sm_90a the pipeline's mbarriers (Q
+/// full and empty, and a full and an empty one per K and V buffer, 8 bytes
+/// each). On sm_90a the base is the dynamic shared memory's rounded up to
+/// the 1024-byte swizzle atom, so the kernel asks for that much more. The
+/// one description of the layout: the lowerings place their tiles by it
+/// and their launch contracts ask for its totalBytes.
+struct AttentionSharedLayout {
+  uint64_t query = 0;
+  /// The first K and V buffer; buffer s is s * bufferBytes further.
+  uint64_t keys = 0, values = 0;
+  uint64_t bufferBytes = 0;
+  /// sm_80: the row sums (0 bytes where they stay in registers); sm_90a:
+  /// the mbarriers.
+  uint64_t tail = 0, tailBytes = 0;
+  /// What the kernel asks for, alignment slack included.
+  uint64_t totalBytes = 0;
+};
+
+/// The layout of an attention kernel tiled by \p tiling for head dim
+/// \p headDim and elements of \p elementBytes.
+AttentionSharedLayout getAttentionSharedLayout(const AttentionTiling &tiling,
+                                               unsigned headDim,
+                                               unsigned elementBytes);
 
 /// Whether the sm_90a attention kernel (Sm90a/AttentionToGPUSm90a.cpp)
 /// pairs its row blocks. Its CTAs take units of work in turn (CTA x takes

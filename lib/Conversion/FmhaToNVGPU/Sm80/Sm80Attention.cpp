@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Sm80/Sm80Attention.h"
+#include "AttentionCommon.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,7 +34,8 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   AttentionTiling tiling = tile.getAttentionTiling();
-  shape.sumsInShared = getSm80RowSumSharedBytes(tiling, shape.headDim) != 0;
+  shape.sharedLayout = getAttentionSharedLayout(op, tile);
+  shape.sumsInShared = shape.sharedLayout.tailBytes != 0;
   shape.copyPassesShareBase =
       getSm80AccumulatorRegisters(tiling, shape.headDim) <
       kSm80AccumulatorRegisterBudget;
@@ -47,7 +49,7 @@ SharedTiles SharedTiles::create(KernelBuilder &b, const KernelShape &shape) {
   Value bytes = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                          workgroup));
-  int64_t elementBytes = shape.elementType.getIntOrFloatBitWidth() / 8;
+  const AttentionSharedLayout &layout = shape.sharedLayout;
   auto tileAt = [&](int64_t rows, int64_t byteOffset) -> Value {
     auto type = MemRefType::get({rows, shape.headDim}, shape.elementType,
                                 nullptr, workgroup);
@@ -55,15 +57,13 @@ SharedTiles SharedTiles::create(KernelBuilder &b, const KernelShape &shape) {
                                   ValueRange{});
   };
   SharedTiles tiles;
-  tiles.q = tileAt(shape.blockM, 0);
-  tiles.k = tileAt(shape.blockN, shape.blockM * shape.headDim * elementBytes);
-  tiles.v = tileAt(shape.blockN, (shape.blockM + shape.blockN) * shape.headDim *
-                                     elementBytes);
+  tiles.q = tileAt(shape.blockM, layout.query);
+  tiles.k = tileAt(shape.blockN, layout.keys);
+  tiles.v = tileAt(shape.blockN, layout.values);
   if (shape.sumsInShared)
     tiles.sums =
         b.add(b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes)),
-              b.i32((shape.blockM + 2 * shape.blockN) * shape.headDim *
-                    elementBytes));
+              b.i32(layout.tail));
   return tiles;
 }
 

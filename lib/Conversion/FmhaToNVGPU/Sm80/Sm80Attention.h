@@ -44,6 +44,8 @@ struct KernelShape {
   /// m16 tiles of a warp's rows, n8 tiles of a key block, n8 tiles of D.
   int64_t mTiles, nTiles, dTiles;
   float scale, scaleLog2;
+  /// Where Q, K, V and the held row sums live in shared memory.
+  AttentionSharedLayout sharedLayout;
   /// Whether the held row sums live in shared memory (FragmentSoftmax).
   bool sumsInShared;
   /// Whether a tile copy's passes address their rows from one base

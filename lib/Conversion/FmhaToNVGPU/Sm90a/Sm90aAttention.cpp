@@ -30,8 +30,9 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.columnBlocks = shape.headDim / kBoxColumns;
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
-  shape.queryBytes = shape.blockM * shape.headDim * 2;
-  shape.keyBytes = shape.blockN * shape.headDim * 2;
+  shape.sharedLayout = getAttentionSharedLayout(op, tile);
+  shape.queryBytes = shape.sharedLayout.keys - shape.sharedLayout.query;
+  shape.keyBytes = shape.sharedLayout.bufferBytes;
   shape.outputPasses =
       getAttentionOutputPasses(tile.getAttentionTiling(), shape.headDim);
   assert(shape.outputPasses > 0 &&

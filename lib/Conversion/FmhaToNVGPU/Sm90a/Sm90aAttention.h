@@ -28,6 +28,8 @@ constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
 constexpr int64_t kSwizzleBytes = 128, kBoxColumns = 64;
 /// Bytes of one 8-row swizzle atom, the alignment of every tile.
 constexpr int64_t kAtomBytes = 8 * kSwizzleBytes;
+static_assert(kAtomBytes == kSm90aTileAlignment,
+              "the shared layout aligns the tiles to the swizzle atom");
 
 /// The kernel's parameters, in the order getSm90aLaunchContract lists them.
 enum KernelArgument { kQMap, kKMap, kVMap, kQ, kK, kV, kO, kLse };
@@ -37,7 +39,10 @@ struct KernelShape {
   int64_t blockM, blockN, stages, consumers, headDim;
   /// 64-column blocks of a row of D: TMA boxes per tile.
   int64_t columnBlocks;
-  /// Bytes of the Q tile and of one K or V buffer.
+  /// Where the tiles and the mbarriers live in shared memory.
+  AttentionSharedLayout sharedLayout;
+  /// Bytes of the Q tile and of one K or V buffer: what their TMA loads
+  /// move.
   int64_t queryBytes, keyBytes;
   /// Column slabs the epilogue stages O in (getAttentionOutputPasses).
   int64_t outputPasses;

@@ -33,7 +33,7 @@ TmaPipeline TmaPipeline::create(KernelBuilder &b, const KernelShape &shape,
   // them in one register each.
   Value address =
       b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes));
-  // Round up to the swizzle atom (getAttentionSharedBytes leaves room).
+  // Round up to the swizzle atom (the shared layout's totalBytes leaves room).
   Value base =
       b.and_(b.add(address, b.i32(kAtomBytes - 1)), b.i32(~(kAtomBytes - 1)));
   return TmaPipeline(b, shape, threadId, base);

@@ -46,10 +46,8 @@ public:
 
   /// Offsets of the first K and the first V buffer; buffer s is s *
   /// keyBytes further (getTileAddress).
-  int64_t getKeyBuffersOffset() const { return shape.queryBytes; }
-  int64_t getValueBuffersOffset() const {
-    return shape.queryBytes + shape.stages * shape.keyBytes;
-  }
+  int64_t getKeyBuffersOffset() const { return shape.sharedLayout.keys; }
+  int64_t getValueBuffersOffset() const { return shape.sharedLayout.values; }
 
   /// The 1024-byte aligned shared base (i32), where the Q tile starts.
   Value getBase() const { return base; }
@@ -87,9 +85,7 @@ private:
               Value base)
       : b(b), shape(shape), threadId(threadId), base(base) {}
 
-  int64_t getBarriersOffset() const {
-    return shape.queryBytes + 2 * shape.stages * shape.keyBytes;
-  }
+  int64_t getBarriersOffset() const { return shape.sharedLayout.tail; }
 
   KernelBuilder &b;
   const KernelShape &shape;

@@ -170,17 +170,23 @@ uint64_t fmha::getSm80RowSumSharedBytes(const AttentionTiling &tiling,
   return 4 * ((rowsPerThread + 3) / 4) * threads;
 }
 
-uint64_t fmha::getAttentionSharedBytes(const AttentionTiling &tiling,
-                                       unsigned headDim,
-                                       unsigned elementBytes) {
-  uint64_t rows = uint64_t(tiling.blockM) +
-                  2 * uint64_t(tiling.stages) * uint64_t(tiling.blockN);
-  uint64_t tiles = rows * headDim * elementBytes;
-  if (tiling.chip != Chip::sm_90a)
-    return tiles + getSm80RowSumSharedBytes(tiling, headDim);
-  // Sm90a/TmaPipeline: 1024-byte alignment slack, then two Q barriers
-  // and four per stage (K and V, full and empty), 8 bytes each.
-  return 1024 + tiles + 8 * (2 + 4 * uint64_t(tiling.stages));
+AttentionSharedLayout
+fmha::getAttentionSharedLayout(const AttentionTiling &tiling,
+                               unsigned headDim, unsigned elementBytes) {
+  uint64_t rowBytes = uint64_t(headDim) * elementBytes;
+  AttentionSharedLayout layout;
+  layout.bufferBytes = tiling.blockN * rowBytes;
+  layout.keys = layout.query + tiling.blockM * rowBytes;
+  layout.values = layout.keys + tiling.stages * layout.bufferBytes;
+  layout.tail = layout.values + tiling.stages * layout.bufferBytes;
+  bool hopper = tiling.chip == Chip::sm_90a;
+  layout.tailBytes = hopper ? 8 * (2 + 4 * uint64_t(tiling.stages))
+                            : getSm80RowSumSharedBytes(tiling, headDim);
+  // The dynamic shared memory is only 16-byte aligned; the sm_90a tiles
+  // start at the next 1024-byte swizzle atom.
+  uint64_t slack = hopper ? kSm90aTileAlignment : 0;
+  layout.totalBytes = slack + layout.tail + layout.tailBytes;
+  return layout;
 }
 
 unsigned fmha::getAttentionOutputPasses(const AttentionTiling &tiling,
@@ -207,7 +213,8 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
         (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows *
             kOutputSlabMinColumns / headDim,
         tiling.warps / kWarpsPerWarpgroup - 1, headDim, tiling.blockN));
-  uint64_t needed = getAttentionSharedBytes(tiling, headDim, elementBytes);
+  uint64_t needed =
+      getAttentionSharedLayout(tiling, headDim, elementBytes).totalBytes;
   uint64_t limit = getChipLimits(tiling.chip).maxSharedBytesPerBlock;
   if (needed <= limit)
     return llvm::Error::success();
