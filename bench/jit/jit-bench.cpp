@@ -6,13 +6,14 @@
 //   - launch overhead of an in-memory hit (lookup + launch) against a bare
 //     cuLaunchKernel of the same function, host time per call;
 // and for the attention kernels (bf16, head dim 128, causal, each chip):
-//   - the compile to PTX in this process (what the driver-JIT load plans
-//     hand the driver), median of 3;
+//   - the compile to PTX in this process, median of 3;
 //   - on a GPU, a cold JIT::getKernel: that compile plus the load plan's
-//     own (the driver's whole-program PTX JIT, or nvJitLink); then a hit
-//     of our disk cache in a fresh JIT, which under a driver-JIT plan holds
-//     PTX: the driver compiles it again unless its own cache of compiled
-//     PTX answers (CUDA_CACHE_DISABLE=1 turns that off, to time it cold);
+//     own (the linked-in PTX compiler's whole-program cubin, the driver's
+//     whole-program PTX JIT, or nvJitLink); then a hit of our disk cache in
+//     a fresh JIT: a cubin that loads as it is, or under a driver-JIT plan
+//     (FMHA_PTX_COMPILER=off) PTX that the driver compiles again unless its
+//     own cache of compiled PTX answers (CUDA_CACHE_DISABLE=1 turns that
+//     off, to time it cold);
 //   - on a GPU, JIT::launchAttention's cost per call on a one-tile problem.
 // Without a GPU only the compile rows are measured.
 //
