@@ -116,21 +116,21 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
   // FMHA_PERSISTENT=off: one CTA per unit of work, to measure what the
   // persistent grid gains; =N: at most N CTAs, so that each takes many
   // units (a test of the pipeline's state across them).
-  std::optional<unsigned> residentCtas;
+  LaunchOptions options;
   if (const char *persistent = std::getenv("FMHA_PERSISTENT")) {
     llvm::StringRef value(persistent);
     unsigned ctas = 0;
     if (value == "off")
-      residentCtas = 0;
+      options.residentCtas = 0;
     else if (value.getAsInteger(10, ctas) || ctas == 0) {
       llvm::errs() << "fmha-runner: FMHA_PERSISTENT is '" << value
                    << "', expected 'off' or a number of CTAs (at least 1)\n";
       return cudaErrorInvalidValue;
     } else
-      residentCtas = ctas;
+      options.residentCtas = ctas;
   }
   return reportLaunch(jit->launchAttention(
-      spec, tensors, static_cast<CUstream>(stream), residentCtas));
+      spec, tensors, static_cast<CUstream>(stream), options));
 }
 
 /// \p a as the JIT's resample operands, which are dense: a problem with

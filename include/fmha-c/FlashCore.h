@@ -11,6 +11,14 @@
 
 #include <stddef.h>
 
+/* Every function is exported from libflashcore.so, which is built with
+ * hidden visibility so that only the C API leaves it. */
+#if defined(__GNUC__)
+#define FMHA_C_API __attribute__((visibility("default")))
+#else
+#define FMHA_C_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,7 +29,34 @@ typedef enum fmhaStatus {
   FMHA_ERROR_INVALID_ARGUMENT = 1,
   /** Anything else: no driver, compile error, launch error. */
   FMHA_ERROR_FAILED = 2,
+  /** A call with FMHA_CALL_LOADED_ONLY whose kernel is not loaded yet. */
+  FMHA_ERROR_NOT_LOADED = 3,
 } fmhaStatus;
+
+/** FlashCore's version (git describe at configure time); static storage. */
+FMHA_C_API const char *fmhaVersion(void);
+
+/** fmha-doctor's report on this machine: the driver, each GPU and which
+ *  chips run on it, the PTX compiler and nvJitLink, the cache, and each
+ *  problem with its fix. Needs no JIT. *report (if not NULL) receives the
+ *  text; free it with fmhaFreeMessage. Returns 1 when the JIT can work
+ *  here, else 0. */
+FMHA_C_API int fmhaDoctor(char **report);
+
+/** What an fmhaAttentionEx or fmhaResampleEx call may do besides launching
+ *  (flags, or'ed). */
+typedef enum fmhaCallFlags {
+  /** Compile and load the kernel on first use (and cache it). */
+  FMHA_CALL_DEFAULT = 0,
+  /** Launch only a kernel this JIT has loaded already, else fail with
+   *  FMHA_ERROR_NOT_LOADED: for calls inside CUDA graph capture, where
+   *  loading a module is not allowed and a compile would stall. */
+  FMHA_CALL_LOADED_ONLY = 1,
+  /** Compile and load the kernel the call needs and launch nothing (a
+   *  precompile). Sizes and strides are checked as for a launch, and a NULL
+   *  or non-NULL lse still picks the kernel; no pointer is dereferenced. */
+  FMHA_CALL_PREPARE_ONLY = 2,
+} fmhaCallFlags;
 
 typedef struct fmhaJit_ *fmhaJit;
 /** Owned by its fmhaJit and valid until fmhaJitDestroy. */
@@ -40,22 +75,22 @@ typedef struct fmhaJitOptions {
 } fmhaJitOptions;
 
 /** Fills \p options with the defaults. */
-void fmhaJitOptionsInit(fmhaJitOptions *options);
+FMHA_C_API void fmhaJitOptionsInit(fmhaJitOptions *options);
 
 /** Creates a JIT for options->device. On failure *message (if message is
  *  not NULL) receives the reason; free it with fmhaFreeMessage. */
-fmhaStatus fmhaJitCreate(const fmhaJitOptions *options, fmhaJit *jit,
+FMHA_C_API fmhaStatus fmhaJitCreate(const fmhaJitOptions *options, fmhaJit *jit,
                          char **message);
-void fmhaJitDestroy(fmhaJit jit);
+FMHA_C_API void fmhaJitDestroy(fmhaJit jit);
 
 /** The kernel \p kernelName of MLIR \p source (one gpu.module). */
-fmhaStatus fmhaJitGetKernelFromSource(fmhaJit jit, const char *source,
+FMHA_C_API fmhaStatus fmhaJitGetKernelFromSource(fmhaJit jit, const char *source,
                                       const char *kernelName,
                                       fmhaKernel *kernel, char **message);
 
 /** Launches \p kernel on \p stream (a CUstream; NULL is the default
  *  stream). \p arguments follow cuLaunchKernel. */
-fmhaStatus fmhaKernelLaunch(fmhaKernel kernel, void *stream,
+FMHA_C_API fmhaStatus fmhaKernelLaunch(fmhaKernel kernel, void *stream,
                             const unsigned grid[3], const unsigned block[3],
                             unsigned sharedBytes, void **arguments,
                             char **message);
@@ -95,19 +130,28 @@ typedef struct fmhaAttentionDesc {
 } fmhaAttentionDesc;
 
 /** Zeroes \p desc (bf16, no causal mask, default scale, no window). */
-void fmhaAttentionDescInit(fmhaAttentionDesc *desc);
+FMHA_C_API void fmhaAttentionDescInit(fmhaAttentionDesc *desc);
 
 /** Sets every stride of \p desc for dense [B, H, S, D] tensors of its
  *  sizes (and a dense [B, Hq, Sq] lse). */
-void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc);
+FMHA_C_API void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc);
 
 /** Runs the attention \p desc describes on \p stream (a CUstream; NULL is
  *  the default stream): the kernel is compiled on first use (and cached),
  *  one kernel serving every batch, head count and sequence length. Bad
  *  sizes, strides or alignment are FMHA_ERROR_INVALID_ARGUMENT, with a
  *  message naming the value. */
-fmhaStatus fmhaAttention(fmhaJit jit, const fmhaAttentionDesc *desc,
+FMHA_C_API fmhaStatus fmhaAttention(fmhaJit jit, const fmhaAttentionDesc *desc,
                          void *stream, char **message);
+
+/** Checks \p desc as fmhaAttention does (element type, sizes, head ratio,
+ *  strides, alignment) without a JIT or a GPU: FMHA_ERROR_INVALID_ARGUMENT
+ *  with the same message, or FMHA_SUCCESS. */
+FMHA_C_API fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **message);
+
+/** fmhaAttention with fmhaCallFlags \p flags. */
+FMHA_C_API fmhaStatus fmhaAttentionEx(fmhaJit jit, const fmhaAttentionDesc *desc,
+                           void *stream, unsigned flags, char **message);
 
 typedef enum fmhaResampleMode {
   FMHA_LINEAR = 0,
@@ -144,10 +188,17 @@ typedef struct fmhaResampleDesc {
  *  for its element type, mode and stream features. Bad sizes, pointers or
  *  alignment are FMHA_ERROR_INVALID_ARGUMENT, with a message naming the
  *  value. */
-fmhaStatus fmhaResample(fmhaJit jit, const fmhaResampleDesc *desc,
+FMHA_C_API fmhaStatus fmhaResample(fmhaJit jit, const fmhaResampleDesc *desc,
                         void *stream, char **message);
 
-void fmhaFreeMessage(char *message);
+/** Checks \p desc as fmhaResample does, without a JIT or a GPU. */
+FMHA_C_API fmhaStatus fmhaResampleCheck(const fmhaResampleDesc *desc, char **message);
+
+/** fmhaResample with fmhaCallFlags \p flags. */
+FMHA_C_API fmhaStatus fmhaResampleEx(fmhaJit jit, const fmhaResampleDesc *desc,
+                          void *stream, unsigned flags, char **message);
+
+FMHA_C_API void fmhaFreeMessage(char *message);
 
 #ifdef __cplusplus
 }

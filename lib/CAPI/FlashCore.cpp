@@ -6,6 +6,7 @@
 
 #include "fmha-c/FlashCore.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
+#include "fmha/JIT/DoctorReport.h"
 #include "fmha/JIT/JIT.h"
 
 #include <cstdlib>
@@ -30,13 +31,41 @@ static fmhaStatus report(fmhaStatus status, const std::string &text,
 }
 
 static fmhaStatus report(llvm::Error err, char **message) {
-  return report(FMHA_ERROR_FAILED, llvm::toString(std::move(err)), message);
+  fmhaStatus status = err.isA<KernelNotLoadedError>() ? FMHA_ERROR_NOT_LOADED
+                                                     : FMHA_ERROR_FAILED;
+  return report(status, llvm::toString(std::move(err)), message);
 }
 
 static fmhaStatus succeed(char **message) {
   if (message)
     *message = nullptr;
   return FMHA_SUCCESS;
+}
+
+const char *fmhaVersion(void) { return getFlashCoreVersion().data(); }
+
+int fmhaDoctor(char **report) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  bool jitCanWork = writeDoctorReport(os);
+  ::report(FMHA_SUCCESS, text, report);
+  return jitCanWork ? 1 : 0;
+}
+
+/// The C++ launch options for fmhaCallFlags \p flags, or an error naming
+/// an unknown flag.
+static llvm::Expected<LaunchOptions> getLaunchOptions(unsigned flags) {
+  constexpr unsigned known = FMHA_CALL_LOADED_ONLY | FMHA_CALL_PREPARE_ONLY;
+  if (flags & ~known)
+    return llvm::createStringError(
+        "flags is " + std::to_string(flags) +
+        ", expected FMHA_CALL_LOADED_ONLY (1) and FMHA_CALL_PREPARE_ONLY (2) "
+        "or'ed");
+  LaunchOptions options;
+  if (flags & FMHA_CALL_LOADED_ONLY)
+    options.source = KernelSource::LoadedOnly;
+  options.prepareOnly = flags & FMHA_CALL_PREPARE_ONLY;
+  return options;
 }
 
 void fmhaJitOptionsInit(fmhaJitOptions *options) {
@@ -166,59 +195,85 @@ void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc) {
     std::copy(from->begin(), from->end(), to);
 }
 
+/// \p desc as the JIT's spec and tensors, checked (checkAttentionTensors);
+/// the error names the offending value.
+static llvm::Error decodeAttention(const fmhaAttentionDesc &desc,
+                                   KernelSpec &spec,
+                                   AttentionTensors &tensors) {
+  spec.kind = OpKind::Attention;
+  std::optional<ElementType> elementType = getElementType(desc.elementType);
+  if (!elementType || *elementType == ElementType::F32)
+    return llvm::createStringError("elementType is " +
+                                   std::to_string(desc.elementType) +
+                                   ", expected FMHA_BF16 (0) or FMHA_F16 (1)");
+  spec.elementType = *elementType;
+  spec.headDim = desc.headDim;
+  spec.causal = desc.causal != 0;
+  spec.withLse = desc.lse != nullptr;
+  if (desc.scale != 0.0f)
+    spec.scale = desc.scale;
+  if (desc.hasWindow)
+    spec.window = {{desc.windowLeft, desc.windowRight}};
+  tensors = getTensors(desc);
+  return checkAttentionTensors(spec, tensors);
+}
+
+fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **message) {
+  if (!desc)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttention: desc must not be NULL", message);
+  KernelSpec spec;
+  AttentionTensors tensors;
+  if (llvm::Error err = decodeAttention(*desc, spec, tensors))
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttention: " + llvm::toString(std::move(err)), message);
+  return succeed(message);
+}
+
 fmhaStatus fmhaAttention(fmhaJit jit, const fmhaAttentionDesc *desc,
                          void *stream, char **message) {
+  return fmhaAttentionEx(jit, desc, stream, FMHA_CALL_DEFAULT, message);
+}
+
+fmhaStatus fmhaAttentionEx(fmhaJit jit, const fmhaAttentionDesc *desc,
+                           void *stream, unsigned flags, char **message) {
   if (!jit || !desc)
     return report(FMHA_ERROR_INVALID_ARGUMENT,
                   "fmhaAttention: jit and desc must not be NULL", message);
-  KernelSpec spec;
-  spec.kind = OpKind::Attention;
-  std::optional<ElementType> elementType = getElementType(desc->elementType);
-  if (!elementType || *elementType == ElementType::F32)
+  llvm::Expected<LaunchOptions> options = getLaunchOptions(flags);
+  if (!options)
     return report(FMHA_ERROR_INVALID_ARGUMENT,
-                  "fmhaAttention: elementType is " +
-                      std::to_string(desc->elementType) +
-                      ", expected FMHA_BF16 (0) or FMHA_F16 (1)",
+                  "fmhaAttention: " + llvm::toString(options.takeError()),
                   message);
-  spec.elementType = *elementType;
-  spec.headDim = desc->headDim;
-  spec.causal = desc->causal != 0;
-  spec.withLse = desc->lse != nullptr;
-  if (desc->scale != 0.0f)
-    spec.scale = desc->scale;
-  if (desc->hasWindow)
-    spec.window = {{desc->windowLeft, desc->windowRight}};
-  AttentionTensors tensors = getTensors(*desc);
-  if (llvm::Error err = checkAttentionTensors(spec, tensors))
+  KernelSpec spec;
+  AttentionTensors tensors;
+  if (llvm::Error err = decodeAttention(*desc, spec, tensors))
     return report(FMHA_ERROR_INVALID_ARGUMENT,
                   "fmhaAttention: " + llvm::toString(std::move(err)), message);
   if (llvm::Error err = jit->jit->launchAttention(
-          spec, tensors, static_cast<CUstream>(stream)))
+          spec, tensors, static_cast<CUstream>(stream), *options))
     return report(std::move(err), message);
   return succeed(message);
 }
 
-fmhaStatus fmhaResample(fmhaJit jit, const fmhaResampleDesc *desc, void *stream,
-                        char **message) {
-  if (!jit || !desc || (desc->numStreams > 0 && !desc->streams))
-    return report(FMHA_ERROR_INVALID_ARGUMENT,
-                  "fmhaResample: jit, desc and desc->streams must not be NULL",
-                  message);
-  auto invalid = [&](const std::string &what) {
-    return report(FMHA_ERROR_INVALID_ARGUMENT, "fmhaResample: " + what,
-                  message);
-  };
-  if (desc->numStreams < 1)
-    return invalid("numStreams is " + std::to_string(desc->numStreams) +
-                   ", expected at least 1");
-  std::optional<ElementType> elementType = getElementType(desc->elementType);
+/// \p desc as the JIT's spec and tensors, checked (checkResampleTensors);
+/// the error names the offending value.
+static llvm::Error decodeResample(const fmhaResampleDesc &desc,
+                                  KernelSpec &spec, ResampleTensors &tensors) {
+  if (desc.numStreams < 1)
+    return llvm::createStringError("numStreams is " +
+                                   std::to_string(desc.numStreams) +
+                                   ", expected at least 1");
+  if (!desc.streams)
+    return llvm::createStringError("streams must not be NULL");
+  std::optional<ElementType> elementType = getElementType(desc.elementType);
   if (!elementType)
-    return invalid("elementType is " + std::to_string(desc->elementType) +
-                   ", expected FMHA_BF16 (0), FMHA_F16 (1) or FMHA_F32 (2)");
-  KernelSpec spec;
+    return llvm::createStringError(
+        "elementType is " + std::to_string(desc.elementType) +
+        ", expected FMHA_BF16 (0), FMHA_F16 (1) or FMHA_F32 (2)");
   spec.kind = OpKind::Resample;
   spec.elementType = *elementType;
-  switch (desc->mode) {
+  switch (desc.mode) {
   case FMHA_LINEAR:
     spec.mode = ResampleMode::linear;
     break;
@@ -229,26 +284,58 @@ fmhaStatus fmhaResample(fmhaJit jit, const fmhaResampleDesc *desc, void *stream,
     spec.mode = ResampleMode::previous;
     break;
   default:
-    return invalid("mode is " + std::to_string(desc->mode) +
-                   ", expected FMHA_LINEAR (0), FMHA_NEAREST (1) or "
-                   "FMHA_PREVIOUS (2)");
+    return llvm::createStringError(
+        "mode is " + std::to_string(desc.mode) +
+        ", expected FMHA_LINEAR (0), FMHA_NEAREST (1) or FMHA_PREVIOUS (2)");
   }
-  spec.withLengths = desc->streams[0].lengths != nullptr;
-  ResampleTensors tensors;
-  tensors.batch = desc->batch;
-  tensors.targetCount = desc->targetCount;
-  tensors.targets = desc->targets;
-  tensors.out = desc->out;
+  spec.withLengths = desc.streams[0].lengths != nullptr;
+  tensors.batch = desc.batch;
+  tensors.targetCount = desc.targetCount;
+  tensors.targets = desc.targets;
+  tensors.out = desc.out;
   for (const fmhaResampleStream &stream :
-       llvm::ArrayRef(desc->streams, desc->numStreams)) {
+       llvm::ArrayRef(desc.streams, desc.numStreams)) {
     spec.streamFeatures.push_back(stream.features);
     tensors.streams.push_back(
         {stream.times, stream.values, stream.lengths, stream.samples});
   }
-  if (llvm::Error err = checkResampleTensors(spec, tensors))
-    return invalid(llvm::toString(std::move(err)));
-  if (llvm::Error err = jit->jit->launchResample(spec, tensors,
-                                                 static_cast<CUstream>(stream)))
+  return checkResampleTensors(spec, tensors);
+}
+
+fmhaStatus fmhaResampleCheck(const fmhaResampleDesc *desc, char **message) {
+  if (!desc)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaResample: desc must not be NULL", message);
+  KernelSpec spec;
+  ResampleTensors tensors;
+  if (llvm::Error err = decodeResample(*desc, spec, tensors))
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaResample: " + llvm::toString(std::move(err)), message);
+  return succeed(message);
+}
+
+fmhaStatus fmhaResample(fmhaJit jit, const fmhaResampleDesc *desc, void *stream,
+                        char **message) {
+  return fmhaResampleEx(jit, desc, stream, FMHA_CALL_DEFAULT, message);
+}
+
+fmhaStatus fmhaResampleEx(fmhaJit jit, const fmhaResampleDesc *desc,
+                          void *stream, unsigned flags, char **message) {
+  if (!jit || !desc)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaResample: jit and desc must not be NULL", message);
+  llvm::Expected<LaunchOptions> options = getLaunchOptions(flags);
+  if (!options)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaResample: " + llvm::toString(options.takeError()),
+                  message);
+  KernelSpec spec;
+  ResampleTensors tensors;
+  if (llvm::Error err = decodeResample(*desc, spec, tensors))
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaResample: " + llvm::toString(std::move(err)), message);
+  if (llvm::Error err = jit->jit->launchResample(
+          spec, tensors, static_cast<CUstream>(stream), *options))
     return report(std::move(err), message);
   return succeed(message);
 }

@@ -354,6 +354,15 @@ JIT::loadKernel(const std::string &key, llvm::StringRef kernelName,
   if (contract != module->contracts.end())
     kernel->contract = contract->second;
   kernel->residentCtas = static_cast<unsigned>(device.multiprocessors);
+  // Opted into at load, not at the first launch: a launch inside CUDA graph
+  // capture then only launches.
+  if (kernel->contract && kernel->contract->sharedBytes > 0) {
+    auto bytes = static_cast<unsigned>(kernel->contract->sharedBytes);
+    if (llvm::Error err =
+            driver->setMaxDynamicSharedBytes(kernel->function, bytes))
+      return std::move(err);
+    kernel->sharedBytesAllowed.store(bytes);
+  }
   return std::move(kernel);
 }
 
@@ -378,7 +387,18 @@ JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
   return *(sourceKernels[source][kernelName] = std::move(*kernel));
 }
 
-llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec) {
+char KernelNotLoadedError::ID;
+
+void KernelNotLoadedError::log(llvm::raw_ostream &os) const {
+  os << "the kernel for '" << specKey
+     << "' is not loaded, and this launch may not compile or load one (a "
+        "launch inside CUDA graph capture): run the same call once before "
+        "the capture, or prepare it (fmhaAttentionEx with "
+        "FMHA_CALL_PREPARE_ONLY, flashcore.precompile)";
+}
+
+llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec,
+                                              KernelSource source) {
   std::string specKey = spec.getKey();
   std::lock_guard<std::mutex> lock(mutex);
   auto found = specKernels.find(specKey);
@@ -386,6 +406,8 @@ llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec) {
     ++stats.memoryHits;
     return *found->second;
   }
+  if (source == KernelSource::LoadedOnly)
+    return llvm::make_error<KernelNotLoadedError>(std::move(specKey));
   llvm::Expected<std::unique_ptr<Kernel>> kernel = loadKernel(
       getKey("spec", specKey), spec.getKernelName(),
       [&](const CompileOptions &options) {

@@ -41,6 +41,9 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
     return fail("the kernel spec is not an attention spec");
   if (spec.elementType == ElementType::F32)
     return fail("q, k, v and o are f16 or bf16, got f32");
+  if (!llvm::is_contained(kSupportedHeadDims, int64_t(spec.headDim)))
+    return fail(llvm::formatv("headDim is {0}, expected 64, 128 or 256",
+                              spec.headDim));
   if (!t.q || !t.k || !t.v || !t.o)
     return fail("q, k, v and o must not be null");
   if (spec.withLse != (t.lse != nullptr))
@@ -96,7 +99,7 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
 
 llvm::Error JIT::launchAttention(const KernelSpec &spec,
                                  const AttentionTensors &t, CUstream stream,
-                                 std::optional<unsigned> residentCtas) {
+                                 const LaunchOptions &options) {
   if (llvm::Error err = checkAttentionTensors(spec, t))
     return err;
   // A tile for this query length that is not the one for every length
@@ -106,8 +109,8 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   KernelSpec tiled = spec;
   if (tiling != getAttentionTiling(spec))
     tiled.attentionTile = tiling;
-  llvm::Expected<const Kernel &> kernel = getKernel(tiled);
-  if (!kernel)
+  llvm::Expected<const Kernel &> kernel = getKernel(tiled, options.source);
+  if (!kernel || options.prepareOnly)
     return kernel.takeError();
   int64_t headDim = spec.headDim;
   auto tensor = [&](const void *data, int64_t heads, int64_t rows,
@@ -127,7 +130,7 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
         t.lse,
         {t.batch, t.queryHeads, t.querySeq},
         {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
-  if (llvm::Error err = kernel->launch(stream, operands, residentCtas))
+  if (llvm::Error err = kernel->launch(stream, operands, options.residentCtas))
     return llvm::createStringError("attention: " +
                                    llvm::toString(std::move(err)));
   return llvm::Error::success();
@@ -206,14 +209,15 @@ getStreamOperands(const KernelSpec &spec, const ResampleTensors &t,
 }
 
 llvm::Error JIT::launchResample(const KernelSpec &spec,
-                                const ResampleTensors &t, CUstream stream) {
+                                const ResampleTensors &t, CUstream stream,
+                                const LaunchOptions &options) {
   if (spec.kind != OpKind::Resample)
     return llvm::createStringError(
         "resample: the kernel spec is not a resample spec");
   if (llvm::Error err = checkResampleTensors(spec, t))
     return err;
-  llvm::Expected<const Kernel &> kernel = getKernel(spec);
-  if (!kernel)
+  llvm::Expected<const Kernel &> kernel = getKernel(spec, options.source);
+  if (!kernel || options.prepareOnly)
     return kernel.takeError();
   int64_t totalFeatures = 0;
   for (unsigned features : spec.streamFeatures)

@@ -187,6 +187,46 @@ private:
   mutable std::atomic<unsigned> sharedBytesAllowed{0};
 };
 
+/// How a typed launch gets its kernel.
+enum class KernelSource {
+  /// From this JIT's memory, else the disk cache, else compiled (and cached).
+  CompileOnMiss,
+  /// Only a kernel this JIT has loaded already (by an earlier launch or by
+  /// LaunchOptions::prepareOnly). For launches inside CUDA graph capture,
+  /// where loading a module is not allowed and a compile would stall the
+  /// capture; a miss is a KernelNotLoadedError.
+  LoadedOnly,
+};
+
+/// What a typed launch (launchAttention, launchResample) may do besides
+/// launching.
+struct LaunchOptions {
+  KernelSource source = KernelSource::CompileOnMiss;
+  /// Get the kernel ready (compiled, loaded, its shared memory opted into)
+  /// and launch nothing: a precompile. The tensors' sizes, strides and which
+  /// optional operands are present are checked; no pointer is dereferenced.
+  bool prepareOnly = false;
+  /// Replaces a persistent grid's one CTA per SM (a measurement or a test
+  /// of the persistent grid; 0: one CTA per unit of work).
+  std::optional<unsigned> residentCtas;
+};
+
+/// A launch with KernelSource::LoadedOnly whose kernel was not loaded.
+class KernelNotLoadedError : public llvm::ErrorInfo<KernelNotLoadedError> {
+public:
+  static char ID;
+  explicit KernelNotLoadedError(std::string specKey)
+      : specKey(std::move(specKey)) {}
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  const std::string &getSpecKey() const { return specKey; }
+
+private:
+  std::string specKey;
+};
+
 struct JITOptions {
   /// The CUDA device ordinal.
   int device = 0;
@@ -218,8 +258,11 @@ public:
   create(const JITOptions &options = {});
   ~JIT();
 
-  /// The kernel for \p spec: from memory, else disk, else compiled.
-  llvm::Expected<const Kernel &> getKernel(const KernelSpec &spec);
+  /// The kernel for \p spec: from memory, else (with
+  /// KernelSource::CompileOnMiss) disk, else compiled.
+  llvm::Expected<const Kernel &>
+  getKernel(const KernelSpec &spec,
+            KernelSource source = KernelSource::CompileOnMiss);
   /// The kernel \p kernelName of \p source, a module holding one gpu.module
   /// written in upstream dialects (or fmha ops).
   llvm::Expected<const Kernel &>
@@ -229,18 +272,15 @@ public:
   /// (checkAttentionTensors), gets the kernel, and passes what it takes on
   /// this chip (TMA tensor maps on sm_90a, memref descriptors) with its
   /// launch contract. A spec without a tile runs with the chip's default
-  /// for the query length (getAttentionTiling with Sq). \p residentCtas
-  /// replaces the persistent grid's one CTA per SM (a measurement or a
-  /// test of the persistent grid; 0: one CTA per unit of work).
-  llvm::Error
-  launchAttention(const KernelSpec &spec, const AttentionTensors &tensors,
-                  CUstream stream,
-                  std::optional<unsigned> residentCtas = std::nullopt);
-
+  /// for the query length (getAttentionTiling with Sq).
+  llvm::Error launchAttention(const KernelSpec &spec,
+                              const AttentionTensors &tensors, CUstream stream,
+                              const LaunchOptions &options = {});
   /// Runs \p spec's resample on \p tensors on \p stream, checked as
   /// checkResampleTensors does.
   llvm::Error launchResample(const KernelSpec &spec,
-                             const ResampleTensors &tensors, CUstream stream);
+                             const ResampleTensors &tensors, CUstream stream,
+                             const LaunchOptions &options = {});
   /// Runs \p spec's fmha.check_sorted over the times (and lengths) of
   /// \p tensors' streams: \p first (device, one u64 per stream, each
   /// kTimesSorted before the launch) receives each stream's first pair out

@@ -20,6 +20,10 @@
 
 namespace mlir::fmha {
 
+/// The head dims fmha.attention is lowered for (its verifier's, and the
+/// JIT's launch check's).
+inline constexpr int64_t kSupportedHeadDims[] = {64, 128, 256};
+
 /// Hardware limits that a tile configuration must respect on one chip.
 struct ChipLimits {
   /// Largest dynamic shared memory a CTA may opt into, in bytes.

@@ -79,9 +79,6 @@ static int64_t dim(Value value, unsigned index) {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-/// Head dims the lowerings generate kernels for.
-static constexpr int64_t kSupportedHeadDims[] = {64, 128, 256};
-
 int64_t AttentionOp::getHeadDim() { return dim(getQ(), 3); }
 
 float AttentionOp::getScaleOrDefault() {

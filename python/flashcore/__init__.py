@@ -1,0 +1,39 @@
+"""FlashCore for Python and PyTorch.
+
+    import flashcore
+    o = flashcore.attention(q, k, v, causal=True)    # [B, S, H, D] f16/bf16
+
+Kernels are compiled by FlashCore's own compiler, carried in this package's
+libflashcore.so, and loaded through the NVIDIA driver: the driver is all it
+needs at run time (no CUDA toolkit, no C++ build against torch). The ops are
+torch custom ops (torch.ops.flashcore.attention, .resample), so
+torch.compile(fullgraph=True) traces them and CUDA graphs capture them.
+flashcore.doctor() says what this machine can run.
+"""
+
+from ._capi import (FlashCoreError, InvalidArgumentError, NotLoadedError)
+from ._capi import version as _version
+from ._capi import doctor as _doctor
+
+try:
+    import torch as _torch  # noqa: F401
+except ImportError:  # doctor() and version() need no torch.
+    _torch = None
+
+if _torch is not None:
+    from ._ops import attention, precompile, resample
+
+__all__ = ["attention", "resample", "precompile", "doctor", "version",
+           "FlashCoreError", "InvalidArgumentError", "NotLoadedError"]
+
+
+def version():
+    """FlashCore's version (the compiler's: it is part of every cache key)."""
+    return _version()
+
+
+def doctor():
+    """fmha-doctor's report on this machine, as text: the driver, each GPU
+    and which chips run on it, the PTX compiler, the cache, and each problem
+    with its fix. Needs no GPU."""
+    return _doctor()[0]

@@ -1,0 +1,437 @@
+"""flashcore's torch operators: flashcore::attention and flashcore::resample.
+
+Each op has a schema, a CUDA implementation that launches FlashCore's kernel
+on torch's current stream with outputs from torch's allocator, a fake
+implementation (shapes only, for torch.compile and meta tensors), and an
+autograd rule. Eager calls on CUDA tensors that need no gradient skip the
+dispatcher and call the CUDA implementation directly (the same function), so
+that a call costs what the C API costs plus the Python around it.
+"""
+
+import ctypes
+import threading
+
+import torch
+
+from . import _capi
+
+_ATTENTION_DTYPES = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16}
+_RESAMPLE_DTYPES = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16,
+                    torch.float32: _capi.F32}
+
+_lib = torch.library.Library("flashcore", "DEF")
+_lib.define("attention(Tensor q, Tensor k, Tensor v, bool causal=False, "
+            "int[]? window=None, float? scale=None, bool return_lse=False) "
+            "-> (Tensor, Tensor)")
+_lib.define("resample(Tensor targets, Tensor[] times, Tensor[] values, "
+            "Tensor[]? lengths=None, str mode='linear') -> Tensor")
+
+
+def _fail(what):
+    raise _capi.InvalidArgumentError(what)
+
+
+def _check_tensor(name, t, op):
+    if not isinstance(t, torch.Tensor):
+        _fail(f"{op}: {name} is a {type(t).__name__}, expected a torch.Tensor")
+
+
+def _check_device(names, tensors, op):
+    """Every tensor on the first one's device, a CUDA (or, for shape
+    inference, meta) device."""
+    device = tensors[0].device
+    if device.type not in ("cuda", "meta"):
+        _fail(f"{op}: {names[0]} is on {device}, expected a CUDA device "
+              "(FlashCore's kernels run on NVIDIA GPUs; move the tensors "
+              "with .cuda())")
+    for name, t in zip(names[1:], tensors[1:]):
+        if t.device != device:
+            _fail(f"{op}: {name} is on {t.device} and {names[0]} on "
+                  f"{device}, expected one device")
+
+
+def _check_window(window, op):
+    if window is not None and (
+            len(window) != 2 or
+            any(not isinstance(w, int) or w < 0 for w in window)):
+        _fail(f"{op}: window is {window}, expected (left, right), two "
+              "non-negative ints (None: no window)")
+
+
+def _check_attention(q, k, v, window):
+    """The checks the C API cannot make: what the tensors are, where, of
+    which dtype, and the sizes its descriptor has one of (batch, head dim).
+    Head counts, lengths, strides, alignment and the head dim itself are
+    checked by the C API, whose message the error carries."""
+    op = "flashcore.attention"
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        _check_tensor(name, t, op)
+        if t.dim() != 4:
+            _fail(f"{op}: {name} has {t.dim()} dimensions "
+                  f"{tuple(t.shape)}, expected 4: [batch, seq, heads, "
+                  "head_dim]")
+    _check_device(("q", "k", "v"), (q, k, v), op)
+    if q.dtype not in _ATTENTION_DTYPES:
+        _fail(f"{op}: q is {q.dtype}, expected torch.float16 or "
+              "torch.bfloat16")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            _fail(f"{op}: {name} is {t.dtype} and q {q.dtype}, expected "
+                  "one dtype")
+    if k.shape != v.shape:
+        _fail(f"{op}: k is {tuple(k.shape)} and v {tuple(v.shape)}, "
+              "expected one shape")
+    if k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
+        _fail(f"{op}: q is {tuple(q.shape)} and k {tuple(k.shape)}, "
+              "expected the same batch and head_dim ([batch, seq, heads, "
+              "head_dim])")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.stride(3) != 1 and t.shape[3] > 1:
+            _fail(f"{op}: {name}'s head_dim has stride {t.stride(3)}, "
+                  "expected 1 (a dense last dimension; FlashCore does not "
+                  "copy: pass .contiguous())")
+    _check_window(window, op)
+
+
+def _attention_outputs(q, return_lse):
+    b, sq, hq, _ = q.shape
+    o = torch.empty_like(q)
+    if return_lse:
+        lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
+    else:
+        lse = torch.empty((0,), dtype=torch.float32, device=q.device)
+    return o, lse
+
+
+class _CallState(threading.local):
+    """Per-thread buffers of a call: the packed descriptor and the message
+    slot, made once per thread."""
+
+    def __init__(self):
+        self.desc = ctypes.create_string_buffer(_capi.ATTENTION_DESC.size)
+        self.desc_address = ctypes.addressof(self.desc)
+        self.message = ctypes.c_void_p()
+        self.message_ref = ctypes.byref(self.message)
+
+
+_state = _CallState()
+_raw_stream = torch._C._cuda_getCurrentRawStream if hasattr(
+    torch._C, "_cuda_getCurrentRawStream") else None
+
+
+def _capturing():
+    return torch.cuda.is_current_stream_capturing()
+
+
+def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale):
+    """Packs the descriptor of q, k, v (FlashAttention's [B, S, H, D], any
+    strides with a dense head dim) and an output o of o_strides into this
+    thread's buffer; pointers are q, k, v, o and lse (0: none)."""
+    b, sq, hq, d = q.shape
+    sk, hkv = k.shape[1], k.shape[2]
+    qs, ks, vs, os_ = q.stride(), k.stride(), v.stride(), o_strides
+    left, right = window if window is not None else (0, 0)
+    _capi.ATTENTION_DESC.pack_into(
+        _state.desc, 0,
+        _ATTENTION_DTYPES[q.dtype], d, 1 if causal else 0,
+        0.0 if scale is None else scale, 0 if window is None else 1,
+        left, right, b, hq, hkv, sq, sk, *pointers,
+        qs[0], qs[2], qs[1], ks[0], ks[2], ks[1], vs[0], vs[2], vs[1],
+        os_[0], os_[2], os_[1], hq * sq, sq, 1)
+
+
+def _run_attention(q, k, v, o, lse_ptr, causal, window, scale, flags):
+    """fmhaAttentionEx on the current stream of q's device."""
+    _pack_attention(q, k, v, (q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                              o.data_ptr(), lse_ptr),
+                    o.stride(), causal, window, scale)
+    device = q.device.index
+    state = _state
+    status = _capi.lib().fmhaAttentionEx(
+        _capi.jit(device), state.desc_address, _raw_stream(device), flags,
+        state.message_ref)
+    if status:
+        _capi.raise_for(status, state.message)
+
+
+# Aligned stand-ins for the addresses of tensors that have none (fake and
+# meta tensors): fmhaAttentionCheck reads sizes and strides, not memory.
+_STAND_IN = 1 << 12
+
+
+def _check_with_capi(q, k, v, causal, window, scale, return_lse):
+    """fmhaAttentionCheck on the sizes and strides alone (head dim, head
+    ratio, lengths, strides), so that a traced call fails where a run
+    would. Symbolic sizes are left to the run."""
+    sizes = (*q.shape, *k.shape, *q.stride(), *k.stride(), *v.stride())
+    if not all(isinstance(x, int) for x in sizes):
+        return
+    o_strides = torch.empty_like(q, device="meta").stride()
+    _pack_attention(q, k, v, (_STAND_IN,) * 4 +
+                    ((_STAND_IN,) if return_lse else (0,)), o_strides,
+                    causal, window, scale)
+    state = _state
+    status = _capi.lib().fmhaAttentionCheck(state.desc_address,
+                                            state.message_ref)
+    if status:
+        _capi.raise_for(status, state.message)
+
+
+def _attention_impl(q, k, v, causal=False, window=None, scale=None,
+                    return_lse=False):
+    _check_attention(q, k, v, window)
+    o, lse = _attention_outputs(q, return_lse)
+    flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
+    _run_attention(q, k, v, o, lse.data_ptr() if return_lse else 0, causal,
+                   window, scale, flags)
+    return o, lse
+
+
+def _attention_fake(q, k, v, causal=False, window=None, scale=None,
+                    return_lse=False):
+    _check_attention(q, k, v, window)
+    _check_with_capi(q, k, v, causal, window, scale, return_lse)
+    return _attention_outputs(q, return_lse)
+
+
+def _attention_backward(ctx, grad_o, grad_lse):
+    raise NotImplementedError(
+        "flashcore.attention has no backward yet (FlashCore issue #23, "
+        "fmha.attention backward): compute attention under torch.no_grad() "
+        "or with inputs that do not require grad, or use "
+        "torch.nn.functional.scaled_dot_product_attention to train")
+
+
+def _setup_nothing(ctx, inputs, output):
+    pass
+
+
+# On CPU tensors the implementation's checks say what is wrong.
+for _key in ("CUDA", "CPU"):
+    _lib.impl("attention", _attention_impl, _key)
+torch.library.register_fake("flashcore::attention", _attention_fake, lib=_lib)
+torch.library.register_autograd("flashcore::attention", _attention_backward,
+                                setup_context=_setup_nothing, lib=_lib)
+
+
+def _direct(tensors):
+    """Whether an eager call may skip the dispatcher: plain CUDA tensors, no
+    graph being traced, no gradient to record."""
+    if torch.compiler.is_compiling():
+        return False
+    grad = torch.is_grad_enabled()
+    for t in tensors:
+        if type(t) is not torch.Tensor or not t.is_cuda or (
+                grad and t.requires_grad):
+            return False
+    return True
+
+
+def attention(q, k, v, *, causal=False, window=None, scale=None,
+              return_lse=False):
+    """Softmax attention, FlashAttention's layout and masks.
+
+    q is [batch, seqlen_q, heads_q, head_dim], k and v [batch, seqlen_k,
+    heads_kv, head_dim] (heads_q a multiple of heads_kv: GQA and MQA), f16
+    or bf16 on one CUDA device. Any strides with a dense head_dim, so a
+    [B, H, S, D] tensor passes as its .transpose(1, 2). head_dim 64, 128 or
+    256.
+
+    causal: query i sees key j only if j <= i + seqlen_k - seqlen_q
+    (bottom-right aligned). window=(left, right): query i sees key j only if
+    i + seqlen_k - seqlen_q - left <= j <= ... + right. scale: the softmax
+    scale (default 1/sqrt(head_dim)). return_lse: also return the
+    log-sum-exp of each row's scores, [batch, heads_q, seqlen_q] f32.
+
+    Returns o like q (and lse). The kernel runs on torch's current stream;
+    it is compiled on first use for its dtype, head dim, masks and scale
+    and cached (flashcore.precompile does it ahead of time). Inside CUDA
+    graph capture a call never compiles: an uncompiled kernel is a
+    NotLoadedError.
+    """
+    if _direct((q, k, v)):
+        o, lse = _attention_impl(q, k, v, causal, window, scale, return_lse)
+    else:
+        _check_window(window, "flashcore.attention")
+        o, lse = torch.ops.flashcore.attention.default(
+            q, k, v, causal, None if window is None else list(window), scale,
+            return_lse)
+    return (o, lse) if return_lse else o
+
+
+def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
+                          return_lse=False):
+    _check_attention(q, k, v, window)
+    if q.device.type != "cuda":
+        _fail(f"flashcore.precompile: q is on {q.device}, expected a CUDA "
+              "device")
+    # Nothing is written: q stands for o (same sizes and strides), and for
+    # lse where one is asked for, whose presence picks the kernel.
+    _run_attention(q, k, v, q, q.data_ptr() if return_lse else 0, causal,
+                   window, scale, _capi.CALL_PREPARE_ONLY)
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _check_resample(targets, times, values, lengths, mode):
+    op = "flashcore.resample"
+    _check_tensor("targets", targets, op)
+    if mode not in _capi.RESAMPLE_MODES:
+        _fail(f"{op}: mode is {mode!r}, expected one of "
+              f"{', '.join(map(repr, _capi.RESAMPLE_MODES))}")
+    if len(times) != len(values) or not times:
+        _fail(f"{op}: {len(times)} times and {len(values)} values tensors, "
+              "expected one of each per stream (at least one stream)")
+    if lengths is not None and len(lengths) != len(times):
+        _fail(f"{op}: {len(lengths)} lengths tensors for {len(times)} "
+              "streams, expected one per stream (or lengths=None)")
+    names, tensors = ["targets"], [targets]
+    for i in range(len(times)):
+        names += [f"times[{i}]", f"values[{i}]"]
+        tensors += [times[i], values[i]]
+        if lengths is not None:
+            names.append(f"lengths[{i}]")
+            tensors.append(lengths[i])
+    for name, t in zip(names, tensors):
+        _check_tensor(name, t, op)
+    _check_device(names, tensors, op)
+    if targets.dim() != 2 or targets.dtype != torch.float32:
+        _fail(f"{op}: targets is {targets.dtype} {tuple(targets.shape)}, "
+              "expected float32 [batch, targets]")
+    batch = targets.shape[0]
+    dtype = values[0].dtype
+    if dtype not in _RESAMPLE_DTYPES:
+        _fail(f"{op}: values[0] is {dtype}, expected torch.float32, "
+              "torch.float16 or torch.bfloat16")
+    for i in range(len(times)):
+        t, x = times[i], values[i]
+        if t.dim() != 2 or t.dtype != torch.float32 or t.shape[0] != batch:
+            _fail(f"{op}: times[{i}] is {t.dtype} {tuple(t.shape)}, expected "
+                  f"float32 [{batch}, samples]")
+        if x.dim() != 3 or tuple(x.shape[:2]) != tuple(t.shape):
+            _fail(f"{op}: values[{i}] is {tuple(x.shape)}, expected "
+                  f"[{t.shape[0]}, {t.shape[1]}, features] like times[{i}]")
+        if x.dtype != dtype:
+            _fail(f"{op}: values[{i}] is {x.dtype} and values[0] {dtype}, "
+                  "expected one dtype")
+        if lengths is not None:
+            n = lengths[i]
+            if n.dtype != torch.int32 or tuple(n.shape) != (batch,):
+                _fail(f"{op}: lengths[{i}] is {n.dtype} {tuple(n.shape)}, "
+                      f"expected int32 [{batch}]")
+    for name, t in zip(names, tensors):
+        if not t.is_contiguous():
+            _fail(f"{op}: {name} is not contiguous (strides {t.stride()}), "
+                  "expected a dense tensor (FlashCore does not copy: pass "
+                  ".contiguous())")
+
+
+def _resample_output(targets, values):
+    features = sum(x.shape[2] for x in values)
+    return torch.empty((targets.shape[0], targets.shape[1], features),
+                       dtype=values[0].dtype, device=targets.device)
+
+
+def _run_resample(targets, times, values, lengths, mode, out, flags):
+    n = len(times)
+    streams = (_capi.ResampleStream * n)()
+    for i in range(n):
+        s = streams[i]
+        s.times = times[i].data_ptr()
+        s.values = values[i].data_ptr()
+        s.lengths = lengths[i].data_ptr() if lengths is not None else None
+        s.samples = times[i].shape[1]
+        s.features = values[i].shape[2]
+    desc = _capi.ResampleDesc(
+        elementType=_RESAMPLE_DTYPES[values[0].dtype],
+        mode=_capi.RESAMPLE_MODES[mode], batch=targets.shape[0],
+        targetCount=targets.shape[1], targets=targets.data_ptr(),
+        out=out.data_ptr(), numStreams=n, streams=streams)
+    device = targets.device.index
+    message = ctypes.c_void_p()
+    status = _capi.lib().fmhaResampleEx(
+        _capi.jit(device), ctypes.addressof(desc), _raw_stream(device), flags,
+        ctypes.byref(message))
+    if status:
+        _capi.raise_for(status, message)
+
+
+def _resample_impl(targets, times, values, lengths=None, mode="linear"):
+    _check_resample(targets, times, values, lengths, mode)
+    out = _resample_output(targets, values)
+    flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
+    _run_resample(targets, times, values, lengths, mode, out, flags)
+    return out
+
+
+def _resample_fake(targets, times, values, lengths=None, mode="linear"):
+    _check_resample(targets, times, values, lengths, mode)
+    return _resample_output(targets, values)
+
+
+def _resample_backward(ctx, grad_out):
+    raise NotImplementedError(
+        "flashcore.resample has no backward: resample tensors that do not "
+        "require grad (or under torch.no_grad())")
+
+
+for _key in ("CUDA", "CPU"):
+    _lib.impl("resample", _resample_impl, _key)
+torch.library.register_fake("flashcore::resample", _resample_fake, lib=_lib)
+torch.library.register_autograd("flashcore::resample", _resample_backward,
+                                setup_context=_setup_nothing, lib=_lib)
+
+
+def resample(targets, times, values, lengths=None, *, mode="linear"):
+    """Resamples streams of timestamped samples onto common target times.
+
+    targets is [batch, targets] f32. Each stream has times [batch, samples]
+    f32, non-decreasing in each row, and values [batch, samples, features]
+    (f32, f16 or bf16, one dtype for all), and with lengths [batch] int32
+    its rows' valid samples. Pass one stream's tensors, or lists of them.
+    mode: "linear", "nearest" or "previous" (fmha.resample's modes).
+    Returns out [batch, targets, sum of features], the streams side by side
+    in their order, of the values' dtype. Dense tensors on one CUDA device.
+    """
+    times, values, lengths = _as_list(times), _as_list(values), _as_list(
+        lengths)
+    if _direct([targets] + list(times or ()) + list(values or ()) +
+               list(lengths or ())):
+        return _resample_impl(targets, times, values, lengths, mode)
+    return torch.ops.flashcore.resample.default(targets, times, values,
+                                                lengths, mode)
+
+
+def _precompile_resample(targets, times, values, lengths=None, *,
+                         mode="linear"):
+    times, values, lengths = _as_list(times), _as_list(values), _as_list(
+        lengths)
+    _check_resample(targets, times, values, lengths, mode)
+    if targets.device.type != "cuda":
+        _fail(f"flashcore.precompile: targets is on {targets.device}, "
+              "expected a CUDA device")
+    _run_resample(targets, times, values, lengths, mode,
+                  _resample_output(targets, values), _capi.CALL_PREPARE_ONLY)
+
+
+def precompile(op, *args, **kwargs):
+    """Compiles and loads the kernel that op(*args, **kwargs) would launch,
+    and launches nothing: afterwards that call, inside CUDA graph capture
+    too, only launches. op is flashcore.attention or flashcore.resample; the
+    tensors may be those of the later call or any CUDA tensors of their
+    shapes, dtypes and strides (their contents are not read). Kernels also
+    go to FlashCore's disk cache, so a later process loads them without a
+    compile.
+
+        flashcore.precompile(flashcore.attention, q, k, v, causal=True)
+    """
+    if op is attention:
+        return _precompile_attention(*args, **kwargs)
+    if op is resample:
+        return _precompile_resample(*args, **kwargs)
+    raise TypeError(f"flashcore.precompile: op is {op!r}, expected "
+                    "flashcore.attention or flashcore.resample")

@@ -1,0 +1,311 @@
+"""flashcore on any machine, GPU or not: the package and its library, the
+doctor, the torch ops' registration and shape inference (meta tensors,
+torch.compile), and the errors bad input gets. scripts/gpu/python.sh checks
+the kernels themselves on the GPU machine."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import flashcore
+from flashcore import _capi
+
+HAS_GPU = torch.cuda.is_available()
+
+
+def meta(*shape, dtype=torch.float16):
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+# --- the package and its library ------------------------------------------
+
+def test_library_is_the_packaged_one():
+    if os.environ.get("FLASHCORE_LIBRARY"):
+        pytest.skip("FLASHCORE_LIBRARY names another library")
+    package = os.path.dirname(os.path.abspath(flashcore.__file__))
+    assert _capi.library_path() == os.path.join(package, "libflashcore.so")
+    assert os.path.exists(_capi.library_path())
+
+
+def test_version_is_the_compilers():
+    version = flashcore.version()
+    # git describe, then the configuration's hash: see cmake/WriteVersion.cmake.
+    assert version and version == _capi.lib().fmhaVersion().decode()
+
+
+def test_library_exports_only_the_c_api():
+    names = subprocess.run(["nm", "-D", "--defined-only", _capi.library_path()],
+                           capture_output=True, text=True, check=True).stdout
+    symbols = [line.split()[-1] for line in names.splitlines() if line.strip()]
+    assert "fmhaAttentionEx" in symbols
+    assert all(s.startswith("fmha") for s in symbols), symbols
+
+
+def test_descriptor_layout_matches_ctypes():
+    assert _capi.ATTENTION_DESC.size == _capi.ctypes.sizeof(_capi.AttentionDesc)
+
+
+# --- the doctor ------------------------------------------------------------
+
+def test_doctor_reports_the_machine():
+    report = flashcore.doctor()
+    for line in ("FlashCore ", "driver:", "compiler:", "cache:", "verdict:"):
+        assert line in report
+    if not HAS_GPU:
+        assert "the JIT cannot run kernels here" in report
+        assert "fix:" in report
+
+
+def test_python_m_flashcore_prints_the_doctor():
+    run = subprocess.run([sys.executable, "-m", "flashcore"],
+                         capture_output=True, text=True)
+    assert "verdict:" in run.stdout
+    assert run.returncode == (0 if HAS_GPU else 1)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="needs a machine without a GPU")
+def test_first_gpu_call_says_what_is_missing():
+    with pytest.raises(flashcore.FlashCoreError) as error:
+        _capi.jit(0)
+    message = str(error.value)
+    assert "cannot run kernels on CUDA device 0" in message
+    assert "no CUDA driver" in message  # the doctor's words
+    assert "flashcore.doctor()" in message
+
+
+# --- registration ----------------------------------------------------------
+
+@pytest.mark.parametrize("name,keys", [
+    ("flashcore::attention", ("CUDA", "Meta", "Autograd")),
+    ("flashcore::resample", ("CUDA", "Meta", "Autograd")),
+])
+def test_ops_are_registered(name, keys):
+    for key in keys:
+        assert torch._C._dispatch_has_kernel_for_dispatch_key(name, key), key
+
+
+def test_attention_schema():
+    schema = str(torch.ops.flashcore.attention.default._schema)
+    assert schema == (
+        "flashcore::attention(Tensor q, Tensor k, Tensor v, bool causal=False,"
+        " int[]? window=None, float? scale=None, bool return_lse=False) -> "
+        "(Tensor, Tensor)")
+
+
+# --- shape inference -------------------------------------------------------
+
+def test_attention_shapes_bshd_gqa():
+    q, k = meta(2, 100, 8, 128), meta(2, 300, 2, 128)
+    o, lse = flashcore.attention(q, k, k, causal=True, return_lse=True)
+    assert o.shape == q.shape and o.stride() == q.stride()
+    assert o.dtype == torch.float16
+    assert lse.shape == (2, 8, 100) and lse.dtype == torch.float32
+    assert flashcore.attention(q, k, k).shape == q.shape
+
+
+def test_attention_shapes_bhsd_through_strides():
+    # A [B, H, S, D] tensor passes as its transpose; o keeps that layout.
+    q = meta(2, 8, 100, 64, dtype=torch.bfloat16).transpose(1, 2)
+    k = meta(2, 8, 300, 64, dtype=torch.bfloat16).transpose(1, 2)
+    o = flashcore.attention(q, k, k, window=(16, 0), causal=True)
+    assert o.shape == (2, 100, 8, 64) and o.stride() == q.stride()
+
+
+def test_fake_tensor_mode_on_cuda_device():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode(allow_non_fake_inputs=False):
+        q = torch.empty(1, 64, 4, 64, dtype=torch.float16, device="cuda")
+        o, lse = torch.ops.flashcore.attention(q, q, q, False, None, None,
+                                               True)
+    assert o.shape == q.shape and o.device.type == "cuda"
+    assert lse.shape == (1, 4, 64)
+
+
+def test_resample_shapes():
+    targets = meta(3, 50, dtype=torch.float32)
+    times = [meta(3, 20, dtype=torch.float32), meta(3, 7, dtype=torch.float32)]
+    values = [meta(3, 20, 8, dtype=torch.bfloat16),
+              meta(3, 7, 4, dtype=torch.bfloat16)]
+    lengths = [meta(3, dtype=torch.int32), meta(3, dtype=torch.int32)]
+    out = flashcore.resample(targets, times, values, lengths, mode="nearest")
+    assert out.shape == (3, 50, 12) and out.dtype == torch.bfloat16
+    one = flashcore.resample(targets, times[0], values[0])
+    assert one.shape == (3, 50, 8)
+
+
+class GraphRecorder:
+    """A torch.compile backend that keeps the FX graphs it is handed."""
+
+    def __init__(self):
+        self.graphs = []
+
+    def __call__(self, gm, example_inputs):
+        self.graphs.append(gm)
+        return gm.forward
+
+    def targets(self):
+        return [node.target for gm in self.graphs for node in gm.graph.nodes]
+
+
+def test_torch_compile_traces_attention_without_graph_break():
+    recorder = GraphRecorder()
+
+    def block(q, k, v):
+        o = flashcore.attention(q, k, v, causal=True)
+        return (o * 2).sum(dim=-1)
+
+    compiled = torch.compile(block, backend=recorder, fullgraph=True)
+    q, k = meta(2, 64, 8, 64), meta(2, 64, 2, 64)
+    assert compiled(q, k, k).shape == (2, 64, 8)
+    assert len(recorder.graphs) == 1
+    assert torch.ops.flashcore.attention.default in recorder.targets()
+
+
+def test_torch_compile_traces_resample_without_graph_break():
+    recorder = GraphRecorder()
+
+    def features(targets, times, values):
+        return flashcore.resample(targets, [times], [values], mode="linear")
+
+    compiled = torch.compile(features, backend=recorder, fullgraph=True)
+    out = compiled(meta(2, 10, dtype=torch.float32),
+                   meta(2, 5, dtype=torch.float32),
+                   meta(2, 5, 8, dtype=torch.float32))
+    assert out.shape == (2, 10, 8)
+    assert torch.ops.flashcore.resample.default in recorder.targets()
+
+
+def test_torch_compile_aot_autograd_uses_the_fake():
+    compiled = torch.compile(
+        lambda q, k: flashcore.attention(q, k, k, return_lse=True)[1],
+        backend="aot_eager", fullgraph=True)
+    assert compiled(meta(1, 32, 4, 128), meta(1, 48, 4, 128)).shape == \
+        (1, 4, 32)
+
+
+def test_opcheck_on_meta_tensors():
+    q, k = meta(2, 64, 4, 64), meta(2, 80, 2, 64)
+    torch.library.opcheck(torch.ops.flashcore.attention.default,
+                          (q, k, k, True, None, None, True),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+
+
+# --- errors ----------------------------------------------------------------
+
+def error_of(call):
+    with pytest.raises(flashcore.InvalidArgumentError) as error:
+        call()
+    return str(error.value)
+
+
+def test_cpu_tensors_are_refused():
+    q = torch.zeros(1, 64, 4, 64, dtype=torch.float16)
+    message = error_of(lambda: flashcore.attention(q, q, q))
+    assert "q is on cpu, expected a CUDA device" in message
+
+
+def test_mixed_devices_are_refused():
+    q = meta(1, 64, 4, 64)
+    k = torch.zeros(1, 64, 4, 64, dtype=torch.float16)
+    assert "k is on cpu and q on meta" in error_of(
+        lambda: flashcore.attention(q, k, k))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int8])
+def test_dtypes_are_checked(dtype):
+    q = meta(1, 64, 4, 64, dtype=dtype)
+    assert f"q is {dtype}, expected torch.float16 or torch.bfloat16" in \
+        error_of(lambda: flashcore.attention(q, q, q))
+
+
+def test_mixed_dtypes_are_refused():
+    q, k = meta(1, 64, 4, 64), meta(1, 64, 4, 64, dtype=torch.bfloat16)
+    assert "k is torch.bfloat16 and q torch.float16" in error_of(
+        lambda: flashcore.attention(q, k, k))
+
+
+def test_rank_is_checked():
+    q = meta(64, 4, 64)
+    assert "q has 3 dimensions (64, 4, 64), expected 4" in error_of(
+        lambda: flashcore.attention(q, q, q))
+
+
+def test_non_dense_head_dim_is_refused_not_copied():
+    q = meta(1, 64, 4, 128)[..., ::2]
+    assert "q's head_dim has stride 2, expected 1" in error_of(
+        lambda: flashcore.attention(q, q, q))
+
+
+def test_unsupported_head_dim_carries_the_c_api_message():
+    q = meta(1, 64, 4, 96)
+    assert "fmhaAttention: attention: headDim is 96, expected 64, 128 or " \
+        "256" in error_of(lambda: flashcore.attention(q, q, q))
+
+
+def test_head_ratio_carries_the_c_api_message():
+    q, k = meta(1, 64, 8, 64), meta(1, 64, 3, 64)
+    assert "queryHeads (Hq) 8 and kvHeads (Hkv) 3" in error_of(
+        lambda: flashcore.attention(q, k, k))
+
+
+def test_misaligned_stride_carries_the_c_api_message():
+    # Heads 68 elements apart: not a multiple of 8 (16 bytes).
+    q = meta(1, 64, 4, 68)[..., :64]
+    message = error_of(lambda: flashcore.attention(q, q, q))
+    assert "q's head stride is 68 elements, expected a non-negative " \
+        "multiple of 8" in message
+
+
+def test_mismatched_batch_is_refused():
+    q, k = meta(2, 64, 4, 64), meta(3, 64, 4, 64)
+    assert "expected the same batch and head_dim" in error_of(
+        lambda: flashcore.attention(q, k, k))
+
+
+@pytest.mark.parametrize("window", [(-1, 0), (4,), (1.5, 0)])
+def test_window_is_checked(window):
+    q = meta(1, 64, 4, 64)
+    assert "window is" in error_of(
+        lambda: flashcore.attention(q, q, q, window=window))
+
+
+def test_resample_errors():
+    targets = meta(2, 10, dtype=torch.float32)
+    times, values = meta(2, 5, dtype=torch.float32), meta(2, 5, 8)
+    assert "mode is 'cubic'" in error_of(
+        lambda: flashcore.resample(targets, times, values, mode="cubic"))
+    assert "lengths[0] is torch.int64" in error_of(
+        lambda: flashcore.resample(targets, times, values,
+                                   meta(2, dtype=torch.int64)))
+    assert "times[0] is torch.float16" in error_of(
+        lambda: flashcore.resample(targets, meta(2, 5), values))
+    assert "values[0] is (2, 4, 8)" in error_of(
+        lambda: flashcore.resample(targets, times, meta(2, 4, 8)))
+    strided = meta(2, 5, 16)[..., ::2]
+    assert "values[0] is not contiguous" in error_of(
+        lambda: flashcore.resample(targets, times, strided))
+
+
+def test_precompile_needs_a_cuda_device_and_a_known_op():
+    q = meta(1, 64, 4, 64)
+    assert "expected a CUDA device" in error_of(
+        lambda: flashcore.precompile(flashcore.attention, q, q, q))
+    with pytest.raises(TypeError, match="expected flashcore.attention"):
+        flashcore.precompile(torch.matmul, q, q)
+
+
+def test_gradient_is_a_clear_error():
+    q = meta(1, 64, 4, 64).requires_grad_()
+    o = flashcore.attention(q, q, q)
+    with pytest.raises(NotImplementedError, match="no backward yet"):
+        o.sum().backward()
+
+
+def test_no_grad_needs_no_backward():
+    q = meta(1, 64, 4, 64).requires_grad_()
+    with torch.no_grad():
+        assert flashcore.attention(q, q, q).grad_fn is None

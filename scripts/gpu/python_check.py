@@ -1,0 +1,315 @@
+"""flashcore (the installed wheel) on the GPU, against torch on the device:
+the attention grid of scripts/gpu/attention.sh through flashcore.attention
+(BSHD and BHSD, GQA/MQA, causal, windows, LSE), torch.library.opcheck,
+torch.compile(fullgraph=True) with inductor, CUDA graph capture and replay
+(precompiled and warmed up; an uncompiled kernel is refused, not compiled),
+resample in every mode against a torch reference, and the errors of bad
+CUDA input. One line per check, a table last; exit 0 when all pass.
+
+Usage (GPU machine): python3 scripts/gpu/python_check.py
+"""
+
+import math
+import sys
+import traceback
+
+import torch
+import torch.nn.functional as F
+
+import flashcore
+
+results = []
+
+
+def check(name, fn):
+    try:
+        detail = fn() or ""
+        results.append((name, "PASS", detail))
+    except Exception as e:  # noqa: BLE001 - the table reports every failure
+        results.append((name, "FAIL", f"{type(e).__name__}: {e}"[:300]))
+        traceback.print_exc()
+    print(f"{results[-1][1]}  {name}  {results[-1][2]}", flush=True)
+
+
+def reference(q, k, v, causal, window, scale, dtype):
+    """Attention on [B, S, H, D] tensors computed in dtype (float32: the
+    oracle; the inputs' dtype: torch's own rounding, the error bound's
+    yardstick), with the op's masks (FmhaOps.td). Returns o and lse."""
+    b, sq, hq, d = q.shape
+    sk, hkv = k.shape[1], k.shape[2]
+    qh = q.transpose(1, 2).to(dtype)
+    kh = k.transpose(1, 2).repeat_interleave(hq // hkv, dim=1).to(dtype)
+    vh = v.transpose(1, 2).repeat_interleave(hq // hkv, dim=1).to(dtype)
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    s = (qh @ kh.transpose(-1, -2)).float() * scale
+    i = torch.arange(sq, device=q.device)[:, None] + (sk - sq)
+    j = torch.arange(sk, device=q.device)[None, :]
+    visible = torch.ones(sq, sk, dtype=torch.bool, device=q.device)
+    if causal:
+        visible &= j <= i
+    if window is not None:
+        visible &= (j >= i - window[0]) & (j <= i + window[1])
+    s = s.masked_fill(~visible, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None]).nan_to_num(0.0)
+    o = (p.to(dtype) @ vh).float()
+    lse = torch.where(visible.any(-1), lse, torch.full_like(lse, math.inf))
+    return o.transpose(1, 2), lse
+
+
+def attention_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
+                   scale=None, bhsd=False, lse=True):
+    def run():
+        shape_q, shape_k = (b, sq, hq, d), (b, sk, hkv, d)
+        if bhsd:  # [B, H, S, D] storage, passed as its transpose
+            q = torch.randn(b, hq, sq, d, device="cuda", dtype=dtype).transpose(1, 2)
+            k = torch.randn(b, hkv, sk, d, device="cuda", dtype=dtype).transpose(1, 2)
+            v = torch.randn(b, hkv, sk, d, device="cuda", dtype=dtype).transpose(1, 2)
+        else:
+            q = torch.randn(shape_q, device="cuda", dtype=dtype)
+            k = torch.randn(shape_k, device="cuda", dtype=dtype)
+            v = torch.randn(shape_k, device="cuda", dtype=dtype)
+        got = flashcore.attention(q, k, v, causal=causal, window=window,
+                                  scale=scale, return_lse=lse)
+        o, o_lse = got if lse else (got, None)
+        ref, ref_lse = reference(q, k, v, causal, window, scale, torch.float32)
+        low, _ = reference(q, k, v, causal, window, scale, dtype)
+        error = (o.float() - ref).abs().max().item()
+        bound = 2 * (low - ref).abs().max().item() + 1e-3
+        assert o.shape == q.shape and o.stride() == q.stride(), (o.shape, o.stride())
+        assert error <= bound, f"max |o - ref| {error:.2e} > bound {bound:.2e}"
+        detail = f"err {error:.1e} (bound {bound:.1e})"
+        if lse:
+            finite = torch.isfinite(ref_lse)
+            assert torch.equal(torch.isfinite(o_lse), finite), "lse +inf rows"
+            lse_error = (o_lse[finite] - ref_lse[finite]).abs().max().item() \
+                if finite.any() else 0.0
+            assert lse_error <= 2e-3, f"max |lse - ref| {lse_error:.2e}"
+            detail += f", lse err {lse_error:.1e}"
+        return detail
+    return run
+
+
+def attention_grid():
+    for dtype in (torch.bfloat16, torch.float16):
+        for d in (64, 128, 256):
+            for causal in (False, True):
+                for sq, sk in ((1, 1), (17, 113), (113, 17), (1000, 1000),
+                               (4097, 4097)):
+                    name = (f"attention {str(dtype)[6:]} d{d} "
+                            f"{'causal' if causal else 'non-causal'} "
+                            f"Sq={sq} Sk={sk}")
+                    check(name, attention_case(1, 2, 2, sq, sk, d, dtype,
+                                               causal=causal))
+    bf16 = torch.bfloat16
+    for name, case in [
+        ("GQA 8:1 causal d128 B=2 Sq=333 Sk=1000",
+         attention_case(2, 16, 2, 333, 1000, 128, bf16, causal=True)),
+        ("MQA d64 Sq=1000 Sk=17", attention_case(1, 8, 1, 1000, 17, 64, bf16)),
+        ("MQA causal d256 f16 Sq=17 Sk=4097",
+         attention_case(1, 4, 1, 17, 4097, 256, torch.float16, causal=True)),
+        ("window 32,0 causal GQA d128 Sq=Sk=1000",
+         attention_case(1, 4, 2, 1000, 1000, 128, bf16, causal=True,
+                        window=(32, 0))),
+        ("window 100,50 d64 Sq=700 Sk=900",
+         attention_case(1, 2, 2, 700, 900, 64, bf16, window=(100, 50))),
+        ("BHSD causal d128 bf16 Sq=Sk=1000",
+         attention_case(1, 4, 4, 1000, 1000, 128, bf16, causal=True, bhsd=True)),
+        ("BHSD GQA d64 f16 scale 0.3 Sq=500 Sk=700",
+         attention_case(2, 8, 2, 500, 700, 64, torch.float16, scale=0.3,
+                        bhsd=True)),
+        ("long causal GQA d128 Sq=Sk=16384",
+         attention_case(1, 4, 2, 16384, 16384, 128, bf16, causal=True)),
+        ("many tiles d64 B=3 H=20 Sq=777 Sk=1500 no lse",
+         attention_case(3, 20, 20, 777, 1500, 64, bf16, lse=False)),
+    ]:
+        check("attention " + name, case)
+
+
+def opcheck():
+    q = torch.randn(2, 128, 4, 64, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(2, 200, 2, 64, device="cuda", dtype=torch.bfloat16)
+    torch.library.opcheck(torch.ops.flashcore.attention.default,
+                          (q, k, k, True, None, None, True))
+    targets = torch.sort(torch.rand(2, 40, device="cuda") * 10, dim=1).values
+    times = torch.cumsum(torch.rand(2, 30, device="cuda"), dim=1)
+    values = torch.randn(2, 30, 8, device="cuda")
+    torch.library.opcheck(torch.ops.flashcore.resample.default,
+                          (targets, [times], [values], None, "linear"))
+
+
+class Block(torch.nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.out = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, s, dim = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, -1).unbind(2)
+        return self.out(flashcore.attention(q, k, v, causal=True)
+                        .reshape(b, s, dim))
+
+
+def compiled_block():
+    torch._dynamo.reset()
+    block = Block(1024, 8).cuda().to(torch.bfloat16)
+    x = torch.randn(4, 512, 1024, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        eager = block(x)
+        compiled = torch.compile(block, fullgraph=True)(x)
+    error = (compiled.float() - eager.float()).abs().max().item()
+    assert error <= 2e-2, f"compiled vs eager max error {error}"
+    return f"max diff vs eager {error:.1e}"
+
+
+def graph_capture(warm):
+    def run():
+        q = torch.randn(2, 600, 8, 128, device="cuda", dtype=torch.float16)
+        k = torch.randn(2, 900, 2, 128, device="cuda", dtype=torch.float16)
+        v = torch.randn_like(k)
+        scale = 0.11 if warm == "precompile" else 0.12  # a kernel of its own
+        if warm == "precompile":
+            flashcore.precompile(flashcore.attention, q, k, v, causal=True,
+                                 scale=scale, return_lse=True)
+        else:
+            flashcore.attention(q, k, v, causal=True, scale=scale,
+                                return_lse=True)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            o, lse = flashcore.attention(q, k, v, causal=True, scale=scale,
+                                         return_lse=True)
+        for _ in range(2):  # new inputs each replay
+            for t in (q, k, v):
+                t.copy_(torch.randn_like(t))
+            graph.replay()
+            torch.cuda.synchronize()
+            ref, ref_lse = reference(q, k, v, True, None, scale, torch.float32)
+            low, _ = reference(q, k, v, True, None, scale, torch.float16)
+            error = (o.float() - ref).abs().max().item()
+            assert error <= 2 * (low - ref).abs().max().item() + 1e-3, error
+            assert (lse - ref_lse).abs().max().item() <= 2e-3
+        return f"2 replays, err {error:.1e}"
+    return run
+
+
+def capture_refuses_to_compile():
+    q = torch.randn(1, 64, 2, 64, device="cuda", dtype=torch.bfloat16)
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            # A scale no call has used: its kernel is not loaded.
+            flashcore.attention(q, q, q, scale=0.123456)
+    except flashcore.NotLoadedError as e:
+        assert "flashcore.precompile" in str(e), str(e)
+        return "NotLoadedError: " + str(e)[:80]
+    raise AssertionError("a capture compiled a kernel")
+
+
+def torch_resample(times, values, lengths, targets, mode):
+    """fmha.resample's semantics (FmhaOps.td) in float32, one stream."""
+    b, s = times.shape
+    n = (lengths.long() if lengths is not None
+         else torch.full((b,), s, device=times.device))
+    count = torch.minimum(torch.searchsorted(times, targets, right=True),
+                          n[:, None])
+    last = (n - 1).clamp_min(0)[:, None]
+    i0 = (count - 1).clamp(min=0)
+    i0 = torch.minimum(i0, last)
+    i1 = torch.minimum(count, last)
+    t0, t1 = times.gather(1, i0), times.gather(1, i1)
+    x = values.float()
+    d = x.shape[2]
+    v0 = x.gather(1, i0[..., None].expand(-1, -1, d))
+    v1 = x.gather(1, i1[..., None].expand(-1, -1, d))
+    if mode == "previous":
+        out = v0
+    elif mode == "nearest":
+        out = torch.where(((targets - t0) <= (t1 - targets))[..., None], v0, v1)
+    else:
+        w = ((targets - t0) / (t1 - t0)).nan_to_num(0.0).clamp(0, 1)
+        out = v0 + w[..., None] * (v1 - v0)
+    # Before the first sample i0 = i1 = 0, after the last valid one both are
+    # n - 1: the edge sample's value in every mode.
+    return torch.where((n == 0)[:, None, None], torch.zeros_like(out), out)
+
+
+def resample_case(mode, dtype, with_lengths):
+    def run():
+        b, t = 5, 300
+        streams = [(120, 8), (37, 4), (500, 16)]
+        times = [torch.cumsum(torch.rand(b, s, device="cuda") + 0.01, dim=1)
+                 for s, _ in streams]
+        values = [torch.randn(b, s, d, device="cuda", dtype=dtype)
+                  for s, d in streams]
+        lengths = ([torch.randint(0, s + 1, (b,), device="cuda",
+                                  dtype=torch.int32) for s, _ in streams]
+                   if with_lengths else None)
+        end = max(x[:, -1].max().item() for x in times)
+        targets = torch.sort(torch.rand(b, t, device="cuda") * end * 1.1 - 1,
+                             dim=1).values
+        out = flashcore.resample(targets, times, values, lengths, mode=mode)
+        ref = torch.cat([torch_resample(times[i], values[i],
+                                        lengths[i] if lengths else None,
+                                        targets, mode)
+                         for i in range(len(streams))], dim=2)
+        tol = {torch.float32: 1e-5, torch.float16: 2e-3,
+               torch.bfloat16: 1.6e-2}[dtype]
+        error = ((out.float() - ref).abs() / (1 + ref.abs())).max().item()
+        assert out.shape == (b, t, 28) and out.dtype == dtype
+        assert error <= tol, f"max relative error {error:.2e} > {tol}"
+        return f"err {error:.1e}"
+    return run
+
+
+def bad_input():
+    q = torch.randn(1, 64, 4, 64, device="cuda", dtype=torch.float16)
+    cases = [
+        (lambda: flashcore.attention(q, q.cpu(), q), "k is on cpu and q on cuda:0"),
+        (lambda: flashcore.attention(q, q.float(), q), "k is torch.float32"),
+        (lambda: flashcore.attention(q[..., :48], q[..., :48], q[..., :48]),
+         "headDim is 48, expected 64, 128 or 256"),
+        (lambda: flashcore.attention(q, q[:, :, :3], q[:, :, :3]),
+         "queryHeads (Hq) 4 and kvHeads (Hkv) 3"),
+        (lambda: flashcore.attention(q.view(-1)[4:4 + q.numel() - 256]
+                                     .view(1, 63, 4, 64), q, q),
+         "expected a 16-byte aligned address"),
+    ]
+    for call, expected in cases:
+        try:
+            call()
+        except flashcore.InvalidArgumentError as e:
+            assert expected in str(e), f"{expected!r} not in {e}"
+            continue
+        raise AssertionError(f"no error for {expected!r}")
+    return f"{len(cases)} errors, each naming the value"
+
+
+def main():
+    print(flashcore.doctor(), flush=True)
+    attention_grid()
+    check("opcheck attention and resample", opcheck)
+    check("torch.compile(fullgraph=True) block, inductor", compiled_block)
+    check("CUDA graph capture after flashcore.precompile",
+          graph_capture("precompile"))
+    check("CUDA graph capture after a warm-up call", graph_capture("warm-up"))
+    check("capture refuses to compile", capture_refuses_to_compile)
+    for mode in ("linear", "nearest", "previous"):
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            for with_lengths in (False, True):
+                check(f"resample {mode} {str(dtype)[6:]} 3 streams"
+                      f"{' lengths' if with_lengths else ''}",
+                      resample_case(mode, dtype, with_lengths))
+    check("bad CUDA input", bad_input)
+    failed = [r for r in results if r[1] != "PASS"]
+    print("\n| check | result | detail |\n|---|---|---|")
+    for name, verdict, detail in results:
+        print(f"| {name} | {verdict} | {detail} |")
+    print(f"\npython_check: {len(results) - len(failed)}/{len(results)} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
