@@ -9,8 +9,8 @@
    of the rounds is reported.
 2. TFLOP/s on the attention rows of ../shared/ANCHORS.md: flashcore.attention
    and the C API (the same kernel) to show what Python costs, beside cuDNN,
-   flash2 and FA4, CUDA events (bench/peers/peers.py's median_ms), random
-   inputs, candidates interleaved per row.
+   flash2 and FA4, CUDA events around 10 back-to-back calls (as
+   ANCHORS.md), random inputs, candidates interleaved per row.
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
@@ -34,7 +34,7 @@ import flashcore
 from flashcore import _capi, _ops
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "peers"))
-from peers import ATTENTION_GRID, median_ms  # noqa: E402
+from peers import ATTENTION_GRID  # noqa: E402
 
 try:
     from flash_attn.cute import flash_attn_func as fa4_func
@@ -61,29 +61,39 @@ def c_api_call(q, k, v, causal):
     def call():
         if fn(jit, address, stream, 0, ref):
             _capi.raise_for(1, message)
+    call.keep_alive = (desc, o)  # address points into desc
     return call
 
 
 def candidates(q, k, v, causal):
     """name -> a call, on FlashAttention's [B, S, H, D] tensors (SDPA gets
-    their [B, H, S, D] transposes)."""
+    their [B, H, S, D] transposes). The SDPA backends are (backend, call)
+    pairs: the call runs inside sdpa_kernel(backend), entered once per timed
+    loop rather than per call, so that their columns are the backends' own
+    cost."""
     qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+
+    def sdpa():
+        return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
     found = {
         "flashcore": lambda: flashcore.attention(q, k, v, causal=causal),
         "C API": c_api_call(q, k, v, causal),
-        "sdpa": lambda: F.scaled_dot_product_attention(qt, kt, vt,
-                                                       is_causal=causal),
+        "sdpa": sdpa,
+        "cudnn": (SDPBackend.CUDNN_ATTENTION, sdpa),
+        "flash2": (SDPBackend.FLASH_ATTENTION, sdpa),
     }
-    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
-                          ("flash2", SDPBackend.FLASH_ATTENTION)):
-        def call(backend=backend):
-            with sdpa_kernel(backend):
-                return F.scaled_dot_product_attention(qt, kt, vt,
-                                                      is_causal=causal)
-        found[name] = call
     if fa4_func is not None:
         found["fa4"] = lambda: fa4_func(q, k, v, causal=causal)
     return found
+
+
+def timed(fn, measure, *args):
+    """measure(call, *args) for a candidate of candidates()."""
+    if isinstance(fn, tuple):
+        backend, call = fn
+        with sdpa_kernel(backend):
+            return measure(call, *args)
+    return measure(fn, *args)
 
 
 def host_us(fn, calls):
@@ -95,25 +105,37 @@ def host_us(fn, calls):
     return (time.perf_counter() - start) / calls * 1e6
 
 
+def back_to_back_ms(fn, calls=10, rounds=5):
+    """Median over rounds of the mean time of `calls` back-to-back calls
+    between two CUDA events (ANCHORS.md's method: the GPU's time per call
+    once the host keeps ahead of it)."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(rounds):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / calls)
+    return statistics.median(times)
+
+
 def host_cost(rounds, calls):
     b, s, h, d = 1, 128, 8, 64
     q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
                for _ in range(3))
     found = candidates(q, k, v, False)
-    # sdpa_kernel costs a context manager per call: time it apart, once
-    # entered, so that its column is the backend's own.
-    for name in ("cudnn", "flash2"):
-        backend = (SDPBackend.CUDNN_ATTENTION if name == "cudnn"
-                   else SDPBackend.FLASH_ATTENTION)
-        qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
-        found[name] = (backend, lambda: F.scaled_dot_product_attention(
-            qt, kt, vt))
     times = {name: [] for name in found}
-    for name, fn in found.items():  # warm-up: compiles, autotunes
-        run(fn, 20)
+    for fn in found.values():  # warm-up: compiles, autotunes
+        timed(fn, host_us, 20)
     for _ in range(rounds):
         for name, fn in found.items():
-            times[name].append(run(fn, calls))
+            times[name].append(timed(fn, host_us, calls))
     print(f"\n## Host cost per call, B={b} S={s} H={h} D={d} bf16 "
           f"non-causal ({calls} calls x {rounds} rounds, median)\n")
     print("| candidate | us per call | rounds (min-max) |\n|---|---|---|")
@@ -122,17 +144,9 @@ def host_cost(rounds, calls):
               f"{min(values):.1f}-{max(values):.1f} |")
 
 
-def run(fn, calls):
-    if isinstance(fn, tuple):
-        backend, call = fn
-        with sdpa_kernel(backend):
-            return host_us(call, calls)
-    return host_us(fn, calls)
-
-
 def tflops_rows(rows_regex, rounds):
     print("\n## Forward TFLOP/s on the ANCHORS rows (BSHD; median of "
-          f"{rounds} interleaved rounds of median_ms)\n")
+          f"{rounds} interleaved rounds of back_to_back_ms)\n")
     names = ["flashcore", "C API", "cudnn", "flash2"] + (
         ["fa4"] if fa4_func is not None else [])
     print("| B x H x S x D | causal | dtype | " + " | ".join(names) +
@@ -148,7 +162,8 @@ def tflops_rows(rows_regex, rounds):
         per = {name: [] for name in names}
         for _ in range(rounds):
             for name in names:
-                per[name].append(flops / median_ms(found[name], runs=10) / 1e9)
+                ms = timed(found[name], back_to_back_ms)
+                per[name].append(flops / ms / 1e9)
         med = {name: statistics.median(per[name]) for name in names}
         print(f"| {b}x{h}x{s}x{d} | {'yes' if causal else 'no'} | "
               f"{'fp16' if dtype == torch.float16 else 'bf16'} | " +
@@ -158,16 +173,49 @@ def tflops_rows(rows_regex, rounds):
         torch.cuda.empty_cache()
 
 
+def breakdown(calls):
+    """Host cost of each step of flashcore.attention on the host-cost problem
+    (us per call, one step repeated alone): where the Python time goes."""
+    q, k, v = (torch.randn(1, 128, 8, 64, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3))
+    o = torch.empty_like(q)
+    steps = {
+        "_direct": lambda: _ops._direct((q, k, v)),
+        "_check_attention": lambda: _ops._check_attention(q, k, v, None),
+        "torch.empty_like": lambda: torch.empty_like(q),
+        "capturing?": lambda: _ops._capturing(),
+        "raw stream": lambda: _ops._raw_stream(0),
+        "_pack_attention": lambda: _ops._pack_attention(
+            q, k, v, (q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                      0), o.stride(), False, None, None),
+        "_fill_attention_desc": lambda: _ops._fill_attention_desc(
+            q, k, v, o.data_ptr(), 0, False, None, None),
+        "_run_attention (fill + C)": lambda: _ops._run_attention(
+            q, k, v, o.data_ptr(), 0, False, None, None, 0),
+        "C API, prebuilt": c_api_call(q, k, v, False),
+        "flashcore.attention": lambda: flashcore.attention(q, k, v),
+    }
+    print(f"\n## Where flashcore.attention's host time goes ({calls} calls "
+          "per step, median of 5)\n\n| step | us per call |\n|---|---|")
+    for name, fn in steps.items():
+        host_us(fn, 20)
+        print(f"| {name} | "
+              f"{statistics.median(host_us(fn, calls) for _ in range(5)):.2f} |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rows", default="")
     parser.add_argument("--no-tflops", action="store_true")
+    parser.add_argument("--breakdown", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"{datetime.date.today()}")
+    if args.breakdown:
+        breakdown(args.calls)
     host_cost(args.rounds, args.calls)
     if not args.no_tflops:
         tflops_rows(args.rows, max(3, args.rounds // 2))

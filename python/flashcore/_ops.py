@@ -9,6 +9,7 @@ that a call costs what the C API costs plus the Python around it.
 """
 
 import ctypes
+import struct
 import threading
 
 import torch
@@ -119,8 +120,9 @@ _raw_stream = torch._C._cuda_getCurrentRawStream if hasattr(
     torch._C, "_cuda_getCurrentRawStream") else None
 
 
-def _capturing():
-    return torch.cuda.is_current_stream_capturing()
+# torch.cuda.is_current_stream_capturing without its Python frame.
+_capturing = torch._C._cuda_isCurrentStreamCapturing if hasattr(
+    torch._C, "_cuda_isCurrentStreamCapturing") else (lambda: False)
 
 
 def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale):
@@ -140,16 +142,54 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale):
         os_[0], os_[2], os_[1], hq * sq, sq, 1)
 
 
-def _run_attention(q, k, v, o, lse_ptr, causal, window, scale, flags):
-    """fmhaAttentionEx on the current stream of q's device."""
-    _pack_attention(q, k, v, (q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                              o.data_ptr(), lse_ptr),
-                    o.stride(), causal, window, scale)
+# Descriptors less their pointers, by what they are packed from: a call
+# whose tensors have the sizes, strides, dtypes and devices of an earlier
+# one, and its attributes, reuses that call's checks and packing and only
+# writes its five pointers. Cleared when full.
+_templates = {}
+_MAX_TEMPLATES = 4096
+_POINTERS = struct.Struct("=5Q")  # q, k, v, o, lse: consecutive in the desc
+_POINTERS_OFFSET = _capi.AttentionDesc.q.offset
+
+
+def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale):
+    """Fills this thread's descriptor for q, k, v and o = torch.empty_like(q)
+    at o_ptr (and lse at lse_ptr, 0: none); checks once per signature."""
+    key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
+           q.dtype, k.dtype, v.dtype, q.get_device(), k.get_device(),
+           v.get_device(), causal, window, scale, lse_ptr != 0)
+    template = _templates.get(key)
+    if template is None:
+        _check_attention(q, k, v, window)
+        o_strides = torch.empty_like(q, device="meta").stride()
+        _pack_attention(q, k, v, (0, 0, 0, 0, 0), o_strides, causal, window,
+                        scale)
+        template = _state.desc.raw
+        if len(_templates) >= _MAX_TEMPLATES:
+            _templates.clear()
+        _templates[key] = template
+    else:
+        ctypes.memmove(_state.desc_address, template, len(template))
+    _POINTERS.pack_into(_state.desc, _POINTERS_OFFSET, q.data_ptr(),
+                        k.data_ptr(), v.data_ptr(), o_ptr, lse_ptr)
+
+
+_attention_ex = None
+
+
+def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, flags):
+    """fmhaAttentionEx on the current stream of q's device, o being
+    torch.empty_like(q) at o_ptr."""
+    global _attention_ex
+    if window is not None:
+        window = tuple(window)
+    _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale)
+    if _attention_ex is None:
+        _attention_ex = _capi.lib().fmhaAttentionEx
     device = q.device.index
     state = _state
-    status = _capi.lib().fmhaAttentionEx(
-        _capi.jit(device), state.desc_address, _raw_stream(device), flags,
-        state.message_ref)
+    status = _attention_ex(_capi.jit(device), state.desc_address,
+                           _raw_stream(device), flags, state.message_ref)
     if status:
         _capi.raise_for(status, state.message)
 
@@ -182,8 +222,8 @@ def _attention_impl(q, k, v, causal=False, window=None, scale=None,
     _check_attention(q, k, v, window)
     o, lse = _attention_outputs(q, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
-    _run_attention(q, k, v, o, lse.data_ptr() if return_lse else 0, causal,
-                   window, scale, flags)
+    _run_attention(q, k, v, o.data_ptr(), lse.data_ptr() if return_lse else 0,
+                   causal, window, scale, flags)
     return o, lse
 
 
@@ -214,14 +254,18 @@ torch.library.register_autograd("flashcore::attention", _attention_backward,
                                 setup_context=_setup_nothing, lib=_lib)
 
 
+_is_compiling = torch.compiler.is_compiling
+_Tensor = torch.Tensor
+
+
 def _direct(tensors):
     """Whether an eager call may skip the dispatcher: plain CUDA tensors, no
     graph being traced, no gradient to record."""
-    if torch.compiler.is_compiling():
+    if _is_compiling():
         return False
     grad = torch.is_grad_enabled()
     for t in tensors:
-        if type(t) is not torch.Tensor or not t.is_cuda or (
+        if type(t) is not _Tensor or not t.is_cuda or (
                 grad and t.requires_grad):
             return False
     return True
@@ -250,7 +294,18 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     NotLoadedError.
     """
     if _direct((q, k, v)):
-        o, lse = _attention_impl(q, k, v, causal, window, scale, return_lse)
+        # _attention_impl without the op's placeholder lse.
+        o = torch.empty_like(q)
+        flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
+        if not return_lse:
+            _run_attention(q, k, v, o.data_ptr(), 0, causal, window, scale,
+                           flags)
+            return o
+        b, sq, hq, _ = q.shape
+        lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
+        _run_attention(q, k, v, o.data_ptr(), lse.data_ptr(), causal, window,
+                       scale, flags)
+        return o, lse
     else:
         _check_window(window, "flashcore.attention")
         o, lse = torch.ops.flashcore.attention.default(
@@ -265,10 +320,10 @@ def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
     if q.device.type != "cuda":
         _fail(f"flashcore.precompile: q is on {q.device}, expected a CUDA "
               "device")
-    # Nothing is written: q stands for o (same sizes and strides), and for
-    # lse where one is asked for, whose presence picks the kernel.
-    _run_attention(q, k, v, q, q.data_ptr() if return_lse else 0, causal,
-                   window, scale, _capi.CALL_PREPARE_ONLY)
+    # Nothing is written: q's address stands for o's, and for lse's where
+    # one is asked for (its presence picks the kernel).
+    _run_attention(q, k, v, q.data_ptr(), q.data_ptr() if return_lse else 0,
+                   causal, window, scale, _capi.CALL_PREPARE_ONLY)
 
 
 def _as_list(x):

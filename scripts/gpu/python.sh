@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # flashcore's wheel on the GPU machine, as a user gets it: installs
 # dist/flashcore-*.whl (built here by scripts/python/wheel.sh; carry "dist")
-# into a venv over the machine's torch, with no compiler and no index, then
+# into a directory on PYTHONPATH beside the machine's torch, with no compiler and no index, then
 # runs scripts/gpu/python_check.py (against torch on the device) and, with
 # --bench, bench/python/bench.py (FlashAttention-4 too where
 # ../shared/tools/fa4-install.sh unpacked it into /tmp/fa4-site).
@@ -14,19 +14,22 @@ mkdir -p "$out"
 wheels=("$root"/dist/flashcore-*.whl)
 [ ${#wheels[@]} -eq 1 ] && [ -f "${wheels[0]}" ] ||
   { echo "python.sh: expected one dist/flashcore-*.whl, found: ${wheels[*]}" >&2; exit 2; }
-venv=/tmp/flashcore-venv
-python3 -m venv --system-site-packages "$venv" &&
-  "$venv/bin/pip" install --no-deps --no-index --force-reinstall "${wheels[0]}" \
+# Into a directory of its own on PYTHONPATH, beside the machine's torch
+# (wherever that python finds it).
+site=/tmp/flashcore-site
+rm -rf "$site"
+python3 -m pip install --no-deps --no-index --target "$site" "${wheels[0]}" \
     > "$out/install.log" 2>&1 ||
   { cat "$out/install.log"; echo "python.sh: the wheel did not install" >&2; exit 2; }
+export PYTHONPATH=$site
 [ -d /tmp/fa4-site ] &&
-  export PYTHONPATH=/tmp/fa4-site:/tmp/fa4-site/nvidia_cutlass_dsl/dsl_packages
+  PYTHONPATH=$PYTHONPATH:/tmp/fa4-site:/tmp/fa4-site/nvidia_cutlass_dsl/dsl_packages
 # Outside the repository, so that `import flashcore` is the installed one.
 cd /tmp
-"$venv/bin/python" "$root/scripts/gpu/python_check.py" > "$out/python_check.log" 2>&1
+python3 "$root/scripts/gpu/python_check.py" > "$out/python_check.log" 2>&1
 status=$?
 if [ "${1:-}" = --bench ]; then
-  "$venv/bin/python" "$root/bench/python/bench.py" > "$out/bench.log" 2>&1 ||
+  python3 "$root/bench/python/bench.py" > "$out/bench.log" 2>&1 ||
     { echo "python.sh: bench.py failed (see bench.log)"; status=1; }
   sed -n '/^# flashcore/,$p' "$out/bench.log"
 fi

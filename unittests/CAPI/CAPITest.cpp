@@ -104,6 +104,100 @@ TEST(CAPI, AMissingDriverIsReportedNotFatal) {
       "no CUDA driver: cannot open /nonexistent/libcuda.so.1");
 }
 
+TEST(CAPI, VersionAndDoctorNeedNoJit) {
+  EXPECT_GT(std::strlen(fmhaVersion()), 0u);
+  char *report = nullptr;
+  int canWork = fmhaDoctor(&report);
+  std::string text = take(report);
+  EXPECT_NE(text.find(std::string("FlashCore ") + fmhaVersion()),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(canWork ? "verdict:    the JIT can work here"
+                              : "verdict:    the JIT cannot run kernels here"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(fmhaDoctor(nullptr), canWork);
+}
+
+/// A valid GQA 4:2 bf16 d64 attention description; the pointers are
+/// aligned stand-ins (the checks read no memory).
+fmhaAttentionDesc getCheckedDesc() {
+  fmhaAttentionDesc desc;
+  fmhaAttentionDescInit(&desc);
+  desc.headDim = 64;
+  desc.batch = 2;
+  desc.queryHeads = 4;
+  desc.kvHeads = 2;
+  desc.querySeq = 100;
+  desc.keySeq = 300;
+  fmhaAttentionDescSetDenseStrides(&desc);
+  alignas(16) static char standIn[16];
+  desc.q = desc.k = desc.v = desc.o = standIn;
+  return desc;
+}
+
+TEST(CAPI, AttentionCheckNeedsNoJitAndNamesTheValue) {
+  fmhaAttentionDesc desc = getCheckedDesc();
+  char *message = nullptr;
+  EXPECT_EQ(fmhaAttentionCheck(&desc, &message), FMHA_SUCCESS);
+  EXPECT_EQ(message, nullptr);
+  struct Case {
+    void (*spoil)(fmhaAttentionDesc &);
+    const char *expected;
+  };
+  for (Case c : {
+           Case{[](fmhaAttentionDesc &d) { d.headDim = 96; },
+                "headDim is 96, expected 64, 128 or 256"},
+           Case{[](fmhaAttentionDesc &d) { d.kvHeads = 3; },
+                "queryHeads (Hq) 4 and kvHeads (Hkv) 3"},
+           Case{[](fmhaAttentionDesc &d) { d.vStride[2] = 12; },
+                "v's row stride is 12 elements"},
+           Case{[](fmhaAttentionDesc &d) { d.keySeq = 0; },
+                "keySeq (Sk) is 0"},
+           Case{[](fmhaAttentionDesc &d) {
+                  d.elementType = static_cast<fmhaElementType>(FMHA_F32);
+                },
+                "elementType is 2, expected FMHA_BF16 (0) or FMHA_F16 (1)"},
+       }) {
+    fmhaAttentionDesc bad = desc;
+    c.spoil(bad);
+    EXPECT_EQ(fmhaAttentionCheck(&bad, &message), FMHA_ERROR_INVALID_ARGUMENT);
+    std::string text = take(message);
+    EXPECT_NE(text.find(c.expected), std::string::npos) << text;
+    EXPECT_EQ(text.rfind("fmhaAttention: ", 0), 0u) << text;
+  }
+  EXPECT_EQ(fmhaAttentionCheck(nullptr, &message), FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(take(message), "fmhaAttention: desc must not be NULL");
+}
+
+TEST(CAPI, ResampleCheckNeedsNoJit) {
+  alignas(16) static float standIn[4];
+  fmhaResampleStream stream = {standIn, standIn, nullptr, 10, 8};
+  fmhaResampleDesc desc = {FMHA_F32, FMHA_LINEAR, 2,     5,
+                           standIn,  standIn,     1,     &stream};
+  char *message = nullptr;
+  EXPECT_EQ(fmhaResampleCheck(&desc, &message), FMHA_SUCCESS);
+  desc.mode = static_cast<fmhaResampleMode>(9);
+  EXPECT_EQ(fmhaResampleCheck(&desc, &message), FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(take(message).find("mode is 9"), std::string::npos);
+  desc.mode = FMHA_LINEAR;
+  desc.numStreams = 0;
+  EXPECT_EQ(fmhaResampleCheck(&desc, &message), FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(take(message),
+            "fmhaResample: numStreams is 0, expected at least 1");
+}
+
+TEST(CAPI, UnknownCallFlagsAreRefused) {
+  // Any non-NULL JIT handle: the flags are checked before it is used.
+  fmhaAttentionDesc desc = getCheckedDesc();
+  auto jit = reinterpret_cast<fmhaJit>(&desc);
+  char *message = nullptr;
+  EXPECT_EQ(fmhaAttentionEx(jit, &desc, nullptr, 8, &message),
+            FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(take(message).find("flags is 8, expected FMHA_CALL_LOADED_ONLY"),
+            std::string::npos);
+}
+
 TEST(CAPI, OptionDefaults) {
   fmhaJitOptions options;
   fmhaJitOptionsInit(&options);
@@ -307,6 +401,25 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
     EXPECT_EQ(fmhaAttention(jit, &bad, nullptr, &message),
               FMHA_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(take(message).find("elementType is 7"), std::string::npos);
+
+    // Inside CUDA graph capture a call may only launch: a kernel not loaded
+    // yet (another scale) is refused, and loaded by a prepare-only call,
+    // which launches nothing; then the loaded-only call runs.
+    fmhaAttentionDesc other = desc;
+    other.scale = 0.25f;
+    EXPECT_EQ(fmhaAttentionEx(jit, &other, nullptr, FMHA_CALL_LOADED_ONLY,
+                              &message),
+              FMHA_ERROR_NOT_LOADED);
+    EXPECT_NE(take(message).find("is not loaded"), std::string::npos);
+    EXPECT_EQ(fmhaAttentionEx(jit, &other, nullptr, FMHA_CALL_PREPARE_ONLY,
+                              &message),
+              FMHA_SUCCESS)
+        << take(message);
+    EXPECT_EQ(fmhaAttentionEx(jit, &other, nullptr, FMHA_CALL_LOADED_ONLY,
+                              &message),
+              FMHA_SUCCESS)
+        << take(message);
+    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
     fmhaJitDestroy(jit);
   }
   for (CUdeviceptr p : {dq, dk, dv, dout, *dlse})

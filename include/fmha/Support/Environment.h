@@ -17,7 +17,9 @@
 //   FMHA_CACHE_MAX_BYTES  the disk cache's size bound (default 1 GiB)
 //   XDG_CACHE_HOME, HOME  where the disk cache goes by default
 //
-// Tools, examples and benchmarks have options of their own.
+// Tools, examples and benchmarks have options of their own; the Python
+// package reads one more, FLASHCORE_LIBRARY (python/flashcore/_capi.py: the
+// libflashcore.so to load instead of its own).
 //
 //===----------------------------------------------------------------------===//
 
