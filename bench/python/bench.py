@@ -11,6 +11,7 @@
    and the C API (the same kernel) to show what Python costs, beside cuDNN,
    flash2 and FA4, CUDA events around 10 back-to-back calls (as
    ANCHORS.md), random inputs, candidates interleaved per row.
+Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
@@ -105,6 +106,13 @@ def host_us(fn, calls):
     return (time.perf_counter() - start) / calls * 1e6
 
 
+def rotated(names, round_):
+    """names, starting from a different one each round: under sustained load
+    the H100's clocks drop, which would favour whoever runs first."""
+    shift = round_ % len(names)
+    return names[shift:] + names[:shift]
+
+
 def back_to_back_ms(fn, calls=10, rounds=5):
     """Median over rounds of the mean time of `calls` back-to-back calls
     between two CUDA events (ANCHORS.md's method: the GPU's time per call
@@ -133,9 +141,9 @@ def host_cost(rounds, calls):
     times = {name: [] for name in found}
     for fn in found.values():  # warm-up: compiles, autotunes
         timed(fn, host_us, 20)
-    for _ in range(rounds):
-        for name, fn in found.items():
-            times[name].append(timed(fn, host_us, calls))
+    for round_ in range(rounds):
+        for name in rotated(list(found), round_):
+            times[name].append(timed(found[name], host_us, calls))
     print(f"\n## Host cost per call, B={b} S={s} H={h} D={d} bf16 "
           f"non-causal ({calls} calls x {rounds} rounds, median)\n")
     print("| candidate | us per call | rounds (min-max) |\n|---|---|---|")
@@ -160,8 +168,8 @@ def tflops_rows(rows_regex, rounds):
         flops = 4 * b * h * s * s * d / (2 if causal else 1)
         found = candidates(q, k, v, causal)
         per = {name: [] for name in names}
-        for _ in range(rounds):
-            for name in names:
+        for round_ in range(rounds):
+            for name in rotated(names, round_):
                 ms = timed(found[name], back_to_back_ms)
                 per[name].append(flops / ms / 1e9)
         med = {name: statistics.median(per[name]) for name in names}
@@ -218,7 +226,7 @@ def main():
         breakdown(args.calls)
     host_cost(args.rounds, args.calls)
     if not args.no_tflops:
-        tflops_rows(args.rows, max(3, args.rounds // 2))
+        tflops_rows(args.rows, args.rounds)
 
 
 if __name__ == "__main__":
