@@ -22,6 +22,12 @@ except ImportError:  # doctor() and version() need no torch.
 
 if _torch is not None:
     from ._ops import attention, precompile, resample
+else:
+    def __getattr__(name):
+        if name in ("attention", "resample", "precompile"):
+            raise ImportError(f"flashcore.{name} needs torch, which is not "
+                              "installed: pip install torch")
+        raise AttributeError(f"module 'flashcore' has no attribute {name!r}")
 
 __all__ = ["attention", "resample", "precompile", "doctor", "version",
            "FlashCoreError", "InvalidArgumentError", "NotLoadedError"]
