@@ -149,6 +149,19 @@ FMHA_C_API fmhaStatus fmhaAttention(fmhaJit jit, const fmhaAttentionDesc *desc,
  *  with the same message, or FMHA_SUCCESS. */
 FMHA_C_API fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **message);
 
+/** Gets ready, \p threads at a time (0: one per hardware thread), every
+ *  attention kernel that \p count descriptions need (from the disk cache or
+ *  compiled, then loaded), so that no later fmhaAttention compiles, inside
+ *  CUDA graph capture or not. Of each description only elementType,
+ *  headDim, causal, scale, the window, whether lse is NULL (any non-NULL
+ *  value asks for the LSE kernel) and querySeq are read: querySeq 0
+ *  prepares the kernels of every query length, a length the one for it.
+ *  Launches nothing; the error names each kernel that failed. */
+FMHA_C_API fmhaStatus fmhaAttentionPrecompile(fmhaJit jit,
+                                              const fmhaAttentionDesc *descs,
+                                              int count, unsigned threads,
+                                              char **message);
+
 /** fmhaAttention with fmhaCallFlags \p flags. */
 FMHA_C_API fmhaStatus fmhaAttentionEx(fmhaJit jit, const fmhaAttentionDesc *desc,
                            void *stream, unsigned flags, char **message);

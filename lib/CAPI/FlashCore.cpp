@@ -195,11 +195,11 @@ void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc) {
     std::copy(from->begin(), from->end(), to);
 }
 
-/// \p desc as the JIT's spec and tensors, checked (checkAttentionTensors);
-/// the error names the offending value.
-static llvm::Error decodeAttention(const fmhaAttentionDesc &desc,
-                                   KernelSpec &spec,
-                                   AttentionTensors &tensors) {
+/// The kernel spec of \p desc: its element type, head dim, masks, scale and
+/// whether it has an lse (checkAttentionSpec).
+static llvm::Expected<KernelSpec>
+getAttentionSpec(const fmhaAttentionDesc &desc) {
+  KernelSpec spec;
   spec.kind = OpKind::Attention;
   std::optional<ElementType> elementType = getElementType(desc.elementType);
   if (!elementType || *elementType == ElementType::F32)
@@ -214,8 +214,49 @@ static llvm::Error decodeAttention(const fmhaAttentionDesc &desc,
     spec.scale = desc.scale;
   if (desc.hasWindow)
     spec.window = {{desc.windowLeft, desc.windowRight}};
+  if (llvm::Error err = checkAttentionSpec(spec))
+    return std::move(err);
+  return spec;
+}
+
+/// \p desc as the JIT's spec and tensors, checked (checkAttentionTensors);
+/// the error names the offending value.
+static llvm::Error decodeAttention(const fmhaAttentionDesc &desc,
+                                   KernelSpec &spec,
+                                   AttentionTensors &tensors) {
+  llvm::Expected<KernelSpec> decoded = getAttentionSpec(desc);
+  if (!decoded)
+    return decoded.takeError();
+  spec = std::move(*decoded);
   tensors = getTensors(desc);
   return checkAttentionTensors(spec, tensors);
+}
+
+fmhaStatus fmhaAttentionPrecompile(fmhaJit jit, const fmhaAttentionDesc *descs,
+                                   int count, unsigned threads,
+                                   char **message) {
+  if (!jit || (count > 0 && !descs) || count < 0)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionPrecompile: jit and descs must not be NULL, "
+                  "and count is " +
+                      std::to_string(count) + ", expected at least 0",
+                  message);
+  std::vector<KernelSpec> specs;
+  for (int i = 0; i < count; ++i) {
+    llvm::Expected<KernelSpec> spec = getAttentionSpec(descs[i]);
+    if (!spec)
+      return report(FMHA_ERROR_INVALID_ARGUMENT,
+                    "fmhaAttentionPrecompile: descs[" + std::to_string(i) +
+                        "]: " + llvm::toString(spec.takeError()),
+                    message);
+    specs.push_back(descs[i].querySeq > 0
+                        ? jit->jit->getAttentionLaunchSpec(*spec,
+                                                           descs[i].querySeq)
+                        : std::move(*spec));
+  }
+  if (llvm::Error err = jit->jit->precompile(specs, threads))
+    return report(std::move(err), message);
+  return succeed(message);
 }
 
 fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **message) {

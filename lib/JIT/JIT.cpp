@@ -14,11 +14,14 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -274,6 +277,11 @@ llvm::StringRef JIT::getCacheDirectory() const {
   return diskCache ? diskCache->getDirectory() : llvm::StringRef();
 }
 
+void JIT::countIn(unsigned &counter) {
+  std::lock_guard<std::mutex> lock(mutex);
+  ++counter;
+}
+
 JITStats JIT::getStats() const {
   std::lock_guard<std::mutex> lock(mutex);
   return stats;
@@ -290,11 +298,26 @@ std::string JIT::getKey(llvm::StringRef what,
                           identity.str()});
 }
 
+std::shared_ptr<std::mutex> JIT::getKeyLock(const std::string &key) {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<std::mutex> &keyLock = keyLocks[key];
+  if (!keyLock)
+    keyLock = std::make_shared<std::mutex>();
+  return keyLock;
+}
+
 llvm::Expected<const JIT::LoadedModule &>
 JIT::loadOrCompile(const std::string &key, CompileFn compile) {
-  auto found = modules.find(key);
-  if (found != modules.end())
-    return found->second;
+  // One compile per module: a second thread asking for it waits here and
+  // then finds it loaded; other modules compile meanwhile.
+  std::shared_ptr<std::mutex> keyLock = getKeyLock(key);
+  std::lock_guard<std::mutex> compiling(*keyLock);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = modules.find(key);
+    if (found != modules.end())
+      return found->second;
+  }
 
   LoadedModule loaded;
   std::string image;
@@ -303,7 +326,7 @@ JIT::loadOrCompile(const std::string &key, CompileFn compile) {
     // An entry that checksums but does not decode was written by another
     // build of the same version string: compile anew and overwrite it.
     if (llvm::Expected<CacheEntry> entry = decodeCacheEntry(*payload)) {
-      ++stats.diskHits;
+      countIn(stats.diskHits);
       loaded.contracts = std::move(entry->contracts);
       image = std::move(entry->image);
     } else {
@@ -317,7 +340,7 @@ JIT::loadOrCompile(const std::string &key, CompileFn compile) {
     llvm::Expected<CompiledModule> compiled = compile(options);
     if (!compiled)
       return compiled.takeError();
-    ++stats.compiled;
+    countIn(stats.compiled);
     CacheEntry entry = makeCacheEntry(plan.path, std::move(*compiled));
     // A cache that cannot be written costs time, not correctness.
     if (diskCache)
@@ -330,6 +353,7 @@ JIT::loadOrCompile(const std::string &key, CompileFn compile) {
   if (!module)
     return module.takeError();
   loaded.module = *module;
+  std::lock_guard<std::mutex> lock(mutex);
   return modules[key] = std::move(loaded);
 }
 
@@ -368,13 +392,15 @@ JIT::loadKernel(const std::string &key, llvm::StringRef kernelName,
 
 llvm::Expected<const Kernel &>
 JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
-  std::lock_guard<std::mutex> lock(mutex);
-  auto bySource = sourceKernels.find(source);
-  if (bySource != sourceKernels.end()) {
-    auto found = bySource->second.find(kernelName);
-    if (found != bySource->second.end()) {
-      ++stats.memoryHits;
-      return *found->second;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto bySource = sourceKernels.find(source);
+    if (bySource != sourceKernels.end()) {
+      auto found = bySource->second.find(kernelName);
+      if (found != bySource->second.end()) {
+        ++stats.memoryHits;
+        return *found->second;
+      }
     }
   }
   llvm::Expected<std::unique_ptr<Kernel>> kernel = loadKernel(
@@ -384,7 +410,13 @@ JIT::getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName) {
       });
   if (!kernel)
     return kernel.takeError();
-  return *(sourceKernels[source][kernelName] = std::move(*kernel));
+  // Two threads may both have made this kernel of the (one) loaded module:
+  // the first one published is kept.
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Kernel> &slot = sourceKernels[source][kernelName];
+  if (!slot)
+    slot = std::move(*kernel);
+  return *slot;
 }
 
 char KernelNotLoadedError::ID;
@@ -400,11 +432,13 @@ void KernelNotLoadedError::log(llvm::raw_ostream &os) const {
 llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec,
                                               KernelSource source) {
   std::string specKey = spec.getKey();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = specKernels.find(specKey);
-  if (found != specKernels.end()) {
-    ++stats.memoryHits;
-    return *found->second;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = specKernels.find(specKey);
+    if (found != specKernels.end()) {
+      ++stats.memoryHits;
+      return *found->second;
+    }
   }
   if (source == KernelSource::LoadedOnly)
     return llvm::make_error<KernelNotLoadedError>(std::move(specKey));
@@ -415,6 +449,59 @@ llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec,
       });
   if (!kernel)
     return kernel.takeError();
-  return *(specKernels[specKey] = std::move(*kernel));
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Kernel> &slot = specKernels[specKey];
+  if (!slot)
+    slot = std::move(*kernel);
+  return *slot;
 }
 
+std::vector<KernelSpec> JIT::getLaunchSpecs(const KernelSpec &spec) const {
+  if (spec.kind != OpKind::Attention || spec.attentionTile)
+    return {spec};
+  std::vector<KernelSpec> specs;
+  llvm::StringSet<> keys;
+  for (int64_t querySeq : kAttentionQueryLengthClasses) {
+    KernelSpec launched = getAttentionLaunchSpec(spec, querySeq);
+    if (keys.insert(launched.getKey()).second)
+      specs.push_back(std::move(launched));
+  }
+  return specs;
+}
+
+llvm::Error JIT::precompile(llvm::ArrayRef<KernelSpec> specs,
+                            unsigned threads) {
+  std::vector<KernelSpec> work;
+  llvm::StringSet<> keys;
+  for (const KernelSpec &spec : specs)
+    for (KernelSpec &launched : getLaunchSpecs(spec))
+      if (keys.insert(launched.getKey()).second)
+        work.push_back(std::move(launched));
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<size_t>(threads, work.size());
+  std::atomic<size_t> next{0};
+  std::mutex failuresMutex;
+  std::string failures;
+  auto compileSome = [&] {
+    for (size_t i; (i = next++) < work.size();) {
+      llvm::Expected<const Kernel &> kernel = getKernel(work[i]);
+      if (kernel)
+        continue;
+      std::string failure = "\n  " + work[i].getKey() + ": " +
+                            llvm::toString(kernel.takeError());
+      std::lock_guard<std::mutex> lock(failuresMutex);
+      failures += failure;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i)
+    pool.emplace_back(compileSome);
+  compileSome();
+  for (std::thread &thread : pool)
+    thread.join();
+  if (failures.empty())
+    return llvm::Error::success();
+  return llvm::createStringError("precompile: these kernels failed:" +
+                                 failures);
+}

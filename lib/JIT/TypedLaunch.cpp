@@ -32,8 +32,7 @@ void AttentionTensors::setDenseStrides(unsigned headDim) {
   lseStrides = {queryHeads * querySeq, querySeq, 1};
 }
 
-llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
-                                        const AttentionTensors &t) {
+llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
   auto fail = [](const llvm::Twine &what) {
     return llvm::createStringError("attention: " + what);
   };
@@ -44,6 +43,27 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
   if (!llvm::is_contained(kSupportedHeadDims, int64_t(spec.headDim)))
     return fail(llvm::formatv("headDim is {0}, expected 64, 128 or 256",
                               spec.headDim));
+  if (spec.window) {
+    auto [left, right] = *spec.window;
+    if (left < 0 || right < 0)
+      return fail(llvm::formatv("window is [{0}, {1}], expected non-negative "
+                                "sizes",
+                                left, right));
+    if (spec.causal && right != 0)
+      return fail(llvm::formatv("window right is {0} with causal, expected 0 "
+                                "(a causal query sees no later key)",
+                                right));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
+                                        const AttentionTensors &t) {
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::createStringError("attention: " + what);
+  };
+  if (llvm::Error err = checkAttentionSpec(spec))
+    return err;
   if (!t.q || !t.k || !t.v || !t.o)
     return fail("q, k, v and o must not be null");
   if (spec.withLse != (t.lse != nullptr))
@@ -97,19 +117,25 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
   return llvm::Error::success();
 }
 
+KernelSpec JIT::getAttentionLaunchSpec(const KernelSpec &spec,
+                                       std::optional<int64_t> querySeq) const {
+  // A tile for this query length that is not the one for every length
+  // becomes the spec's own (a second kernel, compiled once); otherwise the
+  // spec stays as given and shares its kernel with getKernel(spec).
+  AttentionTiling tiling = getAttentionTiling(spec, querySeq);
+  KernelSpec tiled = spec;
+  if (tiling != getAttentionTiling(spec))
+    tiled.attentionTile = tiling;
+  return tiled;
+}
+
 llvm::Error JIT::launchAttention(const KernelSpec &spec,
                                  const AttentionTensors &t, CUstream stream,
                                  const LaunchOptions &options) {
   if (llvm::Error err = checkAttentionTensors(spec, t))
     return err;
-  // A tile for this query length that is not the one for every length
-  // becomes the spec's own (a second kernel, compiled once); otherwise the
-  // spec stays as given and shares its kernel with getKernel(spec).
-  AttentionTiling tiling = getAttentionTiling(spec, t.querySeq);
-  KernelSpec tiled = spec;
-  if (tiling != getAttentionTiling(spec))
-    tiled.attentionTile = tiling;
-  llvm::Expected<const Kernel &> kernel = getKernel(tiled, options.source);
+  llvm::Expected<const Kernel &> kernel =
+      getKernel(getAttentionLaunchSpec(spec, t.querySeq), options.source);
   if (!kernel || options.prepareOnly)
     return kernel.takeError();
   int64_t headDim = spec.headDim;

@@ -21,15 +21,17 @@ except ImportError:  # doctor() and version() need no torch.
     _torch = None
 
 if _torch is not None:
-    from ._ops import attention, precompile, resample
+    from ._ops import attention, precompile, precompile_attention, resample
 else:
     def __getattr__(name):
-        if name in ("attention", "resample", "precompile"):
+        if name in ("attention", "resample", "precompile",
+                    "precompile_attention"):
             raise ImportError(f"flashcore.{name} needs torch, which is not "
                               "installed: pip install torch")
         raise AttributeError(f"module 'flashcore' has no attribute {name!r}")
 
-__all__ = ["attention", "resample", "precompile", "doctor", "version",
+__all__ = ["attention", "resample", "precompile", "precompile_attention",
+           "doctor", "version",
            "FlashCoreError", "InvalidArgumentError", "NotLoadedError"]
 
 

@@ -180,6 +180,9 @@ def _declare(h):
         fn = getattr(h, name)
         fn.restype = status
         fn.argtypes = [P, P, P, ctypes.c_uint, ctypes.POINTER(P)]
+    h.fmhaAttentionPrecompile.restype = status
+    h.fmhaAttentionPrecompile.argtypes = [P, P, ctypes.c_int, ctypes.c_uint,
+                                          ctypes.POINTER(P)]
     for name in ("fmhaAttentionCheck", "fmhaResampleCheck"):
         fn = getattr(h, name)
         fn.restype = status

@@ -473,6 +473,63 @@ def _precompile_resample(targets, times, values, lengths=None, *,
                   _resample_output(targets, values), _capi.CALL_PREPARE_ONLY)
 
 
+_VARIANT_KEYS = {"dtype", "head_dim", "causal", "window", "scale",
+                 "return_lse", "seqlen_q"}
+
+
+def precompile_attention(variants, *, device=None, threads=0):
+    """Gets ready the attention kernels of several variants at once, on
+    `threads` threads (0: one per hardware thread): from FlashCore's disk
+    cache, or compiled, then loaded on `device` (default: the current CUDA
+    device). Each variant is a dict with dtype (torch.float16 or
+    torch.bfloat16) and head_dim, and optionally flashcore.attention's
+    causal, window, scale and return_lse, and seqlen_q (default: every
+    query length; a length: the kernel for that length only). Launches
+    nothing; afterwards those calls, CUDA graph capture included, only
+    launch.
+
+        flashcore.precompile_attention(
+            [dict(dtype=torch.bfloat16, head_dim=d, causal=c)
+             for d in (64, 128, 256) for c in (False, True)])
+    """
+    variants = list(variants)
+    descs = (_capi.AttentionDesc * max(1, len(variants)))()
+    for i, variant in enumerate(variants):
+        op = f"flashcore.precompile_attention: variants[{i}]"
+        unknown = set(variant) - _VARIANT_KEYS
+        if unknown or "dtype" not in variant or "head_dim" not in variant:
+            _fail(f"{op} is {variant}, expected dtype, head_dim and any of "
+                  f"{sorted(_VARIANT_KEYS - {'dtype', 'head_dim'})}")
+        if variant["dtype"] not in _ATTENTION_DTYPES:
+            _fail(f"{op}: dtype is {variant['dtype']}, expected "
+                  "torch.float16 or torch.bfloat16")
+        window = variant.get("window")
+        _check_window(window, op)
+        d = descs[i]
+        d.elementType = _ATTENTION_DTYPES[variant["dtype"]]
+        d.headDim = variant["head_dim"]
+        d.causal = bool(variant.get("causal", False))
+        d.scale = variant.get("scale") or 0.0
+        if window is not None:
+            d.hasWindow, d.windowLeft, d.windowRight = 1, window[0], window[1]
+        # Only whether lse is NULL is read.
+        d.lse = _STAND_IN if variant.get("return_lse") else None
+        d.querySeq = variant.get("seqlen_q") or 0
+    device = torch.device("cuda", device) if isinstance(device, int) else \
+        torch.device(device or "cuda")
+    if device.type != "cuda":
+        _fail(f"flashcore.precompile_attention: device is {device}, "
+              "expected a CUDA device")
+    index = device.index if device.index is not None else \
+        torch.cuda.current_device()
+    message = ctypes.c_void_p()
+    status = _capi.lib().fmhaAttentionPrecompile(
+        _capi.jit(index), ctypes.addressof(descs), len(variants), threads,
+        ctypes.byref(message))
+    if status:
+        _capi.raise_for(status, message)
+
+
 def precompile(op, *args, **kwargs):
     """Compiles and loads the kernel that op(*args, **kwargs) would launch,
     and launches nothing: afterwards that call, inside CUDA graph capture
@@ -483,6 +540,9 @@ def precompile(op, *args, **kwargs):
     compile.
 
         flashcore.precompile(flashcore.attention, q, k, v, causal=True)
+
+    flashcore.precompile_attention prepares many attention variants at
+    once, on parallel threads.
     """
     if op is attention:
         return _precompile_attention(*args, **kwargs)

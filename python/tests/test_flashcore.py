@@ -298,6 +298,25 @@ def test_precompile_needs_a_cuda_device_and_a_known_op():
         flashcore.precompile(torch.matmul, q, q)
 
 
+@pytest.mark.parametrize("variant,expected", [
+    (dict(dtype=torch.float32, head_dim=64), "dtype is torch.float32"),
+    (dict(head_dim=64), "expected dtype, head_dim"),
+    (dict(dtype=torch.float16, head_dim=64, seqlen=9), "expected dtype, "
+     "head_dim"),
+    (dict(dtype=torch.float16, head_dim=64, window=(-1, 0)), "window is"),
+])
+def test_precompile_attention_checks_each_variant(variant, expected):
+    message = error_of(lambda: flashcore.precompile_attention(
+        [dict(dtype=torch.float16, head_dim=128), variant]))
+    assert "variants[1]" in message and expected in message
+
+
+def test_precompile_attention_needs_a_cuda_device():
+    assert "expected a CUDA device" in error_of(
+        lambda: flashcore.precompile_attention(
+            [dict(dtype=torch.float16, head_dim=128)], device="cpu"))
+
+
 def test_gradient_is_a_clear_error():
     q = meta(1, 64, 4, 64).requires_grad_()
     o = flashcore.attention(q, q, q)

@@ -10,7 +10,10 @@ Usage (GPU machine): python3 scripts/gpu/python_check.py
 """
 
 import math
+import os
+import subprocess
 import sys
+import tempfile
 import traceback
 
 import torch
@@ -208,6 +211,47 @@ def capture_refuses_to_compile():
     raise AssertionError("a capture compiled a kernel")
 
 
+def precompiled_variant_captures():
+    """precompile_attention without seqlen_q prepares every query-length
+    class: sm_90a's causal d64 has a tile of its own from 4k queries."""
+    flashcore.precompile_attention(
+        [dict(dtype=torch.float16, head_dim=64, causal=True, scale=0.2)],
+        threads=2)
+    for sq in (100, 5000):
+        q = torch.randn(1, sq, 2, 64, device="cuda", dtype=torch.float16)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            o = flashcore.attention(q, q, q, causal=True, scale=0.2)
+        graph.replay()
+        torch.cuda.synchronize()
+        ref, _ = reference(q, q, q, True, None, 0.2, torch.float32)
+        assert (o.float() - ref).abs().max().item() < 2e-2
+    return "Sq=100 and Sq=5000 captured without a compile"
+
+
+def two_processes_one_entry():
+    """Two processes compiling the same kernel at once into one disk cache
+    both succeed and leave one entry: a whole-program cubin (ELF), not
+    PTX."""
+    code = ("import torch, flashcore; flashcore.precompile_attention("
+            "[dict(dtype=torch.bfloat16, head_dim=128, scale=0.3, "
+            "seqlen_q=1000)], threads=1)")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "FMHA_CACHE_DIR": cache}
+        runs = [subprocess.Popen([sys.executable, "-c", code], env=env,
+                                 stderr=subprocess.PIPE, text=True)
+                for _ in range(2)]
+        for run in runs:
+            _, err = run.communicate()
+            assert run.returncode == 0, err
+        entries = [f for f in os.listdir(cache) if f.endswith(".fmhac")]
+        assert len(entries) == 1, os.listdir(cache)
+        data = open(os.path.join(cache, entries[0]), "rb").read()
+        assert b"\x7fELF" in data, "the entry holds no ELF image"
+        assert b".target sm_" not in data, "the entry holds PTX"
+    return "2 processes, 1 entry, an ELF cubin"
+
+
 def torch_resample(times, values, lengths, targets, mode):
     """fmha.resample's semantics (FmhaOps.td) in float32, one stream."""
     b, s = times.shape
@@ -296,6 +340,10 @@ def main():
           graph_capture("precompile"))
     check("CUDA graph capture after a warm-up call", graph_capture("warm-up"))
     check("capture refuses to compile", capture_refuses_to_compile)
+    check("precompile_attention: every query-length class",
+          precompiled_variant_captures)
+    check("two processes compile one kernel into one cache entry",
+          two_processes_one_entry)
     for mode in ("linear", "nearest", "previous"):
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
             for with_lengths in (False, True):

@@ -198,6 +198,15 @@ TEST(CAPI, UnknownCallFlagsAreRefused) {
             std::string::npos);
 }
 
+TEST(CAPI, PrecompileNeedsAJit) {
+  fmhaAttentionDesc desc = getCheckedDesc();
+  char *message = nullptr;
+  EXPECT_EQ(fmhaAttentionPrecompile(nullptr, &desc, 1, 0, &message),
+            FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(take(message).find("jit and descs must not be NULL"),
+            std::string::npos);
+}
+
 TEST(CAPI, OptionDefaults) {
   fmhaJitOptions options;
   fmhaJitOptionsInit(&options);
@@ -419,6 +428,32 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
                               &message),
               FMHA_SUCCESS)
         << take(message);
+    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+
+    // A precompiled description launches with FMHA_CALL_LOADED_ONLY; a bad
+    // one is refused by its index before anything compiles.
+    fmhaAttentionDesc variants[2] = {desc, desc};
+    variants[0].scale = 0.5f;
+    variants[1].scale = 0.5f;
+    variants[1].causal = 1;
+    variants[1].querySeq = 0; // every query length
+    EXPECT_EQ(fmhaAttentionPrecompile(jit, variants, 2, 2, &message),
+              FMHA_SUCCESS)
+        << take(message);
+    for (const fmhaAttentionDesc &variant : variants) {
+      fmhaAttentionDesc launched = desc;
+      launched.scale = variant.scale;
+      launched.causal = variant.causal;
+      EXPECT_EQ(fmhaAttentionEx(jit, &launched, nullptr,
+                                FMHA_CALL_LOADED_ONLY, &message),
+                FMHA_SUCCESS)
+          << take(message);
+    }
+    variants[1].headDim = 80;
+    EXPECT_EQ(fmhaAttentionPrecompile(jit, variants, 2, 0, &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("descs[1]: attention: headDim is 80"),
+              std::string::npos);
     ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
     fmhaJitDestroy(jit);
   }

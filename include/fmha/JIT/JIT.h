@@ -113,8 +113,12 @@ struct AttentionTensors {
   void setDenseStrides(unsigned headDim);
 };
 
-/// Checks \p tensors against \p spec (an attention spec): sizes and head
-/// ratio, the LSE operand's presence, and the 16-byte alignment of
+/// Checks attention \p spec alone: the element type, the head dim, the
+/// window. The error names the offending value and what was expected.
+llvm::Error checkAttentionSpec(const KernelSpec &spec);
+
+/// Checks \p spec (checkAttentionSpec) and \p tensors against it: sizes and
+/// head ratio, the LSE operand's presence, and the 16-byte alignment of
 /// pointers and strides the kernels copy with. The error names the
 /// offending value and what was expected.
 llvm::Error checkAttentionTensors(const KernelSpec &spec,
@@ -268,6 +272,22 @@ public:
   llvm::Expected<const Kernel &>
   getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName);
 
+  /// The spec a launch of attention \p spec on \p querySeq queries compiles:
+  /// \p spec itself, or, where the chip's default tile for that length is
+  /// not its default for every length, \p spec with that tile.
+  KernelSpec getAttentionLaunchSpec(const KernelSpec &spec,
+                                    std::optional<int64_t> querySeq) const;
+  /// Every spec launches of \p spec may compile: getAttentionLaunchSpec for
+  /// each class of query lengths of an attention spec without a tile
+  /// (kAttentionQueryLengthClasses), else \p spec.
+  std::vector<KernelSpec> getLaunchSpecs(const KernelSpec &spec) const;
+  /// Gets ready every kernel that launches of \p specs may use (loaded from
+  /// the disk cache or compiled, then loaded; getLaunchSpecs), \p threads
+  /// at a time (0: one per hardware thread), so that no later launch,
+  /// inside CUDA graph capture or not, compiles. Launches nothing. The
+  /// error names each spec that failed.
+  llvm::Error precompile(llvm::ArrayRef<KernelSpec> specs,
+                         unsigned threads = 0);
   /// Runs \p spec's attention on \p tensors on \p stream: checks them
   /// (checkAttentionTensors), gets the kernel, and passes what it takes on
   /// this chip (TMA tensor maps on sm_90a, memref descriptors) with its
@@ -318,14 +338,19 @@ private:
   using CompileFn = llvm::function_ref<llvm::Expected<CompiledModule>(
       const CompileOptions &)>;
   /// The module under disk cache key \p key: loaded already, else from
-  /// the disk cache, else compiled by \p compile.
+  /// the disk cache, else compiled by \p compile. Holds the key's lock (so
+  /// that a module compiles once) and the mutex only to read and publish.
   llvm::Expected<const LoadedModule &> loadOrCompile(const std::string &key,
                                                      CompileFn compile);
   /// The kernel \p kernelName of the module under \p key, loaded (or
-  /// compiled) as loadOrCompile does. Holds the mutex.
+  /// compiled) as loadOrCompile does.
   llvm::Expected<std::unique_ptr<Kernel>>
   loadKernel(const std::string &key, llvm::StringRef kernelName,
              CompileFn compile);
+  /// The lock that serializes loading the module under \p key.
+  std::shared_ptr<std::mutex> getKeyLock(const std::string &key);
+  /// Increments \p counter, one of stats', under the mutex.
+  void countIn(unsigned &counter);
 
   CudaDriver *driver = nullptr;
   DeviceInfo device;
@@ -336,7 +361,11 @@ private:
   /// 13.0"): part of every cache key.
   std::string linkerVersion;
 
+  /// Guards the maps and stats below; never held while compiling or
+  /// loading, so that independent modules compile in parallel.
   mutable std::mutex mutex;
+  /// One lock per module cache key, held while that module loads.
+  llvm::StringMap<std::shared_ptr<std::mutex>> keyLocks;
   /// Loaded modules by cache key.
   llvm::StringMap<LoadedModule> modules;
   /// Kernels by source, then name, and by spec key: a hit costs one hash

@@ -56,6 +56,10 @@ struct AttentionTiling {
   }
 };
 
+/// The query lengths from which getDefaultAttentionTiling may pick another
+/// tile: lengths below the first and each range between two picks one.
+inline constexpr int64_t kAttentionQueryLengthClasses[] = {1, 4096};
+
 /// The default tiling of attention with head dim \p headDim on \p chip.
 /// \p headDim must be one the dialect accepts (64, 128 or 256).
 /// \p querySeq, where the caller knows it (a JIT launch), picks the tile
