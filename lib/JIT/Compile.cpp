@@ -27,6 +27,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cstdlib>
 
 using namespace mlir;
@@ -106,9 +107,30 @@ static llvm::Expected<LinkedCubin> compileToCubin(llvm::StringRef ptx,
 
 /// Lowers \p module to PTX, and to a cubin when asked; \p fail makes the
 /// error of a failed step, with the diagnostics collected so far.
+namespace {
+/// Seconds since construction or the last lap.
+class Stopwatch {
+public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - last).count();
+    last = now;
+    return seconds;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+};
+} // namespace
+
+/// \p setupSeconds: the time spent before, on the context and the module.
 static llvm::Expected<CompiledModule>
 lowerAndTranslate(ModuleOp module, const CompileOptions &options,
-                  llvm::function_ref<llvm::Error(llvm::StringRef)> fail) {
+                  llvm::function_ref<llvm::Error(llvm::StringRef)> fail,
+                  double setupSeconds) {
+  Stopwatch stopwatch;
+  CompileTimes times;
+  times.setup = setupSeconds;
   MLIRContext *context = module.getContext();
   std::optional<StageDirectory> dumps;
   if (!options.dumpDirectory.empty()) {
@@ -130,6 +152,7 @@ lowerAndTranslate(ModuleOp module, const CompileOptions &options,
                               stringifyChip(options.chip))
                     .str());
 
+  times.mlirPasses = stopwatch.lap();
   auto gpuModules = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
   if (gpuModules.size() != 1)
     return llvm::createStringError(llvm::formatv(
@@ -157,6 +180,7 @@ lowerAndTranslate(ModuleOp module, const CompileOptions &options,
   if (!ptx)
     return ptx.takeError();
   compiled.ptx = std::move(*ptx);
+  times.llvmToPtx = stopwatch.lap();
 
   if (options.linkArch) {
     bool wholeProgram = options.cubinCompiler == CubinCompiler::PtxCompiler;
@@ -166,6 +190,7 @@ lowerAndTranslate(ModuleOp module, const CompileOptions &options,
       return linked.takeError();
     compiled.cubin = std::move(linked->cubin);
     compiled.linkLog = std::move(linked->infoLog);
+    times.ptxToCubin = stopwatch.lap();
     if (dumps) {
       dumps->write("kernel.cubin", compiled.cubin);
       dumps->write(wholeProgram ? "ptxcompiler.log" : "nvjitlink.log",
@@ -176,11 +201,13 @@ lowerAndTranslate(ModuleOp module, const CompileOptions &options,
   if (dumps)
     if (llvm::Error err = dumps->takeError())
       return std::move(err);
+  compiled.times = times;
   return compiled;
 }
 
 llvm::Expected<CompiledModule>
 fmha::compileModule(llvm::StringRef source, const CompileOptions &options) {
+  Stopwatch stopwatch;
   std::unique_ptr<MLIRContext> context = createContext();
   std::string diagnostics;
   llvm::raw_string_ostream diagnosticStream(diagnostics);
@@ -198,11 +225,12 @@ fmha::compileModule(llvm::StringRef source, const CompileOptions &options) {
       parseSourceFile<ModuleOp>(sourceMgr, context.get());
   if (!module)
     return fail("cannot parse the MLIR source");
-  return lowerAndTranslate(*module, options, fail);
+  return lowerAndTranslate(*module, options, fail, stopwatch.lap());
 }
 
 llvm::Expected<CompiledModule>
 fmha::compileKernelSpec(const KernelSpec &spec, const CompileOptions &options) {
+  Stopwatch stopwatch;
   std::unique_ptr<MLIRContext> context = createContext();
   // The built ops have no source to point into: each diagnostic is its
   // message, and those of its notes.
@@ -221,7 +249,7 @@ fmha::compileKernelSpec(const KernelSpec &spec, const CompileOptions &options) {
   OwningOpRef<ModuleOp> module = buildKernelSpecModule(spec, *context);
   if (failed(verify(*module)))
     return fail("invalid kernel spec (" + spec.getKey() + ")");
-  return lowerAndTranslate(*module, options, fail);
+  return lowerAndTranslate(*module, options, fail, stopwatch.lap());
 }
 
 CompileOptions fmha::getCompileOptions(const LoadPlan &plan) {

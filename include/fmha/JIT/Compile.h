@@ -52,7 +52,21 @@ struct CompileOptions {
   std::string dumpDirectory;
 };
 
+/// Where a compilation's time went, in seconds.
+struct CompileTimes {
+  /// The MLIRContext and the input module (parsed, or built from a spec).
+  double setup = 0;
+  /// The MLIR pipeline to the NVVM dialect.
+  double mlirPasses = 0;
+  /// NVVM to LLVM IR, LLVM's optimizer and the NVPTX backend, to PTX.
+  double llvmToPtx = 0;
+  /// PTX to a cubin (the PTX compiler library or nvJitLink); 0 without.
+  double ptxToCubin = 0;
+  double total() const { return setup + mlirPasses + llvmToPtx + ptxToCubin; }
+};
+
 struct CompiledModule {
+  CompileTimes times;
   std::string ptx;
   /// Empty unless CompileOptions::linkArch was set.
   std::string cubin;
