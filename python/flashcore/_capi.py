@@ -203,6 +203,15 @@ def raise_for(status, message):
     raise _ERRORS.get(status, FlashCoreError)(take_message(message))
 
 
+def call(fn, *args):
+    """fn(*args, &message), raising the error a failed status names. (The
+    per-call attention path keeps its message slot per thread instead.)"""
+    message = ctypes.c_void_p()
+    status = fn(*args, ctypes.byref(message))
+    if status != SUCCESS:
+        raise_for(status, message)
+
+
 def version():
     return lib().fmhaVersion().decode()
 

@@ -407,12 +407,8 @@ def _run_resample(targets, times, values, lengths, mode, out, flags):
         targetCount=targets.shape[1], targets=targets.data_ptr(),
         out=out.data_ptr(), numStreams=n, streams=streams)
     device = targets.device.index
-    message = ctypes.c_void_p()
-    status = _capi.lib().fmhaResampleEx(
-        _capi.jit(device), ctypes.addressof(desc), _raw_stream(device), flags,
-        ctypes.byref(message))
-    if status:
-        _capi.raise_for(status, message)
+    _capi.call(_capi.lib().fmhaResampleEx, _capi.jit(device),
+               ctypes.addressof(desc), _raw_stream(device), flags)
 
 
 def _resample_impl(targets, times, values, lengths=None, mode="linear"):
@@ -522,12 +518,8 @@ def precompile_attention(variants, *, device=None, threads=0):
               "expected a CUDA device")
     index = device.index if device.index is not None else \
         torch.cuda.current_device()
-    message = ctypes.c_void_p()
-    status = _capi.lib().fmhaAttentionPrecompile(
-        _capi.jit(index), ctypes.addressof(descs), len(variants), threads,
-        ctypes.byref(message))
-    if status:
-        _capi.raise_for(status, message)
+    _capi.call(_capi.lib().fmhaAttentionPrecompile, _capi.jit(index),
+               ctypes.addressof(descs), len(variants), threads)
 
 
 def precompile(op, *args, **kwargs):
