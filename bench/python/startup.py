@@ -2,13 +2,15 @@
 processes, beside Triton's in the same run:
 
 1. Cold: the 12 forward variants (head dim 64, 128, 256 x bf16, f16 x
-   causal or not) precompiled into an empty disk cache, one thread against
-   one per variant (flashcore.precompile_attention); and each variant alone,
+   causal or not; a scale the wheel ships no kernels for, so that they
+   compile) precompiled into an empty disk cache, one thread against one
+   per variant (flashcore.precompile_attention); and each variant alone,
    its cold compile time.
 2. Warm: a fresh process whose kernels are in FlashCore's disk cache, with
    CUDA_CACHE_DISABLE=1 (no help from the driver's own cache): from before
    the first flashcore call (creating the JIT included) to its first
-   attention's launch, and to the result.
+   attention's launch, and to the result; and the same with the disk cache
+   off, the kernel coming from those the wheel ships (fmha-seed).
 3. Triton's attention kernel (bench/peers/triton_attention.py), the same
    way: cold with an empty TRITON_CACHE_DIR, warm with it filled.
 
@@ -42,7 +44,8 @@ if what == "precompile":
     import flashcore
     t0 = time.perf_counter()
     flashcore.precompile_attention(
-        [dict(dtype=getattr(torch, dtype), head_dim=d, causal=causal)
+        [dict(dtype=getattr(torch, dtype), head_dim=d, causal=causal,
+              scale=args["scale"])
          for d, dtype, causal in args["variants"]], threads=args["threads"])
     result["precompile"] = time.perf_counter() - t0
 elif what in ("flashcore", "triton"):
@@ -51,7 +54,7 @@ elif what in ("flashcore", "triton"):
     t0 = time.perf_counter()
     if what == "flashcore":
         import flashcore
-        o = flashcore.attention(q, q, q, causal=True)
+        o = flashcore.attention(q, q, q, causal=True, scale=args["scale"])
     else:
         sys.path.insert(0, args["peers"])
         import triton_attention
@@ -74,6 +77,11 @@ def child(what, args, env):
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+# A scale the wheel's kernels (fmha-seed: the default scale) do not have,
+# so that "cold" compiles.
+UNSHIPPED_SCALE = 0.1
+
+
 def main():
     peers = os.path.join(HERE, "..", "peers")
     base = {"CUDA_CACHE_DISABLE": "1"}
@@ -83,7 +91,8 @@ def main():
         for threads in (1, len(VARIANTS)):
             cache = os.path.join(tmp, f"cold{threads}")
             took = child("precompile", {"variants": VARIANTS,
-                                        "threads": threads},
+                                        "threads": threads,
+                                        "scale": UNSHIPPED_SCALE},
                          {**base, "FMHA_CACHE_DIR": cache})["precompile"]
             print(f"| precompile_attention, {threads} thread(s) | {took:.2f} |",
                   flush=True)
@@ -91,7 +100,8 @@ def main():
         alone = []
         for variant in VARIANTS:
             cache = os.path.join(tmp, "alone-" + "-".join(map(str, variant)))
-            took = child("precompile", {"variants": [variant], "threads": 1},
+            took = child("precompile", {"variants": [variant], "threads": 1,
+                                        "scale": UNSHIPPED_SCALE},
                          {**base, "FMHA_CACHE_DIR": cache})["precompile"]
             alone.append(took)
             d, dtype, causal = variant
@@ -106,13 +116,16 @@ def main():
         cache = os.path.join(tmp, "warm")
         triton_cache = os.path.join(tmp, "triton")
         rows = {
-            "flashcore": ("flashcore", {"FMHA_CACHE_DIR": cache}),
-            "triton": ("triton", {"TRITON_CACHE_DIR": triton_cache}),
+            "flashcore": ("flashcore", UNSHIPPED_SCALE,
+                          {"FMHA_CACHE_DIR": cache}),
+            "flashcore, a kernel the wheel ships, disk cache off": (
+                "flashcore", None, {"FMHA_CACHE_DIR": "off"}),
+            "triton": ("triton", None, {"TRITON_CACHE_DIR": triton_cache}),
         }
-        for name, (what, env) in rows.items():
-            cold = child(what, {"peers": peers}, {**base, **env})
-            warm = [child(what, {"peers": peers}, {**base, **env})
-                    for _ in range(5)]
+        for name, (what, scale, env) in rows.items():
+            args = {"peers": peers, "scale": scale}
+            cold = child(what, args, {**base, **env})
+            warm = [child(what, args, {**base, **env}) for _ in range(5)]
             print(f"| {name} | "
                   f"{statistics.median(w['launch'] for w in warm) * 1e3:.1f} | "
                   f"{statistics.median(w['result'] for w in warm) * 1e3:.1f} | "

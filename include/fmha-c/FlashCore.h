@@ -72,6 +72,10 @@ typedef struct fmhaJitOptions {
   unsigned long long cacheMaxBytes;
   /** NULL or "": no dumps. */
   const char *dumpDirectory;
+  /** NULL or "": none. Otherwise a directory of cache entries shipped with
+   *  the program (fmha-seed's), read after a miss of the disk cache, never
+   *  written. */
+  const char *seedDirectory;
 } fmhaJitOptions;
 
 /** Fills \p options with the defaults. */

@@ -70,7 +70,7 @@ static llvm::Expected<LaunchOptions> getLaunchOptions(unsigned flags) {
 
 void fmhaJitOptionsInit(fmhaJitOptions *options) {
   if (options)
-    *options = fmhaJitOptions{0, nullptr, nullptr, 0, nullptr};
+    *options = fmhaJitOptions{0, nullptr, nullptr, 0, nullptr, nullptr};
 }
 
 fmhaStatus fmhaJitCreate(const fmhaJitOptions *options, fmhaJit *jit,
@@ -96,6 +96,8 @@ fmhaStatus fmhaJitCreate(const fmhaJitOptions *options, fmhaJit *jit,
       cppOptions.cacheMaxBytes = options->cacheMaxBytes;
     if (options->dumpDirectory)
       cppOptions.dumpDirectory = options->dumpDirectory;
+    if (options->seedDirectory)
+      cppOptions.seedDirectory = options->seedDirectory;
   }
   llvm::Expected<std::unique_ptr<JIT>> created = JIT::create(cppOptions);
   if (!created)

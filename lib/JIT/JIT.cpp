@@ -239,18 +239,15 @@ llvm::Expected<std::unique_ptr<JIT>> JIT::create(const JITOptions &options) {
   if (!plan)
     return plan.takeError();
   jit->plan = *plan;
-  // What made the image goes in the cache key: a cubin is only loaded by
-  // drivers at least as new as its compiler (planLoad checks this one), and
-  // the driver-JIT path's PTX is compiled by the driver.
   switch (plan->path) {
   case LoadPath::PtxCompiler:
-    jit->linkerVersion = "ptx-compiler " + ptxCompilerVersion->str();
+    jit->imageMaker = getImageMaker(plan->path, *ptxCompilerVersion);
     break;
   case LoadPath::NvJitLink:
-    jit->linkerVersion = "nvjitlink " + linkerVersion->str();
+    jit->imageMaker = getImageMaker(plan->path, *linkerVersion);
     break;
   case LoadPath::DriverJit:
-    jit->linkerVersion = "driver-jit " + driver->getVersion().str();
+    jit->imageMaker = getImageMaker(plan->path, driver->getVersion());
     break;
   }
 
@@ -259,6 +256,8 @@ llvm::Expected<std::unique_ptr<JIT>> JIT::create(const JITOptions &options) {
                              : DiskCache::getDefaultDirectory();
   if (cacheDirectory && !cacheDirectory->empty())
     jit->diskCache.emplace(*cacheDirectory, options.cacheMaxBytes);
+  if (!options.seedDirectory.empty())
+    jit->seedCache.emplace(options.seedDirectory, ~uint64_t(0));
   return std::move(jit);
 }
 
@@ -287,15 +286,37 @@ JITStats JIT::getStats() const {
   return stats;
 }
 
-std::string JIT::getKey(llvm::StringRef what,
-                        llvm::StringRef identity) const {
+std::string fmha::getImageMaker(LoadPath path, CudaVersion version) {
+  // What made the image goes in the cache key: a cubin is only loaded by
+  // drivers at least as new as its compiler (planLoad checks this one), and
+  // the driver-JIT path's PTX is compiled by the driver.
+  switch (path) {
+  case LoadPath::PtxCompiler:
+    return "ptx-compiler " + version.str();
+  case LoadPath::NvJitLink:
+    return "nvjitlink " + version.str();
+  case LoadPath::DriverJit:
+    return "driver-jit " + version.str();
+  }
+  llvm_unreachable("unknown load path");
+}
+
+std::string fmha::getModuleCacheKey(const LoadPlan &plan,
+                                    llvm::StringRef imageMaker,
+                                    llvm::StringRef what,
+                                    llvm::StringRef identity) {
   return computeCacheKey({"flashcore " + getFlashCoreVersion().str(),
-                          "llvm " LLVM_VERSION_STRING, linkerVersion,
+                          "llvm " LLVM_VERSION_STRING, imageMaker.str(),
                           "ptx " + plan.ptxIsa.str(),
                           "chip " + stringifyChip(plan.chip).str(),
                           "arch " + plan.linkArch,
                           "entry: contracts, NUL, image", what.str(),
                           identity.str()});
+}
+
+std::string JIT::getKey(llvm::StringRef what,
+                        llvm::StringRef identity) const {
+  return getModuleCacheKey(plan, imageMaker, what, identity);
 }
 
 std::shared_ptr<std::mutex> JIT::getKeyLock(const std::string &key) {
@@ -321,12 +342,18 @@ JIT::loadOrCompile(const std::string &key, CompileFn compile) {
 
   LoadedModule loaded;
   std::string image;
-  if (std::optional<std::string> payload =
-          diskCache ? diskCache->load(key) : std::nullopt) {
+  std::optional<std::string> payload =
+      diskCache ? diskCache->load(key) : std::nullopt;
+  bool seeded = false;
+  if (!payload && seedCache) {
+    payload = seedCache->load(key);
+    seeded = payload.has_value();
+  }
+  if (payload) {
     // An entry that checksums but does not decode was written by another
     // build of the same version string: compile anew and overwrite it.
     if (llvm::Expected<CacheEntry> entry = decodeCacheEntry(*payload)) {
-      countIn(stats.diskHits);
+      countIn(seeded ? stats.seedHits : stats.diskHits);
       loaded.contracts = std::move(entry->contracts);
       image = std::move(entry->image);
     } else {
@@ -456,25 +483,12 @@ llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec,
   return *slot;
 }
 
-std::vector<KernelSpec> JIT::getLaunchSpecs(const KernelSpec &spec) const {
-  if (spec.kind != OpKind::Attention || spec.attentionTile)
-    return {spec};
-  std::vector<KernelSpec> specs;
-  llvm::StringSet<> keys;
-  for (int64_t querySeq : kAttentionQueryLengthClasses) {
-    KernelSpec launched = getAttentionLaunchSpec(spec, querySeq);
-    if (keys.insert(launched.getKey()).second)
-      specs.push_back(std::move(launched));
-  }
-  return specs;
-}
-
 llvm::Error JIT::precompile(llvm::ArrayRef<KernelSpec> specs,
                             unsigned threads) {
   std::vector<KernelSpec> work;
   llvm::StringSet<> keys;
   for (const KernelSpec &spec : specs)
-    for (KernelSpec &launched : getLaunchSpecs(spec))
+    for (KernelSpec &launched : getLaunchSpecs(spec, plan.chip))
       if (keys.insert(launched.getKey()).second)
         work.push_back(std::move(launched));
   if (threads == 0)

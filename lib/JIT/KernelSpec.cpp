@@ -195,3 +195,35 @@ std::string KernelSpec::toMLIR() const {
   module->print(os);
   return text;
 }
+
+KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
+                                        std::optional<int64_t> querySeq) {
+  // A tile for this query length that is not the one for every length
+  // becomes the spec's own (a second kernel, compiled once); otherwise the
+  // spec stays as given and shares its kernel with every other length.
+  if (spec.attentionTile)
+    return spec;
+  AttentionTiling tiling = getDefaultAttentionTiling(chip, spec.headDim,
+                                                     spec.causal, querySeq);
+  KernelSpec tiled = spec;
+  if (tiling != getDefaultAttentionTiling(chip, spec.headDim, spec.causal))
+    tiled.attentionTile = tiling;
+  return tiled;
+}
+
+std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec,
+                                             Chip chip) {
+  if (spec.kind != OpKind::Attention || spec.attentionTile)
+    return {spec};
+  std::vector<KernelSpec> specs;
+  std::vector<std::string> keys;
+  for (int64_t querySeq : kAttentionQueryLengthClasses) {
+    KernelSpec launched = getAttentionLaunchSpec(spec, chip, querySeq);
+    std::string key = launched.getKey();
+    if (llvm::is_contained(keys, key))
+      continue;
+    keys.push_back(std::move(key));
+    specs.push_back(std::move(launched));
+  }
+  return specs;
+}

@@ -119,14 +119,7 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
 
 KernelSpec JIT::getAttentionLaunchSpec(const KernelSpec &spec,
                                        std::optional<int64_t> querySeq) const {
-  // A tile for this query length that is not the one for every length
-  // becomes the spec's own (a second kernel, compiled once); otherwise the
-  // spec stays as given and shares its kernel with getKernel(spec).
-  AttentionTiling tiling = getAttentionTiling(spec, querySeq);
-  KernelSpec tiled = spec;
-  if (tiling != getAttentionTiling(spec))
-    tiled.attentionTile = tiling;
-  return tiled;
+  return fmha::getAttentionLaunchSpec(spec, plan.chip, querySeq);
 }
 
 llvm::Error JIT::launchAttention(const KernelSpec &spec,

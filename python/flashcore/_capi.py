@@ -57,7 +57,8 @@ class JitOptions(ctypes.Structure):
                 ("chip", ctypes.c_char_p),
                 ("cacheDirectory", ctypes.c_char_p),
                 ("cacheMaxBytes", ctypes.c_ulonglong),
-                ("dumpDirectory", ctypes.c_char_p)]
+                ("dumpDirectory", ctypes.c_char_p),
+                ("seedDirectory", ctypes.c_char_p)]
 
 
 _Strides = ctypes.c_longlong * 3
@@ -239,6 +240,13 @@ def jit(device):
             options = JitOptions()
             lib().fmhaJitOptionsInit(ctypes.byref(options))
             options.device = device
+            # Kernels shipped in the wheel (fmha-seed at build time): a
+            # fresh process with an empty disk cache loads them without a
+            # compile.
+            seed = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "kernels")
+            if os.path.isdir(seed):
+                options.seedDirectory = seed.encode()
             created, message = ctypes.c_void_p(), ctypes.c_void_p()
             status = lib().fmhaJitCreate(ctypes.byref(options),
                                          ctypes.byref(created),

@@ -30,6 +30,19 @@ def test_library_is_the_packaged_one():
     assert os.path.exists(_capi.library_path())
 
 
+def test_wheel_ships_kernels():
+    # fmha-seed's entries: sm_90a's 28 attention kernels for compute
+    # capability 9.0, sm_80's 24 for each of 8.0, 8.6 and 8.9.
+    if os.environ.get("FLASHCORE_LIBRARY"):
+        pytest.skip("FLASHCORE_LIBRARY names another library")
+    kernels = os.path.join(os.path.dirname(_capi.library_path()), "kernels")
+    entries = [f for f in os.listdir(kernels) if f.endswith(".fmhac")]
+    assert len(entries) == 100
+    for name in entries:  # disk cache entries (DiskCache.cpp's header)
+        with open(os.path.join(kernels, name), "rb") as entry:
+            assert entry.read(8) == b"FMHAC\x01\r\n", name
+
+
 def test_version_is_the_compilers():
     version = flashcore.version()
     # git describe, then the configuration's hash: see cmake/WriteVersion.cmake.

@@ -252,6 +252,28 @@ def two_processes_one_entry():
     return "2 processes, 1 entry, an ELF cubin"
 
 
+def shipped_kernel_needs_no_compile():
+    """A fresh process with an empty disk cache runs a kernel the wheel
+    ships (fmha-seed's) without compiling it."""
+    code = ("import time, torch, flashcore\n"
+            "q = torch.randn(1, 1000, 8, 128, device='cuda', "
+            "dtype=torch.bfloat16)\n"
+            "torch.cuda.synchronize(); t = time.perf_counter()\n"
+            "flashcore.attention(q, q, q, causal=True)\n"
+            "torch.cuda.synchronize(); print(time.perf_counter() - t)\n")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "FMHA_CACHE_DIR": cache,
+               "CUDA_CACHE_DISABLE": "1"}
+        run = subprocess.run([sys.executable, "-c", code], env=env,
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        seconds = float(run.stdout.split()[-1])
+        # A compile takes about a second here; a load, milliseconds.
+        assert seconds < 0.2, f"first call {seconds:.3f} s: compiled?"
+        assert not os.listdir(cache), "compiled into the user's cache"
+    return f"first call {seconds * 1e3:.1f} ms, nothing compiled"
+
+
 def torch_resample(times, values, lengths, targets, mode):
     """fmha.resample's semantics (FmhaOps.td) in float32, one stream."""
     b, s = times.shape
@@ -344,6 +366,8 @@ def main():
           precompiled_variant_captures)
     check("two processes compile one kernel into one cache entry",
           two_processes_one_entry)
+    check("a kernel the wheel ships loads without a compile",
+          shipped_kernel_needs_no_compile)
     for mode in ("linear", "nearest", "previous"):
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
             for with_lengths in (False, True):

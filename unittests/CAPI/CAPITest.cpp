@@ -214,6 +214,7 @@ TEST(CAPI, OptionDefaults) {
   EXPECT_EQ(options.cacheDirectory, nullptr);
   EXPECT_EQ(options.device, 0);
   EXPECT_EQ(options.cacheMaxBytes, 0u);
+  EXPECT_EQ(options.seedDirectory, nullptr);
 }
 
 // On a machine with a GPU: compile, launch and check through the C API.

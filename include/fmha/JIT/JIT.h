@@ -243,12 +243,19 @@ struct JITOptions {
   /// When set, each compilation dumps its stages under
   /// <dumpDirectory>/<cache key>/.
   std::string dumpDirectory;
+  /// When set, a directory of disk cache entries shipped with the program
+  /// (fmha-seed's; the Python wheel's flashcore/kernels), read after a miss
+  /// of the disk cache and never written: kernels found there load without
+  /// a compile in a process whose own cache is empty.
+  std::string seedDirectory;
 };
 
 /// Where kernels came from since the JIT was created.
 struct JITStats {
   unsigned compiled = 0;
   unsigned diskHits = 0;
+  /// Modules found in JITOptions::seedDirectory.
+  unsigned seedHits = 0;
   unsigned memoryHits = 0;
 };
 
@@ -272,15 +279,9 @@ public:
   llvm::Expected<const Kernel &>
   getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName);
 
-  /// The spec a launch of attention \p spec on \p querySeq queries compiles:
-  /// \p spec itself, or, where the chip's default tile for that length is
-  /// not its default for every length, \p spec with that tile.
+  /// getAttentionLaunchSpec on this JIT's chip.
   KernelSpec getAttentionLaunchSpec(const KernelSpec &spec,
                                     std::optional<int64_t> querySeq) const;
-  /// Every spec launches of \p spec may compile: getAttentionLaunchSpec for
-  /// each class of query lengths of an attention spec without a tile
-  /// (kAttentionQueryLengthClasses), else \p spec.
-  std::vector<KernelSpec> getLaunchSpecs(const KernelSpec &spec) const;
   /// Gets ready every kernel that launches of \p specs may use (loaded from
   /// the disk cache or compiled, then loaded; getLaunchSpecs), \p threads
   /// at a time (0: one per hardware thread), so that no later launch,
@@ -357,9 +358,11 @@ private:
   LoadPlan plan;
   std::optional<DiskCache> diskCache;
   std::string dumpDirectory;
-  /// What turns the plan's PTX into code, with its version ("ptx-compiler
-  /// 13.0"): part of every cache key.
-  std::string linkerVersion;
+  /// Entries shipped with the program (JITOptions::seedDirectory).
+  std::optional<DiskCache> seedCache;
+  /// What turns the plan's PTX into code, with its version
+  /// (getImageMaker): part of every cache key.
+  std::string imageMaker;
 
   /// Guards the maps and stats below; never held while compiling or
   /// loading, so that independent modules compile in parallel.
@@ -377,6 +380,20 @@ private:
 
 /// FlashCore's version as recorded at configure time (git describe).
 llvm::StringRef getFlashCoreVersion();
+
+/// What makes the images of load path \p path, with \p version, the CUDA
+/// version of that maker ("ptx-compiler 13.0", "nvjitlink 12.8",
+/// "driver-jit 13.0": the driver's own compile): part of every disk cache
+/// key, since a cubin loads only on drivers as new as its compiler.
+std::string getImageMaker(LoadPath path, CudaVersion version);
+
+/// The disk cache key of a module compiled from \p what ("spec" or
+/// "source") \p identity (a KernelSpec::getKey or the source text) under
+/// \p plan by \p imageMaker: FlashCore's and LLVM's versions, the maker,
+/// the PTX ISA, the chip and the arch are all part of it. The JIT's key, and
+/// fmha-seed's.
+std::string getModuleCacheKey(const LoadPlan &plan, llvm::StringRef imageMaker,
+                              llvm::StringRef what, llvm::StringRef identity);
 
 } // namespace mlir::fmha
 

@@ -59,6 +59,17 @@ struct KernelSpec {
   llvm::StringRef getKernelName() const;
 };
 
+/// The spec a launch of attention \p spec on \p querySeq queries compiles
+/// on \p chip: \p spec itself, or, where the chip's default tile for that
+/// length is not its default for every length, \p spec with that tile.
+KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
+                                  std::optional<int64_t> querySeq);
+
+/// Every spec launches of \p spec may compile on \p chip:
+/// getAttentionLaunchSpec for each class of query lengths of an attention
+/// spec without a tile (kAttentionQueryLengthClasses), else \p spec.
+std::vector<KernelSpec> getLaunchSpecs(const KernelSpec &spec, Chip chip);
+
 } // namespace mlir::fmha
 
 #endif // FMHA_JIT_KERNELSPEC_H

@@ -1,0 +1,180 @@
+//===- fmha-seed.cpp - the kernels a package ships, as cache entries ------===//
+//
+// Part of FlashCore. Compiles the common attention kernels (head dim 64, 128
+// and 256; bf16 and f16; causal or not; with and without LSE; the default
+// scale; every tile a query length picks) as the JIT would under the PTX
+// compiler's load plan on the common devices (sm_90a on compute capability
+// 9.0; sm_80 PTX on 8.0, 8.6 and 8.9), and writes them to a directory as
+// disk cache entries under the JIT's own keys (getModuleCacheKey). The
+// Python wheel ships that directory (flashcore/kernels), and a JIT given it
+// as JITOptions::seedDirectory loads those kernels with no compile in a
+// process whose disk cache is empty. Needs no GPU.
+//
+// Usage: fmha-seed -o DIR [--threads N]
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/JIT/CacheEntry.h"
+#include "fmha/JIT/Compile.h"
+#include "fmha/JIT/DiskCache.h"
+#include "fmha/JIT/JIT.h"
+#include "fmha/Runtime/LoadPlan.h"
+#include "fmha/Target/PtxCompiler.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace mlir::fmha;
+
+static llvm::cl::opt<std::string> outputDirectory(
+    "o", llvm::cl::desc("the directory to write the entries to"),
+    llvm::cl::Required);
+static llvm::cl::opt<unsigned>
+    threads("threads", llvm::cl::desc("compiles at once (0: one per core)"),
+            llvm::cl::init(0));
+
+namespace {
+/// One chip on the devices it is shipped for: one plan per device.
+struct Target {
+  Chip chip;
+  std::vector<LoadPlan> plans;
+};
+
+/// One kernel to compile, and the plans it is stored under.
+struct Job {
+  const Target *target;
+  KernelSpec spec;
+};
+} // namespace
+
+/// The plans of \p chip on \p devices under the oldest driver that takes
+/// the PTX compiler's cubins: newer drivers plan the same (the PTX ISA is
+/// capped by LLVM's).
+static llvm::Expected<Target>
+getTarget(Chip chip, const std::vector<ComputeCapability> &devices) {
+  Target target{chip, {}};
+  CudaVersion compiler = getPtxCompilerVersion();
+  for (ComputeCapability device : devices) {
+    llvm::Expected<LoadPlan> plan =
+        planLoad(chip, device, device.arch(), compiler, std::nullopt,
+                 "not used", /*preferDriverJit=*/true, compiler);
+    if (!plan)
+      return plan.takeError();
+    if (plan->path != LoadPath::PtxCompiler)
+      return llvm::createStringError(
+          llvm::formatv("{0} on {1}: the plan is not the PTX compiler's ({2})",
+                        stringifyChip(chip), device.arch(), plan->reason));
+    target.plans.push_back(*plan);
+  }
+  return target;
+}
+
+static std::vector<KernelSpec> getSpecs(Chip chip) {
+  std::vector<KernelSpec> specs;
+  for (unsigned headDim : {64u, 128u, 256u})
+    for (ElementType type : {ElementType::BF16, ElementType::F16})
+      for (bool causal : {false, true})
+        for (bool withLse : {false, true}) {
+          KernelSpec spec;
+          spec.headDim = headDim;
+          spec.elementType = type;
+          spec.causal = causal;
+          spec.withLse = withLse;
+          for (KernelSpec &launched : getLaunchSpecs(spec, chip))
+            specs.push_back(std::move(launched));
+        }
+  return specs;
+}
+
+/// Compiles \p job once to PTX and to a cubin per plan, and stores each.
+static llvm::Error runJob(const Job &job, DiskCache &cache,
+                          llvm::StringRef imageMaker) {
+  const std::vector<LoadPlan> &plans = job.target->plans;
+  CompileOptions options = getCompileOptions(plans.front());
+  llvm::Expected<CompiledModule> compiled =
+      compileKernelSpec(job.spec, options);
+  if (!compiled)
+    return compiled.takeError();
+  for (const LoadPlan &plan : plans) {
+    CompiledModule module = *compiled;
+    if (plan.linkArch != plans.front().linkArch) {
+      llvm::Expected<LinkedCubin> cubin =
+          compilePtxWholeProgram(module.ptx, plan.linkArch);
+      if (!cubin)
+        return cubin.takeError();
+      module.cubin = std::move(cubin->cubin);
+    }
+    std::string key = getModuleCacheKey(plan, imageMaker, "spec",
+                                        job.spec.getKey());
+    if (llvm::Error err = cache.store(
+            key, encodeCacheEntry(makeCacheEntry(plan.path, std::move(module)))))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "the kernels a package ships, as JIT cache entries\n");
+  // The devices each chip is shipped for: Hopper; A100, A10/A40/RTX 30,
+  // L4/L40/RTX 40.
+  const std::vector<std::pair<Chip, std::vector<ComputeCapability>>> shipped =
+      {{Chip::sm_90a, {{9, 0}}}, {Chip::sm_80, {{8, 0}, {8, 6}, {8, 9}}}};
+  std::vector<Target> targets;
+  for (const auto &[chip, devices] : shipped) {
+    llvm::Expected<Target> target = getTarget(chip, devices);
+    if (!target) {
+      llvm::errs() << "fmha-seed: " << llvm::toString(target.takeError())
+                   << "\n";
+      return 1;
+    }
+    targets.push_back(std::move(*target));
+  }
+  std::vector<Job> jobs;
+  for (const Target &target : targets)
+    for (KernelSpec &spec : getSpecs(target.chip))
+      jobs.push_back({&target, std::move(spec)});
+
+  // Unbounded: the directory holds exactly these entries.
+  DiskCache cache(outputDirectory, ~uint64_t(0));
+  std::string imageMaker =
+      getImageMaker(LoadPath::PtxCompiler, getPtxCompilerVersion());
+  std::atomic<size_t> next{0};
+  std::mutex failuresMutex;
+  std::string failures;
+  auto work = [&] {
+    for (size_t i; (i = next++) < jobs.size();)
+      if (llvm::Error err = runJob(jobs[i], cache, imageMaker)) {
+        std::lock_guard<std::mutex> lock(failuresMutex);
+        failures += "\n  " + jobs[i].spec.getKey() + " (" +
+                    stringifyChip(jobs[i].target->chip).str() +
+                    "): " + llvm::toString(std::move(err));
+      }
+  };
+  unsigned count = threads ? threads
+                           : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < count; ++i)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &thread : pool)
+    thread.join();
+  if (!failures.empty()) {
+    llvm::errs() << "fmha-seed: these kernels failed:" << failures << "\n";
+    return 1;
+  }
+  size_t entries = 0;
+  for (const Target &target : targets)
+    entries += getSpecs(target.chip).size() * target.plans.size();
+  llvm::outs() << llvm::formatv("fmha-seed: {0} entries in {1}\n", entries,
+                                outputDirectory.getValue());
+  return 0;
+}
