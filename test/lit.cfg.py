@@ -35,6 +35,7 @@ tools = [
     ToolSubst("fmha-opt", unresolved="fatal"),
     ToolSubst("fmha-compile", unresolved="fatal"),
     ToolSubst("jit-scale", unresolved="fatal"),
+    ToolSubst("compile-stages", unresolved="fatal"),
     ToolSubst("fmha-doctor", unresolved="fatal"),
     ToolSubst("fmha-aot", unresolved="fatal"),
     ToolSubst("aot-consumer", unresolved="fatal"),
