@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,12 +50,13 @@ public:
 
   llvm::StringRef getDirectory() const { return directory; }
   std::string getEntryPath(llvm::StringRef key) const;
-  unsigned getCorruptCount() const { return corruptCount; }
+  unsigned getCorruptCount() const { return corruptCount.load(); }
 
 private:
   std::string directory;
   uint64_t maxBytes;
-  unsigned corruptCount = 0;
+  /// Atomic: the JIT's threads (JIT::precompile) share one cache.
+  std::atomic<unsigned> corruptCount{0};
 };
 
 } // namespace mlir::fmha
