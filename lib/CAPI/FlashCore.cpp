@@ -36,6 +36,18 @@ static fmhaStatus report(llvm::Error err, char **message) {
   return report(status, llvm::toString(std::move(err)), message);
 }
 
+/// The failure of a call of entry \p entry ("fmhaAttention"): the caller's
+/// operands (an OperandError) are FMHA_ERROR_INVALID_ARGUMENT, named after
+/// the entry; anything else as report says.
+static fmhaStatus reportCall(llvm::StringRef entry, llvm::Error err,
+                             char **message) {
+  if (err.isA<OperandError>())
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  (entry + ": " + llvm::toString(std::move(err))).str(),
+                  message);
+  return report(std::move(err), message);
+}
+
 static fmhaStatus succeed(char **message) {
   if (message)
     *message = nullptr;
@@ -198,7 +210,7 @@ void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc) {
 }
 
 /// The kernel spec of \p desc: its element type, head dim, masks, scale and
-/// whether it has an lse (checkAttentionSpec).
+/// whether it has an lse; not yet checked (checkAttentionSpec).
 static llvm::Expected<KernelSpec>
 getAttentionSpec(const fmhaAttentionDesc &desc) {
   KernelSpec spec;
@@ -216,22 +228,7 @@ getAttentionSpec(const fmhaAttentionDesc &desc) {
     spec.scale = desc.scale;
   if (desc.hasWindow)
     spec.window = {{desc.windowLeft, desc.windowRight}};
-  if (llvm::Error err = checkAttentionSpec(spec))
-    return std::move(err);
   return spec;
-}
-
-/// \p desc as the JIT's spec and tensors, checked (checkAttentionTensors);
-/// the error names the offending value.
-static llvm::Error decodeAttention(const fmhaAttentionDesc &desc,
-                                   KernelSpec &spec,
-                                   AttentionTensors &tensors) {
-  llvm::Expected<KernelSpec> decoded = getAttentionSpec(desc);
-  if (!decoded)
-    return decoded.takeError();
-  spec = std::move(*decoded);
-  tensors = getTensors(desc);
-  return checkAttentionTensors(spec, tensors);
 }
 
 fmhaStatus fmhaAttentionPrecompile(fmhaJit jit, const fmhaAttentionDesc *descs,
@@ -246,10 +243,11 @@ fmhaStatus fmhaAttentionPrecompile(fmhaJit jit, const fmhaAttentionDesc *descs,
   std::vector<KernelSpec> specs;
   for (int i = 0; i < count; ++i) {
     llvm::Expected<KernelSpec> spec = getAttentionSpec(descs[i]);
-    if (!spec)
+    llvm::Error err = spec ? checkAttentionSpec(*spec) : spec.takeError();
+    if (err)
       return report(FMHA_ERROR_INVALID_ARGUMENT,
                     "fmhaAttentionPrecompile: descs[" + std::to_string(i) +
-                        "]: " + llvm::toString(spec.takeError()),
+                        "]: " + llvm::toString(std::move(err)),
                     message);
     specs.push_back(descs[i].querySeq > 0
                         ? jit->jit->getAttentionLaunchSpec(*spec,
@@ -265,11 +263,13 @@ fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **message) {
   if (!desc)
     return report(FMHA_ERROR_INVALID_ARGUMENT,
                   "fmhaAttention: desc must not be NULL", message);
-  KernelSpec spec;
-  AttentionTensors tensors;
-  if (llvm::Error err = decodeAttention(*desc, spec, tensors))
+  llvm::Expected<KernelSpec> spec = getAttentionSpec(*desc);
+  if (!spec)
     return report(FMHA_ERROR_INVALID_ARGUMENT,
-                  "fmhaAttention: " + llvm::toString(std::move(err)), message);
+                  "fmhaAttention: " + llvm::toString(spec.takeError()),
+                  message);
+  if (llvm::Error err = checkAttentionTensors(*spec, getTensors(*desc)))
+    return reportCall("fmhaAttention", std::move(err), message);
   return succeed(message);
 }
 
@@ -288,19 +288,20 @@ fmhaStatus fmhaAttentionEx(fmhaJit jit, const fmhaAttentionDesc *desc,
     return report(FMHA_ERROR_INVALID_ARGUMENT,
                   "fmhaAttention: " + llvm::toString(options.takeError()),
                   message);
-  KernelSpec spec;
-  AttentionTensors tensors;
-  if (llvm::Error err = decodeAttention(*desc, spec, tensors))
+  llvm::Expected<KernelSpec> spec = getAttentionSpec(*desc);
+  if (!spec)
     return report(FMHA_ERROR_INVALID_ARGUMENT,
-                  "fmhaAttention: " + llvm::toString(std::move(err)), message);
+                  "fmhaAttention: " + llvm::toString(spec.takeError()),
+                  message);
+  // launchAttention checks the operands (checkAttentionTensors), once.
   if (llvm::Error err = jit->jit->launchAttention(
-          spec, tensors, static_cast<CUstream>(stream), *options))
-    return report(std::move(err), message);
+          *spec, getTensors(*desc), static_cast<CUstream>(stream), *options))
+    return reportCall("fmhaAttention", std::move(err), message);
   return succeed(message);
 }
 
-/// \p desc as the JIT's spec and tensors, checked (checkResampleTensors);
-/// the error names the offending value.
+/// \p desc as the JIT's spec and tensors, not yet checked
+/// (checkResampleTensors); the error names a value that has no spec.
 static llvm::Error decodeResample(const fmhaResampleDesc &desc,
                                   KernelSpec &spec, ResampleTensors &tensors) {
   if (desc.numStreams < 1)
@@ -342,7 +343,7 @@ static llvm::Error decodeResample(const fmhaResampleDesc &desc,
     tensors.streams.push_back(
         {stream.times, stream.values, stream.lengths, stream.samples});
   }
-  return checkResampleTensors(spec, tensors);
+  return llvm::Error::success();
 }
 
 fmhaStatus fmhaResampleCheck(const fmhaResampleDesc *desc, char **message) {
@@ -354,6 +355,8 @@ fmhaStatus fmhaResampleCheck(const fmhaResampleDesc *desc, char **message) {
   if (llvm::Error err = decodeResample(*desc, spec, tensors))
     return report(FMHA_ERROR_INVALID_ARGUMENT,
                   "fmhaResample: " + llvm::toString(std::move(err)), message);
+  if (llvm::Error err = checkResampleTensors(spec, tensors))
+    return reportCall("fmhaResample", std::move(err), message);
   return succeed(message);
 }
 
@@ -377,9 +380,10 @@ fmhaStatus fmhaResampleEx(fmhaJit jit, const fmhaResampleDesc *desc,
   if (llvm::Error err = decodeResample(*desc, spec, tensors))
     return report(FMHA_ERROR_INVALID_ARGUMENT,
                   "fmhaResample: " + llvm::toString(std::move(err)), message);
+  // launchResample checks the operands (checkResampleTensors), once.
   if (llvm::Error err = jit->jit->launchResample(
           spec, tensors, static_cast<CUstream>(stream), *options))
-    return report(std::move(err), message);
+    return reportCall("fmhaResample", std::move(err), message);
   return succeed(message);
 }
 

@@ -14,6 +14,8 @@
 using namespace mlir;
 using namespace mlir::fmha;
 
+char OperandError::ID;
+
 static bool isAligned(const void *data, uintptr_t alignment) {
   return reinterpret_cast<uintptr_t>(data) % alignment == 0;
 }
@@ -34,7 +36,7 @@ void AttentionTensors::setDenseStrides(unsigned headDim) {
 
 llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
   auto fail = [](const llvm::Twine &what) {
-    return llvm::createStringError("attention: " + what);
+    return llvm::make_error<OperandError>(("attention: " + what).str());
   };
   if (spec.kind != OpKind::Attention)
     return fail("the kernel spec is not an attention spec");
@@ -60,7 +62,7 @@ llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
 llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                                         const AttentionTensors &t) {
   auto fail = [](const llvm::Twine &what) {
-    return llvm::createStringError("attention: " + what);
+    return llvm::make_error<OperandError>(("attention: " + what).str());
   };
   if (llvm::Error err = checkAttentionSpec(spec))
     return err;
@@ -158,7 +160,7 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
 llvm::Error fmha::checkResampleTensors(const KernelSpec &spec,
                                        const ResampleTensors &t) {
   auto fail = [](const llvm::Twine &what) {
-    return llvm::createStringError("resample: " + what);
+    return llvm::make_error<OperandError>(("resample: " + what).str());
   };
   bool checkSorted = spec.kind == OpKind::CheckSorted;
   if (spec.kind != OpKind::Resample && !checkSorted)

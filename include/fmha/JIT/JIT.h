@@ -113,8 +113,26 @@ struct AttentionTensors {
   void setDenseStrides(unsigned headDim);
 };
 
+/// An operand or attribute a typed launch refuses (checkAttentionSpec,
+/// checkAttentionTensors, checkResampleTensors): the caller's mistake, not
+/// a failure of the JIT or the driver. The message names the offending
+/// value and what was expected.
+class OperandError : public llvm::ErrorInfo<OperandError> {
+public:
+  static char ID;
+  explicit OperandError(std::string message) : message(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+private:
+  std::string message;
+};
+
 /// Checks attention \p spec alone: the element type, the head dim, the
-/// window. The error names the offending value and what was expected.
+/// window. The error (an OperandError) names the offending value and what
+/// was expected.
 llvm::Error checkAttentionSpec(const KernelSpec &spec);
 
 /// Checks \p spec (checkAttentionSpec) and \p tensors against it: sizes and
