@@ -53,7 +53,7 @@ def _check_device(names, tensors, op):
 
 def _check_window(window, op):
     if window is not None and (
-            len(window) != 2 or
+            not isinstance(window, (tuple, list)) or len(window) != 2 or
             any(not isinstance(w, int) or w < 0 for w in window)):
         _fail(f"{op}: window is {window}, expected (left, right), two "
               "non-negative ints (None: no window)")
@@ -181,7 +181,8 @@ def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, flags):
     """fmhaAttentionEx on the current stream of q's device, o being
     torch.empty_like(q) at o_ptr."""
     global _attention_ex
-    if window is not None:
+    if window is not None and type(window) is not tuple:
+        _check_window(window, "flashcore.attention")
         window = tuple(window)
     _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale)
     if _attention_ex is None:

@@ -279,7 +279,7 @@ def test_mismatched_batch_is_refused():
         lambda: flashcore.attention(q, k, k))
 
 
-@pytest.mark.parametrize("window", [(-1, 0), (4,), (1.5, 0)])
+@pytest.mark.parametrize("window", [(-1, 0), (4,), (1.5, 0), 5, "ab"])
 def test_window_is_checked(window):
     q = meta(1, 64, 4, 64)
     assert "window is" in error_of(
