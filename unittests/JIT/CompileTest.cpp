@@ -534,3 +534,53 @@ TEST(KernelArguments, MemRefDescriptorsInOrder) {
 }
 
 } // namespace
+
+// What precompile and fmha-seed compile for a spec: one kernel per tile a
+// query length picks on the chip, the spec itself otherwise.
+TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsTile) {
+  KernelSpec spec;
+  spec.headDim = 64;
+  spec.causal = true;
+  // sm_90a's causal d64 takes a tile of its own from 4k queries.
+  std::vector<KernelSpec> specs = getLaunchSpecs(spec, Chip::sm_90a);
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].getKey(), spec.getKey());
+  EXPECT_TRUE(specs[1].attentionTile.has_value());
+  EXPECT_EQ(specs[1].getKey(),
+            getAttentionLaunchSpec(spec, Chip::sm_90a, 16384).getKey());
+  EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 100).getKey(),
+            spec.getKey());
+  // One tile for every length.
+  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_80).size(), 1u);
+  spec.headDim = 128;
+  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 1u);
+  // A spec with a tile, and a resample spec, are their own.
+  spec.attentionTile = getDefaultAttentionTiling(Chip::sm_90a, 64, true);
+  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 1u);
+  KernelSpec resample;
+  resample.kind = OpKind::Resample;
+  resample.streamFeatures = {8};
+  ASSERT_EQ(getLaunchSpecs(resample, Chip::sm_90a).size(), 1u);
+  EXPECT_EQ(getLaunchSpecs(resample, Chip::sm_90a)[0].getKey(),
+            resample.getKey());
+}
+
+// Checked alone, before anything compiles: the head dim and the window.
+TEST(KernelSpec, CheckAttentionSpecNamesTheValue) {
+  KernelSpec spec;
+  EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(spec)));
+  spec.headDim = 96;
+  llvm::Error err = checkAttentionSpec(spec);
+  EXPECT_TRUE(err.isA<OperandError>());
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "attention: headDim is 96, expected 64, 128 or 256");
+  spec.headDim = 128;
+  spec.causal = true;
+  spec.window = {{16, 4}};
+  EXPECT_EQ(llvm::toString(checkAttentionSpec(spec)),
+            "attention: window right is 4 with causal, expected 0 (a causal "
+            "query sees no later key)");
+  spec.window = {{-1, 0}};
+  EXPECT_EQ(llvm::toString(checkAttentionSpec(spec)),
+            "attention: window is [-1, 0], expected non-negative sizes");
+}
