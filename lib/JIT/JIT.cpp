@@ -17,11 +17,10 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <thread>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -491,29 +490,22 @@ llvm::Error JIT::precompile(llvm::ArrayRef<KernelSpec> specs,
     for (KernelSpec &launched : getLaunchSpecs(spec, plan.chip))
       if (keys.insert(launched.getKey()).second)
         work.push_back(std::move(launched));
-  if (threads == 0)
-    threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<size_t>(threads, work.size());
-  std::atomic<size_t> next{0};
+  // LLVM's pool: at most `threads` (0: one per hardware thread), and never
+  // more than there are kernels.
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
   std::mutex failuresMutex;
   std::string failures;
-  auto compileSome = [&] {
-    for (size_t i; (i = next++) < work.size();) {
-      llvm::Expected<const Kernel &> kernel = getKernel(work[i]);
+  for (const KernelSpec &spec : work)
+    pool.async([&, &spec = spec] {
+      llvm::Expected<const Kernel &> kernel = getKernel(spec);
       if (kernel)
-        continue;
-      std::string failure = "\n  " + work[i].getKey() + ": " +
-                            llvm::toString(kernel.takeError());
+        return;
+      std::string failure =
+          "\n  " + spec.getKey() + ": " + llvm::toString(kernel.takeError());
       std::lock_guard<std::mutex> lock(failuresMutex);
       failures += failure;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i)
-    pool.emplace_back(compileSome);
-  compileSome();
-  for (std::thread &thread : pool)
-    thread.join();
+    });
+  pool.wait();
   if (failures.empty())
     return llvm::Error::success();
   return llvm::createStringError("precompile: these kernels failed:" +

@@ -24,11 +24,10 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <atomic>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 using namespace mlir::fmha;
@@ -147,26 +146,20 @@ int main(int argc, char **argv) {
   DiskCache cache(outputDirectory, ~uint64_t(0));
   std::string imageMaker =
       getImageMaker(LoadPath::PtxCompiler, getPtxCompilerVersion());
-  std::atomic<size_t> next{0};
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
   std::mutex failuresMutex;
   std::string failures;
-  auto work = [&] {
-    for (size_t i; (i = next++) < jobs.size();)
-      if (llvm::Error err = runJob(jobs[i], cache, imageMaker)) {
+  for (const Job &job : jobs)
+    pool.async([&, &job = job] {
+      if (llvm::Error err = runJob(job, cache, imageMaker)) {
+        std::string failure = "\n  " + job.spec.getKey() + " (" +
+                              stringifyChip(job.target->chip).str() +
+                              "): " + llvm::toString(std::move(err));
         std::lock_guard<std::mutex> lock(failuresMutex);
-        failures += "\n  " + jobs[i].spec.getKey() + " (" +
-                    stringifyChip(jobs[i].target->chip).str() +
-                    "): " + llvm::toString(std::move(err));
+        failures += failure;
       }
-  };
-  unsigned count = threads ? threads
-                           : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < count; ++i)
-    pool.emplace_back(work);
-  work();
-  for (std::thread &thread : pool)
-    thread.join();
+    });
+  pool.wait();
   if (!failures.empty()) {
     llvm::errs() << "fmha-seed: these kernels failed:" << failures << "\n";
     return 1;
