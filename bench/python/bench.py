@@ -11,10 +11,15 @@
    and the C API (the same kernel) to show what Python costs, beside cuDNN,
    flash2 and FA4, CUDA events around 10 back-to-back calls (as
    ANCHORS.md), random inputs, candidates interleaved per row.
+3. Decode GB/s (--decode): the decode rows of ANCHORS.md and longer caches,
+   GQA, and a few query tokens per sequence, bytes of q + k + v + o over
+   the time, with cuDNN, flash2 and FA4 (SDPA with enable_gqa, non-causal:
+   SDPA's is_causal is top-left aligned, which for Sq < Sk is not decode).
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
+                                [--decode] [--no-host] [--no-tflops]
 Prints markdown tables for docs/BENCHMARKS.md.
 """
 
@@ -181,6 +186,76 @@ def tflops_rows(rows_regex, rounds):
         torch.cuda.empty_cache()
 
 
+# B, Sq, Hq, Hkv, Sk (d128 bf16): ANCHORS.md's decode rows, then one long
+# sequence, GQA 64:8, and a few query tokens (speculative decoding).
+DECODE_ROWS = [
+    (64, 1, 32, 8, 8192), (128, 1, 32, 8, 2048), (16, 1, 32, 32, 4096),
+    (1, 1, 32, 8, 65536), (1, 1, 32, 8, 131072), (8, 1, 64, 8, 8192),
+    (64, 4, 32, 8, 8192),
+]
+
+
+def decode_candidates(q, k, v):
+    """name -> a call on [B, S, H, D] tensors; every candidate non-causal.
+    "unfolded" is flashcore with a window that hides no key, which keeps a
+    GQA group's query heads apart (foldGroupedQueries folds them only
+    without a window): what decode ran at before the fold."""
+    qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+
+    def sdpa():
+        return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
+    found = {
+        "flashcore": lambda: flashcore.attention(q, k, v),
+        "unfolded": lambda: flashcore.attention(
+            q, k, v, window=(k.shape[1], k.shape[1])),
+        "cudnn": (SDPBackend.CUDNN_ATTENTION, sdpa),
+        "flash2": (SDPBackend.FLASH_ATTENTION, sdpa),
+    }
+    if fa4_func is not None:
+        found["fa4"] = lambda: fa4_func(q, k, v)
+    return found
+
+
+def decode_rows(rounds):
+    print("\n## Decode GB/s (q + k + v + o bytes over the time; d128 bf16, "
+          f"non-causal, median of {rounds} interleaved rounds of "
+          "back_to_back_ms)\n")
+    names = ["flashcore", "unfolded", "cudnn", "flash2"] + (
+        ["fa4"] if fa4_func is not None else [])
+    print("| B x Sq x Hq/Hkv x Sk | MB | " + " | ".join(names) +
+          " | flashcore / best |\n|---|---|" + "---|" * (len(names) + 1))
+    d = 128
+    for b, sq, hq, hkv, sk in DECODE_ROWS:
+        q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(b, sk, hkv, d, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        nbytes = 2 * (2 * q.numel() + 2 * k.numel())
+        found = decode_candidates(q, k, v)
+        usable = []
+        for name in names:  # a backend that refuses the shape is n/a
+            try:
+                timed(found[name], lambda fn: fn())
+                usable.append(name)
+            except Exception as e:  # noqa: BLE001
+                print(f"{name} refuses {b}x{sq}x{hq}/{hkv}x{sk}: "
+                      f"{type(e).__name__}: {str(e)[:120]}", file=sys.stderr)
+        per = {name: [] for name in usable}
+        for round_ in range(rounds):
+            for name in rotated(usable, round_):
+                ms = timed(found[name], back_to_back_ms)
+                per[name].append(nbytes / ms / 1e6)
+        med = {name: statistics.median(per[name]) for name in usable}
+        best = max((med[n] for n in usable
+                    if n not in ("flashcore", "unfolded")), default=0)
+        print(f"| {b}x{sq}x{hq}/{hkv}x{sk} | {nbytes / 1e6:.0f} | " +
+              " | ".join(f"{med[n]:.0f}" if n in med else "n/a"
+                         for n in names) +
+              f" | {med['flashcore'] / best if best else 0:.2f} |",
+              flush=True)
+        del q, k, v, found
+        torch.cuda.empty_cache()
+
+
 def breakdown(calls):
     """Host cost of each step of flashcore.attention on the host-cost problem
     (us per call, one step repeated alone): where the Python time goes."""
@@ -218,15 +293,20 @@ def main():
     parser.add_argument("--rows", default="")
     parser.add_argument("--no-tflops", action="store_true")
     parser.add_argument("--breakdown", action="store_true")
+    parser.add_argument("--decode", action="store_true")
+    parser.add_argument("--no-host", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"{datetime.date.today()}")
     if args.breakdown:
         breakdown(args.calls)
-    host_cost(args.rounds, args.calls)
+    if not args.no_host:
+        host_cost(args.rounds, args.calls)
     if not args.no_tflops:
         tflops_rows(args.rows, args.rounds)
+    if args.decode:
+        decode_rows(args.rounds)
 
 
 if __name__ == "__main__":

@@ -201,19 +201,22 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
   // A tile for this query length that is not the one for every length
   // becomes the spec's own (a second kernel, compiled once); otherwise the
   // spec stays as given and shares its kernel with every other length.
+  KernelSpec launched = spec;
+  if (querySeq == 1 && spec.causal && !spec.window)
+    launched.causal = false;
   if (spec.attentionTile)
-    return spec;
-  AttentionTiling tiling = getDefaultAttentionTiling(chip, spec.headDim,
-                                                     spec.causal, querySeq);
-  KernelSpec tiled = spec;
-  if (tiling != getDefaultAttentionTiling(chip, spec.headDim, spec.causal))
-    tiled.attentionTile = tiling;
-  return tiled;
+    return launched;
+  AttentionTiling tiling = getDefaultAttentionTiling(
+      chip, launched.headDim, launched.causal, querySeq);
+  if (tiling !=
+      getDefaultAttentionTiling(chip, launched.headDim, launched.causal))
+    launched.attentionTile = tiling;
+  return launched;
 }
 
 std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec,
                                              Chip chip) {
-  if (spec.kind != OpKind::Attention || spec.attentionTile)
+  if (spec.kind != OpKind::Attention)
     return {spec};
   std::vector<KernelSpec> specs;
   std::vector<std::string> keys;

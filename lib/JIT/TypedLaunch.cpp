@@ -124,15 +124,38 @@ KernelSpec JIT::getAttentionLaunchSpec(const KernelSpec &spec,
   return fmha::getAttentionLaunchSpec(spec, plan.chip, querySeq);
 }
 
+AttentionTensors fmha::foldGroupedQueries(const KernelSpec &spec,
+                                          const AttentionTensors &t) {
+  int64_t group = t.queryHeads / t.kvHeads;
+  if (t.querySeq != 1 || group == 1 || spec.window)
+    return t;
+  // Query head h = g * group + i of batch b becomes row i of head g.
+  auto fold = [&](const std::array<int64_t, 3> &strides) {
+    return std::array<int64_t, 3>{strides[0], strides[1] * group,
+                                  strides[1]};
+  };
+  AttentionTensors folded = t;
+  folded.queryHeads = t.kvHeads;
+  folded.querySeq = group;
+  folded.qStrides = fold(t.qStrides);
+  folded.oStrides = fold(t.oStrides);
+  folded.lseStrides = fold(t.lseStrides);
+  return folded;
+}
+
 llvm::Error JIT::launchAttention(const KernelSpec &spec,
-                                 const AttentionTensors &t, CUstream stream,
+                                 const AttentionTensors &tensors,
+                                 CUstream stream,
                                  const LaunchOptions &options) {
-  if (llvm::Error err = checkAttentionTensors(spec, t))
+  if (llvm::Error err = checkAttentionTensors(spec, tensors))
     return err;
-  llvm::Expected<const Kernel &> kernel =
-      getKernel(getAttentionLaunchSpec(spec, t.querySeq), options.source);
+  // The kernel is the one for the caller's query length (for one query,
+  // the non-causal kernel that the folded rows need).
+  llvm::Expected<const Kernel &> kernel = getKernel(
+      getAttentionLaunchSpec(spec, tensors.querySeq), options.source);
   if (!kernel || options.prepareOnly)
     return kernel.takeError();
+  AttentionTensors t = foldGroupedQueries(spec, tensors);
   int64_t headDim = spec.headDim;
   auto tensor = [&](const void *data, int64_t heads, int64_t rows,
                     const std::array<int64_t, 3> &strides) {

@@ -44,6 +44,12 @@ check "$FMHA_CHIP jit window 32,0 causal GQA d128 Sq=Sk=1000"     $j --heads=4 -
 check "$FMHA_CHIP jit window 100,50 non-causal d64 Sq=700 Sk=900" $j --heads=2 --seq-q=700 --seq-k=900 --window=100,50 --head-dim=64 --lse
 check "$FMHA_CHIP jit window 0,-1 d128 Sq=Sk=513"                 $j --heads=2 --seq-q=513 --seq-k=513 --window=0,-1 --lse
 check "$FMHA_CHIP jit BSHD causal d128 bf16 Sq=Sk=1000"           $j --heads=4 --seq-q=1000 --causal --layout=bshd --lse
+# Decode: one query, a GQA group's heads folded into one tile's rows
+# (foldGroupedQueries); with a window, not folded.
+check "$FMHA_CHIP jit decode GQA 4:1 causal d128 BSHD B=3 Sk=1000" $j --batch=3 --heads=32 --kv-heads=8 --seq-q=1 --seq-k=1000 --causal --layout=bshd --lse
+check "$FMHA_CHIP jit decode GQA 8:1 d64 f16 B=2 Sk=4097"          $j --batch=2 --heads=16 --kv-heads=2 --seq-q=1 --seq-k=4097 --head-dim=64 --dtype=f16 --lse
+check "$FMHA_CHIP jit decode MQA causal d256 Sk=77"                $j --batch=2 --heads=6 --kv-heads=1 --seq-q=1 --seq-k=77 --head-dim=256 --causal --lse
+check "$FMHA_CHIP jit decode GQA 4:1 window 64,0 causal d128 Sk=1000" $j --heads=8 --kv-heads=2 --seq-q=1 --seq-k=1000 --causal --window=64,0 --lse
 # Long enough for the JIT's length-dependent tile (sm_90a causal d64 from
 # 4k queries: getDefaultAttentionTiling), and the longest rows benchmarked.
 check "$FMHA_CHIP jit long causal GQA d128 Sq=Sk=16384 lse"       $j --heads=4 --kv-heads=2 --seq-q=16384 --causal --lse
@@ -67,6 +73,8 @@ if command -v compute-sanitizer > /dev/null; then
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=150 --seq-k=170 --causal --lse --heads=2 --kv-heads=1 --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention d64 window" \
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=90 --seq-k=130 --window=20,10 --head-dim=64 --seed=1
+  check "$FMHA_CHIP compute-sanitizer: jit attention GQA decode" \
+    "$root/scripts/gpu/sanitize.sh" $j --seq-q=1 --seq-k=300 --causal --lse --heads=8 --kv-heads=2 --layout=bshd --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention causal pairs, 2 CTAs" \
     env FMHA_PERSISTENT=2 "$root/scripts/gpu/sanitize.sh" $j --seq-q=300 --seq-k=300 --causal --lse --heads=3 --seed=1
 fi

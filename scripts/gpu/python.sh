@@ -5,7 +5,8 @@
 # runs scripts/gpu/python_check.py (against torch on the device) and, with
 # --bench, bench/python/bench.py (FlashAttention-4 too where
 # ../shared/tools/fa4-install.sh unpacked it into /tmp/fa4-site).
-# Usage (GPU machine, repository root): scripts/gpu/python.sh [--bench]
+# Usage (GPU machine, repository root):
+#   scripts/gpu/python.sh [--bench [bench.py's options]]
 # Logs go to $OUT; exit 0 when every check passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,7 +30,8 @@ cd /tmp
 python3 "$root/scripts/gpu/python_check.py" > "$out/python_check.log" 2>&1
 status=$?
 if [ "${1:-}" = --bench ]; then
-  python3 "$root/bench/python/bench.py" > "$out/bench.log" 2>&1 ||
+  shift
+  python3 "$root/bench/python/bench.py" "$@" > "$out/bench.log" 2>&1 ||
     { echo "python.sh: bench.py failed (see bench.log)"; status=1; }
   sed -n '/^# flashcore/,$p' "$out/bench.log"
 fi

@@ -125,6 +125,16 @@ def attention_grid():
          attention_case(1, 4, 2, 16384, 16384, 128, bf16, causal=True)),
         ("many tiles d64 B=3 H=20 Sq=777 Sk=1500 no lse",
          attention_case(3, 20, 20, 777, 1500, 64, bf16, lse=False)),
+        # One query: a GQA group's heads are folded into one tile's rows.
+        ("decode GQA 4:1 causal d128 B=3 Sk=1000",
+         attention_case(3, 32, 8, 1, 1000, 128, bf16, causal=True)),
+        ("decode GQA 8:1 d64 f16 B=2 Sk=4097",
+         attention_case(2, 16, 2, 1, 4097, 64, torch.float16)),
+        ("decode MQA causal d256 BHSD Sk=77",
+         attention_case(2, 6, 1, 1, 77, 256, bf16, causal=True, bhsd=True)),
+        ("decode GQA 4:1 window 64,0 causal d128 Sk=1000 (not folded)",
+         attention_case(2, 8, 2, 1, 1000, 128, bf16, causal=True,
+                        window=(64, 0))),
     ]:
         check("attention " + name, case)
 
@@ -213,20 +223,23 @@ def capture_refuses_to_compile():
 
 def precompiled_variant_captures():
     """precompile_attention without seqlen_q prepares every query-length
-    class: sm_90a's causal d64 has a tile of its own from 4k queries."""
+    class: sm_90a's causal d64 has a tile of its own from 4k queries, and
+    one query launches the non-causal kernel."""
     flashcore.precompile_attention(
         [dict(dtype=torch.float16, head_dim=64, causal=True, scale=0.2)],
         threads=2)
-    for sq in (100, 5000):
-        q = torch.randn(1, sq, 2, 64, device="cuda", dtype=torch.float16)
+    k = torch.randn(1, 300, 2, 64, device="cuda", dtype=torch.float16)
+    for sq, hq in ((100, 2), (5000, 2), (1, 8)):  # and GQA decode
+        q = torch.randn(1, sq, hq, 64, device="cuda", dtype=torch.float16)
+        kv = q if sq == 5000 else k
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            o = flashcore.attention(q, q, q, causal=True, scale=0.2)
+            o = flashcore.attention(q, kv, kv, causal=True, scale=0.2)
         graph.replay()
         torch.cuda.synchronize()
-        ref, _ = reference(q, q, q, True, None, 0.2, torch.float32)
+        ref, _ = reference(q, kv, kv, True, None, 0.2, torch.float32)
         assert (o.float() - ref).abs().max().item() < 2e-2
-    return "Sq=100 and Sq=5000 captured without a compile"
+    return "Sq=100, Sq=5000 and GQA decode captured without a compile"
 
 
 def two_processes_one_entry():

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <functional>
 #include <set>
 
 using namespace mlir::fmha;
@@ -536,27 +537,42 @@ TEST(KernelArguments, MemRefDescriptorsInOrder) {
 } // namespace
 
 // What precompile and fmha-seed compile for a spec: one kernel per tile a
-// query length picks on the chip, the spec itself otherwise.
-TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsTile) {
+// query length picks on the chip, and for one query the non-causal kernel.
+TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   KernelSpec spec;
   spec.headDim = 64;
   spec.causal = true;
-  // sm_90a's causal d64 takes a tile of its own from 4k queries.
+  KernelSpec nonCausal = spec;
+  nonCausal.causal = false;
+  // One query: causal without a window is non-causal; sm_90a's causal d64
+  // takes a tile of its own from 4k queries.
   std::vector<KernelSpec> specs = getLaunchSpecs(spec, Chip::sm_90a);
-  ASSERT_EQ(specs.size(), 2u);
-  EXPECT_EQ(specs[0].getKey(), spec.getKey());
-  EXPECT_TRUE(specs[1].attentionTile.has_value());
-  EXPECT_EQ(specs[1].getKey(),
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_EQ(specs[0].getKey(), nonCausal.getKey());
+  EXPECT_EQ(specs[1].getKey(), spec.getKey());
+  EXPECT_TRUE(specs[2].attentionTile.has_value());
+  EXPECT_EQ(specs[2].getKey(),
             getAttentionLaunchSpec(spec, Chip::sm_90a, 16384).getKey());
+  EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 1).getKey(),
+            nonCausal.getKey());
   EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 100).getKey(),
             spec.getKey());
-  // One tile for every length.
-  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_80).size(), 1u);
+  // A window keeps a causal query causal.
+  KernelSpec windowed = spec;
+  windowed.window = {{16, 0}};
+  EXPECT_EQ(getAttentionLaunchSpec(windowed, Chip::sm_90a, 1).getKey(),
+            windowed.getKey());
+  // One tile for every length: the causal kernel and the one-query one.
+  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_80).size(), 2u);
+  EXPECT_EQ(getLaunchSpecs(nonCausal, Chip::sm_80).size(), 1u);
   spec.headDim = 128;
-  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 1u);
-  // A spec with a tile, and a resample spec, are their own.
-  spec.attentionTile = getDefaultAttentionTiling(Chip::sm_90a, 64, true);
-  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 1u);
+  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 2u);
+  // A spec with a tile keeps it.
+  spec.attentionTile = getDefaultAttentionTiling(Chip::sm_90a, 128, true);
+  specs = getLaunchSpecs(spec, Chip::sm_90a);
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].attentionTile, spec.attentionTile);
+  EXPECT_FALSE(specs[0].causal);
   KernelSpec resample;
   resample.kind = OpKind::Resample;
   resample.streamFeatures = {8};
@@ -565,7 +581,47 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsTile) {
             resample.getKey());
 }
 
-// Checked alone, before anything compiles: the head dim and the window.
+// Decode with GQA: a group's query heads become the rows of one head.
+TEST(AttentionTensors, DecodeFoldsGroupedQueryHeadsIntoRows) {
+  KernelSpec spec;
+  spec.headDim = 128;
+  spec.causal = true;
+  spec.withLse = true;
+  AttentionTensors t;
+  t.batch = 2;
+  t.queryHeads = 32;
+  t.kvHeads = 8;
+  t.querySeq = 1;
+  t.keySeq = 100;
+  t.setDenseStrides(spec.headDim);
+  // BSHD q: the row stride is Hq * D, the head stride D.
+  t.qStrides = {32 * 128, 128, 32 * 128};
+  AttentionTensors folded = foldGroupedQueries(spec, t);
+  EXPECT_EQ(folded.queryHeads, 8);
+  EXPECT_EQ(folded.querySeq, 4);
+  EXPECT_EQ(folded.kvHeads, 8);
+  EXPECT_EQ(folded.keySeq, 100);
+  // Query head 4 * g + i at row 0 is row i of head g.
+  EXPECT_EQ(folded.qStrides, (std::array<int64_t, 3>{32 * 128, 4 * 128, 128}));
+  EXPECT_EQ(folded.oStrides, (std::array<int64_t, 3>{32 * 128, 4 * 128, 128}));
+  EXPECT_EQ(folded.lseStrides, (std::array<int64_t, 3>{32, 4, 1}));
+  EXPECT_EQ(folded.kStrides, t.kStrides);
+  // Not folded: more than one query, no GQA, a window.
+  for (auto change : std::initializer_list<std::function<void(
+           KernelSpec &, AttentionTensors &)>>{
+           [](KernelSpec &, AttentionTensors &u) { u.querySeq = 2; },
+           [](KernelSpec &, AttentionTensors &u) { u.kvHeads = 32; },
+           [](KernelSpec &s, AttentionTensors &) { s.window = {{8, 0}}; }}) {
+    KernelSpec s = spec;
+    AttentionTensors u = t;
+    change(s, u);
+    AttentionTensors same = foldGroupedQueries(s, u);
+    EXPECT_EQ(same.querySeq, u.querySeq);
+    EXPECT_EQ(same.queryHeads, u.queryHeads);
+    EXPECT_EQ(same.qStrides, u.qStrides);
+  }
+}
+
 TEST(KernelSpec, CheckAttentionSpecNamesTheValue) {
   KernelSpec spec;
   EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(spec)));

@@ -113,6 +113,17 @@ struct AttentionTensors {
   void setDenseStrides(unsigned headDim);
 };
 
+/// The tensors a launch of attention \p spec on \p t runs on: \p t itself,
+/// or, for decode (one query, no window) with GQA groups of G > 1 query
+/// heads, the G query heads that share a KV head as the G rows of one head
+/// (q and o viewed [B, Hkv, G, D], lse [B, Hkv, G]), so that each K and V
+/// block is read once per group rather than G times. The rows see every key
+/// as the one query did (getAttentionLaunchSpec launches the non-causal
+/// kernel for one query). FlashAttention-2's seqlenq_ngroups_swapped
+/// (KERNELS.md section 7).
+AttentionTensors foldGroupedQueries(const KernelSpec &spec,
+                                    const AttentionTensors &t);
+
 /// An operand or attribute a typed launch refuses (checkAttentionSpec,
 /// checkAttentionTensors, checkResampleTensors): the caller's mistake, not
 /// a failure of the JIT or the driver. The message names the offending

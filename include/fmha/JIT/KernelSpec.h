@@ -59,15 +59,26 @@ struct KernelSpec {
   llvm::StringRef getKernelName() const;
 };
 
+/// The query lengths from which a launch of an attention spec may compile
+/// another kernel (getAttentionLaunchSpec): one query, two to 4095, and
+/// long queries (kLongAttentionQueries).
+inline constexpr int64_t kAttentionQueryLengthClasses[] = {
+    1, 2, kLongAttentionQueries};
+
 /// The spec a launch of attention \p spec on \p querySeq queries compiles
-/// on \p chip: \p spec itself, or, where the chip's default tile for that
-/// length is not its default for every length, \p spec with that tile.
+/// on \p chip: \p spec itself, or
+/// - where the chip's default tile for that length is not its default for
+///   every length, \p spec with that tile;
+/// - for one query, causal without a window is non-causal: bottom-right
+///   aligned, the one query sees every key. The non-causal kernel is also
+///   the one that a decode launch folds a GQA group's query heads into
+///   (foldGroupedQueries), so causal and non-causal decode share it.
 KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
                                   std::optional<int64_t> querySeq);
 
 /// Every spec launches of \p spec may compile on \p chip:
 /// getAttentionLaunchSpec for each class of query lengths of an attention
-/// spec without a tile (kAttentionQueryLengthClasses), else \p spec.
+/// spec (kAttentionQueryLengthClasses), else \p spec.
 std::vector<KernelSpec> getLaunchSpecs(const KernelSpec &spec, Chip chip);
 
 } // namespace mlir::fmha

@@ -56,9 +56,9 @@ struct AttentionTiling {
   }
 };
 
-/// The query lengths from which getDefaultAttentionTiling may pick another
-/// tile: lengths below the first and each range between two picks one.
-inline constexpr int64_t kAttentionQueryLengthClasses[] = {1, 4096};
+/// The query length from which getDefaultAttentionTiling may pick a tile
+/// for long queries.
+inline constexpr int64_t kLongAttentionQueries = 4096;
 
 /// The default tiling of attention with head dim \p headDim on \p chip.
 /// \p headDim must be one the dialect accepts (64, 128 or 256).

@@ -84,7 +84,7 @@ fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
     // loses, 207 against 128x128's 248). d128 causal 128x176 at 16k, which
     // won in the fifth run (686 against 637), lost in that A/B (664 ->
     // 655): not taken.
-    bool longQueries = querySeq && *querySeq >= kAttentionQueryLengthClasses[1];
+    bool longQueries = querySeq && *querySeq >= kLongAttentionQueries;
     if (headDim <= 64)
       return causal && !longQueries ? AttentionTiling{chip, 128, 128, 12, 2}
                                     : AttentionTiling{chip, 192, 128, 16, 2};
