@@ -44,6 +44,15 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
 
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
+    - `split_keys`: `o` and `lse` (required) hold `S >= 1` partial states
+      of each batch entry, `o` `[S * B, Hq, Sq, D]` and `lse`
+      `[S * B, Hq, Sq]`: entry `s * B + b` is the attention of batch `b` over
+      split `s` of its keys. The splits are contiguous ranges that partition
+      the keys (the lowering's: whole key blocks, as many per split as the
+      blocks allow evenly); a split that holds no key a row sees gives that
+      row zeros and `+inf`, as above. `S` is read from the sizes at run
+      time. `fmha.merge_attention` combines the states into the attention.
+
     Example (GQA 32:8, causal, bf16, head dim 128):
 
     ```mlir
@@ -64,7 +73,8 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,
-    OptionalAttr<Fmha_TileAttr>:$tile
+    OptionalAttr<Fmha_TileAttr>:$tile,
+    UnitAttr:$split_keys
   );
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`
@@ -73,6 +83,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
     `->` `o` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`causal` $causal^)?
+    (`split_keys` $split_keys^)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -81,6 +92,56 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
     int64_t getHeadDim();
     /// The softmax scale: the `scale` attribute, or 1/sqrt(D) without one.
     float getScaleOrDefault();
+  }];
+}
+
+def Fmha_MergeAttentionOp : Fmha_Op<"merge_attention"> {
+  let summary = "merge partial attention states by their log-sum-exp";
+  let description = [{
+    Combines `S` partial attention states of the same queries, each the
+    attention over a part of the keys with its log-sum-exp (split-KV,
+    `fmha.attention` with `split_keys`, or context parallelism across
+    devices), into the attention over all of them:
+
+    `L = log(sum_s exp(lse_s))`, `O = sum_s exp(lse_s - L) * O_s`
+
+    | operand | shape | element type |
+    |---|---|---|
+    | `outs` | `[S, B, H, Sq, D]` | f16, bf16 or f32 |
+    | `lses` | `[S, B, H, Sq]`    | f32 |
+    | `o`    | `[B, H, Sq, D]`    | same as `outs` (written) |
+    | `lse`  | `[B, H, Sq]`       | f32 (written, optional) |
+
+    `D` is static; every other size may be dynamic, and strides are kernel
+    arguments. A state whose `lse` is `+inf` or `-inf` saw no key and has
+    no weight (attention writes `+inf` for such a row; other libraries
+    write `-inf`). A row no state saw a key for gets zeros and `+inf`, as
+    `fmha.attention` gives it. f32 arithmetic.
+
+    ```mlir
+    fmha.merge_attention outs(%parts : memref<?x?x8x?x128xbf16>)
+                         lses(%lses : memref<?x?x8x?xf32>)
+                      -> o(%o : memref<?x8x?x128xbf16>)
+                         lse(%lse : memref<?x8x?xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Arg<AnyMemRef, "partial outputs [S, B, H, Sq, D]", [MemRead]>:$outs,
+    Arg<AnyMemRef, "partial log-sum-exps [S, B, H, Sq]", [MemRead]>:$lses,
+    Arg<AnyMemRef, "output [B, H, Sq, D]", [MemWrite]>:$o,
+    Arg<Optional<AnyMemRef>, "log-sum-exp [B, H, Sq]", [MemWrite]>:$lse
+  );
+  let assemblyFormat = [{
+    `outs` `(` $outs `:` type($outs) `)`
+    `lses` `(` $lses `:` type($lses) `)`
+    `->` `o` `(` $o `:` type($o) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The static head dimension D.
+    int64_t getHeadDim();
   }];
 }
 

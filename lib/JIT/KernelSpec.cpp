@@ -15,6 +15,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::fmha;
 
@@ -35,6 +38,8 @@ llvm::StringRef KernelSpec::getKernelName() const {
   switch (kind) {
   case OpKind::Attention:
     return "attention";
+  case OpKind::Merge:
+    return "merge_attention";
   case OpKind::Resample:
     return "resample";
   case OpKind::CheckSorted:
@@ -59,6 +64,12 @@ std::string KernelSpec::getKey() const {
       os << " tile " << stringifyChip(attentionTile->chip) << ','
          << attentionTile->blockM << ',' << attentionTile->blockN << ','
          << attentionTile->warps << ',' << attentionTile->stages;
+    if (splitKeys)
+      os << " split_keys";
+    return key;
+  }
+  if (kind == OpKind::Merge) {
+    os << " d" << headDim << (withLse ? " lse" : "");
     return key;
   }
   if (kind == OpKind::Resample)
@@ -139,7 +150,28 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
         spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
-        tile);
+        tile, spec.splitKeys);
+    func::ReturnOp::create(b, loc);
+    return module;
+  }
+
+  if (spec.kind == OpKind::Merge) {
+    // Any strides: the states may be slices of bigger tensors.
+    int64_t headDim = spec.headDim;
+    SmallVector<Type> types = {
+        getStridedType({kDynamic, kDynamic, kDynamic, kDynamic, headDim},
+                       element, /*denseInnermost=*/false),
+        getStridedType({kDynamic, kDynamic, kDynamic, kDynamic},
+                       b.getF32Type(), /*denseInnermost=*/false),
+        getStridedType({kDynamic, kDynamic, kDynamic, headDim}, element,
+                       /*denseInnermost=*/false)};
+    if (spec.withLse)
+      types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
+                                     b.getF32Type(),
+                                     /*denseInnermost=*/false));
+    ValueRange arguments = createFunc(b, "merge_attention", types);
+    MergeAttentionOp::create(b, loc, arguments[0], arguments[1], arguments[2],
+                             spec.withLse ? arguments[3] : Value());
     func::ReturnOp::create(b, loc);
     return module;
   }
@@ -214,19 +246,57 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
   return launched;
 }
 
+unsigned fmha::getKeySplits(int64_t units, int64_t keyBlocks,
+                            int64_t multiprocessors) {
+  if (units <= 0 || multiprocessors <= 0 ||
+      units * 10 >= multiprocessors * 8 || keyBlocks <= 4)
+    return 1;
+  int64_t most = std::min<int64_t>({128, multiprocessors, keyBlocks});
+  // The fraction of the last wave's SMs that have work.
+  auto efficiency = [&](int64_t splits) {
+    double waves = double(units * splits) / double(multiprocessors);
+    return waves / std::ceil(waves);
+  };
+  double best = 0;
+  for (int64_t splits = 1; splits <= most; ++splits)
+    best = std::max(best, efficiency(splits));
+  int64_t splits = 1;
+  while (splits < most && efficiency(splits) < 0.85 * best)
+    ++splits;
+  // As many splits as ceil(blocks / splits) blocks each make: none empty.
+  int64_t perSplit = (keyBlocks + splits - 1) / splits;
+  return static_cast<unsigned>((keyBlocks + perSplit - 1) / perSplit);
+}
+
+KernelSpec fmha::getMergeSpec(const KernelSpec &spec) {
+  KernelSpec merge;
+  merge.kind = OpKind::Merge;
+  merge.elementType = spec.elementType;
+  merge.headDim = spec.headDim;
+  merge.withLse = spec.withLse;
+  return merge;
+}
+
 std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec,
                                              Chip chip) {
   if (spec.kind != OpKind::Attention)
     return {spec};
   std::vector<KernelSpec> specs;
   std::vector<std::string> keys;
-  for (int64_t querySeq : kAttentionQueryLengthClasses) {
-    KernelSpec launched = getAttentionLaunchSpec(spec, chip, querySeq);
+  auto add = [&](KernelSpec launched) {
     std::string key = launched.getKey();
     if (llvm::is_contained(keys, key))
-      continue;
+      return;
     keys.push_back(std::move(key));
     specs.push_back(std::move(launched));
+  };
+  for (int64_t querySeq : kAttentionQueryLengthClasses)
+    add(getAttentionLaunchSpec(spec, chip, querySeq));
+  if (!spec.splitKeys) {
+    KernelSpec split = getAttentionLaunchSpec(spec, chip, 1);
+    split.splitKeys = split.withLse = true;
+    add(split);
+    add(getMergeSpec(spec));
   }
   return specs;
 }

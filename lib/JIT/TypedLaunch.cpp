@@ -143,39 +143,231 @@ AttentionTensors fmha::foldGroupedQueries(const KernelSpec &spec,
   return folded;
 }
 
+namespace {
+/// Where a split launch keeps its partial states in the workspace: O
+/// [S x B, H, Sq, D] of the element type from 0, then LSE [S x B, H, Sq]
+/// f32 from lseOffset, both dense (the folded rows' H and Sq).
+struct SplitWorkspace {
+  unsigned splits = 1;
+  size_t lseOffset = 0, bytes = 0;
+
+  static SplitWorkspace get(const KernelSpec &spec, const AttentionTensors &t,
+                            unsigned splits) {
+    SplitWorkspace workspace;
+    workspace.splits = splits;
+    if (splits == 1)
+      return workspace;
+    size_t rows = size_t(splits) * t.batch * t.queryHeads * t.querySeq;
+    size_t elementBytes = spec.elementType == ElementType::F32 ? 4 : 2;
+    workspace.lseOffset =
+        llvm::alignTo(rows * spec.headDim * elementBytes, 16);
+    workspace.bytes = workspace.lseOffset + rows * sizeof(float);
+    return workspace;
+  }
+};
+} // namespace
+
+/// The key splits of a launch of \p spec on the folded tensors \p t whose
+/// caller has \p querySeq queries (getKeySplits; decode only).
+static unsigned getLaunchKeySplits(const JIT &jit, const KernelSpec &spec,
+                                   const AttentionTensors &t,
+                                   int64_t querySeq) {
+  if (querySeq != 1 || spec.splitKeys)
+    return 1;
+  AttentionTiling tiling = jit.getAttentionTiling(spec, querySeq);
+  int64_t units =
+      llvm::divideCeil(t.querySeq, tiling.blockM) * t.queryHeads * t.batch;
+  return getKeySplits(units, llvm::divideCeil(t.keySeq, tiling.blockN),
+                      jit.getDevice().multiprocessors);
+}
+
+llvm::Expected<size_t>
+JIT::getAttentionWorkspaceBytes(const KernelSpec &spec,
+                                const AttentionTensors &tensors) const {
+  if (llvm::Error err = checkAttentionTensors(spec, tensors))
+    return std::move(err);
+  AttentionTensors t = foldGroupedQueries(spec, tensors);
+  KernelSpec launched = getAttentionLaunchSpec(spec, tensors.querySeq);
+  return SplitWorkspace::get(
+             spec, t, getLaunchKeySplits(*this, launched, t, tensors.querySeq))
+      .bytes;
+}
+
+/// The launch operands of attention on \p t: q, k, v, o, then lse.
+static llvm::SmallVector<LaunchOperand, 5>
+getAttentionOperands(const AttentionTensors &t, int64_t headDim,
+                     int64_t outputEntries) {
+  auto tensor = [&](const void *data, int64_t batch, int64_t heads,
+                    int64_t rows, const std::array<int64_t, 3> &strides) {
+    return LaunchOperand{data,
+                         {batch, heads, rows, headDim},
+                         {strides[0], strides[1], strides[2], 1}};
+  };
+  llvm::SmallVector<LaunchOperand, 5> operands = {
+      tensor(t.q, t.batch, t.queryHeads, t.querySeq, t.qStrides),
+      tensor(t.k, t.batch, t.kvHeads, t.keySeq, t.kStrides),
+      tensor(t.v, t.batch, t.kvHeads, t.keySeq, t.vStrides),
+      tensor(t.o, outputEntries, t.queryHeads, t.querySeq, t.oStrides)};
+  if (t.lse)
+    operands.push_back(LaunchOperand{
+        t.lse,
+        {outputEntries, t.queryHeads, t.querySeq},
+        {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
+  return operands;
+}
+
 llvm::Error JIT::launchAttention(const KernelSpec &spec,
                                  const AttentionTensors &tensors,
                                  CUstream stream,
                                  const LaunchOptions &options) {
+  auto launchError = [](llvm::Error err) {
+    return llvm::createStringError("attention: " +
+                                   llvm::toString(std::move(err)));
+  };
   if (llvm::Error err = checkAttentionTensors(spec, tensors))
     return err;
   // The kernel is the one for the caller's query length (for one query,
   // the non-causal kernel that the folded rows need).
-  llvm::Expected<const Kernel &> kernel = getKernel(
-      getAttentionLaunchSpec(spec, tensors.querySeq), options.source);
+  KernelSpec launched = getAttentionLaunchSpec(spec, tensors.querySeq);
+  AttentionTensors t = foldGroupedQueries(spec, tensors);
+  SplitWorkspace workspace = SplitWorkspace::get(
+      spec, t, getLaunchKeySplits(*this, launched, t, tensors.querySeq));
+  if (tensors.workspaceBytes && tensors.workspaceBytes < workspace.bytes)
+    return llvm::make_error<OperandError>(llvm::formatv(
+        "attention: workspaceBytes is {0}, expected 0 (no split) or at least "
+        "{1} (getAttentionWorkspaceBytes: {2} key splits)",
+        tensors.workspaceBytes, workspace.bytes, workspace.splits));
+  if (workspace.splits == 1 || !tensors.workspaceBytes) {
+    llvm::Expected<const Kernel &> kernel = getKernel(launched, options.source);
+    if (!kernel || options.prepareOnly)
+      return kernel.takeError();
+    if (llvm::Error err = kernel->launch(
+            stream, getAttentionOperands(t, spec.headDim, t.batch),
+            options.residentCtas))
+      return launchError(std::move(err));
+    return llvm::Error::success();
+  }
+
+  // Split-KV: each key split's partial state into the workspace, then
+  // their merge into o and lse.
+  KernelSpec split = launched;
+  split.splitKeys = split.withLse = true;
+  llvm::Expected<const Kernel &> kernel = getKernel(split, options.source);
+  if (!kernel)
+    return kernel.takeError();
+  KernelSpec mergeSpec = getMergeSpec(spec);
+  llvm::Expected<const Kernel &> merge = getKernel(mergeSpec, options.source);
+  if (!merge || options.prepareOnly)
+    return merge.takeError();
+  if (!isAligned(tensors.workspace, 16))
+    return llvm::make_error<OperandError>(llvm::formatv(
+        "attention: workspace is at {0}, expected a 16-byte aligned address",
+        hexAddress(tensors.workspace)));
+  auto *base = static_cast<char *>(tensors.workspace);
+  int64_t splits = workspace.splits;
+  AttentionTensors partial = t;
+  partial.o = base;
+  partial.lse = reinterpret_cast<float *>(base + workspace.lseOffset);
+  partial.setDenseStrides(spec.headDim);
+  // setDenseStrides sets every stride: q, k and v keep the caller's.
+  partial.qStrides = t.qStrides;
+  partial.kStrides = t.kStrides;
+  partial.vStrides = t.vStrides;
+  if (llvm::Error err = kernel->launch(
+          stream, getAttentionOperands(partial, spec.headDim, splits * t.batch),
+          options.residentCtas))
+    return launchError(std::move(err));
+
+  MergeTensors states;
+  states.outs = partial.o;
+  states.lses = partial.lse;
+  states.o = t.o;
+  states.lse = t.lse;
+  states.states = splits;
+  states.batch = t.batch;
+  states.heads = t.queryHeads;
+  states.querySeq = t.querySeq;
+  states.setDenseStrides(spec.headDim);
+  states.oStrides = t.oStrides;
+  states.lseStrides = t.lseStrides;
+  return launchMerge(mergeSpec, states, stream);
+}
+
+void MergeTensors::setDenseStrides(unsigned headDim) {
+  int64_t rows = batch * heads * querySeq;
+  outsStrides = {rows * headDim, heads * querySeq * headDim,
+                 querySeq * headDim, headDim};
+  lsesStrides = {rows, heads * querySeq, querySeq, 1};
+  oStrides = {heads * querySeq * headDim, querySeq * headDim, headDim};
+  lseStrides = {heads * querySeq, querySeq, 1};
+}
+
+llvm::Error fmha::checkMergeTensors(const KernelSpec &spec,
+                                    const MergeTensors &t) {
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::make_error<OperandError>(
+        ("merge_attention: " + what).str());
+  };
+  if (spec.kind != OpKind::Merge)
+    return fail("the kernel spec is not a merge_attention spec");
+  if (spec.headDim < 1)
+    return fail(llvm::formatv("headDim is {0}, expected at least 1",
+                              spec.headDim));
+  if (!t.outs || !t.lses || !t.o)
+    return fail("outs, lses and o must not be null");
+  if (spec.withLse != (t.lse != nullptr))
+    return fail(spec.withLse
+                    ? "the spec has an LSE output but no lse tensor is given"
+                    : "an lse tensor is given but the spec has no LSE output "
+                      "(set withLse)");
+  if (t.states < 1)
+    return fail(llvm::formatv("states (S) is {0}, expected at least 1",
+                              t.states));
+  for (auto [name, value] : {std::pair{"batch", t.batch},
+                             {"heads", t.heads},
+                             {"querySeq (Sq)", t.querySeq}})
+    if (value < 0)
+      return fail(llvm::formatv("{0} is {1}, expected at least 0", name,
+                                value));
+  size_t elementBytes = spec.elementType == ElementType::F32 ? 4 : 2;
+  for (auto [name, data, alignment] :
+       {std::tuple{"outs", t.outs, elementBytes},
+        {"o", static_cast<const void *>(t.o), elementBytes},
+        {"lses", static_cast<const void *>(t.lses), sizeof(float)},
+        {"lse", static_cast<const void *>(t.lse), sizeof(float)}})
+    if (data && !isAligned(data, alignment))
+      return fail(llvm::formatv("{0} is at {1}, expected a {2}-byte aligned "
+                                "address",
+                                name, hexAddress(data), alignment));
+  return llvm::Error::success();
+}
+
+llvm::Error JIT::launchMerge(const KernelSpec &spec, const MergeTensors &t,
+                             CUstream stream, const LaunchOptions &options) {
+  if (llvm::Error err = checkMergeTensors(spec, t))
+    return err;
+  llvm::Expected<const Kernel &> kernel = getKernel(spec, options.source);
   if (!kernel || options.prepareOnly)
     return kernel.takeError();
-  AttentionTensors t = foldGroupedQueries(spec, tensors);
   int64_t headDim = spec.headDim;
-  auto tensor = [&](const void *data, int64_t heads, int64_t rows,
-                    const std::array<int64_t, 3> &strides) {
-    return LaunchOperand{data,
-                         {t.batch, heads, rows, headDim},
-                         {strides[0], strides[1], strides[2], 1}};
-  };
-  // The op's operands: q, k, v, o, then lse.
-  llvm::SmallVector<LaunchOperand, 5> operands = {
-      tensor(t.q, t.queryHeads, t.querySeq, t.qStrides),
-      tensor(t.k, t.kvHeads, t.keySeq, t.kStrides),
-      tensor(t.v, t.kvHeads, t.keySeq, t.vStrides),
-      tensor(t.o, t.queryHeads, t.querySeq, t.oStrides)};
+  const auto &outs = t.outsStrides, &lses = t.lsesStrides;
+  // The op's operands: outs, lses, o, then lse.
+  llvm::SmallVector<LaunchOperand, 4> operands = {
+      {t.outs,
+       {t.states, t.batch, t.heads, t.querySeq, headDim},
+       {outs[0], outs[1], outs[2], outs[3], 1}},
+      {t.lses,
+       {t.states, t.batch, t.heads, t.querySeq},
+       {lses[0], lses[1], lses[2], lses[3]}},
+      {t.o,
+       {t.batch, t.heads, t.querySeq, headDim},
+       {t.oStrides[0], t.oStrides[1], t.oStrides[2], 1}}};
   if (t.lse)
-    operands.push_back(LaunchOperand{
-        t.lse,
-        {t.batch, t.queryHeads, t.querySeq},
-        {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
-  if (llvm::Error err = kernel->launch(stream, operands, options.residentCtas))
-    return llvm::createStringError("attention: " +
+    operands.push_back({t.lse,
+                        {t.batch, t.heads, t.querySeq},
+                        {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
+  if (llvm::Error err = kernel->launch(stream, operands))
+    return llvm::createStringError("merge_attention: " +
                                    llvm::toString(std::move(err)));
   return llvm::Error::success();
 }

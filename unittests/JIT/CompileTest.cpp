@@ -537,22 +537,31 @@ TEST(KernelArguments, MemRefDescriptorsInOrder) {
 } // namespace
 
 // What precompile and fmha-seed compile for a spec: one kernel per tile a
-// query length picks on the chip, and for one query the non-causal kernel.
+// query length picks on the chip, for one query the non-causal kernel, and
+// decode's split-KV kernel and merge.
 TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   KernelSpec spec;
   spec.headDim = 64;
   spec.causal = true;
   KernelSpec nonCausal = spec;
   nonCausal.causal = false;
+  KernelSpec split = nonCausal;
+  split.splitKeys = split.withLse = true;
+  KernelSpec merge;
+  merge.kind = OpKind::Merge;
+  merge.headDim = 64;
   // One query: causal without a window is non-causal; sm_90a's causal d64
   // takes a tile of its own from 4k queries.
   std::vector<KernelSpec> specs = getLaunchSpecs(spec, Chip::sm_90a);
-  ASSERT_EQ(specs.size(), 3u);
+  ASSERT_EQ(specs.size(), 5u);
   EXPECT_EQ(specs[0].getKey(), nonCausal.getKey());
   EXPECT_EQ(specs[1].getKey(), spec.getKey());
   EXPECT_TRUE(specs[2].attentionTile.has_value());
   EXPECT_EQ(specs[2].getKey(),
             getAttentionLaunchSpec(spec, Chip::sm_90a, 16384).getKey());
+  EXPECT_EQ(specs[3].getKey(), split.getKey());
+  EXPECT_EQ(specs[4].getKey(), merge.getKey());
+  EXPECT_EQ(specs[4].getKey(), getMergeSpec(spec).getKey());
   EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 1).getKey(),
             nonCausal.getKey());
   EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 100).getKey(),
@@ -562,15 +571,16 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   windowed.window = {{16, 0}};
   EXPECT_EQ(getAttentionLaunchSpec(windowed, Chip::sm_90a, 1).getKey(),
             windowed.getKey());
-  // One tile for every length: the causal kernel and the one-query one.
-  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_80).size(), 2u);
-  EXPECT_EQ(getLaunchSpecs(nonCausal, Chip::sm_80).size(), 1u);
+  // One tile for every length: the causal kernel, the one-query one, the
+  // split one and the merge.
+  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_80).size(), 4u);
+  EXPECT_EQ(getLaunchSpecs(nonCausal, Chip::sm_80).size(), 3u);
   spec.headDim = 128;
-  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 2u);
+  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 4u);
   // A spec with a tile keeps it.
   spec.attentionTile = getDefaultAttentionTiling(Chip::sm_90a, 128, true);
   specs = getLaunchSpecs(spec, Chip::sm_90a);
-  ASSERT_EQ(specs.size(), 2u);
+  ASSERT_EQ(specs.size(), 4u);
   EXPECT_EQ(specs[0].attentionTile, spec.attentionTile);
   EXPECT_FALSE(specs[0].causal);
   KernelSpec resample;
@@ -579,6 +589,27 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   ASSERT_EQ(getLaunchSpecs(resample, Chip::sm_90a).size(), 1u);
   EXPECT_EQ(getLaunchSpecs(resample, Chip::sm_90a)[0].getKey(),
             resample.getKey());
+}
+
+// Split-KV only where the tiles leave SMs idle, and then no split is empty.
+TEST(KernelSpec, KeySplitsFillTheSms) {
+  // B = 64 x 8 KV heads of decode: 512 tiles fill 132 SMs.
+  EXPECT_EQ(getKeySplits(512, 64, 132), 1u);
+  // Four key blocks or fewer: not worth a merge.
+  EXPECT_EQ(getKeySplits(8, 4, 132), 1u);
+  // 64 tiles: two splits make 128 CTAs.
+  EXPECT_EQ(getKeySplits(64, 64, 132), 2u);
+  // Batch 1, 8 KV heads, a 128k cache: 15 splits, 120 CTAs.
+  EXPECT_EQ(getKeySplits(8, 1024, 132), 15u);
+  for (int64_t blocks : {5, 9, 100, 3000})
+    for (int64_t units : {1, 3, 8, 50}) {
+      unsigned splits = getKeySplits(units, blocks, 132);
+      ASSERT_GE(splits, 1u);
+      ASSERT_LE(splits, std::min<int64_t>(128, blocks));
+      int64_t perSplit = (blocks + splits - 1) / splits;
+      EXPECT_LT((splits - 1) * perSplit, blocks)
+          << units << " tiles, " << blocks << " blocks: an empty split";
+    }
 }
 
 // Decode with GQA: a group's query heads become the rows of one head.

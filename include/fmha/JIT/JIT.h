@@ -107,6 +107,13 @@ struct AttentionTensors {
   int64_t batch = 0, queryHeads = 0, kvHeads = 0, querySeq = 0, keySeq = 0;
   std::array<int64_t, 3> qStrides = {}, kStrides = {}, vStrides = {},
                          oStrides = {}, lseStrides = {};
+  /// Device memory the launch may split the keys of decode with
+  /// (JIT::getAttentionWorkspaceBytes): with at least that many bytes, a
+  /// launch that would leave SMs idle splits each row's keys over several
+  /// CTAs and merges their partial states; without, it does not split.
+  /// 16-byte aligned. A prepareOnly launch reads only workspaceBytes.
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
 
   /// Sets every stride for dense [B, H, S, D] tensors (and [B, Hq, Sq] LSE)
   /// of the sizes above.
@@ -152,6 +159,30 @@ llvm::Error checkAttentionSpec(const KernelSpec &spec);
 /// offending value and what was expected.
 llvm::Error checkAttentionTensors(const KernelSpec &spec,
                                   const AttentionTensors &tensors);
+
+/// The operands of one fmha.merge_attention launch: outs [S, B, H, Sq, D]
+/// and o [B, H, Sq, D] of the spec's element type, lses [S, B, H, Sq] and
+/// lse [B, H, Sq] f32 (only with KernelSpec::withLse). Strides in elements,
+/// of every dimension but the head dimension, which is dense. Device
+/// pointers.
+struct MergeTensors {
+  const void *outs = nullptr;
+  const float *lses = nullptr;
+  void *o = nullptr;
+  float *lse = nullptr;
+  int64_t states = 0, batch = 0, heads = 0, querySeq = 0;
+  std::array<int64_t, 4> outsStrides = {}, lsesStrides = {};
+  std::array<int64_t, 3> oStrides = {}, lseStrides = {};
+
+  /// Sets every stride for dense tensors of the sizes above.
+  void setDenseStrides(unsigned headDim);
+};
+
+/// Checks merge \p spec and \p tensors against it: sizes, the LSE
+/// operand's presence and alignment. The error (an OperandError) names the
+/// offending value and what was expected.
+llvm::Error checkMergeTensors(const KernelSpec &spec,
+                              const MergeTensors &tensors);
 
 /// One stream of an fmha.resample or fmha.check_sorted launch: times
 /// [B, S] f32, values [B, S, D] of the spec's element type (D is the
@@ -326,6 +357,17 @@ public:
   llvm::Error launchAttention(const KernelSpec &spec,
                               const AttentionTensors &tensors, CUstream stream,
                               const LaunchOptions &options = {});
+  /// The bytes of workspace with which launchAttention of \p spec on
+  /// \p tensors splits its keys (AttentionTensors::workspace): 0 where it
+  /// would not split. Decode only (one query per row), where batch x heads
+  /// leave SMs idle; the count is getKeySplits's.
+  llvm::Expected<size_t>
+  getAttentionWorkspaceBytes(const KernelSpec &spec,
+                             const AttentionTensors &tensors) const;
+  /// Runs \p spec's merge of partial attention states on \p tensors on
+  /// \p stream, checked as checkMergeTensors does.
+  llvm::Error launchMerge(const KernelSpec &spec, const MergeTensors &tensors,
+                          CUstream stream, const LaunchOptions &options = {});
   /// Runs \p spec's resample on \p tensors on \p stream, checked as
   /// checkResampleTensors does.
   llvm::Error launchResample(const KernelSpec &spec,

@@ -23,10 +23,11 @@
 
 namespace mlir::fmha {
 
-/// The op a KernelSpec describes: fmha.attention, fmha.resample, or
+/// The op a KernelSpec describes: fmha.attention, fmha.merge_attention (of
+/// which it uses elementType, headDim and withLse), fmha.resample, or
 /// fmha.check_sorted over a resample's streams (the resample fields below,
 /// of which it uses the stream count and withLengths).
-enum class OpKind { Attention, Resample, CheckSorted };
+enum class OpKind { Attention, Merge, Resample, CheckSorted };
 enum class ElementType { F16, BF16, F32 };
 
 /// The static description of an fmha op: everything a kernel is specialized
@@ -41,6 +42,9 @@ struct KernelSpec {
   std::optional<std::array<int64_t, 2>> window;
   std::optional<float> scale;
   std::optional<AttentionTiling> attentionTile;
+  /// fmha.attention's split_keys: o and lse hold partial states of key
+  /// splits.
+  bool splitKeys = false;
   // Resample.
   ResampleMode mode = ResampleMode::linear;
   /// Feature count D of each fused stream.
@@ -76,9 +80,23 @@ inline constexpr int64_t kAttentionQueryLengthClasses[] = {
 KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
                                   std::optional<int64_t> querySeq);
 
+/// How many ways a launch splits each row's keys (split_keys): 1 where its
+/// \p units tiles already fill 80% of the \p multiprocessors SMs or there
+/// are at most 4 of \p keyBlocks; otherwise the fewest splits, up to
+/// min(128, SMs, key blocks), whose last wave of CTAs is at least 85% as
+/// full as the fullest (FlashAttention's num_splits_heuristic, KERNELS.md
+/// section 7), evened out so that no split is empty.
+unsigned getKeySplits(int64_t units, int64_t keyBlocks,
+                      int64_t multiprocessors);
+
+/// The merge of the partial states of a split launch of attention
+/// \p spec: its element type and head dim, with an LSE where \p spec has.
+KernelSpec getMergeSpec(const KernelSpec &spec);
+
 /// Every spec launches of \p spec may compile on \p chip:
 /// getAttentionLaunchSpec for each class of query lengths of an attention
-/// spec (kAttentionQueryLengthClasses), else \p spec.
+/// spec (kAttentionQueryLengthClasses), and for one query its split_keys
+/// kernel and the merge (decode may split its keys); else \p spec.
 std::vector<KernelSpec> getLaunchSpecs(const KernelSpec &spec, Chip chip);
 
 } // namespace mlir::fmha

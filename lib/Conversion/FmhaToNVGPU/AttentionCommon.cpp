@@ -74,6 +74,22 @@ KeyBlockRange KeyBlockRange::compute(KernelBuilder &b, Value seqQ, Value seqK,
   return range;
 }
 
+void KeyBlockRange::restrictToSplit(KernelBuilder &b, Value seqK,
+                                    int64_t blockN, Value split,
+                                    Value splits) {
+  // In 32 bits: a division by a runtime value in 64 is a long sequence
+  // that costs the sm_90a producer registers it does not have.
+  Value blocks = b.word(b.ceilDiv(seqK, b.index(blockN)));
+  Value perSplit = b.ceilDivU(blocks, splits);
+  Value lowWord = b.mul(split, perSplit);
+  Value low = b.toIndex(lowWord);
+  Value high = b.toIndex(b.add(lowWord, perSplit));
+  lastBlockEnd = b.clamp(lastBlockEnd, low, high);
+  firstBlock = b.clamp(firstBlock, low, lastBlockEnd);
+  unmaskedEnd = b.clamp(unmaskedEnd, firstBlock, lastBlockEnd);
+  unmaskedBegin = b.clamp(unmaskedBegin, firstBlock, unmaskedEnd);
+}
+
 RowMask RowMask::compute(KernelBuilder &b, Value row, Value laneKey, Value seqK,
                          Value diagonal, int64_t blockN,
                          const AttentionWindow &window) {

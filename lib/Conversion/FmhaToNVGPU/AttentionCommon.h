@@ -45,6 +45,13 @@ struct KeyBlockRange {
   static KeyBlockRange compute(KernelBuilder &b, Value seqQ, Value seqK,
                                Value firstRow, int64_t blockM, int64_t blockN,
                                const AttentionWindow &window);
+
+  /// Keeps the part of the range in key split \p split of \p splits (both
+  /// i32; split_keys): blocks [split * c, (split + 1) * c) of the ceil(Sk /
+  /// block_n), c = ceil(blocks / splits). The ranges still nest; an empty
+  /// one has lastBlockEnd == firstBlock.
+  void restrictToSplit(KernelBuilder &b, Value seqK, int64_t blockN,
+                       Value split, Value splits);
 };
 
 /// The mask of one query row within a key block, as columns relative to

@@ -3,7 +3,8 @@
 // Part of FlashCore. The entry point of the fmha lowerings: each op becomes a
 // kernel in the module's `fmha_kernels` gpu.module and a gpu.launch_func in
 // its place. fmha.resample and fmha.check_sorted have one kernel for every
-// chip (ResampleToGPU.cpp); fmha.attention has one per chip, and this file
+// chip (ResampleToGPU.cpp), and so has fmha.merge_attention
+// (MergeToGPU.cpp); fmha.attention has one per chip, and this file
 // is the one place that picks it: Sm80/ (FlashAttention-2 over mma.sync,
 // ldmatrix and cp.async) or Sm90a/ (warp-specialized, over WGMMA, TMA and
 // mbarriers). What the chips share (tiling arithmetic, masks, online
@@ -73,7 +74,7 @@ struct ConvertFmhaToNVGPUPass
   void runOnOperation() override {
     SmallVector<Operation *> fmhaOps;
     getOperation()->walk([&](Operation *op) {
-      if (isa<AttentionOp, ResampleOp, CheckSortedOp>(op))
+      if (isa<AttentionOp, MergeAttentionOp, ResampleOp, CheckSortedOp>(op))
         fmhaOps.push_back(op);
     });
     bool anyFailed = false;
@@ -87,6 +88,8 @@ struct ConvertFmhaToNVGPUPass
         anyFailed |= failed(lowerResampleToGPU(resample, *kernels));
       else if (auto check = dyn_cast<CheckSortedOp>(op))
         anyFailed |= failed(lowerCheckSortedToGPU(check, *kernels));
+      else if (auto merge = dyn_cast<MergeAttentionOp>(op))
+        anyFailed |= failed(lowerMergeAttentionToGPU(merge, *kernels));
       else
         anyFailed |=
             failed(lowerAttentionToGPU(cast<AttentionOp>(op), *kernels));

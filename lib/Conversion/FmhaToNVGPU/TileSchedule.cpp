@@ -27,6 +27,28 @@ CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,
   return cta;
 }
 
+void TileCoordinates::setOutputBatch(KernelBuilder &b, Value entry,
+                                     Value batch, Value entries,
+                                     bool splitKeys) {
+  outputBatch = b.toIndex(entry);
+  if (!splitKeys) {
+    batchIndex = outputBatch;
+    return;
+  }
+  batchIndex = b.toIndex(b.urem(entry, batch));
+  split = b.udiv(entry, batch);
+  splits = b.udiv(entries, batch);
+}
+
+void TileCoordinates::computeRange(KernelBuilder &b, int64_t blockM,
+                                   int64_t blockN,
+                                   const AttentionWindow &window) {
+  range = KeyBlockRange::compute(b, seqQ, seqK, firstRow, blockM, blockN,
+                                 window);
+  if (splits)
+    range.restrictToSplit(b, seqK, blockN, split, splits);
+}
+
 // The unit loop runs in 32 bits, as TMA coordinates do: there are at most as
 // many units as rows of q, each of at least 128 bytes, and 2^31 of them would
 // be a 256 GB q.
@@ -34,9 +56,9 @@ void PersistentTileSchedule::forEachTile(
     llvm::function_ref<Value(const TileCoordinates &tile, Value iteration,
                              Value blocks)>
         body) {
-  Value units =
-      b.mul(b.mul(getUnitsPerHead(), b.word(memref::DimOp::create(b, q, 1))),
-            b.word(memref::DimOp::create(b, q, 0)));
+  Value units = b.mul(
+      b.mul(getUnitsPerHead(), b.word(memref::DimOp::create(b, q, 1))),
+      b.word(memref::DimOp::create(b, getBatchOperand(), 0)));
   Value first = b.word(gpu::BlockIdOp::create(b, gpu::Dimension::x));
   Value step = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
   // This CTA's units, each one tile or (paired) two, in one flat loop:
@@ -96,14 +118,14 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   Value headAndBatch = b.udiv(unit, perHead);
   Value heads = b.word(freshDim(q, 1));
   tile.head = b.toIndex(b.urem(headAndBatch, heads));
-  tile.batchIndex = b.toIndex(b.udiv(headAndBatch, heads));
+  tile.setOutputBatch(b, b.udiv(headAndBatch, heads), b.word(freshDim(q, 0)),
+                      b.word(freshDim(getBatchOperand(), 0)), splitKeys);
   tile.kvHead = getKvHead(b, q, k, tile.head);
   Value rowBlock = b.select(second, slot, getLongerRowBlock(slot));
   tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));
   tile.seqQ = freshDim(q, 2);
   tile.seqK = freshDim(k, 2);
-  tile.range = KeyBlockRange::compute(b, tile.seqQ, tile.seqK, tile.firstRow,
-                                      blockM, blockN, window);
+  tile.computeRange(b, blockM, blockN, window);
   return tile;
 }
 

@@ -28,10 +28,26 @@ struct CtaCoordinates {
 };
 
 /// One tile: block_m query rows from firstRow of one (batch, head), the
-/// sizes of its q and k, and the key blocks its rows see.
+/// sizes of its q and k, and the key blocks its rows see. With split_keys
+/// (fmha.attention), the tile is one key split of its rows: o's and lse's
+/// batch entry outputBatch = split * B + batchIndex, and the range holds
+/// that split's blocks only; otherwise outputBatch is batchIndex and split
+/// and splits are null.
 struct TileCoordinates {
-  Value batchIndex, head, kvHead, firstRow, seqQ, seqK;
+  Value batchIndex, outputBatch, head, kvHead, firstRow, seqQ, seqK;
+  Value split, splits;
   KeyBlockRange range;
+
+  /// Sets batchIndex, outputBatch (index), split and splits (i32) from o's
+  /// batch entry \p outputBatch: with \p splitKeys, B = \p batch (q's) and
+  /// S = \p entries (o's) / B. The three are i32 (batch entries fit: TMA
+  /// coordinates are 32-bit).
+  void setOutputBatch(KernelBuilder &b, Value outputBatch, Value batch,
+                      Value entries, bool splitKeys);
+  /// The key blocks of the tile's rows (KeyBlockRange::compute), restricted
+  /// to its split.
+  void computeRange(KernelBuilder &b, int64_t blockM, int64_t blockN,
+                    const AttentionWindow &window);
 };
 
 /// The tile loop of a persistent kernel: CTA x takes the units of work x,
@@ -40,13 +56,16 @@ struct TileCoordinates {
 /// a (batch, head), so its K and V stay in L2.
 class PersistentTileSchedule {
 public:
-  /// \p q and \p k are the kernel's memref parameters; \p pairsRowBlocks is
-  /// pairsAttentionRowBlocks of the op.
-  PersistentTileSchedule(KernelBuilder &b, Value q, Value k, int64_t blockM,
-                         int64_t blockN, const AttentionWindow &window,
-                         bool pairsRowBlocks)
-      : b(b), q(q), k(k), blockM(blockM), blockN(blockN), window(window),
-        pairsRowBlocks(pairsRowBlocks) {}
+  /// \p q, \p k and \p o are the kernel's memref parameters;
+  /// \p pairsRowBlocks is pairsAttentionRowBlocks of the op, \p splitKeys
+  /// its split_keys (the units then cover each key split of each batch).
+  PersistentTileSchedule(KernelBuilder &b, Value q, Value k, Value o,
+                         int64_t blockM, int64_t blockN,
+                         const AttentionWindow &window, bool pairsRowBlocks,
+                         bool splitKeys)
+      : b(b), q(q), k(k), o(o), blockM(blockM), blockN(blockN),
+        window(window), pairsRowBlocks(pairsRowBlocks), splitKeys(splitKeys) {
+  }
 
   /// Runs \p body for each tile this CTA computes, carrying a count of the
   /// tiles (\p iteration: the parity of a per-tile barrier) and of the key
@@ -64,11 +83,14 @@ private:
   /// A size of \p tensor computed anew where it is used.
   Value freshDim(Value tensor, int64_t axis);
 
+  /// The tensor whose batch entries the units cover: o with split_keys.
+  Value getBatchOperand() const { return splitKeys ? o : q; }
+
   KernelBuilder &b;
-  Value q, k;
+  Value q, k, o;
   int64_t blockM, blockN;
   AttentionWindow window;
-  bool pairsRowBlocks;
+  bool pairsRowBlocks, splitKeys;
 };
 
 } // namespace mlir::fmha

@@ -554,3 +554,107 @@ func.func @check_lengths_type(%t: memref<4x100xf32>, %n: memref<4xi64>, %first: 
   fmha.check_sorted times(%t : memref<4x100xf32>) lengths(%n : memref<4xi64>) -> first(%first : memref<1xi64>)
   return
 }
+
+// -----
+
+func.func @split_keys_without_lse(%q: memref<2x8x1x128xbf16>, %k: memref<2x8x64x128xbf16>, %o: memref<4x8x1x128xbf16>) {
+  // expected-error @+1 {{split_keys needs an lse: merging the partial states weighs them by it}}
+  fmha.attention q(%q : memref<2x8x1x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%k : memref<2x8x64x128xbf16>) -> o(%o : memref<4x8x1x128xbf16>) split_keys
+  return
+}
+
+// -----
+
+func.func @split_keys_batch(%q: memref<2x8x1x128xbf16>, %k: memref<2x8x64x128xbf16>, %o: memref<5x8x1x128xbf16>, %lse: memref<5x8x1xf32>) {
+  // expected-error @+1 {{o batch size must be S * B (S >= 1 partial states of each of q's 2 batch entries) with split_keys, got 5}}
+  fmha.attention q(%q : memref<2x8x1x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%k : memref<2x8x64x128xbf16>) -> o(%o : memref<5x8x1x128xbf16>) lse(%lse : memref<5x8x1xf32>) split_keys
+  return
+}
+
+// -----
+
+func.func @split_keys_lse_batch(%q: memref<2x8x1x128xbf16>, %k: memref<2x8x64x128xbf16>, %o: memref<4x8x1x128xbf16>, %lse: memref<6x8x1xf32>) {
+  // expected-error @+1 {{lse batch size must match o's (4), got 6}}
+  fmha.attention q(%q : memref<2x8x1x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%k : memref<2x8x64x128xbf16>) -> o(%o : memref<4x8x1x128xbf16>) lse(%lse : memref<6x8x1xf32>) split_keys
+  return
+}
+
+// -----
+
+func.func @o_batch_without_split_keys(%q: memref<2x8x1x128xbf16>, %k: memref<2x8x64x128xbf16>, %o: memref<4x8x1x128xbf16>) {
+  // expected-error @+1 {{o batch size must match q's (2), got 4}}
+  fmha.attention q(%q : memref<2x8x1x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%k : memref<2x8x64x128xbf16>) -> o(%o : memref<4x8x1x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @merge_rank(%outs: memref<2x8x1x128xbf16>, %lses: memref<2x8x1xf32>, %o: memref<8x1x128xbf16>) {
+  // expected-error @+1 {{outs must have rank 5 [S, B, H, Sq, D], got 'memref<2x8x1x128xbf16>'}}
+  fmha.merge_attention outs(%outs : memref<2x8x1x128xbf16>) lses(%lses : memref<2x8x1xf32>) -> o(%o : memref<8x1x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @merge_element_type(%outs: memref<2x1x8x1x128xbf16>, %lses: memref<2x1x8x1xf32>, %o: memref<1x8x1x128xf16>) {
+  // expected-error @+1 {{o element type must match outs ('bf16'), got 'f16'}}
+  fmha.merge_attention outs(%outs : memref<2x1x8x1x128xbf16>) lses(%lses : memref<2x1x8x1xf32>) -> o(%o : memref<1x8x1x128xf16>)
+  return
+}
+
+// -----
+
+func.func @merge_lses_type(%outs: memref<2x1x8x1x128xf32>, %lses: memref<2x1x8x1xf16>, %o: memref<1x8x1x128xf32>) {
+  // expected-error @+1 {{lses element type must be f32, got 'f16'}}
+  fmha.merge_attention outs(%outs : memref<2x1x8x1x128xf32>) lses(%lses : memref<2x1x8x1xf16>) -> o(%o : memref<1x8x1x128xf32>)
+  return
+}
+
+// -----
+
+func.func @merge_outs_type(%outs: memref<2x1x8x1x128xi8>, %lses: memref<2x1x8x1xf32>, %o: memref<1x8x1x128xi8>) {
+  // expected-error @+1 {{outs element type must be f16, bf16 or f32, got 'i8'}}
+  fmha.merge_attention outs(%outs : memref<2x1x8x1x128xi8>) lses(%lses : memref<2x1x8x1xf32>) -> o(%o : memref<1x8x1x128xi8>)
+  return
+}
+
+// -----
+
+func.func @merge_dynamic_head_dim(%outs: memref<2x1x8x1x?xf32>, %lses: memref<2x1x8x1xf32>, %o: memref<1x8x1x?xf32>) {
+  // expected-error @+1 {{head dim (dim 4 of outs) must be static and at least 1: kernels are specialized on it, got 'memref<2x1x8x1x?xf32>'}}
+  fmha.merge_attention outs(%outs : memref<2x1x8x1x?xf32>) lses(%lses : memref<2x1x8x1xf32>) -> o(%o : memref<1x8x1x?xf32>)
+  return
+}
+
+// -----
+
+func.func @merge_no_states(%outs: memref<0x1x8x1x128xf32>, %lses: memref<0x1x8x1xf32>, %o: memref<1x8x1x128xf32>) {
+  // expected-error @+1 {{state count S (dim 0 of outs) must be at least 1, got 0}}
+  fmha.merge_attention outs(%outs : memref<0x1x8x1x128xf32>) lses(%lses : memref<0x1x8x1xf32>) -> o(%o : memref<1x8x1x128xf32>)
+  return
+}
+
+// -----
+
+func.func @merge_lses_states(%outs: memref<3x1x8x1x128xf32>, %lses: memref<2x1x8x1xf32>, %o: memref<1x8x1x128xf32>) {
+  // expected-error @+1 {{lses state count must match outs' (3), got 2}}
+  fmha.merge_attention outs(%outs : memref<3x1x8x1x128xf32>) lses(%lses : memref<2x1x8x1xf32>) -> o(%o : memref<1x8x1x128xf32>)
+  return
+}
+
+// -----
+
+func.func @merge_o_heads(%outs: memref<3x1x8x1x128xf32>, %lses: memref<3x1x8x1xf32>, %o: memref<1x4x1x128xf32>) {
+  // expected-error @+1 {{o head count must match outs' (8), got 4}}
+  fmha.merge_attention outs(%outs : memref<3x1x8x1x128xf32>) lses(%lses : memref<3x1x8x1xf32>) -> o(%o : memref<1x4x1x128xf32>)
+  return
+}
+
+// -----
+
+func.func @merge_lse_seq(%outs: memref<3x1x8x5x128xf32>, %lses: memref<3x1x8x5xf32>, %o: memref<1x8x5x128xf32>, %lse: memref<1x8x6xf32>) {
+  // expected-error @+1 {{lse sequence length must match outs' (5), got 6}}
+  fmha.merge_attention outs(%outs : memref<3x1x8x5x128xf32>) lses(%lses : memref<3x1x8x5xf32>) -> o(%o : memref<1x8x5x128xf32>) lse(%lse : memref<1x8x6xf32>)
+  return
+}

@@ -43,6 +43,34 @@ func.func @attention_mqa_strided(%q: memref<1x8x512x256xbf16, strided<[1048576, 
   return
 }
 
+// Split-KV: o and lse hold S partial states of each batch entry.
+// CHECK-LABEL: func @attention_split_keys_and_merge
+func.func @attention_split_keys_and_merge(%q: memref<2x32x1x128xbf16>, %k: memref<2x8x900x128xbf16>,
+                                          %v: memref<2x8x900x128xbf16>, %parts: memref<8x32x1x128xbf16>,
+                                          %lses: memref<8x32x1xf32>, %o: memref<2x32x1x128xbf16>,
+                                          %lse: memref<2x32x1xf32>) {
+  // CHECK: fmha.attention {{.*}} -> o(%{{.*}} : memref<8x32x1x128xbf16>) lse(%{{.*}} : memref<8x32x1xf32>) causal split_keys
+  fmha.attention q(%q : memref<2x32x1x128xbf16>) k(%k : memref<2x8x900x128xbf16>)
+                 v(%v : memref<2x8x900x128xbf16>) -> o(%parts : memref<8x32x1x128xbf16>)
+                 lse(%lses : memref<8x32x1xf32>) causal split_keys
+  %outs = memref.expand_shape %parts [[0, 1], [2], [3], [4]] output_shape [4, 2, 32, 1, 128]
+      : memref<8x32x1x128xbf16> into memref<4x2x32x1x128xbf16>
+  %ls = memref.expand_shape %lses [[0, 1], [2], [3]] output_shape [4, 2, 32, 1]
+      : memref<8x32x1xf32> into memref<4x2x32x1xf32>
+  // CHECK: fmha.merge_attention outs(%{{.*}} : memref<4x2x32x1x128xbf16>) lses(%{{.*}} : memref<4x2x32x1xf32>) -> o(%{{.*}} : memref<2x32x1x128xbf16>) lse(%{{.*}} : memref<2x32x1xf32>)
+  fmha.merge_attention outs(%outs : memref<4x2x32x1x128xbf16>) lses(%ls : memref<4x2x32x1xf32>)
+                    -> o(%o : memref<2x32x1x128xbf16>) lse(%lse : memref<2x32x1xf32>)
+  // CHECK: fmha.merge_attention outs(%{{.*}} : memref<?x?x?x?x80xf32>) lses(%{{.*}} : memref<?x?x?x?xf32>) -> o(%{{.*}} : memref<?x?x?x80xf32>)
+  // CHECK-NOT: lse(
+  %c2 = arith.constant 2 : index
+  %fo = memref.alloc(%c2, %c2, %c2, %c2) : memref<?x?x?x?x80xf32>
+  %fl = memref.alloc(%c2, %c2, %c2, %c2) : memref<?x?x?x?xf32>
+  %fr = memref.alloc(%c2, %c2, %c2) : memref<?x?x?x80xf32>
+  fmha.merge_attention outs(%fo : memref<?x?x?x?x80xf32>) lses(%fl : memref<?x?x?x?xf32>)
+                    -> o(%fr : memref<?x?x?x80xf32>)
+  return
+}
+
 // CHECK-LABEL: func @resample_modes
 func.func @resample_modes(%t: memref<?x?xf32>, %x: memref<?x?x7xf32>, %tt: memref<?x?xf32>,
                           %o: memref<?x?x7xf32>) {

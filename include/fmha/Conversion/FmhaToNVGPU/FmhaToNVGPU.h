@@ -27,6 +27,11 @@ LogicalResult lowerAttentionToGPU(AttentionOp op, gpu::GPUModuleOp kernels);
 /// every chip) added to \p kernels. Needs the op's materialized tile.
 LogicalResult lowerResampleToGPU(ResampleOp op, gpu::GPUModuleOp kernels);
 
+/// Replaces \p op by a gpu.launch_func of a kernel (the same for every chip)
+/// added to \p kernels that merges partial attention states.
+LogicalResult lowerMergeAttentionToGPU(MergeAttentionOp op,
+                                       gpu::GPUModuleOp kernels);
+
 /// Replaces \p op by a gpu.launch_func of a kernel added to \p kernels that
 /// finds each stream's first out-of-order timestamps.
 LogicalResult lowerCheckSortedToGPU(CheckSortedOp op, gpu::GPUModuleOp kernels);

@@ -98,8 +98,7 @@ private:
 };
 
 void RowBlockSchedule::build(const Lanes &lanes, TileCoordinates tile) {
-  tile.range = KeyBlockRange::compute(b, tile.seqQ, tile.seqK, tile.firstRow,
-                                      shape.blockM, shape.blockN, window);
+  tile.computeRange(b, shape.blockM, shape.blockN, window);
   // The key loops run in i32 (KeyBlockWords).
   KeyBlockWords blocks;
   blocks.firstBlock = b.word(tile.range.firstBlock);
@@ -224,26 +223,33 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   RowBlockSchedule schedule(b, shape, window, func, threadId, tiles, copies,
                             mma, softmax, epilogue);
 
-  // Batches stride by the grid's z extent (at most 65535).
+  // Batches (with split_keys, o's entries: each key split of each batch)
+  // stride by the grid's z extent (at most 65535).
   Value batch = memref::DimOp::create(b, q, 0);
+  Value entries =
+      op.getSplitKeys() ? memref::DimOp::create(b, func.getArgument(kO), 0)
+                        : batch;
   auto batches =
-      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::z), batch,
-                         gpu::GridDimOp::create(b, gpu::Dimension::z));
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
+                         entries, gpu::GridDimOp::create(b, gpu::Dimension::z));
   b.setInsertionPointToStart(batches.getBody());
-  tile.batchIndex = batches.getInductionVar();
+  tile.setOutputBatch(b, b.word(batches.getInductionVar()), b.word(batch),
+                      b.word(entries), op.getSplitKeys());
   schedule.build(lanes, tile);
   b.setInsertionPointAfter(batches);
   gpu::ReturnOp::create(b);
 }
 
 /// One CTA per row block of each (batch, head): grid (ceil(Sq / block_m),
-/// Hq, min(B, 65535)), batches striding by the grid's z extent; the op's
-/// operands as memref descriptors; the tile's shared memory.
+/// Hq, min(B, 65535)), batches striding by the grid's z extent (with
+/// split_keys, o's S x B entries); the op's operands as memref
+/// descriptors; the tile's shared memory.
 LaunchContract getSm80LaunchContract(AttentionOp op, TileAttr tile) {
   LaunchContract contract = getAttentionLaunchContract(op, tile);
-  contract.grid = {GridAxis{{{kQOperand, 2, tile.getBlockM()}}},
-                   GridAxis{{{kQOperand, 1}}},
-                   GridAxis{{{kQOperand, 0}}, kMaxGridDimY}};
+  contract.grid = {
+      GridAxis{{{kQOperand, 2, tile.getBlockM()}}}, GridAxis{{{kQOperand, 1}}},
+      GridAxis{{{op.getSplitKeys() ? kOOperand : kQOperand, 0}},
+               kMaxGridDimY}};
   contract.parameters = getOperandParameters(op);
   return contract;
 }

@@ -78,7 +78,7 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
           Value row = lanes.getRow(b, tile.firstRow, m, half);
           Value valid = b.slt(row, tile.seqQ);
           scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
-            SmallVector<Value, 3> at = {tile.batchIndex, tile.head, row};
+            SmallVector<Value, 3> at = {tile.outputBatch, tile.head, row};
             memref::StoreOp::create(b, rowLse[m * 2 + half], lse, at);
             scf::YieldOp::create(b);
           });
@@ -111,7 +111,7 @@ void Epilogue::storeOutputTile(const Lanes &lanes,
                                     b.toIndex(swizzle(b, shape, row, chunk))};
       Value data = vector::LoadOp::create(b, chunkType, tiles.q, from);
       SmallVector<Value, 4> to = {
-          tile.batchIndex, tile.head, globalRow,
+          tile.outputBatch, tile.head, globalRow,
           b.toIndex(b.mul(chunk, b.i32(shape.chunkElements)))};
       vector::StoreOp::create(b, data, out, to, /*nontemporal=*/false,
                               llvm::MaybeAlign(kChunkBytes));

@@ -342,9 +342,10 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   TmaPipeline pipeline = TmaPipeline::create(b, shape, threadId);
   pipeline.initBarriers();
   PersistentTileSchedule schedule(
-      b, func.getArgument(kQ), func.getArgument(kK), shape.blockM, shape.blockN,
-      window,
-      pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()));
+      b, func.getArgument(kQ), func.getArgument(kK), func.getArgument(kO),
+      shape.blockM, shape.blockN, window,
+      pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()),
+      op.getSplitKeys());
   ConsumerTurns turns(b, shape.consumers, threadId);
   Epilogue epilogue(b, shape, pipeline, turns, threadId, func.getArgument(kO),
                     op.getLse() ? func.getArgument(kLse) : Value());
@@ -383,7 +384,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
 /// The TMA tensor maps of q, k and v first, then the op's operands as
 /// memref descriptors; a persistent grid over the units of work
 /// (ceil(Sq / block_m) row blocks, or ceil of half as many pairs, of each
-/// (batch, head), pairsAttentionRowBlocks); the tile's block and shared
+/// (batch, head), pairsAttentionRowBlocks; with split_keys, of each key
+/// split of each batch); the tile's block and shared
 /// memory. The maps copy boxes of rows x 64 elements (block_m rows of q,
 /// block_n of k and v), one 128-byte swizzle span wide.
 LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
@@ -393,7 +395,9 @@ LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
       (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()) ? 2
                                                                            : 1);
   contract.grid = {
-      GridAxis{{{kQOperand, 2, rowsPerUnit}, {kQOperand, 1}, {kQOperand, 0}},
+      GridAxis{{{kQOperand, 2, rowsPerUnit},
+                {kQOperand, 1},
+                {op.getSplitKeys() ? kOOperand : kQOperand, 0}},
                kMaxGridDimX},
       GridAxis{}, GridAxis{}};
   contract.persistent = true;

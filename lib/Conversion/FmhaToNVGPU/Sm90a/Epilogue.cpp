@@ -136,7 +136,7 @@ void Epilogue::storeWarpRows(
     scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
       Value column = b.add(b.index(first), b.toIndex(b.mul(chunk, b.i32(8))));
       vector::StoreOp::create(
-          b, data, out, ValueRange{tile.batchIndex, tile.head, outRow, column},
+          b, data, out, ValueRange{tile.outputBatch, tile.head, outRow, column},
           /*nontemporal=*/false, llvm::MaybeAlign(16));
       scf::YieldOp::create(b);
     });
@@ -191,7 +191,7 @@ void Epilogue::storeLse(const RowTotals &totals, const FragmentLanes &lanes,
     Value valid = b.and_(firstLane, b.slt(row, tile.seqQ));
     scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
       memref::StoreOp::create(b, totals.lse[half], lse,
-                              ValueRange{tile.batchIndex, tile.head, row});
+                              ValueRange{tile.outputBatch, tile.head, row});
       scf::YieldOp::create(b);
     });
   }

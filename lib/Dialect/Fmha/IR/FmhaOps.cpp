@@ -120,11 +120,28 @@ LogicalResult AttentionOp::verify() {
   int64_t kvHeads = dim(getK(), 1);
   for (const Operand &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();
-    if (failed(checkSameSize(op, name + " batch size", dim(t.value, 0), "q's",
-                             batch)) ||
-        failed(checkSameSize(op, name + " head dim", dim(t.value, 3), "q's",
+    if ((!getSplitKeys() || t.name != "o") &&
+        failed(checkSameSize(op, name + " batch size", dim(t.value, 0), "q's",
+                             batch)))
+      return failure();
+    if (failed(checkSameSize(op, name + " head dim", dim(t.value, 3), "q's",
                              headDim)))
       return failure();
+  }
+  if (getSplitKeys()) {
+    if (!getLse())
+      return emitOpError("split_keys needs an lse: merging the partial "
+                         "states weighs them by it");
+    for (Value written : {getO(), getLse()}) {
+      int64_t entries = dim(written, 0);
+      if (!ShapedType::isDynamic(entries) && !ShapedType::isDynamic(batch) &&
+          (entries == 0 || entries % batch != 0))
+        return emitOpError()
+               << (written == getO() ? "o" : "lse")
+               << " batch size must be S * B (S >= 1 partial states of each "
+                  "of q's "
+               << batch << " batch entries) with split_keys, got " << entries;
+    }
   }
   if (failed(checkSameSize(op, "o head count", dim(getO(), 1), "q's",
                            queryHeads)) ||
@@ -150,8 +167,8 @@ LogicalResult AttentionOp::verify() {
     Type lseType = getLse().getType().getElementType();
     if (!lseType.isF32())
       return emitOpError("lse element type must be f32, got ") << lseType;
-    if (failed(
-            checkSameSize(op, "lse batch size", dim(lse, 0), "q's", batch)) ||
+    if (failed(checkSameSize(op, "lse batch size", dim(lse, 0), "o's",
+                             dim(getO(), 0))) ||
         failed(checkSameSize(op, "lse head count", dim(lse, 1), "q's",
                              queryHeads)) ||
         failed(checkSameSize(op, "lse sequence length", dim(lse, 2), "q's",
@@ -185,6 +202,59 @@ LogicalResult AttentionOp::verify() {
     if (llvm::Error err =
             checkAttentionTilingFits(tiling, headDim, elementBytes))
       return emitOpError() << llvm::toString(std::move(err));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MergeAttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t MergeAttentionOp::getHeadDim() { return dim(getOuts(), 4); }
+
+LogicalResult MergeAttentionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getOuts(), "outs", 5, "[S, B, H, Sq, D]")) ||
+      failed(checkRank(op, getLses(), "lses", 4, "[S, B, H, Sq]")) ||
+      failed(checkRank(op, getO(), "o", 4, "[B, H, Sq, D]")) ||
+      (getLse() && failed(checkRank(op, getLse(), "lse", 3, "[B, H, Sq]"))))
+    return failure();
+  Type elementType = getOuts().getType().getElementType();
+  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32())
+    return emitOpError("outs element type must be f16, bf16 or f32, got ")
+           << elementType;
+  if (failed(checkElementType(op, getO(), "o", elementType, "outs")))
+    return failure();
+  for (auto [value, name] : {std::pair{getLses(), "lses"}, {getLse(), "lse"}})
+    if (value && !cast<MemRefType>(value.getType()).getElementType().isF32())
+      return emitOpError() << name << " element type must be f32, got "
+                           << cast<MemRefType>(value.getType())
+                                  .getElementType();
+  int64_t headDim = getHeadDim();
+  if (ShapedType::isDynamic(headDim) || headDim < 1)
+    return emitOpError("head dim (dim 4 of outs) must be static and at "
+                       "least 1: kernels are specialized on it, got ")
+           << getOuts().getType();
+  if (failed(checkNonEmpty(op, "state count S (dim 0 of outs)",
+                           dim(getOuts(), 0))) ||
+      failed(checkSameSize(op, "lses state count", dim(getLses(), 0),
+                           "outs'", dim(getOuts(), 0))) ||
+      failed(checkSameSize(op, "o head dim", dim(getO(), 3), "outs'",
+                           headDim)))
+    return failure();
+  static constexpr const char *kNames[] = {"batch size", "head count",
+                                           "sequence length"};
+  for (int64_t i = 0; i < 3; ++i) {
+    int64_t expected = dim(getOuts(), i + 1);
+    std::string what = kNames[i];
+    if (failed(checkSameSize(op, "lses " + what, dim(getLses(), i + 1),
+                             "outs'", expected)) ||
+        failed(checkSameSize(op, "o " + what, dim(getO(), i), "outs'",
+                             expected)) ||
+        (getLse() && failed(checkSameSize(op, "lse " + what,
+                                          dim(getLse(), i), "outs'",
+                                          expected))))
+      return failure();
   }
   return success();
 }

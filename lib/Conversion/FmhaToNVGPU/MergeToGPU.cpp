@@ -1,0 +1,228 @@
+//===- MergeToGPU.cpp - fmha.merge_attention as a gpu.func ----------------===//
+//
+// Part of FlashCore. Lowers fmha.merge_attention to one kernel (the same for
+// every chip) plus a gpu.launch_func in its place.
+//
+// Launch (getMergeLaunchContract): the op's memref operands in order (outs,
+// lses, o, lse if present), each an MLIR memref descriptor. Grid: one CTA
+// per kMergeRows rows of each (batch, head), ceil(Sq / kMergeRows) x H x B
+// along x (at most 2^31 - 1, the CTAs striding past a clamp).
+//
+// One warp per query row: every lane reads the row's S log-sum-exps (one
+// broadcast load each), then lane l accumulates columns l, l + 32, ... of
+// sum_s exp(lse_s - L) O_s in f32, so a warp's loads of one state are
+// coalesced. Merging is memory-bound (S + 1 rows of O per row); the states
+// are read once. The combine rule is KERNELS.md section 7's, with states
+// whose LSE is not finite weighing nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/Conversion/FmhaToNVGPU/FmhaToNVGPU.h"
+#include "KernelBuilder.h"
+#include "KernelLaunch.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fmha;
+
+namespace {
+
+/// Rows (warps) per CTA.
+constexpr int64_t kMergeRows = 8;
+constexpr int64_t kLanes = 32;
+
+enum MergeOperand : unsigned { kOuts, kLses, kOut, kLse };
+
+LaunchContract getMergeLaunchContract(MergeAttentionOp op) {
+  LaunchContract contract;
+  contract.operands = {"outs", "lses", "o"};
+  if (op.getLse())
+    contract.operands.push_back("lse");
+  contract.threads = kMergeRows * kLanes;
+  contract.grid = {
+      GridAxis{{{kOut, 2, kMergeRows}, {kOut, 1}, {kOut, 0}}, kMaxGridDimX},
+      GridAxis{}, GridAxis{}};
+  contract.parameters = getOperandParameters(op);
+  return contract;
+}
+
+class MergeKernelBuilder {
+public:
+  MergeKernelBuilder(MergeAttentionOp op, gpu::GPUFuncOp func, KernelBuilder &b)
+      : b(b), outs(func.getArgument(kOuts)), lses(func.getArgument(kLses)),
+        out(func.getArgument(kOut)),
+        lse(op.getLse() ? func.getArgument(kLse) : Value()),
+        headDim(op.getHeadDim()),
+        elementType(op.getOuts().getType().getElementType()) {}
+
+  void build();
+
+private:
+  void buildRow(Value batch, Value head, Value row, Value lane);
+  /// Folds \p body over the states: for s in [0, S), the row's lse_s, whether
+  /// it is finite, and the carried values.
+  SmallVector<Value>
+  foldStates(Value batch, Value head, Value row, ValueRange initial,
+             llvm::function_ref<SmallVector<Value>(Value state, Value lse,
+                                                   Value finite,
+                                                   ValueRange carried)>
+                 body);
+
+  KernelBuilder &b;
+  Value outs, lses, out, lse;
+  int64_t headDim;
+  Type elementType;
+};
+
+void MergeKernelBuilder::build() {
+  Value threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value warp = b.udiv(threadId, b.index(kLanes));
+  Value lane = b.urem(threadId, b.index(kLanes));
+  Value heads = memref::DimOp::create(b, out, 1);
+  Value seqQ = memref::DimOp::create(b, out, 2);
+  Value rowBlocks = b.ceilDiv(seqQ, b.index(kMergeRows));
+  Value units = b.mul(b.mul(rowBlocks, heads), memref::DimOp::create(b, out, 0));
+  auto loop =
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), units,
+                         gpu::GridDimOp::create(b, gpu::Dimension::x));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value unit = loop.getInductionVar();
+  Value row = b.add(b.mul(b.urem(unit, rowBlocks), b.index(kMergeRows)), warp);
+  Value headAndBatch = b.udiv(unit, rowBlocks);
+  Value head = b.urem(headAndBatch, heads);
+  Value batch = b.udiv(headAndBatch, heads);
+  scf::IfOp::create(b, b.slt(row, seqQ), [&](OpBuilder &, Location) {
+    buildRow(batch, head, row, lane);
+    scf::YieldOp::create(b);
+  });
+}
+
+SmallVector<Value> MergeKernelBuilder::foldStates(
+    Value batch, Value head, Value row, ValueRange initial,
+    llvm::function_ref<SmallVector<Value>(Value, Value, Value, ValueRange)>
+        body) {
+  Value states = memref::DimOp::create(b, lses, 0);
+  auto loop =
+      scf::ForOp::create(b, b.index(0), states, b.index(1), initial);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value state = loop.getInductionVar();
+  Value value =
+      memref::LoadOp::create(b, lses, ValueRange{state, batch, head, row});
+  // Neither +inf (attention's row without keys) nor -inf, nor NaN.
+  Value finite = arith::CmpFOp::create(
+      b, arith::CmpFPredicate::OLT, math::AbsFOp::create(b, value),
+      b.f32(std::numeric_limits<float>::infinity()));
+  scf::YieldOp::create(b,
+                       body(state, value, finite, loop.getRegionIterArgs()));
+  return loop.getResults();
+}
+
+void MergeKernelBuilder::buildRow(Value batch, Value head, Value row,
+                                  Value lane) {
+  Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
+  Value zero = b.f32(0.0f);
+  // m = the largest finite lse_s (-inf if none), then L = m + log(sum_s
+  // exp(lse_s - m)).
+  Value max =
+      foldStates(batch, head, row, ValueRange{minusInf},
+                 [&](Value, Value value, Value finite, ValueRange carried) {
+                   Value larger = arith::MaximumFOp::create(b, carried[0],
+                                                            value);
+                   return SmallVector<Value>{
+                       b.select(finite, larger, carried[0])};
+                 })[0];
+  Value sum =
+      foldStates(batch, head, row, ValueRange{zero},
+                 [&](Value, Value value, Value finite, ValueRange carried) {
+                   Value weight = math::ExpOp::create(
+                       b, arith::SubFOp::create(b, value, max));
+                   return SmallVector<Value>{arith::AddFOp::create(
+                       b, carried[0], b.select(finite, weight, zero))};
+                 })[0];
+  Value any = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum, zero);
+  Value total =
+      arith::AddFOp::create(b, max, math::LogOp::create(b, sum));
+
+  // Lane l holds columns l + 32 i; a column past D (the last i of a D that
+  // is not a multiple of 32) reads column D - 1 and is not stored.
+  int64_t perLane = (headDim + kLanes - 1) / kLanes;
+  SmallVector<Value> columns;
+  for (int64_t i = 0; i < perLane; ++i)
+    columns.push_back(b.add(lane, b.index(i * kLanes)));
+  auto inBounds = [&](int64_t i) {
+    return (i + 1) * kLanes <= headDim
+               ? columns[i]
+               : b.smin(columns[i], b.index(headDim - 1));
+  };
+  SmallVector<Value> zeros(perLane, zero);
+  SmallVector<Value> sums = foldStates(
+      batch, head, row, zeros,
+      [&](Value state, Value value, Value finite, ValueRange carried) {
+        Value weight = math::ExpOp::create(
+            b, arith::SubFOp::create(b, value, total));
+        SmallVector<Value> next;
+        for (int64_t i = 0; i < perLane; ++i) {
+          Value element = memref::LoadOp::create(
+              b, outs,
+              ValueRange{state, batch, head, row, inBounds(i)});
+          if (!elementType.isF32())
+            element = arith::ExtFOp::create(b, b.getF32Type(), element);
+          // A state without keys adds nothing, whatever its O holds.
+          Value term = b.select(finite, b.fmul(weight, element), zero);
+          next.push_back(arith::AddFOp::create(b, carried[i], term));
+        }
+        return next;
+      });
+
+  for (int64_t i = 0; i < perLane; ++i) {
+    Value value = sums[i];
+    if (!elementType.isF32())
+      value = arith::TruncFOp::create(b, elementType, value);
+    auto store = [&] {
+      memref::StoreOp::create(b, value, out,
+                              ValueRange{batch, head, row, columns[i]});
+    };
+    if ((i + 1) * kLanes <= headDim) {
+      store();
+      continue;
+    }
+    scf::IfOp::create(b, b.slt(columns[i], b.index(headDim)),
+                      [&](OpBuilder &, Location) {
+                        store();
+                        scf::YieldOp::create(b);
+                      });
+  }
+  if (!lse)
+    return;
+  // One lane writes the row's LSE: +inf where no state saw a key, as
+  // fmha.attention writes for a row that sees none.
+  Value inf = b.f32(std::numeric_limits<float>::infinity());
+  scf::IfOp::create(b, b.eq(lane, b.index(0)), [&](OpBuilder &, Location) {
+    memref::StoreOp::create(b, b.select(any, total, inf), lse,
+                            ValueRange{batch, head, row});
+    scf::YieldOp::create(b);
+  });
+}
+
+} // namespace
+
+LogicalResult fmha::lowerMergeAttentionToGPU(MergeAttentionOp op,
+                                             gpu::GPUModuleOp kernels) {
+  gpu::GPUFuncOp func = createKernelFunc(op, kernels, "merge_attention",
+                                         getMergeLaunchContract(op));
+  KernelBuilder b(op.getLoc(), op.getContext());
+  b.setInsertionPointToStart(&func.getBody().front());
+  MergeKernelBuilder(op, func, b).build();
+  gpu::ReturnOp::create(b);
+  replaceByLaunch(op, func);
+  return success();
+}

@@ -1,0 +1,42 @@
+// RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_80 | FileCheck %s
+// RUN: fmha-compile %s --chip=sm_90a --emit=link-log | FileCheck %s --check-prefix=LOG
+// RUN: fmha-compile %s --chip=sm_80 --emit=link-log | FileCheck %s --check-prefix=LOG
+
+// fmha.merge_attention becomes one kernel for every chip: a warp per query
+// row, 8 rows per CTA, the CTAs striding over ceil(Sq / 8) x H x B units.
+
+// CHECK: func.func @merge(%[[OUTS:.+]]: memref<?x?x?x?x128xbf16>, %[[LSES:.+]]: memref<?x?x?x?xf32>, %[[O:.+]]: memref<?x?x?x128xbf16>, %[[LSE:.+]]: memref<?x?x?xf32>)
+// CHECK: gpu.launch_func @fmha_kernels::@merge_attention blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c256,
+// CHECK-NOT: fmha.merge_attention
+// CHECK: gpu.func @merge_attention(
+// CHECK-SAME: fmha.launch = #fmha.launch<operands = [outs, lses, o, lse], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], parameters = [outs, lses, o, lse]>
+// CHECK: scf.for %[[UNIT:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// Pass 1: the largest finite lse.
+// CHECK: scf.for
+// CHECK: memref.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x?x?x?xf32>
+// CHECK: math.absf
+// CHECK: arith.cmpf olt
+// CHECK: arith.maximumf
+// Pass 2: the sum of exp(lse_s - max).
+// CHECK: scf.for
+// CHECK: math.exp
+// Pass 3: lane l accumulates columns l + 32 i (128 / 32 = 4 per lane).
+// CHECK: %[[LN:.+]] = math.log
+// CHECK: %[[TOTAL:.+]] = arith.addf %{{.+}}, %[[LN]] : f32
+// CHECK: scf.for {{.+}} iter_args({{.+}}, {{.+}}, {{.+}}, {{.+}}) -> (f32, f32, f32, f32)
+// CHECK-COUNT-4: memref.load %[[OUTS]]
+// CHECK: arith.truncf {{.+}} : f32 to bf16
+// CHECK: memref.store {{.+}}, %[[O]]
+// A row no state saw a key for: +inf.
+// CHECK: arith.select %{{.+}}, %[[TOTAL]], %{{.+}} : f32
+// CHECK: memref.store {{.+}}, %[[LSE]]
+
+// LOG: Function properties for 'merge_attention':
+// LOG: 0 bytes lmem
+
+func.func @merge(%outs: memref<?x?x?x?x128xbf16>, %lses: memref<?x?x?x?xf32>,
+                 %o: memref<?x?x?x128xbf16>, %lse: memref<?x?x?xf32>) {
+  fmha.merge_attention outs(%outs : memref<?x?x?x?x128xbf16>) lses(%lses : memref<?x?x?x?xf32>)
+                    -> o(%o : memref<?x?x?x128xbf16>) lse(%lse : memref<?x?x?xf32>)
+  return
+}
