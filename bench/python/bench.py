@@ -196,18 +196,13 @@ DECODE_ROWS = [
 
 
 def decode_candidates(q, k, v):
-    """name -> a call on [B, S, H, D] tensors; every candidate non-causal.
-    "unfolded" is flashcore with a window that hides no key, which keeps a
-    GQA group's query heads apart (foldGroupedQueries folds them only
-    without a window): what decode ran at before the fold."""
+    """name -> a call on [B, S, H, D] tensors; every candidate non-causal."""
     qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
 
     def sdpa():
         return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
     found = {
         "flashcore": lambda: flashcore.attention(q, k, v),
-        "unfolded": lambda: flashcore.attention(
-            q, k, v, window=(k.shape[1], k.shape[1])),
         "cudnn": (SDPBackend.CUDNN_ATTENTION, sdpa),
         "flash2": (SDPBackend.FLASH_ATTENTION, sdpa),
     }
@@ -220,7 +215,7 @@ def decode_rows(rounds):
     print("\n## Decode GB/s (q + k + v + o bytes over the time; d128 bf16, "
           f"non-causal, median of {rounds} interleaved rounds of "
           "back_to_back_ms)\n")
-    names = ["flashcore", "unfolded", "cudnn", "flash2"] + (
+    names = ["flashcore", "cudnn", "flash2"] + (
         ["fa4"] if fa4_func is not None else [])
     print("| B x Sq x Hq/Hkv x Sk | MB | " + " | ".join(names) +
           " | flashcore / best |\n|---|---|" + "---|" * (len(names) + 1))
@@ -245,8 +240,7 @@ def decode_rows(rounds):
                 ms = timed(found[name], back_to_back_ms)
                 per[name].append(nbytes / ms / 1e6)
         med = {name: statistics.median(per[name]) for name in usable}
-        best = max((med[n] for n in usable
-                    if n not in ("flashcore", "unfolded")), default=0)
+        best = max((med[n] for n in usable if n != "flashcore"), default=0)
         print(f"| {b}x{sq}x{hq}/{hkv}x{sk} | {nbytes / 1e6:.0f} | " +
               " | ".join(f"{med[n]:.0f}" if n in med else "n/a"
                          for n in names) +

@@ -131,6 +131,14 @@ typedef struct fmhaAttentionDesc {
   /** NULL: no LSE output. */
   float *lse;
   long long qStride[3], kStride[3], vStride[3], oStride[3], lseStride[3];
+  /** Device memory (16-byte aligned) of workspaceBytes bytes, with which a
+   *  decode call (querySeq 1) whose batch x heads leave SMs idle splits
+   *  each row's keys over several CTAs and merges their partial states:
+   *  fmhaAttentionWorkspaceSize says how much (0: it would not split).
+   *  workspaceBytes 0 (and NULL): no split. A FMHA_CALL_PREPARE_ONLY call
+   *  reads only workspaceBytes. */
+  void *workspace;
+  size_t workspaceBytes;
 } fmhaAttentionDesc;
 
 /** Zeroes \p desc (bf16, no causal mask, default scale, no window). */
@@ -169,6 +177,43 @@ FMHA_C_API fmhaStatus fmhaAttentionPrecompile(fmhaJit jit,
 /** fmhaAttention with fmhaCallFlags \p flags. */
 FMHA_C_API fmhaStatus fmhaAttentionEx(fmhaJit jit, const fmhaAttentionDesc *desc,
                            void *stream, unsigned flags, char **message);
+
+/** *bytes receives the workspace with which fmhaAttention of \p desc
+ *  splits its keys on this JIT's GPU (fmhaAttentionDesc::workspace), 0
+ *  where it would not split. Depends on the sizes, not on the pointers. */
+FMHA_C_API fmhaStatus fmhaAttentionWorkspaceSize(fmhaJit jit,
+                                                 const fmhaAttentionDesc *desc,
+                                                 size_t *bytes,
+                                                 char **message);
+
+/** One fmha.merge_attention (FmhaOps.td): states partial attention states
+ *  of the same queries, outs [states, batch, heads, querySeq, headDim] with
+ *  their log-sum-exps lses [states, batch, heads, querySeq] (f32), merged
+ *  into o [batch, heads, querySeq, headDim] and lse [batch, heads,
+ *  querySeq] (f32; NULL: none). outs and o are bf16, f16 or f32. Strides
+ *  in elements, the head dimension dense; device pointers. A state whose
+ *  lse is +inf or -inf has no weight; a row without any gets zeros and
+ *  +inf. */
+typedef struct fmhaMergeDesc {
+  fmhaElementType elementType;
+  unsigned headDim;
+  long long states, batch, heads, querySeq;
+  const void *outs;
+  const float *lses;
+  void *o;
+  float *lse;
+  long long outsStride[4], lsesStride[4], oStride[3], lseStride[3];
+} fmhaMergeDesc;
+
+/** Sets every stride of \p desc for dense tensors of its sizes. */
+FMHA_C_API void fmhaMergeDescSetDenseStrides(fmhaMergeDesc *desc);
+
+/** Runs the merge \p desc describes on \p stream, with fmhaCallFlags
+ *  \p flags; compiled on first use for its element type, head dim and
+ *  whether it writes lse. */
+FMHA_C_API fmhaStatus fmhaMergeAttention(fmhaJit jit, const fmhaMergeDesc *desc,
+                                         void *stream, unsigned flags,
+                                         char **message);
 
 typedef enum fmhaResampleMode {
   FMHA_LINEAR = 0,

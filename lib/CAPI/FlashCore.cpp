@@ -193,6 +193,8 @@ static AttentionTensors getTensors(const fmhaAttentionDesc &desc) {
                           {&tensors.oStrides, desc.oStride},
                           {&tensors.lseStrides, desc.lseStride}})
     std::copy(from, from + 3, to->begin());
+  tensors.workspace = desc.workspace;
+  tensors.workspaceBytes = desc.workspaceBytes;
   return tensors;
 }
 
@@ -297,6 +299,90 @@ fmhaStatus fmhaAttentionEx(fmhaJit jit, const fmhaAttentionDesc *desc,
   if (llvm::Error err = jit->jit->launchAttention(
           *spec, getTensors(*desc), static_cast<CUstream>(stream), *options))
     return reportCall("fmhaAttention", std::move(err), message);
+  return succeed(message);
+}
+
+fmhaStatus fmhaAttentionWorkspaceSize(fmhaJit jit,
+                                      const fmhaAttentionDesc *desc,
+                                      size_t *bytes, char **message) {
+  if (!jit || !desc || !bytes)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionWorkspaceSize: jit, desc and bytes must not "
+                  "be NULL",
+                  message);
+  llvm::Expected<KernelSpec> spec = getAttentionSpec(*desc);
+  if (!spec)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionWorkspaceSize: " +
+                      llvm::toString(spec.takeError()),
+                  message);
+  llvm::Expected<size_t> needed =
+      jit->jit->getAttentionWorkspaceBytes(*spec, getTensors(*desc));
+  if (!needed)
+    return reportCall("fmhaAttentionWorkspaceSize", needed.takeError(),
+                      message);
+  *bytes = *needed;
+  return succeed(message);
+}
+
+/// \p desc's sizes, pointers and strides as MergeTensors.
+static MergeTensors getTensors(const fmhaMergeDesc &desc) {
+  MergeTensors tensors;
+  tensors.outs = desc.outs;
+  tensors.lses = desc.lses;
+  tensors.o = desc.o;
+  tensors.lse = desc.lse;
+  tensors.states = desc.states;
+  tensors.batch = desc.batch;
+  tensors.heads = desc.heads;
+  tensors.querySeq = desc.querySeq;
+  std::copy(desc.outsStride, desc.outsStride + 4, tensors.outsStrides.begin());
+  std::copy(desc.lsesStride, desc.lsesStride + 4, tensors.lsesStrides.begin());
+  std::copy(desc.oStride, desc.oStride + 3, tensors.oStrides.begin());
+  std::copy(desc.lseStride, desc.lseStride + 3, tensors.lseStrides.begin());
+  return tensors;
+}
+
+void fmhaMergeDescSetDenseStrides(fmhaMergeDesc *desc) {
+  if (!desc)
+    return;
+  MergeTensors tensors = getTensors(*desc);
+  tensors.setDenseStrides(desc->headDim);
+  std::copy(tensors.outsStrides.begin(), tensors.outsStrides.end(),
+            desc->outsStride);
+  std::copy(tensors.lsesStrides.begin(), tensors.lsesStrides.end(),
+            desc->lsesStride);
+  std::copy(tensors.oStrides.begin(), tensors.oStrides.end(), desc->oStride);
+  std::copy(tensors.lseStrides.begin(), tensors.lseStrides.end(),
+            desc->lseStride);
+}
+
+fmhaStatus fmhaMergeAttention(fmhaJit jit, const fmhaMergeDesc *desc,
+                              void *stream, unsigned flags, char **message) {
+  if (!jit || !desc)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaMergeAttention: jit and desc must not be NULL",
+                  message);
+  llvm::Expected<LaunchOptions> options = getLaunchOptions(flags);
+  if (!options)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaMergeAttention: " + llvm::toString(options.takeError()),
+                  message);
+  std::optional<ElementType> elementType = getElementType(desc->elementType);
+  if (!elementType)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaMergeAttention: elementType is " +
+                      std::to_string(desc->elementType) +
+                      ", expected FMHA_BF16 (0), FMHA_F16 (1) or FMHA_F32 (2)",
+                  message);
+  KernelSpec spec;
+  spec.kind = OpKind::Merge;
+  spec.elementType = *elementType;
+  spec.headDim = desc->headDim;
+  spec.withLse = desc->lse != nullptr;
+  if (llvm::Error err = jit->jit->launchMerge(
+          spec, getTensors(*desc), static_cast<CUstream>(stream), *options))
+    return reportCall("fmhaMergeAttention", std::move(err), message);
   return succeed(message);
 }
 

@@ -86,6 +86,25 @@ class AttentionDesc(ctypes.Structure):
                 ("kStride", _Strides),
                 ("vStride", _Strides),
                 ("oStride", _Strides),
+                ("lseStride", _Strides),
+                ("workspace", ctypes.c_void_p),
+                ("workspaceBytes", ctypes.c_size_t)]
+
+
+class MergeDesc(ctypes.Structure):
+    _fields_ = [("elementType", ctypes.c_int),
+                ("headDim", ctypes.c_uint),
+                ("states", ctypes.c_longlong),
+                ("batch", ctypes.c_longlong),
+                ("heads", ctypes.c_longlong),
+                ("querySeq", ctypes.c_longlong),
+                ("outs", ctypes.c_void_p),
+                ("lses", ctypes.c_void_p),
+                ("o", ctypes.c_void_p),
+                ("lse", ctypes.c_void_p),
+                ("outsStride", ctypes.c_longlong * 4),
+                ("lsesStride", ctypes.c_longlong * 4),
+                ("oStride", _Strides),
                 ("lseStride", _Strides)]
 
 
@@ -112,7 +131,8 @@ def _struct_layout(cls):
     """A struct.Struct that packs cls's fields, in order, at the offsets
     ctypes gives them (native alignment, explicit padding)."""
     codes = {ctypes.c_int: "i", ctypes.c_uint: "I", ctypes.c_float: "f",
-             ctypes.c_longlong: "q", ctypes.c_void_p: "Q"}
+             ctypes.c_longlong: "q", ctypes.c_void_p: "Q",
+             ctypes.c_size_t: "Q"}
     layout, end = "=", 0
     for name, ctype in cls._fields_:
         offset = getattr(cls, name).offset
@@ -177,13 +197,16 @@ def _declare(h):
     h.fmhaJitDestroy.restype = None
     h.fmhaJitDestroy.argtypes = [P]
     # The descriptors go by address (a packed buffer or a ctypes struct).
-    for name in ("fmhaAttentionEx", "fmhaResampleEx"):
+    for name in ("fmhaAttentionEx", "fmhaResampleEx", "fmhaMergeAttention"):
         fn = getattr(h, name)
         fn.restype = status
         fn.argtypes = [P, P, P, ctypes.c_uint, ctypes.POINTER(P)]
     h.fmhaAttentionPrecompile.restype = status
     h.fmhaAttentionPrecompile.argtypes = [P, P, ctypes.c_int, ctypes.c_uint,
                                           ctypes.POINTER(P)]
+    h.fmhaAttentionWorkspaceSize.restype = status
+    h.fmhaAttentionWorkspaceSize.argtypes = [
+        P, P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(P)]
     for name in ("fmhaAttentionCheck", "fmhaResampleCheck"):
         fn = getattr(h, name)
         fn.restype = status

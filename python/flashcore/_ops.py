@@ -1,4 +1,5 @@
-"""flashcore's torch operators: flashcore::attention and flashcore::resample.
+"""flashcore's torch operators: flashcore::attention,
+flashcore::merge_attention and flashcore::resample.
 
 Each op has a schema, a CUDA implementation that launches FlashCore's kernel
 on torch's current stream with outputs from torch's allocator, a fake
@@ -24,6 +25,7 @@ _lib = torch.library.Library("flashcore", "DEF")
 _lib.define("attention(Tensor q, Tensor k, Tensor v, bool causal=False, "
             "int[]? window=None, float? scale=None, bool return_lse=False) "
             "-> (Tensor, Tensor)")
+_lib.define("merge_attention(Tensor outs, Tensor lses) -> (Tensor, Tensor)")
 _lib.define("resample(Tensor targets, Tensor[] times, Tensor[] values, "
             "Tensor[]? lengths=None, str mode='linear') -> Tensor")
 
@@ -139,22 +141,36 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale):
         0.0 if scale is None else scale, 0 if window is None else 1,
         left, right, b, hq, hkv, sq, sk, *pointers,
         qs[0], qs[2], qs[1], ks[0], ks[2], ks[1], vs[0], vs[2], vs[1],
-        os_[0], os_[2], os_[1], hq * sq, sq, 1)
+        os_[0], os_[2], os_[1], hq * sq, sq, 1, 0, 0)
 
 
 # Descriptors less their pointers, by what they are packed from: a call
 # whose tensors have the sizes, strides, dtypes and devices of an earlier
-# one, and its attributes, reuses that call's checks and packing and only
-# writes its five pointers. Cleared when full.
+# one, and its attributes, reuses that call's checks and packing (and the
+# workspace size it asked for) and only writes its pointers. Cleared when
+# full.
 _templates = {}
 _MAX_TEMPLATES = 4096
 _POINTERS = struct.Struct("=5Q")  # q, k, v, o, lse: consecutive in the desc
 _POINTERS_OFFSET = _capi.AttentionDesc.q.offset
+_WORKSPACE = struct.Struct("=2Q")  # workspace, workspaceBytes
+_WORKSPACE_OFFSET = _capi.AttentionDesc.workspace.offset
+
+
+def _workspace_bytes(device):
+    """fmhaAttentionWorkspaceSize of this thread's descriptor: the bytes
+    with which a decode call splits its keys, 0 where it would not."""
+    size = ctypes.c_size_t()
+    _capi.call(_capi.lib().fmhaAttentionWorkspaceSize, _capi.jit(device),
+               _state.desc_address, ctypes.byref(size))
+    return size.value
 
 
 def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale):
     """Fills this thread's descriptor for q, k, v and o = torch.empty_like(q)
-    at o_ptr (and lse at lse_ptr, 0: none); checks once per signature."""
+    at o_ptr (and lse at lse_ptr, 0: none), without a workspace; checks once
+    per signature. Returns the bytes of workspace with which the call splits
+    its keys (decode only; 0: no split)."""
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
            q.dtype, k.dtype, v.dtype, q.get_device(), k.get_device(),
            v.get_device(), causal, window, scale, lse_ptr != 0)
@@ -164,14 +180,18 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale):
         o_strides = torch.empty_like(q, device="meta").stride()
         _pack_attention(q, k, v, (0, 0, 0, 0, 0), o_strides, causal, window,
                         scale)
-        template = _state.desc.raw
+        # Only decode (one query) splits its keys.
+        workspace = _workspace_bytes(q.get_device()) if q.shape[1] == 1 \
+            else 0
+        template = (_state.desc.raw, workspace)
         if len(_templates) >= _MAX_TEMPLATES:
             _templates.clear()
         _templates[key] = template
     else:
-        ctypes.memmove(_state.desc_address, template, len(template))
+        ctypes.memmove(_state.desc_address, template[0], len(template[0]))
     _POINTERS.pack_into(_state.desc, _POINTERS_OFFSET, q.data_ptr(),
                         k.data_ptr(), v.data_ptr(), o_ptr, lse_ptr)
+    return template[1]
 
 
 _attention_ex = None
@@ -179,12 +199,24 @@ _attention_ex = None
 
 def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, flags):
     """fmhaAttentionEx on the current stream of q's device, o being
-    torch.empty_like(q) at o_ptr."""
+    torch.empty_like(q) at o_ptr. A decode call that splits its keys gets
+    its workspace from torch's allocator on that stream (inside CUDA graph
+    capture too, from the graph's pool)."""
     global _attention_ex
     if window is not None and type(window) is not tuple:
         _check_window(window, "flashcore.attention")
         window = tuple(window)
-    _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale)
+    workspace_bytes = _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal,
+                                           window, scale)
+    workspace = None
+    if workspace_bytes:
+        # A prepare-only call reads the size alone.
+        if not flags & _capi.CALL_PREPARE_ONLY:
+            workspace = torch.empty(workspace_bytes, dtype=torch.uint8,
+                                    device=q.device)
+        _WORKSPACE.pack_into(_state.desc, _WORKSPACE_OFFSET,
+                             0 if workspace is None else workspace.data_ptr(),
+                             workspace_bytes)
     if _attention_ex is None:
         _attention_ex = _capi.lib().fmhaAttentionEx
     device = q.device.index
@@ -325,6 +357,107 @@ def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
     # one is asked for (its presence picks the kernel).
     _run_attention(q, k, v, q.data_ptr(), q.data_ptr() if return_lse else 0,
                    causal, window, scale, _capi.CALL_PREPARE_ONLY)
+
+
+_MERGE_DTYPES = _RESAMPLE_DTYPES
+
+
+def _check_merge(outs, lses):
+    """What the C API's descriptor cannot say: the tensors, their devices,
+    ranks and dtypes, and lses' shape against outs'."""
+    op = "flashcore.merge_attention"
+    _check_tensor("outs", outs, op)
+    _check_tensor("lses", lses, op)
+    if outs.dim() != 5:
+        _fail(f"{op}: outs has {outs.dim()} dimensions {tuple(outs.shape)}, "
+              "expected 5: [states, batch, seq, heads, head_dim]")
+    _check_device(("outs", "lses"), (outs, lses), op)
+    if outs.dtype not in _MERGE_DTYPES:
+        _fail(f"{op}: outs is {outs.dtype}, expected torch.float32, "
+              "torch.float16 or torch.bfloat16")
+    s, b, sq, h, _ = outs.shape
+    if lses.dtype != torch.float32 or tuple(lses.shape) != (s, b, h, sq):
+        _fail(f"{op}: lses is {lses.dtype} {tuple(lses.shape)}, expected "
+              f"float32 {(s, b, h, sq)} ([states, batch, heads, seq], as "
+              "flashcore.attention's lse per state)")
+    if s < 1:
+        _fail(f"{op}: outs has {s} states, expected at least 1")
+    if outs.stride(4) != 1 and outs.shape[4] > 1:
+        _fail(f"{op}: outs' head_dim has stride {outs.stride(4)}, expected 1 "
+              "(a dense last dimension; FlashCore does not copy: pass "
+              ".contiguous())")
+
+
+def _merge_outputs(outs):
+    _, b, sq, h, d = outs.shape
+    return (torch.empty((b, sq, h, d), dtype=outs.dtype, device=outs.device),
+            torch.empty((b, h, sq), dtype=torch.float32, device=outs.device))
+
+
+def _run_merge(outs, lses, o, lse, flags):
+    s, b, sq, h, d = outs.shape
+    os_, ls, oo, lo = outs.stride(), lses.stride(), o.stride(), lse.stride()
+    desc = _capi.MergeDesc(
+        elementType=_MERGE_DTYPES[outs.dtype], headDim=d, states=s, batch=b,
+        heads=h, querySeq=sq, outs=outs.data_ptr(), lses=lses.data_ptr(),
+        o=o.data_ptr(), lse=lse.data_ptr())
+    # The C API's order is [.., heads, seq]: FlashAttention's is [.., seq,
+    # heads] for outs and o.
+    desc.outsStride[:] = (os_[0], os_[1], os_[3], os_[2])
+    desc.lsesStride[:] = ls
+    desc.oStride[:] = (oo[0], oo[2], oo[1])
+    desc.lseStride[:] = lo
+    device = outs.device.index
+    _capi.call(_capi.lib().fmhaMergeAttention, _capi.jit(device),
+               ctypes.addressof(desc), _raw_stream(device), flags)
+
+
+def _merge_impl(outs, lses):
+    _check_merge(outs, lses)
+    o, lse = _merge_outputs(outs)
+    flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
+    _run_merge(outs, lses, o, lse, flags)
+    return o, lse
+
+
+def _merge_fake(outs, lses):
+    _check_merge(outs, lses)
+    return _merge_outputs(outs)
+
+
+def _merge_backward(ctx, grad_o, grad_lse):
+    raise NotImplementedError(
+        "flashcore.merge_attention has no backward yet (FlashCore issue "
+        "#23): merge states that do not require grad (or under "
+        "torch.no_grad())")
+
+
+for _key in ("CUDA", "CPU"):
+    _lib.impl("merge_attention", _merge_impl, _key)
+torch.library.register_fake("flashcore::merge_attention", _merge_fake,
+                            lib=_lib)
+torch.library.register_autograd("flashcore::merge_attention", _merge_backward,
+                                setup_context=_setup_nothing, lib=_lib)
+
+
+def merge_attention(outs, lses):
+    """Merges partial attention states of the same queries by their
+    log-sum-exps: each state the attention over a part of the keys (key
+    splits, or the keys another device holds in ring/context-parallel
+    attention), with the lse flashcore.attention(..., return_lse=True)
+    returns.
+
+    outs is [states, batch, seqlen_q, heads, head_dim] (f32, f16 or bf16;
+    torch.stack of flashcore.attention outputs), lses [states, batch,
+    heads, seqlen_q] f32; any strides with a dense head_dim. A state whose
+    lse is +inf or -inf saw no key and has no weight. Returns (o, lse): o
+    [batch, seqlen_q, heads, head_dim] of outs' dtype, lse [batch, heads,
+    seqlen_q], what attention over all the keys returns (f32 arithmetic;
+    a row no state saw a key for gets zeros and +inf).
+    """
+    if _direct((outs, lses)):
+        return _merge_impl(outs, lses)
+    return tuple(torch.ops.flashcore.merge_attention.default(outs, lses))
 
 
 def _as_list(x):

@@ -59,6 +59,9 @@ def test_library_exports_only_the_c_api():
 
 def test_descriptor_layout_matches_ctypes():
     assert _capi.ATTENTION_DESC.size == _capi.ctypes.sizeof(_capi.AttentionDesc)
+    # The workspace fields close the descriptor, as in FlashCore.h.
+    fields = [name for name, _ in _capi.AttentionDesc._fields_]
+    assert fields[-2:] == ["workspace", "workspaceBytes"]
 
 
 # --- the doctor ------------------------------------------------------------
@@ -94,6 +97,7 @@ def test_first_gpu_call_says_what_is_missing():
 @pytest.mark.parametrize("name,keys", [
     ("flashcore::attention", ("CUDA", "Meta", "Autograd")),
     ("flashcore::resample", ("CUDA", "Meta", "Autograd")),
+    ("flashcore::merge_attention", ("CUDA", "Meta", "Autograd")),
 ])
 def test_ops_are_registered(name, keys):
     for key in keys:
@@ -135,6 +139,42 @@ def test_fake_tensor_mode_on_cuda_device():
                                                True)
     assert o.shape == q.shape and o.device.type == "cuda"
     assert lse.shape == (1, 4, 64)
+
+
+def test_merge_attention_shapes():
+    outs = meta(3, 2, 100, 8, 64, dtype=torch.bfloat16)
+    lses = meta(3, 2, 8, 100, dtype=torch.float32)
+    o, lse = flashcore.merge_attention(outs, lses)
+    assert o.shape == (2, 100, 8, 64) and o.dtype == torch.bfloat16
+    assert lse.shape == (2, 8, 100) and lse.dtype == torch.float32
+    torch.library.opcheck(torch.ops.flashcore.merge_attention.default,
+                          (outs, lses),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+
+
+@pytest.mark.parametrize("outs, lses, expected", [
+    (meta(2, 1, 4, 8, 64), meta(2, 1, 8, 4, dtype=torch.float16),
+     "lses is torch.float16 (2, 1, 8, 4), expected float32 (2, 1, 8, 4)"),
+    (meta(2, 1, 4, 8, 64), meta(2, 1, 8, 5, dtype=torch.float32),
+     "lses is torch.float32 (2, 1, 8, 5), expected float32 (2, 1, 8, 4)"),
+    (meta(1, 4, 8, 64), meta(1, 8, 4, dtype=torch.float32),
+     "outs has 4 dimensions (1, 4, 8, 64), expected 5"),
+    (meta(2, 1, 4, 8, 64, dtype=torch.int8),
+     meta(2, 1, 8, 4, dtype=torch.float32),
+     "outs is torch.int8, expected torch.float32"),
+    (meta(2, 1, 4, 8, 128)[..., ::2], meta(2, 1, 8, 4, dtype=torch.float32),
+     "outs' head_dim has stride 2, expected 1"),
+])
+def test_merge_attention_errors(outs, lses, expected):
+    assert expected in error_of(lambda: flashcore.merge_attention(outs, lses))
+
+
+def test_merge_attention_on_cpu_is_refused():
+    outs = torch.zeros(2, 1, 4, 8, 64)
+    lses = torch.zeros(2, 1, 8, 4)
+    assert "outs is on cpu, expected a CUDA device" in error_of(
+        lambda: flashcore.merge_attention(outs, lses))
 
 
 def test_resample_shapes():

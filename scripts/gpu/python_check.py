@@ -135,8 +135,77 @@ def attention_grid():
         ("decode GQA 4:1 window 64,0 causal d128 Sk=1000 (not folded)",
          attention_case(2, 8, 2, 1, 1000, 128, bf16, causal=True,
                         window=(64, 0))),
+        # Few rows: the keys split over CTAs and merged (split-KV).
+        ("decode split-KV B=1 GQA 4:1 d128 Sk=70000",
+         attention_case(1, 32, 8, 1, 70000, 128, bf16, causal=True)),
+        ("decode split-KV B=2 GQA 8:1 d64 f16 Sk=5000",
+         attention_case(2, 16, 2, 1, 5000, 64, torch.float16)),
+        ("decode split-KV B=1 MQA d256 BHSD Sk=3001",
+         attention_case(1, 4, 1, 1, 3001, 256, bf16, bhsd=True)),
+        ("decode split-KV B=1 window 500,0 causal d128 Sk=9000",
+         attention_case(1, 4, 4, 1, 9000, 128, bf16, causal=True,
+                        window=(500, 0))),
     ]:
         check("attention " + name, case)
+
+
+def merge_case(dtype, pieces):
+    """Attention over all the keys from flashcore.attention over pieces of
+    them and flashcore.merge_attention (context parallelism's merge), with
+    an empty piece's state (zeros, lse +inf) among them, against torch."""
+    def run():
+        b, sq, hq, hkv, d = 2, 300, 8, 2, 128
+        sizes = [700, 1, 1299][:pieces]
+        q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(b, sum(sizes), hkv, d, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        outs, lses, start = [], [], 0
+        for size in sizes:
+            o, lse = flashcore.attention(q, k[:, start:start + size],
+                                         v[:, start:start + size],
+                                         return_lse=True)
+            outs.append(o.to(dtype))
+            lses.append(lse)
+            start += size
+        outs.append(torch.zeros_like(outs[0]))  # a state without keys
+        lses.append(torch.full_like(lses[0], float("inf")))
+        o, lse = flashcore.merge_attention(torch.stack(outs),
+                                           torch.stack(lses))
+        ref, ref_lse = reference(q, k, v, False, None, None, torch.float32)
+        low, _ = reference(q, k, v, False, None, None, torch.bfloat16)
+        error = (o.float() - ref).abs().max().item()
+        bound = 2 * (low - ref).abs().max().item() + 1e-3
+        assert o.dtype == dtype and o.shape == q.shape, (o.dtype, o.shape)
+        assert error <= bound, f"max |o - ref| {error:.2e} > {bound:.2e}"
+        lse_error = (lse - ref_lse).abs().max().item()
+        assert lse_error <= 2e-3, f"max |lse - ref| {lse_error:.2e}"
+        return f"err {error:.1e} (bound {bound:.1e}), lse err {lse_error:.1e}"
+    return run
+
+
+def split_decode_captures():
+    """A decode call that splits its keys, prepared by flashcore.precompile
+    and captured in a CUDA graph: its workspace comes from the graph's
+    pool, and nothing compiles."""
+    q = torch.randn(1, 1, 16, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(1, 20000, 4, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    flashcore.precompile(flashcore.attention, q, k, v, causal=True,
+                         scale=0.07, return_lse=True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o, lse = flashcore.attention(q, k, v, causal=True, scale=0.07,
+                                     return_lse=True)
+    for t in (q, k, v):
+        t.copy_(torch.randn_like(t))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref, ref_lse = reference(q, k, v, True, None, 0.07, torch.float32)
+    low, _ = reference(q, k, v, True, None, 0.07, torch.bfloat16)
+    error = (o.float() - ref).abs().max().item()
+    assert error <= 2 * (low - ref).abs().max().item() + 1e-3, error
+    assert (lse - ref_lse).abs().max().item() <= 2e-3
+    return f"replayed, err {error:.1e}"
 
 
 def opcheck():
@@ -149,6 +218,10 @@ def opcheck():
     values = torch.randn(2, 30, 8, device="cuda")
     torch.library.opcheck(torch.ops.flashcore.resample.default,
                           (targets, [times], [values], None, "linear"))
+    outs = torch.randn(3, 2, 16, 4, 64, device="cuda")
+    lses = torch.randn(3, 2, 4, 16, device="cuda")
+    torch.library.opcheck(torch.ops.flashcore.merge_attention.default,
+                          (outs, lses))
 
 
 class Block(torch.nn.Module):
@@ -369,7 +442,7 @@ def bad_input():
 def main():
     print(flashcore.doctor(), flush=True)
     attention_grid()
-    check("opcheck attention and resample", opcheck)
+    check("opcheck attention, merge_attention and resample", opcheck)
     check("torch.compile(fullgraph=True) block, inductor", compiled_block)
     check("CUDA graph capture after flashcore.precompile",
           graph_capture("precompile"))
@@ -377,6 +450,12 @@ def main():
     check("capture refuses to compile", capture_refuses_to_compile)
     check("precompile_attention: every query-length class",
           precompiled_variant_captures)
+    check("split-KV decode captured after flashcore.precompile",
+          split_decode_captures)
+    for dtype in (torch.float32, torch.bfloat16):
+        for pieces in (2, 3):
+            check(f"merge_attention {str(dtype)[6:]} of {pieces} key pieces "
+                  "and an empty state", merge_case(dtype, pieces))
     check("two processes compile one kernel into one cache entry",
           two_processes_one_entry)
     check("a kernel the wheel ships loads without a compile",

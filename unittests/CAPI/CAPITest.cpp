@@ -462,6 +462,206 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
     llvm::consumeError(driver->release(p));
 }
 
+// On a machine with a GPU: fmhaMergeAttention (f32, D = 40: a lane's last
+// column past D) against the combine rule computed here, with states that
+// saw no key (+inf and -inf) and a row that no state saw a key for.
+TEST(CAPI, MergeOnAGpuMatchesTheHost) {
+  llvm::Expected<mlir::fmha::CudaDriver &> driver =
+      mlir::fmha::CudaDriver::get();
+  if (!driver)
+    GTEST_SKIP() << llvm::toString(driver.takeError());
+  constexpr long long S = 3, B = 2, H = 3, Sq = 5, D = 40;
+  constexpr long long rows = B * H * Sq;
+  std::vector<float> outs(S * rows * D), lses(S * rows);
+  uint32_t state = 777;
+  auto random = [&] {
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1 << 24) * 2.0f - 1.0f;
+  };
+  for (float &x : outs)
+    x = random();
+  for (float &x : lses)
+    x = 4 * random();
+  float inf = std::numeric_limits<float>::infinity();
+  lses[0 * rows + 1] = inf;  // state 0 of row 1: no key (attention's +inf)
+  lses[2 * rows + 1] = -inf; // state 2 of row 1: no key (-inf elsewhere)
+  for (long long s = 0; s < S; ++s)
+    lses[s * rows + 7] = s == 1 ? -inf : inf; // row 7: no key in any state
+  std::vector<double> expectedO(rows * D, 0.0), expectedLse(rows, inf);
+  for (long long r = 0; r < rows; ++r) {
+    double max = -inf, sum = 0;
+    for (long long s = 0; s < S; ++s)
+      if (std::isfinite(lses[s * rows + r]))
+        max = std::max(max, double(lses[s * rows + r]));
+    for (long long s = 0; s < S; ++s)
+      if (std::isfinite(lses[s * rows + r]))
+        sum += std::exp(lses[s * rows + r] - max);
+    if (sum == 0)
+      continue;
+    double total = max + std::log(sum);
+    expectedLse[r] = total;
+    for (long long s = 0; s < S; ++s)
+      if (std::isfinite(lses[s * rows + r]))
+        for (long long d = 0; d < D; ++d)
+          expectedO[r * D + d] += std::exp(lses[s * rows + r] - total) *
+                                  outs[(s * rows + r) * D + d];
+  }
+
+  auto upload = [&](const std::vector<float> &host) {
+    llvm::Expected<CUdeviceptr> buffer = driver->allocate(host.size() * 4);
+    EXPECT_TRUE(static_cast<bool>(buffer));
+    EXPECT_FALSE(static_cast<bool>(
+        driver->copyToDevice(*buffer, host.data(), host.size() * 4)));
+    return *buffer;
+  };
+  CUdeviceptr douts = upload(outs), dlses = upload(lses);
+  CUdeviceptr dout = upload(std::vector<float>(rows * D));
+  CUdeviceptr dlse = upload(std::vector<float>(rows));
+  std::string error;
+  fmhaJit jit = createUncachedJit(nullptr, error);
+  ASSERT_NE(jit, nullptr) << error;
+  char *message = nullptr;
+  fmhaMergeDesc desc = {};
+  desc.elementType = FMHA_F32;
+  desc.headDim = D;
+  desc.states = S;
+  desc.batch = B;
+  desc.heads = H;
+  desc.querySeq = Sq;
+  desc.outs = reinterpret_cast<const void *>(douts);
+  desc.lses = reinterpret_cast<const float *>(dlses);
+  desc.o = reinterpret_cast<void *>(dout);
+  desc.lse = reinterpret_cast<float *>(dlse);
+  fmhaMergeDescSetDenseStrides(&desc);
+  ASSERT_EQ(fmhaMergeAttention(jit, &desc, nullptr, 0, &message), FMHA_SUCCESS)
+      << take(message);
+  ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+  std::vector<float> o(rows * D), lse(rows);
+  ASSERT_FALSE(
+      static_cast<bool>(driver->copyToHost(o.data(), dout, o.size() * 4)));
+  ASSERT_FALSE(
+      static_cast<bool>(driver->copyToHost(lse.data(), dlse, lse.size() * 4)));
+  for (long long r = 0; r < rows; ++r) {
+    if (std::isinf(expectedLse[r]))
+      EXPECT_EQ(lse[r], inf) << "row " << r;
+    else
+      EXPECT_NEAR(lse[r], expectedLse[r], 1e-5) << "row " << r;
+    for (long long d = 0; d < D; ++d)
+      EXPECT_NEAR(o[r * D + d], expectedO[r * D + d], 1e-5)
+          << "row " << r << " column " << d;
+  }
+
+  fmhaMergeDesc bad = desc;
+  bad.states = 0;
+  EXPECT_EQ(fmhaMergeAttention(jit, &bad, nullptr, 0, &message),
+            FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(take(message), "fmhaMergeAttention: merge_attention: states (S) "
+                           "is 0, expected at least 1");
+  fmhaJitDestroy(jit);
+  for (CUdeviceptr p : {douts, dlses, dout, dlse})
+    llvm::consumeError(driver->release(p));
+}
+
+// On a machine with a GPU: decode at batch 1 with GQA 4:1 and a long cache
+// splits its keys when given the workspace fmhaAttentionWorkspaceSize asks
+// for, and agrees with the same call without a workspace (not split); a
+// workspace too small is refused with both sizes.
+TEST(CAPI, DecodeSplitsKeysWithAWorkspace) {
+  llvm::Expected<mlir::fmha::CudaDriver &> driver =
+      mlir::fmha::CudaDriver::get();
+  if (!driver)
+    GTEST_SKIP() << llvm::toString(driver.takeError());
+  llvm::Expected<mlir::fmha::DeviceInfo> device = driver->getDevice(0);
+  ASSERT_TRUE(static_cast<bool>(device)) << llvm::toString(device.takeError());
+  std::vector<const char *> chips = {"sm_80"};
+  if (device->capability.major == 9 && device->capability.minor == 0)
+    chips.push_back("sm_90a");
+  constexpr long long Hq = 8, Hkv = 2, Sk = 5000, D = 128;
+  std::vector<uint16_t> q(Hq * D), kv(Hkv * Sk * D);
+  uint32_t state = 99;
+  auto random = [&] {
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1 << 24) * 2.0f - 1.0f;
+  };
+  for (auto *tensor : {&q, &kv})
+    for (uint16_t &x : *tensor)
+      x = toBf16(random());
+  auto upload = [&](const void *host, size_t bytes) {
+    llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
+    EXPECT_TRUE(static_cast<bool>(buffer));
+    if (host)
+      EXPECT_FALSE(
+          static_cast<bool>(driver->copyToDevice(*buffer, host, bytes)));
+    return *buffer;
+  };
+  CUdeviceptr dq = upload(q.data(), q.size() * 2);
+  CUdeviceptr dkv = upload(kv.data(), kv.size() * 2);
+  CUdeviceptr douts[2] = {upload(nullptr, Hq * D * 2),
+                          upload(nullptr, Hq * D * 2)};
+  CUdeviceptr dlses[2] = {upload(nullptr, Hq * 4), upload(nullptr, Hq * 4)};
+  for (const char *chip : chips) {
+    SCOPED_TRACE(chip);
+    std::string error;
+    fmhaJit jit = createUncachedJit(chip, error);
+    ASSERT_NE(jit, nullptr) << error;
+    char *message = nullptr;
+    fmhaAttentionDesc desc;
+    fmhaAttentionDescInit(&desc);
+    desc.headDim = D;
+    desc.causal = 1;
+    desc.batch = 1;
+    desc.queryHeads = Hq;
+    desc.kvHeads = Hkv;
+    desc.querySeq = 1;
+    desc.keySeq = Sk;
+    desc.q = reinterpret_cast<const void *>(dq);
+    desc.k = desc.v = reinterpret_cast<const void *>(dkv);
+    fmhaAttentionDescSetDenseStrides(&desc);
+    size_t bytes = 0;
+    ASSERT_EQ(fmhaAttentionWorkspaceSize(jit, &desc, &bytes, &message),
+              FMHA_SUCCESS)
+        << take(message);
+    ASSERT_GT(bytes, 0u) << "8 rows on 2 KV heads should split their keys";
+    CUdeviceptr workspace = upload(nullptr, bytes);
+    std::vector<uint16_t> outs[2];
+    std::vector<float> lses[2];
+    for (int split = 0; split < 2; ++split) {
+      desc.o = reinterpret_cast<void *>(douts[split]);
+      desc.lse = reinterpret_cast<float *>(dlses[split]);
+      desc.workspace = split ? reinterpret_cast<void *>(workspace) : nullptr;
+      desc.workspaceBytes = split ? bytes : 0;
+      ASSERT_EQ(fmhaAttention(jit, &desc, nullptr, &message), FMHA_SUCCESS)
+          << take(message);
+      ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+      outs[split].resize(Hq * D);
+      lses[split].resize(Hq);
+      ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
+          outs[split].data(), douts[split], Hq * D * 2)));
+      ASSERT_FALSE(static_cast<bool>(
+          driver->copyToHost(lses[split].data(), dlses[split], Hq * 4)));
+    }
+    // Each split's O is rounded to bf16 before the merge: a unit or two of
+    // bf16 rounding (8 bits) apart.
+    for (long long i = 0; i < Hq * D; ++i)
+      EXPECT_NEAR(fromBf16(outs[1][i]), fromBf16(outs[0][i]), 2.0 / 256)
+          << "element " << i;
+    for (long long h = 0; h < Hq; ++h)
+      EXPECT_NEAR(lses[1][h], lses[0][h], 1e-4) << "head " << h;
+    desc.workspaceBytes = bytes - 16;
+    EXPECT_EQ(fmhaAttention(jit, &desc, nullptr, &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("workspaceBytes is " +
+                                 std::to_string(bytes - 16) +
+                                 ", expected 0 (no split) or at least " +
+                                 std::to_string(bytes)),
+              std::string::npos);
+    llvm::consumeError(driver->release(workspace));
+    fmhaJitDestroy(jit);
+  }
+  for (CUdeviceptr p : {dq, dkv, douts[0], douts[1], dlses[0], dlses[1]})
+    llvm::consumeError(driver->release(p));
+}
+
 // On a machine with a GPU: fmhaResample (linear, f32, two streams of 8 and
 // 3 features with lengths, one row without samples) against the op's
 // contract computed here; and a bad description refused with its value.

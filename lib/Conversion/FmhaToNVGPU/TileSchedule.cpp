@@ -30,13 +30,12 @@ CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,
 void TileCoordinates::setOutputBatch(KernelBuilder &b, Value entry,
                                      Value batch, Value entries,
                                      bool splitKeys) {
-  outputBatch = b.toIndex(entry);
-  if (!splitKeys) {
-    batchIndex = outputBatch;
+  outputBatch = batchIndex = entry;
+  if (!splitKeys)
     return;
-  }
-  batchIndex = b.toIndex(b.urem(entry, batch));
-  split = b.udiv(entry, batch);
+  Value word = b.word(entry);
+  batchIndex = b.toIndex(b.urem(word, batch));
+  split = b.udiv(word, batch);
   splits = b.udiv(entries, batch);
 }
 
@@ -118,8 +117,15 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   Value headAndBatch = b.udiv(unit, perHead);
   Value heads = b.word(freshDim(q, 1));
   tile.head = b.toIndex(b.urem(headAndBatch, heads));
-  tile.setOutputBatch(b, b.udiv(headAndBatch, heads), b.word(freshDim(q, 0)),
-                      b.word(freshDim(getBatchOperand(), 0)), splitKeys);
+  // The sizes only a split needs, only there (a fresh size is an
+  // instruction of its own).
+  Value batch, entries;
+  if (splitKeys) {
+    batch = b.word(freshDim(q, 0));
+    entries = b.word(freshDim(o, 0));
+  }
+  tile.setOutputBatch(b, b.toIndex(b.udiv(headAndBatch, heads)), batch,
+                      entries, splitKeys);
   tile.kvHead = getKvHead(b, q, k, tile.head);
   Value rowBlock = b.select(second, slot, getLongerRowBlock(slot));
   tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));

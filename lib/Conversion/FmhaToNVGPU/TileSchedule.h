@@ -38,10 +38,11 @@ struct TileCoordinates {
   Value split, splits;
   KeyBlockRange range;
 
-  /// Sets batchIndex, outputBatch (index), split and splits (i32) from o's
-  /// batch entry \p outputBatch: with \p splitKeys, B = \p batch (q's) and
-  /// S = \p entries (o's) / B. The three are i32 (batch entries fit: TMA
-  /// coordinates are 32-bit).
+  /// Sets batchIndex and outputBatch (index), and split and splits (i32),
+  /// from o's batch entry \p outputBatch (index): without \p splitKeys it
+  /// is the batch; with it, B = \p batch (q's) and S = \p entries (o's) /
+  /// B, both i32 (batch entries fit: TMA coordinates are 32-bit), only read
+  /// with it.
   void setOutputBatch(KernelBuilder &b, Value outputBatch, Value batch,
                       Value entries, bool splitKeys);
   /// The key blocks of the tile's rows (KeyBlockRange::compute), restricted

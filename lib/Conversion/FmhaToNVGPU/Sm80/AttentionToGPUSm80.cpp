@@ -233,7 +233,7 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
       scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
                          entries, gpu::GridDimOp::create(b, gpu::Dimension::z));
   b.setInsertionPointToStart(batches.getBody());
-  tile.setOutputBatch(b, b.word(batches.getInductionVar()), b.word(batch),
+  tile.setOutputBatch(b, batches.getInductionVar(), b.word(batch),
                       b.word(entries), op.getSplitKeys());
   schedule.build(lanes, tile);
   b.setInsertionPointAfter(batches);
