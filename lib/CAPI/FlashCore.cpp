@@ -251,10 +251,12 @@ fmhaStatus fmhaAttentionPrecompile(fmhaJit jit, const fmhaAttentionDesc *descs,
                     "fmhaAttentionPrecompile: descs[" + std::to_string(i) +
                         "]: " + llvm::toString(std::move(err)),
                     message);
-    specs.push_back(descs[i].querySeq > 0
-                        ? jit->jit->getAttentionLaunchSpec(*spec,
-                                                           descs[i].querySeq)
-                        : std::move(*spec));
+    std::optional<int64_t> querySeq;
+    if (descs[i].querySeq > 0)
+      querySeq = descs[i].querySeq;
+    llvm::append_range(specs, getLaunchSpecs(
+                                  *spec, jit->jit->getLoadPlan().chip,
+                                  querySeq));
   }
   if (llvm::Error err = jit->jit->precompile(specs, threads))
     return report(std::move(err), message);

@@ -487,9 +487,8 @@ llvm::Error JIT::precompile(llvm::ArrayRef<KernelSpec> specs,
   std::vector<KernelSpec> work;
   llvm::StringSet<> keys;
   for (const KernelSpec &spec : specs)
-    for (KernelSpec &launched : getLaunchSpecs(spec, plan.chip))
-      if (keys.insert(launched.getKey()).second)
-        work.push_back(std::move(launched));
+    if (keys.insert(spec.getKey()).second)
+      work.push_back(spec);
   // LLVM's pool: at most `threads` (0: one per hardware thread), and never
   // more than there are kernels.
   llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));

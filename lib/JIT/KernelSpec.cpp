@@ -277,8 +277,9 @@ KernelSpec fmha::getMergeSpec(const KernelSpec &spec) {
   return merge;
 }
 
-std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec,
-                                             Chip chip) {
+std::vector<KernelSpec>
+fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
+                     std::optional<int64_t> querySeq) {
   if (spec.kind != OpKind::Attention)
     return {spec};
   std::vector<KernelSpec> specs;
@@ -290,9 +291,12 @@ std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec,
     keys.push_back(std::move(key));
     specs.push_back(std::move(launched));
   };
-  for (int64_t querySeq : kAttentionQueryLengthClasses)
+  if (querySeq)
     add(getAttentionLaunchSpec(spec, chip, querySeq));
-  if (!spec.splitKeys) {
+  else
+    for (int64_t length : kAttentionQueryLengthClasses)
+      add(getAttentionLaunchSpec(spec, chip, length));
+  if (!spec.splitKeys && querySeq.value_or(1) == 1) {
     KernelSpec split = getAttentionLaunchSpec(spec, chip, 1);
     split.splitKeys = split.withLse = true;
     add(split);

@@ -59,6 +59,28 @@ llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
   return llvm::Error::success();
 }
 
+/// The checks of the sizes alone (batch, lengths, head counts), which is
+/// what a workspace size depends on.
+static llvm::Error checkAttentionSizes(const AttentionTensors &t) {
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::make_error<OperandError>(("attention: " + what).str());
+  };
+  if (t.batch < 0)
+    return fail(llvm::formatv("batch is {0}, expected at least 0", t.batch));
+  // Both loops of either kernel count key and query blocks in 32 bits.
+  constexpr int64_t kMaxSeq = (int64_t(1) << 31) - 1;
+  for (auto [name, value] :
+       {std::pair{"querySeq (Sq)", t.querySeq}, {"keySeq (Sk)", t.keySeq}})
+    if (value < 1 || value > kMaxSeq)
+      return fail(
+          llvm::formatv("{0} is {1}, expected 1 to {2}", name, value, kMaxSeq));
+  if (t.queryHeads < 1 || t.kvHeads < 1 || t.queryHeads % t.kvHeads != 0)
+    return fail(llvm::formatv("queryHeads (Hq) {0} and kvHeads (Hkv) {1}: "
+                              "expected both at least 1 and Hq % Hkv == 0",
+                              t.queryHeads, t.kvHeads));
+  return llvm::Error::success();
+}
+
 llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                                         const AttentionTensors &t) {
   auto fail = [](const llvm::Twine &what) {
@@ -73,19 +95,8 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                     ? "the spec has an LSE output but no lse tensor is given"
                     : "an lse tensor is given but the spec has no LSE output "
                       "(set withLse)");
-  if (t.batch < 0)
-    return fail(llvm::formatv("batch is {0}, expected at least 0", t.batch));
-  // Both loops of either kernel count key and query blocks in 32 bits.
-  constexpr int64_t kMaxSeq = (int64_t(1) << 31) - 1;
-  for (auto [name, value] :
-       {std::pair{"querySeq (Sq)", t.querySeq}, {"keySeq (Sk)", t.keySeq}})
-    if (value < 1 || value > kMaxSeq)
-      return fail(
-          llvm::formatv("{0} is {1}, expected 1 to {2}", name, value, kMaxSeq));
-  if (t.queryHeads < 1 || t.kvHeads < 1 || t.queryHeads % t.kvHeads != 0)
-    return fail(llvm::formatv("queryHeads (Hq) {0} and kvHeads (Hkv) {1}: "
-                              "expected both at least 1 and Hq % Hkv == 0",
-                              t.queryHeads, t.kvHeads));
+  if (llvm::Error err = checkAttentionSizes(t))
+    return err;
   // cp.async, TMA and the output's vector stores move 16-byte chunks.
   constexpr int64_t kAlignment = 16, kElementBytes = 2;
   constexpr const char *kDimensionNames[] = {"batch", "head", "row"};
@@ -184,7 +195,9 @@ static unsigned getLaunchKeySplits(const JIT &jit, const KernelSpec &spec,
 llvm::Expected<size_t>
 JIT::getAttentionWorkspaceBytes(const KernelSpec &spec,
                                 const AttentionTensors &tensors) const {
-  if (llvm::Error err = checkAttentionTensors(spec, tensors))
+  if (llvm::Error err = checkAttentionSpec(spec))
+    return std::move(err);
+  if (llvm::Error err = checkAttentionSizes(tensors))
     return std::move(err);
   AttentionTensors t = foldGroupedQueries(spec, tensors);
   KernelSpec launched = getAttentionLaunchSpec(spec, tensors.querySeq);

@@ -21,6 +21,7 @@
 #include "fmha/Runtime/LoadPlan.h"
 #include "fmha/Target/PtxCompiler.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -77,6 +78,9 @@ getTarget(Chip chip, const std::vector<ComputeCapability> &devices) {
 
 static std::vector<KernelSpec> getSpecs(Chip chip) {
   std::vector<KernelSpec> specs;
+  // Variants share kernels (one query's non-causal one, decode's split-KV
+  // kernel and merge): each is compiled once.
+  llvm::StringSet<> keys;
   for (unsigned headDim : {64u, 128u, 256u})
     for (ElementType type : {ElementType::BF16, ElementType::F16})
       for (bool causal : {false, true})
@@ -87,7 +91,8 @@ static std::vector<KernelSpec> getSpecs(Chip chip) {
           spec.causal = causal;
           spec.withLse = withLse;
           for (KernelSpec &launched : getLaunchSpecs(spec, chip))
-            specs.push_back(std::move(launched));
+            if (keys.insert(launched.getKey()).second)
+              specs.push_back(std::move(launched));
         }
   return specs;
 }

@@ -507,6 +507,10 @@ TEST(CAPI, MergeOnAGpuMatchesTheHost) {
                                   outs[(s * rows + r) * D + d];
   }
 
+  // The JIT first: it makes the device's context current for the copies.
+  std::string error;
+  fmhaJit jit = createUncachedJit(nullptr, error);
+  ASSERT_NE(jit, nullptr) << error;
   auto upload = [&](const std::vector<float> &host) {
     llvm::Expected<CUdeviceptr> buffer = driver->allocate(host.size() * 4);
     EXPECT_TRUE(static_cast<bool>(buffer));
@@ -517,9 +521,6 @@ TEST(CAPI, MergeOnAGpuMatchesTheHost) {
   CUdeviceptr douts = upload(outs), dlses = upload(lses);
   CUdeviceptr dout = upload(std::vector<float>(rows * D));
   CUdeviceptr dlse = upload(std::vector<float>(rows));
-  std::string error;
-  fmhaJit jit = createUncachedJit(nullptr, error);
-  ASSERT_NE(jit, nullptr) << error;
   char *message = nullptr;
   fmhaMergeDesc desc = {};
   desc.elementType = FMHA_F32;
@@ -557,9 +558,9 @@ TEST(CAPI, MergeOnAGpuMatchesTheHost) {
             FMHA_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(take(message), "fmhaMergeAttention: merge_attention: states (S) "
                            "is 0, expected at least 1");
-  fmhaJitDestroy(jit);
   for (CUdeviceptr p : {douts, dlses, dout, dlse})
     llvm::consumeError(driver->release(p));
+  fmhaJitDestroy(jit);
 }
 
 // On a machine with a GPU: decode at batch 1 with GQA 4:1 and a long cache
@@ -586,6 +587,11 @@ TEST(CAPI, DecodeSplitsKeysWithAWorkspace) {
   for (auto *tensor : {&q, &kv})
     for (uint16_t &x : *tensor)
       x = toBf16(random());
+  // A JIT for the whole test: it keeps the device's context current for
+  // the copies.
+  std::string error;
+  fmhaJit context = createUncachedJit(nullptr, error);
+  ASSERT_NE(context, nullptr) << error;
   auto upload = [&](const void *host, size_t bytes) {
     llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
     EXPECT_TRUE(static_cast<bool>(buffer));
@@ -601,7 +607,6 @@ TEST(CAPI, DecodeSplitsKeysWithAWorkspace) {
   CUdeviceptr dlses[2] = {upload(nullptr, Hq * 4), upload(nullptr, Hq * 4)};
   for (const char *chip : chips) {
     SCOPED_TRACE(chip);
-    std::string error;
     fmhaJit jit = createUncachedJit(chip, error);
     ASSERT_NE(jit, nullptr) << error;
     char *message = nullptr;
@@ -660,6 +665,7 @@ TEST(CAPI, DecodeSplitsKeysWithAWorkspace) {
   }
   for (CUdeviceptr p : {dq, dkv, douts[0], douts[1], dlses[0], dlses[1]})
     llvm::consumeError(driver->release(p));
+  fmhaJitDestroy(context);
 }
 
 // On a machine with a GPU: fmhaResample (linear, f32, two streams of 8 and

@@ -566,6 +566,15 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
             nonCausal.getKey());
   EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 100).getKey(),
             spec.getKey());
+  // One length: its kernel, and for one query the split-KV pair.
+  specs = getLaunchSpecs(spec, Chip::sm_90a, 100);
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].getKey(), spec.getKey());
+  specs = getLaunchSpecs(spec, Chip::sm_90a, 1);
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_EQ(specs[0].getKey(), nonCausal.getKey());
+  EXPECT_EQ(specs[1].getKey(), split.getKey());
+  EXPECT_EQ(specs[2].getKey(), merge.getKey());
   // A window keeps a causal query causal.
   KernelSpec windowed = spec;
   windowed.window = {{16, 0}};

@@ -342,11 +342,11 @@ public:
   /// getAttentionLaunchSpec on this JIT's chip.
   KernelSpec getAttentionLaunchSpec(const KernelSpec &spec,
                                     std::optional<int64_t> querySeq) const;
-  /// Gets ready every kernel that launches of \p specs may use (loaded from
-  /// the disk cache or compiled, then loaded; getLaunchSpecs), \p threads
-  /// at a time (0: one per hardware thread), so that no later launch,
-  /// inside CUDA graph capture or not, compiles. Launches nothing. The
-  /// error names each spec that failed.
+  /// Gets ready the kernel of each of \p specs (loaded from the disk cache
+  /// or compiled, then loaded), \p threads at a time (0: one per hardware
+  /// thread), so that no later launch that uses them, inside CUDA graph
+  /// capture or not, compiles: getLaunchSpecs lists the kernels launches of
+  /// a spec use. Launches nothing. The error names each spec that failed.
   llvm::Error precompile(llvm::ArrayRef<KernelSpec> specs,
                          unsigned threads = 0);
   /// Runs \p spec's attention on \p tensors on \p stream: checks them
@@ -360,7 +360,8 @@ public:
   /// The bytes of workspace with which launchAttention of \p spec on
   /// \p tensors splits its keys (AttentionTensors::workspace): 0 where it
   /// would not split. Decode only (one query per row), where batch x heads
-  /// leave SMs idle; the count is getKeySplits's.
+  /// leave SMs idle; the count is getKeySplits's. Reads the spec and the
+  /// sizes (checked), not the pointers.
   llvm::Expected<size_t>
   getAttentionWorkspaceBytes(const KernelSpec &spec,
                              const AttentionTensors &tensors) const;

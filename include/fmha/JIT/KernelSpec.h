@@ -93,11 +93,14 @@ unsigned getKeySplits(int64_t units, int64_t keyBlocks,
 /// \p spec: its element type and head dim, with an LSE where \p spec has.
 KernelSpec getMergeSpec(const KernelSpec &spec);
 
-/// Every spec launches of \p spec may compile on \p chip:
-/// getAttentionLaunchSpec for each class of query lengths of an attention
-/// spec (kAttentionQueryLengthClasses), and for one query its split_keys
-/// kernel and the merge (decode may split its keys); else \p spec.
-std::vector<KernelSpec> getLaunchSpecs(const KernelSpec &spec, Chip chip);
+/// Every spec launches of \p spec on \p querySeq queries (std::nullopt:
+/// any number) may compile on \p chip: for an attention spec,
+/// getAttentionLaunchSpec for that length (or each class of lengths,
+/// kAttentionQueryLengthClasses), and for one query its split_keys kernel
+/// and the merge (decode may split its keys); else \p spec.
+std::vector<KernelSpec>
+getLaunchSpecs(const KernelSpec &spec, Chip chip,
+               std::optional<int64_t> querySeq = std::nullopt);
 
 } // namespace mlir::fmha
 
