@@ -178,19 +178,39 @@ struct SplitWorkspace {
 };
 } // namespace
 
-/// The key splits of a launch of \p spec on the folded tensors \p t whose
-/// caller has \p querySeq queries (getKeySplits; decode only).
-static unsigned getLaunchKeySplits(const JIT &jit, const KernelSpec &spec,
-                                   const AttentionTensors &t,
-                                   int64_t querySeq) {
-  if (querySeq != 1 || spec.splitKeys)
-    return 1;
-  AttentionTiling tiling = jit.getAttentionTiling(spec, querySeq);
-  int64_t units =
-      llvm::divideCeil(t.querySeq, tiling.blockM) * t.queryHeads * t.batch;
-  return getKeySplits(units, llvm::divideCeil(t.keySeq, tiling.blockN),
-                      jit.getDevice().multiprocessors);
-}
+namespace {
+/// What a launch of attention runs: the spec of its kernel (for the
+/// caller's query length), the tensors that kernel sees (a GQA group's
+/// decode queries folded into rows), and how it splits its keys.
+struct AttentionLaunchPlan {
+  KernelSpec launched;
+  AttentionTensors tensors;
+  SplitWorkspace workspace;
+
+  static AttentionLaunchPlan get(const JIT &jit, const KernelSpec &spec,
+                                 const AttentionTensors &tensors) {
+    AttentionLaunchPlan plan{jit.getAttentionLaunchSpec(spec, tensors.querySeq),
+                             foldGroupedQueries(spec, tensors),
+                             {}};
+    plan.workspace = SplitWorkspace::get(
+        spec, plan.tensors, plan.getKeySplits(jit, tensors.querySeq));
+    return plan;
+  }
+
+private:
+  /// getKeySplits for the caller's \p querySeq queries: decode only.
+  unsigned getKeySplits(const JIT &jit, int64_t querySeq) const {
+    if (querySeq != 1 || launched.splitKeys)
+      return 1;
+    AttentionTiling tiling = jit.getAttentionTiling(launched, querySeq);
+    const AttentionTensors &t = tensors;
+    int64_t units =
+        llvm::divideCeil(t.querySeq, tiling.blockM) * t.queryHeads * t.batch;
+    return fmha::getKeySplits(units, llvm::divideCeil(t.keySeq, tiling.blockN),
+                              jit.getDevice().multiprocessors);
+  }
+};
+} // namespace
 
 llvm::Expected<size_t>
 JIT::getAttentionWorkspaceBytes(const KernelSpec &spec,
@@ -199,11 +219,7 @@ JIT::getAttentionWorkspaceBytes(const KernelSpec &spec,
     return std::move(err);
   if (llvm::Error err = checkAttentionSizes(tensors))
     return std::move(err);
-  AttentionTensors t = foldGroupedQueries(spec, tensors);
-  KernelSpec launched = getAttentionLaunchSpec(spec, tensors.querySeq);
-  return SplitWorkspace::get(
-             spec, t, getLaunchKeySplits(*this, launched, t, tensors.querySeq))
-      .bytes;
+  return AttentionLaunchPlan::get(*this, spec, tensors).workspace.bytes;
 }
 
 /// The launch operands of attention on \p t: q, k, v, o, then lse.
@@ -241,10 +257,10 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
     return err;
   // The kernel is the one for the caller's query length (for one query,
   // the non-causal kernel that the folded rows need).
-  KernelSpec launched = getAttentionLaunchSpec(spec, tensors.querySeq);
-  AttentionTensors t = foldGroupedQueries(spec, tensors);
-  SplitWorkspace workspace = SplitWorkspace::get(
-      spec, t, getLaunchKeySplits(*this, launched, t, tensors.querySeq));
+  AttentionLaunchPlan plan = AttentionLaunchPlan::get(*this, spec, tensors);
+  const KernelSpec &launched = plan.launched;
+  const AttentionTensors &t = plan.tensors;
+  const SplitWorkspace &workspace = plan.workspace;
   if (tensors.workspaceBytes && tensors.workspaceBytes < workspace.bytes)
     return llvm::make_error<OperandError>(llvm::formatv(
         "attention: workspaceBytes is {0}, expected 0 (no split) or at least "
@@ -272,10 +288,11 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   llvm::Expected<const Kernel &> merge = getKernel(mergeSpec, options.source);
   if (!merge || options.prepareOnly)
     return merge.takeError();
-  if (!isAligned(tensors.workspace, 16))
+  if (!tensors.workspace || !isAligned(tensors.workspace, 16))
     return llvm::make_error<OperandError>(llvm::formatv(
-        "attention: workspace is at {0}, expected a 16-byte aligned address",
-        hexAddress(tensors.workspace)));
+        "attention: workspace is at {0} with workspaceBytes {1}, expected a "
+        "16-byte aligned address",
+        hexAddress(tensors.workspace), tensors.workspaceBytes));
   auto *base = static_cast<char *>(tensors.workspace);
   int64_t splits = workspace.splits;
   AttentionTensors partial = t;

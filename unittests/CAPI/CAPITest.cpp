@@ -595,9 +595,10 @@ TEST(CAPI, DecodeSplitsKeysWithAWorkspace) {
   auto upload = [&](const void *host, size_t bytes) {
     llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
     EXPECT_TRUE(static_cast<bool>(buffer));
-    if (host)
+    if (host) {
       EXPECT_FALSE(
           static_cast<bool>(driver->copyToDevice(*buffer, host, bytes)));
+    }
     return *buffer;
   };
   CUdeviceptr dq = upload(q.data(), q.size() * 2);
@@ -658,6 +659,13 @@ TEST(CAPI, DecodeSplitsKeysWithAWorkspace) {
     EXPECT_NE(take(message).find("workspaceBytes is " +
                                  std::to_string(bytes - 16) +
                                  ", expected 0 (no split) or at least " +
+                                 std::to_string(bytes)),
+              std::string::npos);
+    desc.workspace = nullptr;
+    desc.workspaceBytes = bytes;
+    EXPECT_EQ(fmhaAttention(jit, &desc, nullptr, &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("workspace is at 0x0 with workspaceBytes " +
                                  std::to_string(bytes)),
               std::string::npos);
     llvm::consumeError(driver->release(workspace));
