@@ -6,7 +6,9 @@
 // launch. FMHA_CHIP (sm_80|sm_90a) overrides the JIT's default chip;
 // FMHA_ATTENTION_TILE (block_m,block_n,warps,stages) and FMHA_RESAMPLE_TILE
 // (block_t,threads) the default tiles, to measure others; FMHA_PERSISTENT
-// (off, or a number of CTAs) the sm_90a attention kernel's persistent grid.
+// (off, or a number of CTAs) the sm_90a attention kernel's persistent grid;
+// FMHA_KEY_SPLITS (a number) the key splits of split-KV decode, which the
+// runner gives a workspace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +131,34 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
     } else
       options.residentCtas = ctas;
   }
+  // FMHA_KEY_SPLITS=N: decode splits its keys N ways (evened), to measure
+  // split counts other than getKeySplits's.
+  if (const char *splits = std::getenv("FMHA_KEY_SPLITS")) {
+    unsigned count = 0;
+    if (llvm::StringRef(splits).getAsInteger(10, count) || count == 0) {
+      llvm::errs() << "fmha-runner: FMHA_KEY_SPLITS is '" << splits
+                   << "', expected a number of splits (at least 1)\n";
+      return cudaErrorInvalidValue;
+    }
+    options.keySplits = count;
+  }
+  // Split-KV decode's workspace: one buffer for the process, grown when a
+  // launch needs more (allocated before the timed calls, by the check's).
+  llvm::Expected<size_t> bytes =
+      jit->getAttentionWorkspaceBytes(spec, tensors, options);
+  if (!bytes)
+    return reportLaunch(bytes.takeError());
+  static void *workspace = nullptr;
+  static size_t capacity = 0;
+  if (*bytes > capacity) {
+    if (workspace && cudaFree(workspace) != cudaSuccess)
+      return cudaErrorMemoryAllocation;
+    if (cudaError_t err = cudaMalloc(&workspace, *bytes))
+      return err;
+    capacity = *bytes;
+  }
+  tensors.workspace = workspace;
+  tensors.workspaceBytes = *bytes;
   return reportLaunch(jit->launchAttention(
       spec, tensors, static_cast<CUstream>(stream), options));
 }

@@ -252,18 +252,25 @@ unsigned fmha::getKeySplits(int64_t units, int64_t keyBlocks,
       units * 10 >= multiprocessors * 8 || keyBlocks <= 4)
     return 1;
   int64_t most = std::min<int64_t>({128, multiprocessors, keyBlocks});
-  // The fraction of the last wave's SMs that have work.
-  auto efficiency = [&](int64_t splits) {
-    double waves = double(units * splits) / double(multiprocessors);
-    return waves / std::ceil(waves);
+  // The time of S splits, in unsplit tiles: the waves of units x S CTAs
+  // over the SMs (the persistent grid takes them in turn), each CTA doing
+  // 1 / S of a tile's keys.
+  auto time = [&](int64_t splits) {
+    return double(llvm::divideCeil(units * splits, multiprocessors)) /
+           double(splits);
   };
-  double best = 0;
+  double best = 1;
   for (int64_t splits = 1; splits <= most; ++splits)
-    best = std::max(best, efficiency(splits));
+    best = std::min(best, time(splits));
   int64_t splits = 1;
-  while (splits < most && efficiency(splits) < 0.85 * best)
+  while (splits < most && time(splits) > 1.05 * best)
     ++splits;
-  // As many splits as ceil(blocks / splits) blocks each make: none empty.
+  return getEvenKeySplits(splits, keyBlocks);
+}
+
+unsigned fmha::getEvenKeySplits(int64_t splits, int64_t keyBlocks) {
+  if (splits <= 1 || keyBlocks <= 1)
+    return 1;
   int64_t perSplit = (keyBlocks + splits - 1) / splits;
   return static_cast<unsigned>((keyBlocks + perSplit - 1) / perSplit);
 }

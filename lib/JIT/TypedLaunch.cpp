@@ -188,25 +188,32 @@ struct AttentionLaunchPlan {
   SplitWorkspace workspace;
 
   static AttentionLaunchPlan get(const JIT &jit, const KernelSpec &spec,
-                                 const AttentionTensors &tensors) {
+                                 const AttentionTensors &tensors,
+                                 std::optional<unsigned> keySplits) {
     AttentionLaunchPlan plan{jit.getAttentionLaunchSpec(spec, tensors.querySeq),
                              foldGroupedQueries(spec, tensors),
                              {}};
     plan.workspace = SplitWorkspace::get(
-        spec, plan.tensors, plan.getKeySplits(jit, tensors.querySeq));
+        spec, plan.tensors,
+        plan.getKeySplits(jit, tensors.querySeq, keySplits));
     return plan;
   }
 
 private:
-  /// getKeySplits for the caller's \p querySeq queries: decode only.
-  unsigned getKeySplits(const JIT &jit, int64_t querySeq) const {
+  /// getKeySplits (or \p chosen, evened) for the caller's \p querySeq
+  /// queries: decode only.
+  unsigned getKeySplits(const JIT &jit, int64_t querySeq,
+                        std::optional<unsigned> chosen) const {
     if (querySeq != 1 || launched.splitKeys)
       return 1;
     AttentionTiling tiling = jit.getAttentionTiling(launched, querySeq);
     const AttentionTensors &t = tensors;
+    int64_t keyBlocks = llvm::divideCeil(t.keySeq, tiling.blockN);
+    if (chosen)
+      return getEvenKeySplits(*chosen, keyBlocks);
     int64_t units =
         llvm::divideCeil(t.querySeq, tiling.blockM) * t.queryHeads * t.batch;
-    return fmha::getKeySplits(units, llvm::divideCeil(t.keySeq, tiling.blockN),
+    return fmha::getKeySplits(units, keyBlocks,
                               jit.getDevice().multiprocessors);
   }
 };
@@ -214,12 +221,14 @@ private:
 
 llvm::Expected<size_t>
 JIT::getAttentionWorkspaceBytes(const KernelSpec &spec,
-                                const AttentionTensors &tensors) const {
+                                const AttentionTensors &tensors,
+                                const LaunchOptions &options) const {
   if (llvm::Error err = checkAttentionSpec(spec))
     return std::move(err);
   if (llvm::Error err = checkAttentionSizes(tensors))
     return std::move(err);
-  return AttentionLaunchPlan::get(*this, spec, tensors).workspace.bytes;
+  return AttentionLaunchPlan::get(*this, spec, tensors, options.keySplits)
+      .workspace.bytes;
 }
 
 /// The launch operands of attention on \p t: q, k, v, o, then lse.
@@ -257,7 +266,8 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
     return err;
   // The kernel is the one for the caller's query length (for one query,
   // the non-causal kernel that the folded rows need).
-  AttentionLaunchPlan plan = AttentionLaunchPlan::get(*this, spec, tensors);
+  AttentionLaunchPlan plan =
+      AttentionLaunchPlan::get(*this, spec, tensors, options.keySplits);
   const KernelSpec &launched = plan.launched;
   const AttentionTensors &t = plan.tensors;
   const SplitWorkspace &workspace = plan.workspace;

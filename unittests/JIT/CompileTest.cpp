@@ -606,10 +606,15 @@ TEST(KernelSpec, KeySplitsFillTheSms) {
   EXPECT_EQ(getKeySplits(512, 64, 132), 1u);
   // Four key blocks or fewer: not worth a merge.
   EXPECT_EQ(getKeySplits(8, 4, 132), 1u);
-  // 64 tiles: two splits make 128 CTAs.
+  // 64 tiles: two splits make 128 CTAs; 16 tiles: eight.
   EXPECT_EQ(getKeySplits(64, 64, 132), 2u);
-  // Batch 1, 8 KV heads, a 128k cache: 15 splits, 120 CTAs.
-  EXPECT_EQ(getKeySplits(8, 1024, 132), 15u);
+  EXPECT_EQ(getKeySplits(16, 256, 132), 8u);
+  // Batch 1, 8 KV heads, a 64k or 128k cache: 16 splits, 128 CTAs.
+  EXPECT_EQ(getKeySplits(8, 512, 132), 16u);
+  EXPECT_EQ(getKeySplits(8, 1024, 132), 16u);
+  // 100 tiles on 132 SMs: a single wave leaves a quarter idle; 9 splits
+  // make 7 waves of ninths (0.78 of the unsplit time).
+  EXPECT_EQ(getKeySplits(100, 512, 132), 9u);
   for (int64_t blocks : {5, 9, 100, 3000})
     for (int64_t units : {1, 3, 8, 50}) {
       unsigned splits = getKeySplits(units, blocks, 132);

@@ -273,6 +273,11 @@ struct LaunchOptions {
   /// Replaces a persistent grid's one CTA per SM (a measurement or a test
   /// of the persistent grid; 0: one CTA per unit of work).
   std::optional<unsigned> residentCtas;
+  /// Replaces getKeySplits's count for a decode launch that may split its
+  /// keys (a measurement or a test of split-KV), evened out so that no
+  /// split is empty; the workspace must hold what
+  /// getAttentionWorkspaceBytes with the same options says.
+  std::optional<unsigned> keySplits;
 };
 
 /// A launch with KernelSource::LoadedOnly whose kernel was not loaded.
@@ -364,7 +369,8 @@ public:
   /// sizes (checked), not the pointers.
   llvm::Expected<size_t>
   getAttentionWorkspaceBytes(const KernelSpec &spec,
-                             const AttentionTensors &tensors) const;
+                             const AttentionTensors &tensors,
+                             const LaunchOptions &options = {}) const;
   /// Runs \p spec's merge of partial attention states on \p tensors on
   /// \p stream, checked as checkMergeTensors does.
   llvm::Error launchMerge(const KernelSpec &spec, const MergeTensors &tensors,

@@ -82,12 +82,19 @@ KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
 
 /// How many ways a launch splits each row's keys (split_keys): 1 where its
 /// \p units tiles already fill 80% of the \p multiprocessors SMs or there
-/// are at most 4 of \p keyBlocks; otherwise the fewest splits, up to
-/// min(128, SMs, key blocks), whose last wave of CTAs is at least 85% as
-/// full as the fullest (FlashAttention's num_splits_heuristic, KERNELS.md
-/// section 7), evened out so that no split is empty.
+/// are at most 4 of \p keyBlocks (FlashAttention's num_splits_heuristic,
+/// KERNELS.md section 7); otherwise the fewest splits, up to min(128, SMs,
+/// key blocks), whose time (waves of units x S CTAs, each 1 / S of a tile)
+/// is within 5% of the best: for 8 tiles on 132 SMs, 16 (128 CTAs in one
+/// wave), where FlashAttention's rule (the fewest within 85% of the fullest
+/// last wave) takes 15, measured 5-11% slower on the H100
+/// (bench/decode-splits.sh). Evened out so that no split is empty.
 unsigned getKeySplits(int64_t units, int64_t keyBlocks,
                       int64_t multiprocessors);
+
+/// \p splits evened out over \p keyBlocks: as many splits as ceil(blocks /
+/// splits) blocks each make, so that none is empty (at least 1).
+unsigned getEvenKeySplits(int64_t splits, int64_t keyBlocks);
 
 /// The merge of the partial states of a split launch of attention
 /// \p spec: its element type and head dim, with an LSE where \p spec has.

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Split-KV decode at each of several key-split counts (FMHA_KEY_SPLITS) and
+# at getKeySplits's own choice, with fmha-runner-jit on the GPU machine
+# (.gpu/ carried): GB/s of q + k + v + o, median of the runner's 30 timed
+# runs, d128 bf16 GQA 32/8. The numbers behind getKeySplits's choice.
+# Usage: bench/decode-splits.sh [SPLITS...] (default 8 12 15 16 20 24 32 33 48 64 66)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-/tmp/flashcore-gpu}
+mkdir -p "$out"
+. "$root/scripts/gpu/lib.sh"
+runner=$(unpack_runner) || exit 2
+export FMHA_CHIP=${FMHA_CHIP:-sm_90a}
+[ $# -gt 0 ] || set -- 8 12 15 16 20 24 32 33 48 64 66
+echo "| B x Hq/Hkv x Sk | splits | ms | GB/s |"
+echo "|---|---|---|---|"
+for shape in "1 65536" "1 131072" "2 32768" "8 8192"; do
+  set -- $shape "${@}"
+  b=$1 sk=$2; shift 2
+  bytes=$(( 2 * (2 * b * 32 * 128 + 2 * b * sk * 8 * 128) ))
+  for splits in default "$@"; do
+    if [ "$splits" = default ]; then env=(); else env=(FMHA_KEY_SPLITS=$splits); fi
+    line=$(env "${env[@]}" "$runner" attention --candidate=jit --batch=$b --heads=32 \
+      --kv-heads=8 --head-dim=128 --seq-q=1 --seq-k=$sk --layout=bshd --time --no-check 2>>"$out/decode-splits.log" |
+      grep "time: median")
+    ms=$(echo "$line" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
+    gbs=$(awk -v b="$bytes" -v ms="$ms" 'BEGIN { if (ms > 0) printf "%.0f", b / ms / 1e6 }')
+    echo "| ${b}x32/8x$sk | $splits | $ms | $gbs |"
+  done
+done
