@@ -45,7 +45,9 @@ check "$FMHA_CHIP jit window 100,50 non-causal d64 Sq=700 Sk=900" $j --heads=2 -
 check "$FMHA_CHIP jit window 0,-1 d128 Sq=Sk=513"                 $j --heads=2 --seq-q=513 --seq-k=513 --window=0,-1 --lse
 check "$FMHA_CHIP jit BSHD causal d128 bf16 Sq=Sk=1000"           $j --heads=4 --seq-q=1000 --causal --layout=bshd --lse
 # Decode: one query, a GQA group's heads folded into one tile's rows
-# (foldGroupedQueries); with a window, not folded.
+# (foldGroupedQueries); with a window, not folded. The runner gives the
+# launch a workspace, so where the rows are few (B x Hkv) the keys split
+# over CTAs and merge (split-KV): 8:1 B=2 Sk=4097 and the window row.
 check "$FMHA_CHIP jit decode GQA 4:1 causal d128 BSHD B=3 Sk=1000" $j --batch=3 --heads=32 --kv-heads=8 --seq-q=1 --seq-k=1000 --causal --layout=bshd --lse
 check "$FMHA_CHIP jit decode GQA 8:1 d64 f16 B=2 Sk=4097"          $j --batch=2 --heads=16 --kv-heads=2 --seq-q=1 --seq-k=4097 --head-dim=64 --dtype=f16 --lse
 check "$FMHA_CHIP jit decode MQA causal d256 Sk=77"                $j --batch=2 --heads=6 --kv-heads=1 --seq-q=1 --seq-k=77 --head-dim=256 --causal --lse
