@@ -269,6 +269,31 @@ TEST(CAPI, CompilesAndLaunchesOnAGpu) {
   fmhaJitDestroy(jit);
 }
 
+/// The chips to run on device 0: sm_80 everywhere, and sm_90a on compute
+/// capability 9.0; empty (with a failure) when the device cannot be read.
+std::vector<const char *> getChipsToTest(mlir::fmha::CudaDriver &driver) {
+  llvm::Expected<mlir::fmha::DeviceInfo> device = driver.getDevice(0);
+  if (!device) {
+    ADD_FAILURE() << llvm::toString(device.takeError());
+    return {};
+  }
+  std::vector<const char *> chips = {"sm_80"};
+  if (device->capability.major == 9 && device->capability.minor == 0)
+    chips.push_back("sm_90a");
+  return chips;
+}
+
+/// Reproducible inputs: a linear congruential generator, uniform in
+/// [0, 1) (next) or [-1, 1) (signed).
+struct Lcg {
+  uint32_t state;
+  float next() {
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1 << 24);
+  }
+  float signedNext() { return next() * 2.0f - 1.0f; }
+};
+
 /// bf16 <-> f32 (round to nearest even), for inputs made on the host.
 uint16_t toBf16(float value) {
   uint32_t bits;
@@ -291,23 +316,15 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
       mlir::fmha::CudaDriver::get();
   if (!driver)
     GTEST_SKIP() << llvm::toString(driver.takeError());
-  llvm::Expected<mlir::fmha::DeviceInfo> device = driver->getDevice(0);
-  ASSERT_TRUE(static_cast<bool>(device)) << llvm::toString(device.takeError());
-  std::vector<const char *> chips = {"sm_80"};
-  if (device->capability.major == 9 && device->capability.minor == 0)
-    chips.push_back("sm_90a");
+  std::vector<const char *> chips = getChipsToTest(*driver);
 
   constexpr long long B = 2, Hq = 4, Hkv = 2, Sq = 77, Sk = 130, D = 64;
   size_t qCount = B * Hq * Sq * D, kCount = B * Hkv * Sk * D;
   std::vector<uint16_t> q(qCount), k(kCount), v(kCount);
-  uint32_t state = 12345;
-  auto random = [&] {
-    state = state * 1664525u + 1013904223u;
-    return float(state >> 8) / float(1 << 24) * 2.0f - 1.0f;
-  };
+  Lcg random{12345};
   for (auto *tensor : {&q, &k, &v})
     for (uint16_t &x : *tensor)
-      x = toBf16(random());
+      x = toBf16(random.signedNext());
 
   // The reference: causal, bottom-right aligned, scale 1/sqrt(D).
   std::vector<double> expectedO(qCount), expectedLse(B * Hq * Sq);
@@ -473,15 +490,11 @@ TEST(CAPI, MergeOnAGpuMatchesTheHost) {
   constexpr long long S = 3, B = 2, H = 3, Sq = 5, D = 40;
   constexpr long long rows = B * H * Sq;
   std::vector<float> outs(S * rows * D), lses(S * rows);
-  uint32_t state = 777;
-  auto random = [&] {
-    state = state * 1664525u + 1013904223u;
-    return float(state >> 8) / float(1 << 24) * 2.0f - 1.0f;
-  };
+  Lcg random{777};
   for (float &x : outs)
-    x = random();
+    x = random.signedNext();
   for (float &x : lses)
-    x = 4 * random();
+    x = 4 * random.signedNext();
   float inf = std::numeric_limits<float>::infinity();
   lses[0 * rows + 1] = inf;  // state 0 of row 1: no key (attention's +inf)
   lses[2 * rows + 1] = -inf; // state 2 of row 1: no key (-inf elsewhere)
@@ -572,21 +585,13 @@ TEST(CAPI, DecodeSplitsKeysWithAWorkspace) {
       mlir::fmha::CudaDriver::get();
   if (!driver)
     GTEST_SKIP() << llvm::toString(driver.takeError());
-  llvm::Expected<mlir::fmha::DeviceInfo> device = driver->getDevice(0);
-  ASSERT_TRUE(static_cast<bool>(device)) << llvm::toString(device.takeError());
-  std::vector<const char *> chips = {"sm_80"};
-  if (device->capability.major == 9 && device->capability.minor == 0)
-    chips.push_back("sm_90a");
+  std::vector<const char *> chips = getChipsToTest(*driver);
   constexpr long long Hq = 8, Hkv = 2, Sk = 5000, D = 128;
   std::vector<uint16_t> q(Hq * D), kv(Hkv * Sk * D);
-  uint32_t state = 99;
-  auto random = [&] {
-    state = state * 1664525u + 1013904223u;
-    return float(state >> 8) / float(1 << 24) * 2.0f - 1.0f;
-  };
+  Lcg random{99};
   for (auto *tensor : {&q, &kv})
     for (uint16_t &x : *tensor)
-      x = toBf16(random());
+      x = toBf16(random.signedNext());
   // A JIT for the whole test: it keeps the device's context current for
   // the copies.
   std::string error;
@@ -688,23 +693,19 @@ TEST(CAPI, ResampleOnAGpuMatchesTheHost) {
   const long long samples[2] = {40, 7};
   const unsigned features[2] = {8, 3};
   const int lengths[2][B] = {{40, 25, 0}, {7, 1, 5}};
-  uint32_t state = 777;
-  auto random = [&] {
-    state = state * 1664525u + 1013904223u;
-    return float(state >> 8) / float(1 << 24);
-  };
+  Lcg random{777};
   std::vector<float> times[2], values[2], targets(B * T);
   for (int s = 0; s < 2; ++s) {
     for (long long b = 0; b < B; ++b) {
       float t = 0;
       for (long long i = 0; i < samples[s]; ++i)
-        times[s].push_back(t += 0.05f + random());
+        times[s].push_back(t += 0.05f + random.next());
     }
     for (long long i = 0; i < B * samples[s] * features[s]; ++i)
-      values[s].push_back(random() * 2 - 1);
+      values[s].push_back(random.next() * 2 - 1);
   }
   for (float &t : targets)
-    t = random() * 30 - 2; // some before the first sample, some past the last
+    t = random.next() * 30 - 2; // some before the first sample, some past the last
 
   // The contract: linear between the samples around the target, the edge
   // sample outside them, zeros for a row without valid samples.
