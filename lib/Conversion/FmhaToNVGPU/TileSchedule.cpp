@@ -33,10 +33,10 @@ void TileCoordinates::setOutputBatch(KernelBuilder &b, Value entry,
   outputBatch = batchIndex = entry;
   if (!splitKeys)
     return;
-  Value word = b.word(entry);
-  batchIndex = b.toIndex(b.urem(word, batch));
-  split = b.udiv(word, batch);
-  splits = b.udiv(entries, batch);
+  Value word = b.word(entry), batchWord = b.word(batch);
+  batchIndex = b.toIndex(b.urem(word, batchWord));
+  split = b.udiv(word, batchWord);
+  splits = b.udiv(b.word(entries), batchWord);
 }
 
 void TileCoordinates::computeRange(KernelBuilder &b, int64_t blockM,
@@ -121,8 +121,8 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   // instruction of its own).
   Value batch, entries;
   if (splitKeys) {
-    batch = b.word(freshDim(q, 0));
-    entries = b.word(freshDim(o, 0));
+    batch = freshDim(q, 0);
+    entries = freshDim(o, 0);
   }
   tile.setOutputBatch(b, b.toIndex(b.udiv(headAndBatch, heads)), batch,
                       entries, splitKeys);

@@ -39,10 +39,10 @@ struct TileCoordinates {
   KeyBlockRange range;
 
   /// Sets batchIndex and outputBatch (index), and split and splits (i32),
-  /// from o's batch entry \p outputBatch (index): without \p splitKeys it
-  /// is the batch; with it, B = \p batch (q's) and S = \p entries (o's) /
-  /// B, both i32 (batch entries fit: TMA coordinates are 32-bit), only read
-  /// with it.
+  /// from o's batch entry \p outputBatch: without \p splitKeys it is the
+  /// batch; with it, B = \p batch (q's) and S = \p entries (o's) / B, only
+  /// read with it. All index values; the divisions are in 32 bits (batch
+  /// entries fit: TMA coordinates are 32-bit).
   void setOutputBatch(KernelBuilder &b, Value outputBatch, Value batch,
                       Value entries, bool splitKeys);
   /// The key blocks of the tile's rows (KeyBlockRange::compute), restricted

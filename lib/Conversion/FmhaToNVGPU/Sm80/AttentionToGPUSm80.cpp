@@ -233,8 +233,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
       scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
                          entries, gpu::GridDimOp::create(b, gpu::Dimension::z));
   b.setInsertionPointToStart(batches.getBody());
-  tile.setOutputBatch(b, batches.getInductionVar(), b.word(batch),
-                      b.word(entries), op.getSplitKeys());
+  tile.setOutputBatch(b, batches.getInductionVar(), batch, entries,
+                      op.getSplitKeys());
   schedule.build(lanes, tile);
   b.setInsertionPointAfter(batches);
   gpu::ReturnOp::create(b);
