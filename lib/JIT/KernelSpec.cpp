@@ -16,7 +16,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -156,15 +155,16 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
   }
 
   if (spec.kind == OpKind::Merge) {
-    // Any strides: the states may be slices of bigger tensors.
+    // Any strides with a dense head dimension (MergeTensors): the states
+    // may be slices of bigger tensors.
     int64_t headDim = spec.headDim;
     SmallVector<Type> types = {
         getStridedType({kDynamic, kDynamic, kDynamic, kDynamic, headDim},
-                       element, /*denseInnermost=*/false),
+                       element, /*denseInnermost=*/true),
         getStridedType({kDynamic, kDynamic, kDynamic, kDynamic},
                        b.getF32Type(), /*denseInnermost=*/false),
         getStridedType({kDynamic, kDynamic, kDynamic, headDim}, element,
-                       /*denseInnermost=*/false)};
+                       /*denseInnermost=*/true)};
     if (spec.withLse)
       types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
                                      b.getF32Type(),

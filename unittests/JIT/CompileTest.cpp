@@ -458,7 +458,7 @@ TEST(Compile, NoGpuModuleIsAnError) {
 // Every spec the JIT can be asked for is valid IR that verifies and
 // compiles to a kernel named after the op.
 TEST(KernelSpec, GeneratedSourceVerifiesAndResampleCompiles) {
-  std::vector<KernelSpec> specs(5);
+  std::vector<KernelSpec> specs(7);
   specs[0].causal = true;
   specs[0].withLse = true;
   specs[0].window = std::array<int64_t, 2>{128, 0};
@@ -477,6 +477,12 @@ TEST(KernelSpec, GeneratedSourceVerifiesAndResampleCompiles) {
   specs[4].kind = OpKind::CheckSorted;
   specs[4].streamFeatures = {6, 32};
   specs[4].withLengths = true;
+  // Split-KV decode's two kernels.
+  specs[5].splitKeys = specs[5].withLse = true;
+  specs[6].kind = OpKind::Merge;
+  specs[6].elementType = ElementType::F32;
+  specs[6].headDim = 40;
+  specs[6].withLse = true;
   for (const KernelSpec &spec : specs) {
     CompileOptions options = getOptionsForTile(spec);
     llvm::Expected<CompiledModule> compiled = compileKernelSpec(spec, options);
