@@ -177,8 +177,9 @@ RowSoftmax RowSoftmax::update(ImplicitLocOpBuilder &b, ArrayRef<Value> scores,
   return row;
 }
 
-Value fmha::reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max) {
-  for (int32_t offset : {1, 2}) {
+Value fmha::reduceOverLanes(ImplicitLocOpBuilder &b, Value value, bool max,
+                            int32_t lanes) {
+  for (int32_t offset = 1; offset < lanes; offset *= 2) {
     Value other = gpu::ShuffleOp::create(b, value, offset, kThreadsPerWarp,
                                          gpu::ShuffleMode::XOR)
                       .getShuffleResult();
@@ -186,6 +187,10 @@ Value fmha::reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max) {
                 : Value(arith::AddFOp::create(b, value, other));
   }
   return value;
+}
+
+Value fmha::reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max) {
+  return reduceOverLanes(b, value, max, 4);
 }
 
 Value fmha::emitExp2(ImplicitLocOpBuilder &b, Value x) {

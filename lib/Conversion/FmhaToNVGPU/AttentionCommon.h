@@ -108,6 +108,11 @@ struct RowSoftmax {
                            Value oldMax, Value oldSum, float scaleLog2);
 };
 
+/// \p value reduced (max or sum) over the \p lanes consecutive lanes (a
+/// power of two, up to a warp's 32) that each hold a part of it.
+Value reduceOverLanes(ImplicitLocOpBuilder &b, Value value, bool max,
+                      int32_t lanes);
+
 /// \p value reduced (max or sum) over the 4 lanes of a quad, which hold one
 /// row of an m16n8 accumulator fragment.
 Value reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max);

@@ -8,16 +8,18 @@
 // per kMergeRows rows of each (batch, head), ceil(Sq / kMergeRows) x H x B
 // along x (at most 2^31 - 1, the CTAs striding past a clamp).
 //
-// One warp per query row: every lane reads the row's S log-sum-exps (one
-// broadcast load each), then lane l accumulates columns l, l + 32, ... of
-// sum_s exp(lse_s - L) O_s in f32, so a warp's loads of one state are
-// coalesced. Merging is memory-bound (S + 1 rows of O per row); the states
+// One warp per query row: lane l reads log-sum-exps l, l + 32, ... of the
+// row's S, and the warp reduces their max and their sum (shuffles, no
+// chain of S dependent loads); then lane l accumulates columns l, l + 32,
+// ... of sum_s exp(lse_s - L) O_s in f32, so a warp's loads of one state
+// are coalesced. Merging is memory-bound (S + 1 rows of O per row); the states
 // are read once. The combine rule is KERNELS.md section 7's, with states
 // whose LSE is not finite weighing nothing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fmha/Conversion/FmhaToNVGPU/FmhaToNVGPU.h"
+#include "AttentionCommon.h"
 #include "KernelBuilder.h"
 #include "KernelLaunch.h"
 
@@ -66,10 +68,11 @@ public:
 
 private:
   void buildRow(Value batch, Value head, Value row, Value lane);
-  /// Folds \p body over the states: for s in [0, S), the row's lse_s, whether
-  /// it is finite, and the carried values.
+  /// Folds \p body over the states s = first, first + step, ... below S:
+  /// the row's lse_s, whether it is finite, and the carried values.
   SmallVector<Value>
-  foldStates(Value batch, Value head, Value row, ValueRange initial,
+  foldStates(Value batch, Value head, Value row, Value first, int64_t step,
+             ValueRange initial,
              llvm::function_ref<SmallVector<Value>(Value state, Value lse,
                                                    Value finite,
                                                    ValueRange carried)>
@@ -106,12 +109,12 @@ void MergeKernelBuilder::build() {
 }
 
 SmallVector<Value> MergeKernelBuilder::foldStates(
-    Value batch, Value head, Value row, ValueRange initial,
+    Value batch, Value head, Value row, Value first, int64_t step,
+    ValueRange initial,
     llvm::function_ref<SmallVector<Value>(Value, Value, Value, ValueRange)>
         body) {
   Value states = memref::DimOp::create(b, lses, 0);
-  auto loop =
-      scf::ForOp::create(b, b.index(0), states, b.index(1), initial);
+  auto loop = scf::ForOp::create(b, first, states, b.index(step), initial);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value state = loop.getInductionVar();
@@ -131,23 +134,24 @@ void MergeKernelBuilder::buildRow(Value batch, Value head, Value row,
   Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
   Value zero = b.f32(0.0f);
   // m = the largest finite lse_s (-inf if none), then L = m + log(sum_s
-  // exp(lse_s - m)).
-  Value max =
-      foldStates(batch, head, row, ValueRange{minusInf},
-                 [&](Value, Value value, Value finite, ValueRange carried) {
-                   Value larger = arith::MaximumFOp::create(b, carried[0],
-                                                            value);
-                   return SmallVector<Value>{
-                       b.select(finite, larger, carried[0])};
-                 })[0];
-  Value sum =
-      foldStates(batch, head, row, ValueRange{zero},
-                 [&](Value, Value value, Value finite, ValueRange carried) {
-                   Value weight = math::ExpOp::create(
-                       b, arith::SubFOp::create(b, value, max));
-                   return SmallVector<Value>{arith::AddFOp::create(
-                       b, carried[0], b.select(finite, weight, zero))};
-                 })[0];
+  // exp(lse_s - m)): each lane over states lane, lane + 32, ..., then the
+  // warp.
+  Value laneMax = foldStates(
+      batch, head, row, lane, kLanes, ValueRange{minusInf},
+      [&](Value, Value value, Value finite, ValueRange carried) {
+        Value larger = arith::MaximumFOp::create(b, carried[0], value);
+        return SmallVector<Value>{b.select(finite, larger, carried[0])};
+      })[0];
+  Value max = reduceOverLanes(b, laneMax, /*max=*/true, kLanes);
+  Value laneSum = foldStates(
+      batch, head, row, lane, kLanes, ValueRange{zero},
+      [&](Value, Value value, Value finite, ValueRange carried) {
+        Value weight =
+            math::ExpOp::create(b, arith::SubFOp::create(b, value, max));
+        return SmallVector<Value>{arith::AddFOp::create(
+            b, carried[0], b.select(finite, weight, zero))};
+      })[0];
+  Value sum = reduceOverLanes(b, laneSum, /*max=*/false, kLanes);
   Value any = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum, zero);
   Value total =
       arith::AddFOp::create(b, max, math::LogOp::create(b, sum));
@@ -165,7 +169,7 @@ void MergeKernelBuilder::buildRow(Value batch, Value head, Value row,
   };
   SmallVector<Value> zeros(perLane, zero);
   SmallVector<Value> sums = foldStates(
-      batch, head, row, zeros,
+      batch, head, row, b.index(0), 1, zeros,
       [&](Value state, Value value, Value finite, ValueRange carried) {
         Value weight = math::ExpOp::create(
             b, arith::SubFOp::create(b, value, total));

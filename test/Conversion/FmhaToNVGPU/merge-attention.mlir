@@ -4,22 +4,28 @@
 
 // fmha.merge_attention becomes one kernel for every chip: a warp per query
 // row, 8 rows per CTA, the CTAs striding over ceil(Sq / 8) x H x B units.
+// The lines below are the sm_80 lowering's; the kernel is the same for
+// sm_90a.
 
 // CHECK: func.func @merge(%[[OUTS:.+]]: memref<?x?x?x?x128xbf16>, %[[LSES:.+]]: memref<?x?x?x?xf32>, %[[O:.+]]: memref<?x?x?x128xbf16>, %[[LSE:.+]]: memref<?x?x?xf32>)
 // CHECK: gpu.launch_func @fmha_kernels::@merge_attention blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c256,
 // CHECK-NOT: fmha.merge_attention
 // CHECK: gpu.func @merge_attention(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [outs, lses, o, lse], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], parameters = [outs, lses, o, lse]>
+// CHECK: %[[LANE:.+]] = arith.remui %thread_id_x, %{{.+}} : index
 // CHECK: scf.for %[[UNIT:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// Pass 1: the largest finite lse.
-// CHECK: scf.for
+// Pass 1: the largest finite lse, lane l over states l, l + 32, ..., then
+// across the warp.
+// CHECK: scf.for %{{.+}} = %[[LANE]] to %{{.+}} step %c32
 // CHECK: memref.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x?x?x?xf32>
 // CHECK: math.absf
 // CHECK: arith.cmpf olt
 // CHECK: arith.maximumf
-// Pass 2: the sum of exp(lse_s - max).
-// CHECK: scf.for
+// CHECK-COUNT-5: gpu.shuffle xor
+// Pass 2: the sum of exp(lse_s - max), the same way.
+// CHECK: scf.for %{{.+}} = %[[LANE]] to %{{.+}} step %c32
 // CHECK: math.exp
+// CHECK-COUNT-5: gpu.shuffle xor
 // Pass 3: lane l accumulates columns l + 32 i (128 / 32 = 4 per lane).
 // CHECK: %[[LN:.+]] = math.log
 // CHECK: %[[TOTAL:.+]] = arith.addf %{{.+}}, %[[LN]] : f32
