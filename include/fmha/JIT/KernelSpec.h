@@ -87,8 +87,9 @@ KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
 /// key blocks), whose time (waves of units x S CTAs, each 1 / S of a tile)
 /// is within 5% of the best: for 8 tiles on 132 SMs, 16 (128 CTAs in one
 /// wave), where FlashAttention's rule (the fewest within 85% of the fullest
-/// last wave) takes 15, measured 5-11% slower on the H100
-/// (bench/decode-splits.sh). Evened out so that no split is empty.
+/// last wave) takes 15, measured 2.5-3.5% slower at d128 on the H100
+/// (bench/decode-splits.sh, docs/decode-notes.md). Evened out so that no
+/// split is empty.
 unsigned getKeySplits(int64_t units, int64_t keyBlocks,
                       int64_t multiprocessors);
 
