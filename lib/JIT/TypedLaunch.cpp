@@ -231,6 +231,31 @@ JIT::getAttentionWorkspaceBytes(const KernelSpec &spec,
       .workspace.bytes;
 }
 
+/// Launches \p kernel, a merge of headDim \p headDim, on \p t: the op's
+/// operands outs, lses, o, then lse.
+static llvm::Error launchMergeKernel(const Kernel &kernel, int64_t headDim,
+                                     const MergeTensors &t, CUstream stream) {
+  const auto &outs = t.outsStrides, &lses = t.lsesStrides;
+  llvm::SmallVector<LaunchOperand, 4> operands = {
+      {t.outs,
+       {t.states, t.batch, t.heads, t.querySeq, headDim},
+       {outs[0], outs[1], outs[2], outs[3], 1}},
+      {t.lses,
+       {t.states, t.batch, t.heads, t.querySeq},
+       {lses[0], lses[1], lses[2], lses[3]}},
+      {t.o,
+       {t.batch, t.heads, t.querySeq, headDim},
+       {t.oStrides[0], t.oStrides[1], t.oStrides[2], 1}}};
+  if (t.lse)
+    operands.push_back({t.lse,
+                        {t.batch, t.heads, t.querySeq},
+                        {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
+  if (llvm::Error err = kernel.launch(stream, operands))
+    return llvm::createStringError("merge_attention: " +
+                                   llvm::toString(std::move(err)));
+  return llvm::Error::success();
+}
+
 /// The launch operands of attention on \p t: q, k, v, o, then lse.
 static llvm::SmallVector<LaunchOperand, 5>
 getAttentionOperands(const AttentionTensors &t, int64_t headDim,
@@ -330,7 +355,9 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   states.setDenseStrides(spec.headDim);
   states.oStrides = t.oStrides;
   states.lseStrides = t.lseStrides;
-  return launchMerge(mergeSpec, states, stream);
+  // The states are the split kernel's: the merge kernel fetched above takes
+  // them without checks or a second lookup.
+  return launchMergeKernel(*merge, spec.headDim, states, stream);
 }
 
 void MergeTensors::setDenseStrides(unsigned headDim) {
@@ -389,27 +416,7 @@ llvm::Error JIT::launchMerge(const KernelSpec &spec, const MergeTensors &t,
   llvm::Expected<const Kernel &> kernel = getKernel(spec, options.source);
   if (!kernel || options.prepareOnly)
     return kernel.takeError();
-  int64_t headDim = spec.headDim;
-  const auto &outs = t.outsStrides, &lses = t.lsesStrides;
-  // The op's operands: outs, lses, o, then lse.
-  llvm::SmallVector<LaunchOperand, 4> operands = {
-      {t.outs,
-       {t.states, t.batch, t.heads, t.querySeq, headDim},
-       {outs[0], outs[1], outs[2], outs[3], 1}},
-      {t.lses,
-       {t.states, t.batch, t.heads, t.querySeq},
-       {lses[0], lses[1], lses[2], lses[3]}},
-      {t.o,
-       {t.batch, t.heads, t.querySeq, headDim},
-       {t.oStrides[0], t.oStrides[1], t.oStrides[2], 1}}};
-  if (t.lse)
-    operands.push_back({t.lse,
-                        {t.batch, t.heads, t.querySeq},
-                        {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
-  if (llvm::Error err = kernel->launch(stream, operands))
-    return llvm::createStringError("merge_attention: " +
-                                   llvm::toString(std::move(err)));
-  return llvm::Error::success();
+  return launchMergeKernel(*kernel, spec.headDim, t, stream);
 }
 
 llvm::Error fmha::checkResampleTensors(const KernelSpec &spec,
