@@ -95,6 +95,87 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
   }];
 }
 
+def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
+  let summary = "gradients of fmha.attention (FlashAttention-2 backward)";
+  let description = [{
+    The backward pass of `fmha.attention` with the same `causal`, `scale`
+    and `window`: from the forward's inputs, its output `o`, the gradient
+    `dout` of the loss with respect to `o`, and the forward's `lse`, computes
+    the gradients of the loss with respect to `q`, `k` and `v`. With
+    `P = exp(scale * Q K^T + mask - LSE)` (the forward's probabilities,
+    recomputed), `delta = rowsum(dout * o)` and `dS = P * (dout V^T - delta)`:
+
+    `dq = scale * dS K`, `dk = scale * dS^T Q`, `dv = P^T dout`
+
+    with f32 accumulation. Under GQA/MQA, `dk` and `dv` of a key/value head
+    sum over the `Hq / Hkv` query heads that read it.
+
+    | operand | shape | element type |
+    |---|---|---|
+    | `q`, `o`, `dout` | `[B, Hq, Sq, D]` | f16 or bf16 |
+    | `k`, `v` | `[B, Hkv, Sk, D]` | same as `q` |
+    | `lse` | `[B, Hq, Sq]` | f32 (the forward's) |
+    | `dq` | `[B, Hq, Sq, D]` | same as `q` (written) |
+    | `dk`, `dv` | `[B, Hkv, Sk, D]` | same as `q` (written) |
+    | `delta` | `[B, Hq, Sq]` | f32 (written: `rowsum(dout * o)`) |
+
+    `delta` is scratch the caller provides (FlashAttention's `softmax_d`);
+    it holds `rowsum(dout * o)` afterwards. Sizes, strides and the rest of
+    the contract are `fmha.attention`'s; a query row that saw no key (`lse`
+    `+inf`) has zero gradients, and so has a key no query saw. The head dim
+    is 64 or 128.
+
+    ```mlir
+    fmha.attention_grad q(%q : memref<?x32x?x128xbf16>)
+                        k(%k : memref<?x8x?x128xbf16>)
+                        v(%v : memref<?x8x?x128xbf16>)
+                        o(%o : memref<?x32x?x128xbf16>)
+                        dout(%do : memref<?x32x?x128xbf16>)
+                        lse(%lse : memref<?x32x?xf32>)
+                     -> dq(%dq : memref<?x32x?x128xbf16>)
+                        dk(%dk : memref<?x8x?x128xbf16>)
+                        dv(%dv : memref<?x8x?x128xbf16>)
+                        delta(%delta : memref<?x32x?xf32>) causal
+    ```
+  }];
+  let arguments = (ins
+    Arg<AnyMemRef, "queries [B, Hq, Sq, D]", [MemRead]>:$q,
+    Arg<AnyMemRef, "keys [B, Hkv, Sk, D]", [MemRead]>:$k,
+    Arg<AnyMemRef, "values [B, Hkv, Sk, D]", [MemRead]>:$v,
+    Arg<AnyMemRef, "forward output [B, Hq, Sq, D]", [MemRead]>:$o,
+    Arg<AnyMemRef, "gradient of o [B, Hq, Sq, D]", [MemRead]>:$dout,
+    Arg<AnyMemRef, "forward log-sum-exp [B, Hq, Sq]", [MemRead]>:$lse,
+    Arg<AnyMemRef, "gradient of q [B, Hq, Sq, D]", [MemWrite]>:$dq,
+    Arg<AnyMemRef, "gradient of k [B, Hkv, Sk, D]", [MemWrite]>:$dk,
+    Arg<AnyMemRef, "gradient of v [B, Hkv, Sk, D]", [MemWrite]>:$dv,
+    Arg<AnyMemRef, "rowsum(dout * o) [B, Hq, Sq]", [MemWrite]>:$delta,
+    UnitAttr:$causal,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<DenseI64ArrayAttr>:$window
+  );
+  let assemblyFormat = [{
+    `q` `(` $q `:` type($q) `)`
+    `k` `(` $k `:` type($k) `)`
+    `v` `(` $v `:` type($v) `)`
+    `o` `(` $o `:` type($o) `)`
+    `dout` `(` $dout `:` type($dout) `)`
+    `lse` `(` $lse `:` type($lse) `)`
+    `->` `dq` `(` $dq `:` type($dq) `)`
+    `dk` `(` $dk `:` type($dk) `)`
+    `dv` `(` $dv `:` type($dv) `)`
+    `delta` `(` $delta `:` type($delta) `)`
+    (`causal` $causal^)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The static head dimension D.
+    int64_t getHeadDim();
+    /// The softmax scale: the `scale` attribute, or 1/sqrt(D) without one.
+    float getScaleOrDefault();
+  }];
+}
+
 def Fmha_MergeAttentionOp : Fmha_Op<"merge_attention"> {
   let summary = "merge partial attention states by their log-sum-exp";
   let description = [{

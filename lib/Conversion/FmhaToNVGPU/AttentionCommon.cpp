@@ -25,12 +25,21 @@ constexpr int32_t kThreadsPerWarp = 32;
 } // namespace
 
 AttentionWindow AttentionWindow::get(AttentionOp op) {
+  return get(op.getCausal(), op.getWindow());
+}
+
+AttentionWindow AttentionWindow::get(AttentionGradOp op) {
+  return get(op.getCausal(), op.getWindow());
+}
+
+AttentionWindow AttentionWindow::get(bool causal,
+                                     std::optional<ArrayRef<int64_t>> sides) {
   AttentionWindow window;
-  if (std::optional<ArrayRef<int64_t>> sides = op.getWindow()) {
+  if (sides) {
     window.left = std::min((*sides)[0], kUnboundedWindow);
     window.right = std::min((*sides)[1], kUnboundedWindow);
   }
-  if (op.getCausal())
+  if (causal)
     window.right = 0;
   return window;
 }

@@ -31,6 +31,14 @@ namespace mlir::fmha {
 struct AttentionWindow {
   std::optional<int64_t> left, right;
   static AttentionWindow get(AttentionOp op);
+  static AttentionWindow get(AttentionGradOp op);
+  static AttentionWindow get(bool causal,
+                             std::optional<ArrayRef<int64_t>> sides);
+
+  /// The same visibility seen from the keys: query i is visible to key j
+  /// iff lo'(j) <= i <= hi'(j) with the diagonal Sq - Sk, left' = right
+  /// and right' = left (RowMask and KeyBlockRange over keys as rows).
+  AttentionWindow transposed() const { return {right, left}; }
 };
 
 /// Key blocks [firstBlock, lastBlockEnd) hold every key some row of a block

@@ -4,7 +4,8 @@
 // kernel in the module's `fmha_kernels` gpu.module and a gpu.launch_func in
 // its place. fmha.resample and fmha.check_sorted have one kernel for every
 // chip (ResampleToGPU.cpp), and so has fmha.merge_attention
-// (MergeToGPU.cpp); fmha.attention has one per chip, and this file
+// (MergeToGPU.cpp); fmha.attention_grad has three, the same on every chip
+// (Sm80/AttentionGradToGPUSm80.cpp); fmha.attention has one per chip, and this file
 // is the one place that picks it: Sm80/ (FlashAttention-2 over mma.sync,
 // ldmatrix and cp.async) or Sm90a/ (warp-specialized, over WGMMA, TMA and
 // mbarriers). What the chips share (tiling arithmetic, masks, online
@@ -74,7 +75,8 @@ struct ConvertFmhaToNVGPUPass
   void runOnOperation() override {
     SmallVector<Operation *> fmhaOps;
     getOperation()->walk([&](Operation *op) {
-      if (isa<AttentionOp, MergeAttentionOp, ResampleOp, CheckSortedOp>(op))
+      if (isa<AttentionOp, AttentionGradOp, MergeAttentionOp, ResampleOp,
+              CheckSortedOp>(op))
         fmhaOps.push_back(op);
     });
     bool anyFailed = false;
@@ -90,6 +92,8 @@ struct ConvertFmhaToNVGPUPass
         anyFailed |= failed(lowerCheckSortedToGPU(check, *kernels));
       else if (auto merge = dyn_cast<MergeAttentionOp>(op))
         anyFailed |= failed(lowerMergeAttentionToGPU(merge, *kernels));
+      else if (auto grad = dyn_cast<AttentionGradOp>(op))
+        anyFailed |= failed(lowerAttentionGradToGPU(grad, *kernels));
       else
         anyFailed |=
             failed(lowerAttentionToGPU(cast<AttentionOp>(op), *kernels));

@@ -139,6 +139,11 @@ static Value createGridExtent(ImplicitLocOpBuilder &host, Operation *op,
 }
 
 void fmha::replaceByLaunch(Operation *op, gpu::GPUFuncOp func) {
+  replaceByLaunches(op, {func});
+}
+
+/// The gpu.launch_func of \p func over \p op's operands, before \p op.
+static void createLaunch(Operation *op, gpu::GPUFuncOp func) {
   const LaunchContract &contract = getLaunchContract(func);
   ImplicitLocOpBuilder host(op->getLoc(), op);
   SmallVector<Value> arguments;
@@ -159,5 +164,10 @@ void fmha::replaceByLaunch(Operation *op, gpu::GPUFuncOp func) {
           ? Value(arith::ConstantIntOp::create(host, contract.sharedBytes, 32))
           : Value();
   gpu::LaunchFuncOp::create(host, func, grid, block, sharedBytes, arguments);
+}
+
+void fmha::replaceByLaunches(Operation *op, ArrayRef<gpu::GPUFuncOp> funcs) {
+  for (gpu::GPUFuncOp func : funcs)
+    createLaunch(op, func);
   op->erase();
 }

@@ -46,6 +46,11 @@ const LaunchContract &getLaunchContract(gpu::GPUFuncOp func);
 /// run at once), the tensor maps made on the host.
 void replaceByLaunch(Operation *op, gpu::GPUFuncOp func);
 
+/// Replaces \p op by the launches of \p funcs, one after the other (on one
+/// stream, each sees what the previous wrote), as replaceByLaunch does.
+/// Each kernel's parameters are of \p op's operands.
+void replaceByLaunches(Operation *op, ArrayRef<gpu::GPUFuncOp> funcs);
+
 } // namespace mlir::fmha
 
 #endif // LIB_CONVERSION_FMHATONVGPU_KERNELLAUNCH_H

@@ -658,3 +658,83 @@ func.func @merge_lse_seq(%outs: memref<3x1x8x5x128xf32>, %lses: memref<3x1x8x5xf
   fmha.merge_attention outs(%outs : memref<3x1x8x5x128xf32>) lses(%lses : memref<3x1x8x5xf32>) -> o(%o : memref<1x8x5x128xf32>) lse(%lse : memref<1x8x6xf32>)
   return
 }
+
+// -----
+
+func.func @grad_head_dim(%q: memref<1x8x100x256xbf16>, %k: memref<1x2x300x256xbf16>, %v: memref<1x2x300x256xbf16>, %dq: memref<1x8x100x256xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{head dim must be 64 or 128 (the backward holds a key block's dk and dv in registers), got 256}}
+  fmha.attention_grad q(%q : memref<1x8x100x256xbf16>) k(%k : memref<1x2x300x256xbf16>) v(%v : memref<1x2x300x256xbf16>) o(%q : memref<1x8x100x256xbf16>) dout(%q : memref<1x8x100x256xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x256xbf16>) dk(%k : memref<1x2x300x256xbf16>) dv(%v : memref<1x2x300x256xbf16>) delta(%delta : memref<1x8x100xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_lse_type(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xbf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf16>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{lse element type must be f32, got 'f16'}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf16>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_delta_rank(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xbf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100x1xf32>) {
+  // expected-error @+1 {{delta must have rank 3 [B, Hq, Sq], got 'memref<1x8x100x1xf32>'}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100x1xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_dq_length(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xbf16>, %dq: memref<1x8x99x128xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{dq sequence length must match q's (100), got 99}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x99x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_v_heads(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x4x300x128xbf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{v head count must match k's (2), got 4}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x4x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x4x300x128xbf16>) delta(%delta : memref<1x8x100xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_element_type(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{v element type must match q ('bf16'), got 'f16'}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xf16>) delta(%delta : memref<1x8x100xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_group(%q: memref<1x6x100x128xbf16>, %k: memref<1x4x300x128xbf16>, %v: memref<1x4x300x128xbf16>, %dq: memref<1x6x100x128xbf16>, %lse: memref<1x6x100xf32>, %delta: memref<1x6x100xf32>) {
+  // expected-error @+1 {{query heads Hq (6) must be a multiple of key/value heads Hkv (4)}}
+  fmha.attention_grad q(%q : memref<1x6x100x128xbf16>) k(%k : memref<1x4x300x128xbf16>) v(%v : memref<1x4x300x128xbf16>) o(%q : memref<1x6x100x128xbf16>) dout(%q : memref<1x6x100x128xbf16>) lse(%lse : memref<1x6x100xf32>) -> dq(%dq : memref<1x6x100x128xbf16>) dk(%k : memref<1x4x300x128xbf16>) dv(%v : memref<1x4x300x128xbf16>) delta(%delta : memref<1x6x100xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_lse_heads(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xbf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x4x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{lse head count must match q's (8), got 4}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x4x100xf32>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_causal_window(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xbf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{a causal query sees no later key: window right must be 0, got 8}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100xf32>) causal {window = array<i64: 8, 8>}
+  return
+}
+
+// -----
+
+func.func @grad_scale(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xbf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{scale must be a positive finite number, got -1}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100xf32>) {scale = -1.0 : f32}
+  return
+}

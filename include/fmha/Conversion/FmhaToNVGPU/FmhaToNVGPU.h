@@ -32,6 +32,12 @@ LogicalResult lowerResampleToGPU(ResampleOp op, gpu::GPUModuleOp kernels);
 LogicalResult lowerMergeAttentionToGPU(MergeAttentionOp op,
                                        gpu::GPUModuleOp kernels);
 
+/// Replaces \p op by the launches of the three kernels of the attention
+/// backward (delta, dq, then dk and dv; the same for every chip) added to
+/// \p kernels.
+LogicalResult lowerAttentionGradToGPU(AttentionGradOp op,
+                                      gpu::GPUModuleOp kernels);
+
 /// Replaces \p op by a gpu.launch_func of a kernel added to \p kernels that
 /// finds each stream's first out-of-order timestamps.
 LogicalResult lowerCheckSortedToGPU(CheckSortedOp op, gpu::GPUModuleOp kernels);

@@ -5,11 +5,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "Sm80/FragmentSoftmax.h"
+#include "Sm80/WarpMma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
@@ -90,24 +90,9 @@ SmallVector<Value> FragmentSoftmax::update(const Lanes &lanes,
                                    pickHeld(lanes, alphas, held),
                                    pickHeld(lanes, blockSums, held)));
 
-  // An m16n8k16 A fragment is rows (g, k 0-7), (g + 8, k 0-7),
-  // (g, k 8-15), (g + 8, k 8-15): accumulator tiles 2k and 2k + 1 as they
-  // are, rounded to the element type.
-  auto pairType = VectorType::get({2}, shape.elementType);
-  SmallVector<Value> fragments;
-  for (int64_t m = 0; m < mTiles; ++m)
-    for (int64_t k = 0; k < shape.blockN / kMmaK; ++k) {
-      Value fragment =
-          ub::PoisonOp::create(b, VectorType::get({4, 2}, shape.elementType));
-      for (int64_t i = 0; i < 4; ++i) {
-        int64_t n = 2 * k + i / 2, half = i % 2;
-        Value pair = arith::TruncFOp::create(b, pairType,
-                                             rows[(m * nTiles + n) * 2 + half]);
-        fragment = vector::InsertOp::create(b, pair, fragment, i);
-      }
-      fragments.push_back(fragment);
-    }
-  return fragments;
+  return packOperandA(b, shape, [&](int64_t m, int64_t n, int64_t half) {
+    return rows[(m * nTiles + n) * 2 + half];
+  });
 }
 
 /// Of \p perSlot (one value per slot, the same in every lane of a quad),

@@ -18,21 +18,32 @@ using namespace mlir;
 using namespace mlir::fmha;
 using namespace mlir::fmha::sm80;
 
-KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
+KernelShape KernelShape::get(int64_t blockM, int64_t blockN, int64_t warps,
+                             int64_t headDim, Type elementType, float scale) {
   KernelShape shape;
-  shape.blockM = tile.getBlockM();
-  shape.blockN = tile.getBlockN();
-  shape.warps = tile.getWarps();
-  shape.headDim = op.getHeadDim();
-  shape.elementType = cast<MemRefType>(op.getQ().getType()).getElementType();
+  shape.blockM = blockM;
+  shape.blockN = blockN;
+  shape.warps = warps;
+  shape.headDim = headDim;
+  shape.elementType = elementType;
   shape.chunkElements =
       kChunkBytes / (shape.elementType.getIntOrFloatBitWidth() / 8);
   shape.rowChunks = shape.headDim / shape.chunkElements;
   shape.mTiles = shape.blockM / (kMmaM * shape.warps);
   shape.nTiles = shape.blockN / kMmaN;
   shape.dTiles = shape.headDim / kMmaN;
-  shape.scale = op.getScaleOrDefault();
+  shape.scale = scale;
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
+  shape.sumsInShared = false;
+  shape.copyPassesShareBase = false;
+  return shape;
+}
+
+KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
+  KernelShape shape = get(
+      tile.getBlockM(), tile.getBlockN(), tile.getWarps(), op.getHeadDim(),
+      cast<MemRefType>(op.getQ().getType()).getElementType(),
+      op.getScaleOrDefault());
   AttentionTiling tiling = tile.getAttentionTiling();
   shape.sharedLayout = getAttentionSharedLayout(op, tile);
   shape.sumsInShared = shape.sharedLayout.tailBytes != 0;

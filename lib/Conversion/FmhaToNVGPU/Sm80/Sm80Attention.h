@@ -55,6 +55,11 @@ struct KernelShape {
   bool copyPassesShareBase;
 
   static KernelShape get(AttentionOp op, TileAttr tile);
+  /// The sizes alone: \p blockM rows over \p warps warps, \p blockN
+  /// columns, head dim \p headDim. Nothing in shared memory but the tiles
+  /// (no row sums), and each copy pass from its own base.
+  static KernelShape get(int64_t blockM, int64_t blockN, int64_t warps,
+                         int64_t headDim, Type elementType, float scale);
 };
 
 /// The Q, K and V tiles in shared memory, and the shared address (i32) of

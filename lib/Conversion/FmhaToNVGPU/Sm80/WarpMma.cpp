@@ -80,7 +80,8 @@ Value WarpMma::mma(Value a, Value bFragment, Value acc) {
   return vector::FromElementsOp::create(b, getAccumulatorType(b), elements);
 }
 
-SmallVector<Value> WarpMma::computeScores(const Lanes &lanes) {
+SmallVector<Value> WarpMma::multiplyTransposed(const Lanes &lanes, Value a,
+                                               Value bTile) {
   Value zeroAcc = arith::ConstantOp::create(
       b,
       DenseElementsAttr::get(getAccumulatorType(b), b.getF32FloatAttr(0.0f)));
@@ -88,10 +89,10 @@ SmallVector<Value> WarpMma::computeScores(const Lanes &lanes) {
   for (int64_t k = 0; k < shape.headDim / kMmaK; ++k) {
     SmallVector<Value> queries;
     for (int64_t m = 0; m < shape.mTiles; ++m)
-      queries.push_back(loadMatrices(tiles.q, lanes.queryLanes, m * kMmaM, k,
+      queries.push_back(loadMatrices(a, lanes.queryLanes, m * kMmaM, k,
                                      /*transpose=*/false));
     for (int64_t n = 0; n < shape.nTiles; n += 2) {
-      Value keys = loadMatrices(tiles.k, lanes.keyLanes, n * kMmaN, k,
+      Value keys = loadMatrices(bTile, lanes.keyLanes, n * kMmaN, k,
                                 /*transpose=*/false);
       Value low = takeFragmentB(keys, 0), high = takeFragmentB(keys, 2);
       for (int64_t m = 0; m < shape.mTiles; ++m) {
@@ -105,20 +106,38 @@ SmallVector<Value> WarpMma::computeScores(const Lanes &lanes) {
   return scores;
 }
 
-void WarpMma::accumulateValues(const Lanes &lanes,
-                               ArrayRef<Value> probabilities,
-                               SmallVectorImpl<Value> &out) {
+void WarpMma::accumulateProduct(const Lanes &lanes, ArrayRef<Value> a,
+                                Value bTile, SmallVectorImpl<Value> &out) {
   int64_t kSteps = shape.blockN / kMmaK;
   int64_t dTiles = shape.dTiles;
   for (int64_t k = 0; k < kSteps; ++k)
     for (int64_t d = 0; d < dTiles; d += 2) {
-      Value values = loadMatrices(tiles.v, lanes.valueLanes, k * kMmaK, d / 2,
+      Value values = loadMatrices(bTile, lanes.valueLanes, k * kMmaK, d / 2,
                                   /*transpose=*/true);
       Value low = takeFragmentB(values, 0), high = takeFragmentB(values, 2);
       for (int64_t m = 0; m < shape.mTiles; ++m) {
-        Value p = probabilities[m * kSteps + k];
+        Value p = a[m * kSteps + k];
         out[m * dTiles + d] = mma(p, low, out[m * dTiles + d]);
         out[m * dTiles + d + 1] = mma(p, high, out[m * dTiles + d + 1]);
       }
     }
+}
+
+SmallVector<Value> sm80::packOperandA(
+    KernelBuilder &b, const KernelShape &shape,
+    llvm::function_ref<Value(int64_t, int64_t, int64_t)> pairAt) {
+  auto pairType = VectorType::get({2}, shape.elementType);
+  SmallVector<Value> fragments;
+  for (int64_t m = 0; m < shape.mTiles; ++m)
+    for (int64_t k = 0; k < shape.blockN / kMmaK; ++k) {
+      Value fragment =
+          ub::PoisonOp::create(b, VectorType::get({4, 2}, shape.elementType));
+      for (int64_t i = 0; i < 4; ++i) {
+        Value pair =
+            arith::TruncFOp::create(b, pairType, pairAt(m, 2 * k + i / 2, i % 2));
+        fragment = vector::InsertOp::create(b, pair, fragment, i);
+      }
+      fragments.push_back(fragment);
+    }
+  return fragments;
 }

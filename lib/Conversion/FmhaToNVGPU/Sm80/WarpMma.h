@@ -21,12 +21,27 @@ public:
       : b(b), shape(shape), tiles(tiles) {}
 
   /// S = Q K^T for this warp's rows: [mTile][nTile] accumulators.
-  SmallVector<Value> computeScores(const Lanes &lanes);
+  SmallVector<Value> computeScores(const Lanes &lanes) {
+    return multiplyTransposed(lanes, tiles.q, tiles.k);
+  }
 
   /// O += P V for this warp's rows; \p probabilities are [mTile][k16] A
   /// fragments, \p out [mTile][dTile] accumulators.
   void accumulateValues(const Lanes &lanes, ArrayRef<Value> probabilities,
-                        SmallVectorImpl<Value> &out);
+                        SmallVectorImpl<Value> &out) {
+    accumulateProduct(lanes, probabilities, tiles.v, out);
+  }
+
+  /// A B^T for this warp's rows of the shared tile \p a (blockM x D) and
+  /// the shared tile \p bTile (blockN x D): [mTile][nTile] accumulators.
+  SmallVector<Value> multiplyTransposed(const Lanes &lanes, Value a,
+                                        Value bTile);
+
+  /// out += A B for this warp's rows, \p a as [mTile][k16] A fragments
+  /// (packOperandA) and the shared tile \p bTile (blockN x D) read
+  /// transposed; \p out [mTile][dTile] accumulators.
+  void accumulateProduct(const Lanes &lanes, ArrayRef<Value> a, Value bTile,
+                         SmallVectorImpl<Value> &out);
 
 private:
   Value loadMatrices(Value shared, const LaneMatrices &lanes, int64_t rowOffset,
@@ -38,6 +53,17 @@ private:
   const KernelShape &shape;
   const SharedTiles &tiles;
 };
+
+/// Rounds a warp's m16n8 f32 results of \p shape's [mTile][nTile] to
+/// [mTile][k16] m16n8k16 A fragments of the element type: A is rows
+/// (g, k 0-7), (g + 8, k 0-7), (g, k 8-15), (g + 8, k 8-15), which are
+/// accumulator tiles 2k and 2k + 1 as they are, so no lane exchanges
+/// anything. \p pairAt(m, n, half) is the vector<2xf32> of half \p half
+/// (row g or g + 8) of tile (m, n).
+SmallVector<Value>
+packOperandA(KernelBuilder &b, const KernelShape &shape,
+             llvm::function_ref<Value(int64_t m, int64_t n, int64_t half)>
+                 pairAt);
 
 } // namespace mlir::fmha::sm80
 

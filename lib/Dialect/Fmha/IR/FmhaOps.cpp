@@ -75,6 +75,40 @@ static int64_t dim(Value value, unsigned index) {
   return cast<MemRefType>(value.getType()).getDimSize(index);
 }
 
+/// Checks the attributes fmha.attention and fmha.attention_grad share:
+/// a positive finite scale, and a window [left, right] of non-negative
+/// sides whose right is 0 when causal.
+static LogicalResult checkMaskAttributes(Operation *op, bool causal,
+                                         std::optional<APFloat> scale,
+                                         std::optional<ArrayRef<int64_t>> window) {
+  if (scale) {
+    float value = scale->convertToFloat();
+    if (!std::isfinite(value) || value <= 0.0f)
+      return op->emitOpError("scale must be a positive finite number, got ")
+             << value;
+  }
+  if (!window)
+    return success();
+  if (window->size() != 2)
+    return op->emitOpError("window must be [left, right], got ")
+           << window->size() << " values";
+  if ((*window)[0] < 0 || (*window)[1] < 0)
+    return op->emitOpError("window sizes must be non-negative, got [")
+           << (*window)[0] << ", " << (*window)[1] << "]";
+  if (causal && (*window)[1] != 0)
+    return op->emitOpError("a causal query sees no later key: window right "
+                           "must be 0, got ")
+           << (*window)[1];
+  return success();
+}
+
+/// The softmax scale of an attention op: \p scale, or 1/sqrt(D).
+static float getScaleOrDefault(std::optional<APFloat> scale, int64_t headDim) {
+  if (scale)
+    return scale->convertToFloat();
+  return 1.0f / std::sqrt(static_cast<float>(headDim));
+}
+
 //===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
@@ -82,9 +116,7 @@ static int64_t dim(Value value, unsigned index) {
 int64_t AttentionOp::getHeadDim() { return dim(getQ(), 3); }
 
 float AttentionOp::getScaleOrDefault() {
-  if (std::optional<APFloat> scale = getScale())
-    return scale->convertToFloat();
-  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+  return ::getScaleOrDefault(getScale(), getHeadDim());
 }
 
 LogicalResult AttentionOp::verify() {
@@ -176,25 +208,8 @@ LogicalResult AttentionOp::verify() {
       return failure();
   }
 
-  if (std::optional<APFloat> scale = getScale()) {
-    float value = scale->convertToFloat();
-    if (!std::isfinite(value) || value <= 0.0f)
-      return emitOpError("scale must be a positive finite number, got ")
-             << value;
-  }
-
-  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
-    if (window->size() != 2)
-      return emitOpError("window must be [left, right], got ")
-             << window->size() << " values";
-    if ((*window)[0] < 0 || (*window)[1] < 0)
-      return emitOpError("window sizes must be non-negative, got [")
-             << (*window)[0] << ", " << (*window)[1] << "]";
-    if (getCausal() && (*window)[1] != 0)
-      return emitOpError("a causal query sees no later key: window right "
-                         "must be 0, got ")
-             << (*window)[1];
-  }
+  if (failed(checkMaskAttributes(op, getCausal(), getScale(), getWindow())))
+    return failure();
 
   if (std::optional<TileAttr> tile = getTile()) {
     AttentionTiling tiling = tile->getAttentionTiling();
@@ -204,6 +219,100 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << llvm::toString(std::move(err));
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionGradOp::getHeadDim() { return dim(getQ(), 3); }
+
+float AttentionGradOp::getScaleOrDefault() {
+  return ::getScaleOrDefault(getScale(), getHeadDim());
+}
+
+LogicalResult AttentionGradOp::verify() {
+  Operation *op = getOperation();
+  struct Operand {
+    Value value;
+    StringRef name;
+    /// The operand whose sizes it must have: q (query side) or k.
+    bool keySide;
+  };
+  Operand tensors[] = {{getQ(), "q", false},    {getK(), "k", true},
+                       {getV(), "v", true},     {getO(), "o", false},
+                       {getDout(), "dout", false}, {getDq(), "dq", false},
+                       {getDk(), "dk", true},   {getDv(), "dv", true}};
+  for (const Operand &t : tensors)
+    if (failed(checkRank(op, t.value, t.name, 4, "[B, H, S, D]")))
+      return failure();
+  for (auto [value, name] :
+       {std::pair{getLse(), "lse"}, std::pair{getDelta(), "delta"}})
+    if (failed(checkRank(op, value, name, 3, "[B, Hq, Sq]")))
+      return failure();
+
+  Type elementType = getQ().getType().getElementType();
+  if (!elementType.isF16() && !elementType.isBF16())
+    return emitOpError("q element type must be f16 or bf16, got ")
+           << elementType;
+  for (const Operand &t : ArrayRef(tensors).drop_front())
+    if (failed(checkElementType(op, t.value, t.name, elementType, "q")))
+      return failure();
+  for (auto [value, name] :
+       {std::pair{getLse(), "lse"}, std::pair{getDelta(), "delta"}}) {
+    Type type = cast<MemRefType>(value.getType()).getElementType();
+    if (!type.isF32())
+      return emitOpError() << name << " element type must be f32, got "
+                           << type;
+  }
+
+  int64_t headDim = getHeadDim();
+  if (ShapedType::isDynamic(headDim))
+    return emitOpError("head dim (dim 3 of q) must be static: kernels are "
+                       "specialized on it, got ")
+           << getQ().getType();
+  if (!llvm::is_contained(kSupportedGradHeadDims, headDim))
+    return emitOpError("head dim must be 64 or 128 (the backward holds a key "
+                       "block's dk and dv in registers), got ")
+           << headDim;
+
+  int64_t kvHeads = dim(getK(), 1);
+  for (const Operand &t : ArrayRef(tensors).drop_front()) {
+    std::string name = t.name.str();
+    Value reference = t.keySide ? getK() : getQ();
+    StringRef referenceName = t.keySide ? "k's" : "q's";
+    if (failed(checkSameSize(op, name + " batch size", dim(t.value, 0), "q's",
+                             dim(getQ(), 0))) ||
+        failed(checkSameSize(op, name + " head count", dim(t.value, 1),
+                             referenceName, dim(reference, 1))) ||
+        failed(checkSameSize(op, name + " sequence length", dim(t.value, 2),
+                             referenceName, dim(reference, 2))) ||
+        failed(checkSameSize(op, name + " head dim", dim(t.value, 3), "q's",
+                             headDim)))
+      return failure();
+  }
+  for (auto [value, name] :
+       {std::pair{getLse(), "lse"}, std::pair{getDelta(), "delta"}}) {
+    std::string what = name;
+    for (unsigned i = 0; i < 3; ++i) {
+      static constexpr const char *kNames[] = {" batch size", " head count",
+                                               " sequence length"};
+      if (failed(checkSameSize(op, what + kNames[i], dim(value, i), "q's",
+                               dim(getQ(), i))))
+        return failure();
+    }
+  }
+  int64_t queryHeads = dim(getQ(), 1);
+  if (failed(checkNonEmpty(op, "query sequence length Sq", dim(getQ(), 2))) ||
+      failed(checkNonEmpty(op, "key sequence length Sk", dim(getK(), 2))) ||
+      failed(checkNonEmpty(op, "key/value head count Hkv", kvHeads)))
+    return failure();
+  if (!ShapedType::isDynamic(queryHeads) && !ShapedType::isDynamic(kvHeads) &&
+      queryHeads % kvHeads != 0)
+    return emitOpError("query heads Hq (")
+           << queryHeads << ") must be a multiple of key/value heads Hkv ("
+           << kvHeads << ")";
+  return checkMaskAttributes(op, getCausal(), getScale(), getWindow());
 }
 
 //===----------------------------------------------------------------------===//

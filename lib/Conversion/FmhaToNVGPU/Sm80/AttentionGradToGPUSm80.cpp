@@ -1,0 +1,592 @@
+//===- AttentionGradToGPUSm80.cpp - fmha.attention_grad over mma.sync -----===//
+//
+// Part of FlashCore. Lowers fmha.attention_grad to three kernels launched one
+// after the other in its place (KERNELS.md section 6 for the math), built
+// from the sm_80 forward's emitters (cp.async tile copies, ldmatrix and
+// mma.sync, the mask on accumulator fragments). They run on every chip:
+// mma.sync is valid on sm_90a too, where a WGMMA kernel of FlashAttention-3's
+// design is the next step (issue #23).
+//
+// 1. attention_grad_delta: delta = rowsum(dout * o) in f32, a warp per row.
+// 2. attention_grad_dq: one CTA per block of query rows of one (batch,
+//    query head), as the forward's: Q and dO stay in shared memory while K
+//    and V blocks stream through, and per key block
+//      S = Q K^T, P = exp2(S scale log2e - LSE log2e), dP = dO V^T,
+//      dS = P (dP - delta), dQ += dS K;
+//    dq = scale dQ at the end.
+// 3. attention_grad_dkv: one CTA per block of keys of one (batch, KV head):
+//    K and V stay in shared memory while the Q and dO blocks of every query
+//    head of the group stream through, and per query block the same
+//    products transposed, with keys as rows (so that P^T and dS^T are
+//    already A fragments and nothing goes through shared memory):
+//      S^T = K Q^T, dP^T = V dO^T, dS^T = P^T (dP^T - delta),
+//      dV += P^T dO, dK += dS^T Q;
+//    dk = scale dK, dv = dV at the end, summed over the group in registers.
+//
+// Splitting dq from dk and dv computes S and dP twice: 7 GEMMs where
+// FlashAttention's single kernel runs 5 and sums dq over the key blocks
+// with f32 atomics. In exchange nothing is reduced across CTAs: every run
+// gives the same bits, and there is no f32 dq workspace to zero and
+// convert.
+//
+// Launch: each kernel takes every operand of the op as an MLIR memref
+// descriptor (so strides and every size but D are launch arguments) and
+// 128 threads; grids (ceil(Sq / 64), Hq, min(B, 65535)) and (ceil(Sk / 64),
+// Hkv, min(B, 65535)), the batches striding by the grid's z extent, and
+// one CTA per 8 rows of each (batch, head) for delta.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fmha/Conversion/FmhaToNVGPU/FmhaToNVGPU.h"
+#include "AttentionCommon.h"
+#include "KernelLaunch.h"
+#include "Sm80/AsyncCopy.h"
+#include "Sm80/FragmentSoftmax.h"
+#include "Sm80/WarpMma.h"
+#include "TileSchedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fmha;
+using namespace mlir::fmha::sm80;
+
+namespace {
+
+/// The op's operands, in order: every kernel's parameters.
+enum GradOperand : unsigned {
+  kGradQ,
+  kGradK,
+  kGradV,
+  kGradO,
+  kGradDout,
+  kGradLse,
+  kGradDq,
+  kGradDk,
+  kGradDv,
+  kGradDelta
+};
+
+/// Rows of the tiles a CTA keeps and of the blocks that stream through,
+/// and its warps (16 rows each). 64 x 64 keeps dK and dV (128 f32 at head
+/// dim 128) and the S and dP fragments of a block in registers.
+constexpr int64_t kGradBlock = 64;
+constexpr int64_t kGradWarps = 4;
+/// Rows (one warp each) per CTA of the delta kernel.
+constexpr int64_t kDeltaRows = 8;
+
+LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
+                                     int64_t sharedBytes,
+                                     std::array<GridAxis, 3> grid) {
+  LaunchContract contract;
+  contract.operands = {"q",  "k",  "v",  "o",  "dout",
+                       "lse", "dq", "dk", "dv", "delta"};
+  contract.threads = threads;
+  contract.sharedBytes = sharedBytes;
+  contract.grid = {grid[0], grid[1], grid[2]};
+  contract.parameters = getOperandParameters(op);
+  return contract;
+}
+
+/// The shared memory of the dq and dkv kernels: four tiles of kGradBlock
+/// rows of D (the two that stay, then the two that stream), then the LSE
+/// log2e and delta of a block of kGradBlock queries (f32).
+int64_t getGradTileBytes(AttentionGradOp op) {
+  int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
+  return kGradBlock * op.getHeadDim() * elementBytes;
+}
+int64_t getGradSharedBytes(AttentionGradOp op) {
+  return 4 * getGradTileBytes(op) + 2 * kGradBlock * 4;
+}
+
+KernelShape getGradShape(AttentionGradOp op) {
+  return KernelShape::get(kGradBlock, kGradBlock, kGradWarps, op.getHeadDim(),
+                          op.getQ().getType().getElementType(),
+                          op.getScaleOrDefault());
+}
+
+/// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32: lane l
+/// reads D / 32 neighbouring elements of each, the warp sums them.
+void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
+                      KernelBuilder &b) {
+  Value out = func.getArgument(kGradO), gradOut = func.getArgument(kGradDout);
+  Value delta = func.getArgument(kGradDelta);
+  int64_t perLane = op.getHeadDim() / kThreadsPerWarp;
+  Type elementType = op.getQ().getType().getElementType();
+  auto vectorType = VectorType::get({perLane}, elementType);
+  auto floatType = VectorType::get({perLane}, b.getF32Type());
+
+  Value threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value warp = b.udiv(threadId, b.index(kThreadsPerWarp));
+  Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
+  Value heads = memref::DimOp::create(b, out, 1);
+  Value seqQ = memref::DimOp::create(b, out, 2);
+  Value rowBlocks = b.ceilDiv(seqQ, b.index(kDeltaRows));
+  Value units =
+      b.mul(b.mul(rowBlocks, heads), memref::DimOp::create(b, out, 0));
+  auto loop =
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), units,
+                         gpu::GridDimOp::create(b, gpu::Dimension::x));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value unit = loop.getInductionVar();
+  Value row = b.add(b.mul(b.urem(unit, rowBlocks), b.index(kDeltaRows)), warp);
+  Value headAndBatch = b.udiv(unit, rowBlocks);
+  Value head = b.urem(headAndBatch, heads);
+  Value batch = b.udiv(headAndBatch, heads);
+  scf::IfOp::create(b, b.slt(row, seqQ), [&](OpBuilder &, Location) {
+    SmallVector<Value, 4> at = {batch, head, row,
+                                b.mul(lane, b.index(perLane))};
+    auto load = [&](Value tensor) -> Value {
+      Value elements = vector::LoadOp::create(b, vectorType, tensor, at);
+      return arith::ExtFOp::create(b, floatType, elements);
+    };
+    Value products = arith::MulFOp::create(b, load(gradOut), load(out));
+    Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                            products);
+    sum = reduceOverLanes(b, sum, /*max=*/false, kThreadsPerWarp);
+    scf::IfOp::create(b, b.eq(lane, b.index(0)), [&](OpBuilder &, Location) {
+      memref::StoreOp::create(b, sum, delta, ValueRange{batch, head, row});
+      scf::YieldOp::create(b);
+    });
+    scf::YieldOp::create(b);
+  });
+}
+
+/// What the dq and dkv kernels share: the four shared tiles, the emitters,
+/// and the per-block arithmetic between the GEMMs.
+class GradKernelBuilder {
+public:
+  GradKernelBuilder(AttentionGradOp op, gpu::GPUFuncOp func, KernelBuilder &b)
+      : op(op), func(func), b(b), shape(getGradShape(op)), copies(b, shape),
+        mma(b, shape, noTiles) {}
+
+  void buildDq();
+  void buildDkv();
+
+private:
+  Value arg(GradOperand operand) { return func.getArgument(operand); }
+  /// Shared tile \p index (0-3) of kGradBlock rows of D.
+  Value getSharedTile(int64_t index);
+  /// The [2][kGradBlock] f32 LSE log2e and delta of a query block, in
+  /// shared memory after the tiles.
+  Value getSharedColumnTerms();
+  /// Runs \p body over the batches this CTA computes: from blockIdx.z,
+  /// striding by gridDim.z.
+  void forEachBatch(llvm::function_ref<void(Value batch)> body);
+  /// Runs \p body for blocks [\p begin, \p end) (index), carrying
+  /// \p accumulators.
+  SmallVector<Value>
+  forEachBlock(Value begin, Value end, ArrayRef<Value> accumulators,
+               llvm::function_ref<SmallVector<Value>(Value block,
+                                                     ValueRange carried)>
+                   body);
+  /// dS = P (dP - delta) with P = exp2(S scale log2e - lse log2e), per
+  /// fragment element: \p lse2 and \p delta per element of a fragment
+  /// (index [m][n][half][e] of \p at). Returns P and dS as accumulators.
+  std::pair<SmallVector<Value>, SmallVector<Value>>
+  computeGradScores(ArrayRef<Value> scores, ArrayRef<Value> gradProbs,
+                    llvm::function_ref<std::pair<Value, Value>(
+                        int64_t m, int64_t n, int64_t half, int64_t e)>
+                        rowTerms);
+  /// Stores this warp's rows of \p accumulators ([mTile][dTile]) times
+  /// \p factor to rows from \p firstRow (those below \p rows) of (\p batch,
+  /// \p head) of \p global.
+  void storeRows(const Lanes &lanes, ArrayRef<Value> accumulators,
+                 float factor, Value global, Value batch, Value head,
+                 Value firstRow, Value rows);
+  /// lse log2e and delta of row \p row (clamped below \p rows: rows past
+  /// the end hold zero-filled tiles and are masked).
+  std::pair<Value, Value> loadRowTerms(Value batch, Value head, Value row,
+                                       Value rows);
+  SmallVector<Value> zeroAccumulators(int64_t count);
+
+  AttentionGradOp op;
+  gpu::GPUFuncOp func;
+  KernelBuilder &b;
+  KernelShape shape;
+  SharedTiles noTiles;
+  AsyncCopy copies;
+  WarpMma mma;
+};
+
+/// A view of \p shape at \p byteOffset of the dynamic shared memory.
+static Value getSharedView(KernelBuilder &b, ArrayRef<int64_t> shape,
+                           Type elementType, int64_t byteOffset) {
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  Value bytes = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                         workgroup));
+  auto type = MemRefType::get(shape, elementType, nullptr, workgroup);
+  return memref::ViewOp::create(b, type, bytes, b.index(byteOffset),
+                                ValueRange{});
+}
+
+Value GradKernelBuilder::getSharedTile(int64_t index) {
+  return getSharedView(b, {kGradBlock, shape.headDim}, shape.elementType,
+                       index * getGradTileBytes(op));
+}
+
+Value GradKernelBuilder::getSharedColumnTerms() {
+  return getSharedView(b, {2, kGradBlock}, b.getF32Type(),
+                       4 * getGradTileBytes(op));
+}
+
+void GradKernelBuilder::forEachBatch(llvm::function_ref<void(Value)> body) {
+  auto batches = scf::ForOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
+      memref::DimOp::create(b, arg(kGradQ), 0),
+      gpu::GridDimOp::create(b, gpu::Dimension::z));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(batches.getBody());
+  body(batches.getInductionVar());
+  // A CTA that visited no block never waited for its first copies; the
+  // next batch's copies go to the same tiles.
+  copies.waitForAll();
+}
+
+SmallVector<Value> GradKernelBuilder::forEachBlock(
+    Value begin, Value end, ArrayRef<Value> accumulators,
+    llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, begin, b.smax(begin, end), b.index(1),
+                                 accumulators);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  scf::YieldOp::create(
+      b, body(loop.getInductionVar(), loop.getRegionIterArgs()));
+  return loop.getResults();
+}
+
+SmallVector<Value> GradKernelBuilder::zeroAccumulators(int64_t count) {
+  Value zero = arith::ConstantOp::create(
+      b,
+      DenseElementsAttr::get(getAccumulatorType(b), b.getF32FloatAttr(0.0f)));
+  return SmallVector<Value>(count, zero);
+}
+
+std::pair<Value, Value> GradKernelBuilder::loadRowTerms(Value batch,
+                                                        Value head, Value row,
+                                                        Value rows) {
+  Value at = b.smin(row, b.sub(rows, b.index(1)));
+  SmallVector<Value, 3> indices = {batch, head, at};
+  Value lse = memref::LoadOp::create(b, arg(kGradLse), indices);
+  Value delta = memref::LoadOp::create(b, arg(kGradDelta), indices);
+  return {b.fmul(lse, b.f32(static_cast<float>(M_LOG2E))), delta};
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+GradKernelBuilder::computeGradScores(
+    ArrayRef<Value> scores, ArrayRef<Value> gradProbs,
+    llvm::function_ref<std::pair<Value, Value>(int64_t, int64_t, int64_t,
+                                               int64_t)>
+        rowTerms) {
+  SmallVector<Value> probabilities, gradScores;
+  Value scaleLog2 = b.f32(shape.scaleLog2);
+  for (int64_t m = 0; m < shape.mTiles; ++m)
+    for (int64_t n = 0; n < shape.nTiles; ++n) {
+      Value score = scores[m * shape.nTiles + n];
+      Value gradProb = gradProbs[m * shape.nTiles + n];
+      SmallVector<Value, 4> p, ds;
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t e = 0; e < 2; ++e) {
+          auto [lse2, delta] = rowTerms(m, n, half, e);
+          SmallVector<int64_t, 2> at = {half, e};
+          Value s = vector::ExtractOp::create(b, score, at);
+          // A masked score is -inf: P = 0. So is one of a row that saw no
+          // key in the forward (LSE +inf).
+          Value probability = emitExp2(
+              b, math::FmaOp::create(b, s, scaleLog2,
+                                     arith::NegFOp::create(b, lse2)));
+          Value dp = vector::ExtractOp::create(b, gradProb, at);
+          p.push_back(probability);
+          ds.push_back(
+              b.fmul(probability, arith::SubFOp::create(b, dp, delta)));
+        }
+      probabilities.push_back(
+          vector::FromElementsOp::create(b, getAccumulatorType(b), p));
+      gradScores.push_back(
+          vector::FromElementsOp::create(b, getAccumulatorType(b), ds));
+    }
+  return {probabilities, gradScores};
+}
+
+void GradKernelBuilder::storeRows(const Lanes &lanes,
+                                  ArrayRef<Value> accumulators, float factor,
+                                  Value global, Value batch, Value head,
+                                  Value firstRow, Value rows) {
+  auto pairType = VectorType::get({2}, shape.elementType);
+  Value factorPair = vector::BroadcastOp::create(
+      b, VectorType::get({2}, b.getF32Type()), b.f32(factor));
+  for (int64_t m = 0; m < shape.mTiles; ++m)
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = lanes.getRow(b, firstRow, m, half);
+      scf::IfOp::create(b, b.slt(row, rows), [&](OpBuilder &, Location) {
+        for (int64_t d = 0; d < shape.dTiles; ++d) {
+          Value pair = vector::ExtractOp::create(
+              b, accumulators[m * shape.dTiles + d], half);
+          if (factor != 1.0f)
+            pair = arith::MulFOp::create(b, pair, factorPair);
+          Value column = b.toIndex(
+              b.add(b.i32(d * kMmaN), b.mul(lanes.quadCol, b.i32(2))));
+          vector::StoreOp::create(
+              b, arith::TruncFOp::create(b, pairType, pair), global,
+              ValueRange{batch, head, row, column});
+        }
+        scf::YieldOp::create(b);
+      });
+    }
+}
+
+/// Packs [mTile][nTile] accumulators as A fragments.
+SmallVector<Value> packAccumulators(KernelBuilder &b, const KernelShape &shape,
+                                    ArrayRef<Value> accumulators) {
+  return packOperandA(b, shape, [&](int64_t m, int64_t n, int64_t half) {
+    return Value(vector::ExtractOp::create(
+        b, accumulators[m * shape.nTiles + n], half));
+  });
+}
+
+void GradKernelBuilder::buildDq() {
+  AttentionWindow window = AttentionWindow::get(op);
+  Value queries = getSharedTile(0), gradOut = getSharedTile(1);
+  Value keys = getSharedTile(2), values = getSharedTile(3);
+  Value threadId = b.word(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  FragmentSoftmax masking(b, shape, window, threadId, Value());
+  CtaCoordinates cta =
+      CtaCoordinates::compute(b, arg(kGradQ), arg(kGradK), shape.blockM);
+
+  forEachBatch([&](Value batch) {
+    TileCoordinates tile;
+    tile.batchIndex = tile.outputBatch = batch;
+    tile.seqQ = cta.seqQ;
+    tile.seqK = cta.seqK;
+    tile.firstRow = cta.firstRow;
+    tile.head = cta.head;
+    tile.kvHead = cta.kvHead;
+    tile.computeRange(b, shape.blockM, shape.blockN, window);
+
+    Lanes lanes = Lanes::derive(b, shape, threadId);
+    copies.copyTile(lanes, tile, arg(kGradQ), tile.head, tile.firstRow, tile.seqQ,
+                    queries, shape.blockM, /*bounded=*/true);
+    copies.copyTile(lanes, tile, arg(kGradDout), tile.head, tile.firstRow,
+                    tile.seqQ, gradOut, shape.blockM, /*bounded=*/true);
+    copies.commit();
+    // [m][half]: the rows this lane holds.
+    SmallVector<std::pair<Value, Value>> rowTerms;
+    for (int64_t m = 0; m < shape.mTiles; ++m)
+      for (int64_t half = 0; half < 2; ++half)
+        rowTerms.push_back(loadRowTerms(batch, tile.head,
+                                        lanes.getRow(b, tile.firstRow, m, half),
+                                        tile.seqQ));
+
+    SmallVector<Value> gradQuery = forEachBlock(
+        tile.range.firstBlock, tile.range.lastBlockEnd,
+        zeroAccumulators(shape.mTiles * shape.dTiles),
+        [&](Value block, ValueRange carried) {
+          Lanes blockLanes =
+              Lanes::derive(b, shape, hideFromHoisting(b, threadId));
+          Value blockWord = b.word(block);
+          copies.copyKeyBlock(blockLanes, tile, arg(kGradK), keys, blockWord,
+                              /*bounded=*/true);
+          copies.copyKeyBlock(blockLanes, tile, arg(kGradV), values, blockWord,
+                              /*bounded=*/true);
+          copies.commit();
+          copies.waitForAll();
+          SmallVector<Value> scores =
+              mma.multiplyTransposed(blockLanes, queries, keys);
+          masking.applyMask(blockLanes, tile, scores,
+                            b.mul(block, b.index(shape.blockN)));
+          SmallVector<Value> gradProbs =
+              mma.multiplyTransposed(blockLanes, gradOut, values);
+          auto [probabilities, gradScores] = computeGradScores(
+              scores, gradProbs, [&](int64_t m, int64_t, int64_t half,
+                                     int64_t) { return rowTerms[m * 2 + half]; });
+          SmallVector<Value> accumulators(carried);
+          mma.accumulateProduct(blockLanes,
+                                packAccumulators(b, shape, gradScores), keys,
+                                accumulators);
+          // Every warp is done with K and V before the next block's copies.
+          gpu::BarrierOp::create(b);
+          return accumulators;
+        });
+    Lanes storeLanes = Lanes::derive(b, shape, hideFromHoisting(b, threadId));
+    storeRows(storeLanes, gradQuery, shape.scale, arg(kGradDq), batch, tile.head,
+              tile.firstRow, tile.seqQ);
+  });
+}
+
+void GradKernelBuilder::buildDkv() {
+  // Keys are the rows here: the mask and the block range of the forward,
+  // over the transposed window (AttentionWindow::transposed).
+  AttentionWindow window = AttentionWindow::get(op).transposed();
+  Value keys = getSharedTile(0), values = getSharedTile(1);
+  Value queries = getSharedTile(2), gradOut = getSharedTile(3);
+  Value columnTerms = getSharedColumnTerms();
+  Value threadId = b.word(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  FragmentSoftmax masking(b, shape, window, threadId, Value());
+  Value seqQ = memref::DimOp::create(b, arg(kGradQ), 2);
+  Value seqK = memref::DimOp::create(b, arg(kGradK), 2);
+  Value kvHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value group = b.udiv(memref::DimOp::create(b, arg(kGradQ), 1),
+                       memref::DimOp::create(b, arg(kGradK), 1));
+  Value firstKey = b.mul(gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                         b.index(shape.blockM));
+
+  forEachBatch([&](Value batch) {
+    // The tile as the forward's code sees it: rows are keys, the "keys"
+    // are queries, and the diagonal is Sq - Sk.
+    TileCoordinates tile;
+    tile.batchIndex = tile.outputBatch = batch;
+    tile.seqQ = seqK;
+    tile.seqK = seqQ;
+    tile.firstRow = firstKey;
+    tile.head = kvHead;
+    tile.computeRange(b, shape.blockM, shape.blockN, window);
+
+    Lanes lanes = Lanes::derive(b, shape, threadId);
+    copies.copyTile(lanes, tile, arg(kGradK), kvHead, firstKey, seqK, keys,
+                    shape.blockM, /*bounded=*/true);
+    copies.copyTile(lanes, tile, arg(kGradV), kvHead, firstKey, seqK, values,
+                    shape.blockM, /*bounded=*/true);
+    copies.commit();
+
+    int64_t count = shape.mTiles * shape.dTiles;
+    SmallVector<Value> initial = zeroAccumulators(2 * count);
+    SmallVector<Value> gradients = forEachBlock(
+        b.index(0), group, initial, [&](Value member, ValueRange carried) {
+          Value head = b.add(b.mul(kvHead, group), member);
+          return forEachBlock(
+              tile.range.firstBlock, tile.range.lastBlockEnd,
+              SmallVector<Value>(carried),
+              [&](Value block, ValueRange carried) {
+                Lanes blockLanes =
+                    Lanes::derive(b, shape, hideFromHoisting(b, threadId));
+                Value firstQuery = b.mul(block, b.index(shape.blockN));
+                copies.copyTile(blockLanes, tile, arg(kGradQ), head, firstQuery,
+                                seqQ, queries, shape.blockN,
+                                /*bounded=*/true);
+                copies.copyTile(blockLanes, tile, arg(kGradDout), head, firstQuery,
+                                seqQ, gradOut, shape.blockN,
+                                /*bounded=*/true);
+                copies.commit();
+                // The block's LSE and delta to shared memory, one query a
+                // thread: each lane reads 2 x 16 of them, where they are
+                // needed, rather than holding them across the GEMMs.
+                Value tid = b.toIndex(blockLanes.tid);
+                scf::IfOp::create(
+                    b, b.slt(tid, b.index(shape.blockN)),
+                    [&](OpBuilder &, Location) {
+                      auto [lse2, delta] = loadRowTerms(
+                          batch, head, b.add(firstQuery, tid), seqQ);
+                      memref::StoreOp::create(b, lse2, columnTerms,
+                                              ValueRange{b.index(0), tid});
+                      memref::StoreOp::create(b, delta, columnTerms,
+                                              ValueRange{b.index(1), tid});
+                      scf::YieldOp::create(b);
+                    });
+                copies.waitForAll();
+                // The columns this lane holds: 2t and 2t + 1 of each n8 tile.
+                Value laneColumn = b.mul(blockLanes.quadCol, b.i32(2));
+                SmallVector<Value> scores =
+                    mma.multiplyTransposed(blockLanes, keys, queries);
+                masking.applyMask(blockLanes, tile, scores, firstQuery);
+                SmallVector<Value> gradProbs =
+                    mma.multiplyTransposed(blockLanes, values, gradOut);
+                auto [probabilities, gradScores] = computeGradScores(
+                    scores, gradProbs,
+                    [&](int64_t, int64_t n, int64_t, int64_t e) {
+                      Value column =
+                          b.toIndex(b.add(laneColumn, b.i32(n * kMmaN + e)));
+                      auto load = [&](int64_t which) -> Value {
+                        return memref::LoadOp::create(
+                            b, columnTerms, ValueRange{b.index(which), column});
+                      };
+                      return std::pair{load(0), load(1)};
+                    });
+                SmallVector<Value> gradKey(carried.begin(),
+                                           carried.begin() + count);
+                SmallVector<Value> gradValue(carried.begin() + count,
+                                             carried.end());
+                mma.accumulateProduct(
+                    blockLanes, packAccumulators(b, shape, probabilities),
+                    gradOut, gradValue);
+                mma.accumulateProduct(blockLanes,
+                                      packAccumulators(b, shape, gradScores),
+                                      queries, gradKey);
+                // Every warp is done with Q and dO before the next copies.
+                gpu::BarrierOp::create(b);
+                llvm::append_range(gradKey, gradValue);
+                return gradKey;
+              });
+        });
+    Lanes storeLanes = Lanes::derive(b, shape, hideFromHoisting(b, threadId));
+    ArrayRef<Value> all(gradients);
+    storeRows(storeLanes, all.take_front(count), shape.scale, arg(kGradDk), batch,
+              kvHead, firstKey, seqK);
+    storeRows(storeLanes, all.drop_front(count), 1.0f, arg(kGradDv), batch, kvHead,
+              firstKey, seqK);
+  });
+}
+
+} // namespace
+
+LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
+                                            gpu::GPUModuleOp kernels) {
+  for (Value operand : op->getOperands()) {
+    auto type = cast<MemRefType>(operand.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (type.getRank() == 4 &&
+        (failed(type.getStridesAndOffset(strides, offset)) ||
+         strides.back() != 1))
+      return op.emitOpError("needs q, k, v, o, dout, dq, dk and dv dense "
+                            "along the head dimension (innermost stride 1), "
+                            "got ")
+             << type;
+  }
+  auto create = [&](StringRef name, int64_t threads, int64_t sharedBytes,
+                    std::array<GridAxis, 3> grid) {
+    return createKernelFunc(
+        op, kernels, name,
+        getGradLaunchContract(op, threads, sharedBytes, grid));
+  };
+  auto build = [&](gpu::GPUFuncOp func,
+                   llvm::function_ref<void(KernelBuilder &)> body) {
+    KernelBuilder b(op.getLoc(), op.getContext());
+    b.setInsertionPointToStart(&func.getBody().front());
+    body(b);
+    gpu::ReturnOp::create(b);
+  };
+
+  gpu::GPUFuncOp delta = create(
+      "attention_grad_delta", kDeltaRows * kThreadsPerWarp, 0,
+      {GridAxis{{{kGradO, 2, kDeltaRows}, {kGradO, 1}, {kGradO, 0}}, kMaxGridDimX},
+       GridAxis{}, GridAxis{}});
+  build(delta, [&](KernelBuilder &b) { buildDeltaKernel(op, delta, b); });
+
+  int64_t threads = kGradWarps * kThreadsPerWarp;
+  int64_t sharedBytes = getGradSharedBytes(op);
+  gpu::GPUFuncOp dq =
+      create("attention_grad_dq", threads, sharedBytes,
+             {GridAxis{{{kGradQ, 2, kGradBlock}}}, GridAxis{{{kGradQ, 1}}},
+              GridAxis{{{kGradQ, 0}}, kMaxGridDimY}});
+  build(dq, [&](KernelBuilder &b) { GradKernelBuilder(op, dq, b).buildDq(); });
+
+  gpu::GPUFuncOp dkv =
+      create("attention_grad_dkv", threads, sharedBytes,
+             {GridAxis{{{kGradK, 2, kGradBlock}}}, GridAxis{{{kGradK, 1}}},
+              GridAxis{{{kGradK, 0}}, kMaxGridDimY}});
+  build(dkv,
+        [&](KernelBuilder &b) { GradKernelBuilder(op, dkv, b).buildDkv(); });
+
+  replaceByLaunches(op, {delta, dq, dkv});
+  return success();
+}

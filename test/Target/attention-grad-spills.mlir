@@ -1,0 +1,38 @@
+// REQUIRES: ptxas
+// RUN: fmha-compile %s --chip=sm_90a --emit=ptx -o %t.sm90a.ptx
+// RUN: %ptxas -arch=sm_90a -O3 -v %t.sm90a.ptx -o %t.sm90a.cubin > %t.sm90a.log 2>&1
+// RUN: FileCheck %s --input-file=%t.sm90a.log
+// RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)" %t.sm90a.log
+// RUN: fmha-compile %s --chip=sm_80 --emit=ptx -o %t.sm80.ptx
+// RUN: %ptxas -arch=sm_80 -O3 -v %t.sm80.ptx -o %t.sm80.cubin > %t.sm80.log 2>&1
+// RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)" %t.sm80.log
+
+// The backward's kernels, compiled as whole programs, spill nothing: dk
+// and dv of a 64-key block (128 f32 registers at head dim 128) stay in
+// registers with the S^T and dP^T fragments, the query block's LSE and
+// delta are read from shared memory where they are used.
+
+// CHECK-DAG: Compiling entry function 'attention_grad_dkv'
+// CHECK-DAG: Compiling entry function 'attention_grad_dq'
+// CHECK-DAG: Compiling entry function 'attention_grad_delta'
+
+func.func @d128_causal(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
+                       %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x128xbf16>) k(%k : memref<?x?x?x128xbf16>)
+      v(%k : memref<?x?x?x128xbf16>) o(%q : memref<?x?x?x128xbf16>)
+      dout(%q : memref<?x?x?x128xbf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x128xbf16>) dk(%k : memref<?x?x?x128xbf16>)
+         dv(%k : memref<?x?x?x128xbf16>) delta(%delta : memref<?x?x?xf32>) causal
+  return
+}
+
+func.func @d64_f16_window(%q: memref<?x?x?x64xf16>, %k: memref<?x?x?x64xf16>,
+                          %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x64xf16>) k(%k : memref<?x?x?x64xf16>)
+      v(%k : memref<?x?x?x64xf16>) o(%q : memref<?x?x?x64xf16>)
+      dout(%q : memref<?x?x?x64xf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x64xf16>) dk(%k : memref<?x?x?x64xf16>)
+         dv(%k : memref<?x?x?x64xf16>) delta(%delta : memref<?x?x?xf32>)
+         {window = array<i64: 100, 20>}
+  return
+}
