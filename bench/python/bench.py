@@ -11,7 +11,10 @@
    and the C API (the same kernel) to show what Python costs, beside cuDNN,
    flash2 and FA4, CUDA events around 10 back-to-back calls (as
    ANCHORS.md), random inputs, candidates interleaved per row.
-3. Decode GB/s (--decode): the decode rows of ANCHORS.md and longer caches,
+3. Backward TFLOP/s (--backward) on the same rows (head dims 64 and 128,
+   those FlashCore's backward takes): dq, dk and dv by autograd from one
+   retained forward, 2.5 x the forward's FLOPs, with cuDNN, flash2 and FA4.
+4. Decode GB/s (--decode): the decode rows of ANCHORS.md and longer caches,
    GQA, and a few query tokens per sequence, bytes of q + k + v + o over
    the time, with cuDNN, flash2 and FA4 (SDPA with enable_gqa, non-causal:
    SDPA's is_causal is top-left aligned, which for Sq < Sk is not decode).
@@ -19,7 +22,8 @@ Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
-                                [--decode] [--no-host] [--no-tflops]
+                                [--decode] [--backward] [--no-host]
+                                [--no-tflops]
 Prints markdown tables for docs/BENCHMARKS.md.
 """
 
@@ -186,6 +190,65 @@ def tflops_rows(rows_regex, rounds):
         torch.cuda.empty_cache()
 
 
+def backward_candidates(q, k, v, causal):
+    """name -> a call that runs one backward (dq, dk, dv by autograd) of a
+    forward made once, on [B, S, H, D] leaves (SDPA: their [B, H, S, D]
+    transposes, its backend chosen at the forward)."""
+    dout = torch.randn_like(q)
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+
+    def backward_of(out):
+        return lambda: torch.autograd.grad(out, leaves, dout,
+                                           retain_graph=True)
+
+    def sdpa(backend):
+        qt, kt, vt = (t.transpose(1, 2) for t in leaves)
+        with sdpa_kernel(backend):
+            out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+        return backward_of(out.transpose(1, 2))
+    found = {
+        "flashcore": backward_of(flashcore.attention(*leaves, causal=causal)),
+        "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+        "flash2": sdpa(SDPBackend.FLASH_ATTENTION),
+    }
+    if fa4_func is not None:
+        out = fa4_func(*leaves, causal=causal)
+        found["fa4"] = backward_of(out[0] if isinstance(out, tuple) else out)
+    return found
+
+
+def backward_rows(rows_regex, rounds):
+    print("\n## Backward TFLOP/s on the ANCHORS rows (BSHD, 2.5 x the "
+          f"forward's FLOPs; median of {rounds} interleaved rounds of "
+          "back_to_back_ms)\n")
+    names = ["flashcore", "cudnn", "flash2"] + (
+        ["fa4"] if fa4_func is not None else [])
+    print("| B x H x S x D | causal | dtype | " + " | ".join(names) +
+          " | flashcore / best |\n|---|---|---|" + "---|" * (len(names) + 1))
+    for b, h, s, d, causal, dtype in ATTENTION_GRID:
+        key = f"{b}x{h}x{s}x{d} {'causal' if causal else 'non-causal'}"
+        if d not in (64, 128) or (rows_regex and
+                                  not re.search(rows_regex, key)):
+            continue
+        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype)
+                   for _ in range(3))
+        flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
+        found = backward_candidates(q, k, v, causal)
+        per = {name: [] for name in names}
+        for round_ in range(rounds):
+            for name in rotated(names, round_):
+                ms = back_to_back_ms(found[name])
+                per[name].append(flops / ms / 1e9)
+        med = {name: statistics.median(per[name]) for name in names}
+        best = max(med[n] for n in names if n != "flashcore")
+        print(f"| {b}x{h}x{s}x{d} | {'yes' if causal else 'no'} | "
+              f"{'fp16' if dtype == torch.float16 else 'bf16'} | " +
+              " | ".join(f"{med[n]:.0f}" for n in names) +
+              f" | {med['flashcore'] / best:.2f} |", flush=True)
+        del q, k, v, found
+        torch.cuda.empty_cache()
+
+
 # B, Sq, Hq, Hkv, Sk (d128 bf16): ANCHORS.md's decode rows, then one long
 # sequence, GQA 64:8, and a few query tokens (speculative decoding).
 DECODE_ROWS = [
@@ -288,6 +351,7 @@ def main():
     parser.add_argument("--no-tflops", action="store_true")
     parser.add_argument("--breakdown", action="store_true")
     parser.add_argument("--decode", action="store_true")
+    parser.add_argument("--backward", action="store_true")
     parser.add_argument("--no-host", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
@@ -299,6 +363,8 @@ def main():
         host_cost(args.rounds, args.calls)
     if not args.no_tflops:
         tflops_rows(args.rows, args.rounds)
+    if args.backward:
+        backward_rows(args.rows, args.rounds)
     if args.decode:
         decode_rows(args.rounds)
 

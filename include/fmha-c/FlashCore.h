@@ -186,6 +186,47 @@ FMHA_C_API fmhaStatus fmhaAttentionWorkspaceSize(fmhaJit jit,
                                                  size_t *bytes,
                                                  char **message);
 
+/** One fmha.attention_grad (FmhaOps.td): the gradients of the attention
+ *  \p forward describes (its attributes, sizes, q, k, v, o, lse and their
+ *  strides; lse is required, its workspace not read) with respect to q, k
+ *  and v, given dout, the gradient with respect to o (o's shape). dq has
+ *  q's shape, dk and dv k's: under GQA each KV head's dk and dv sum over
+ *  the query heads that read it. delta [batch, queryHeads, querySeq] f32 is
+ *  scratch that receives rowsum(dout * o). Strides in elements, as the
+ *  forward's (16-byte aligned tensors, strides multiples of 8); device
+ *  pointers. Head dims 64 and 128. */
+typedef struct fmhaAttentionBackwardDesc {
+  fmhaAttentionDesc forward;
+  const void *dout;
+  void *dq, *dk, *dv;
+  float *delta;
+  long long doutStride[3], dqStride[3], dkStride[3], dvStride[3],
+      deltaStride[3];
+} fmhaAttentionBackwardDesc;
+
+/** Sets every stride of \p desc (the forward's too) for dense tensors of
+ *  the forward's sizes. */
+FMHA_C_API void
+fmhaAttentionBackwardDescSetDenseStrides(fmhaAttentionBackwardDesc *desc);
+
+/** Runs the backward \p desc describes on \p stream with fmhaCallFlags
+ *  \p flags: three kernels (delta, dq, then dk and dv), compiled on first
+ *  use for the forward's element type, head dim, mask and scale. No
+ *  allocation and no atomics: the same bits every run. Bad sizes, strides
+ *  or alignment are FMHA_ERROR_INVALID_ARGUMENT, with a message naming the
+ *  value. */
+FMHA_C_API fmhaStatus fmhaAttentionBackward(fmhaJit jit,
+                                            const fmhaAttentionBackwardDesc *desc,
+                                            void *stream, unsigned flags,
+                                            char **message);
+
+/** Gets ready the backward kernels of \p count descriptions (read as
+ *  fmhaAttentionPrecompile reads them: the forward's attributes), \p threads
+ *  at a time, so that no later fmhaAttentionBackward compiles. */
+FMHA_C_API fmhaStatus fmhaAttentionBackwardPrecompile(
+    fmhaJit jit, const fmhaAttentionBackwardDesc *descs, int count,
+    unsigned threads, char **message);
+
 /** One fmha.merge_attention (FmhaOps.td): states partial attention states
  *  of the same queries, outs [states, batch, heads, querySeq, headDim] with
  *  their log-sum-exps lses [states, batch, heads, querySeq] (f32), merged

@@ -263,6 +263,98 @@ fmhaStatus fmhaAttentionPrecompile(fmhaJit jit, const fmhaAttentionDesc *descs,
   return succeed(message);
 }
 
+/// The backward's spec of \p desc's forward; not yet checked
+/// (checkAttentionGradTensors).
+static llvm::Expected<KernelSpec>
+getAttentionGradSpec(const fmhaAttentionBackwardDesc &desc) {
+  llvm::Expected<KernelSpec> forward = getAttentionSpec(desc.forward);
+  if (!forward)
+    return forward.takeError();
+  return getAttentionGradSpec(*forward);
+}
+
+static AttentionGradTensors
+getTensors(const fmhaAttentionBackwardDesc &desc) {
+  AttentionGradTensors tensors;
+  tensors.forward = getTensors(desc.forward);
+  tensors.dout = desc.dout;
+  tensors.dq = desc.dq;
+  tensors.dk = desc.dk;
+  tensors.dv = desc.dv;
+  tensors.delta = desc.delta;
+  for (auto [from, to] : {std::pair{desc.doutStride, &tensors.doutStrides},
+                          {desc.dqStride, &tensors.dqStrides},
+                          {desc.dkStride, &tensors.dkStrides},
+                          {desc.dvStride, &tensors.dvStrides},
+                          {desc.deltaStride, &tensors.deltaStrides}})
+    std::copy(from, from + 3, to->begin());
+  return tensors;
+}
+
+void fmhaAttentionBackwardDescSetDenseStrides(fmhaAttentionBackwardDesc *desc) {
+  if (!desc)
+    return;
+  fmhaAttentionDescSetDenseStrides(&desc->forward);
+  AttentionGradTensors tensors = getTensors(*desc);
+  tensors.setDenseStrides(desc->forward.headDim);
+  for (auto [from, to] : {std::pair{&tensors.doutStrides, desc->doutStride},
+                          {&tensors.dqStrides, desc->dqStride},
+                          {&tensors.dkStrides, desc->dkStride},
+                          {&tensors.dvStrides, desc->dvStride},
+                          {&tensors.deltaStrides, desc->deltaStride}})
+    std::copy(from->begin(), from->end(), to);
+}
+
+fmhaStatus fmhaAttentionBackward(fmhaJit jit,
+                                 const fmhaAttentionBackwardDesc *desc,
+                                 void *stream, unsigned flags,
+                                 char **message) {
+  if (!jit || !desc)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackward: jit and desc must not be NULL",
+                  message);
+  llvm::Expected<LaunchOptions> options = getLaunchOptions(flags);
+  if (!options)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackward: " +
+                      llvm::toString(options.takeError()),
+                  message);
+  llvm::Expected<KernelSpec> spec = getAttentionGradSpec(*desc);
+  if (!spec)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackward: " + llvm::toString(spec.takeError()),
+                  message);
+  if (llvm::Error err = jit->jit->launchAttentionGrad(
+          *spec, getTensors(*desc), static_cast<CUstream>(stream), *options))
+    return reportCall("fmhaAttentionBackward", std::move(err), message);
+  return succeed(message);
+}
+
+fmhaStatus fmhaAttentionBackwardPrecompile(
+    fmhaJit jit, const fmhaAttentionBackwardDesc *descs, int count,
+    unsigned threads, char **message) {
+  if (!jit || (count > 0 && !descs) || count < 0)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackwardPrecompile: jit and descs must not be "
+                  "NULL, and count is " +
+                      std::to_string(count) + ", expected at least 0",
+                  message);
+  std::vector<KernelSpec> specs;
+  for (int i = 0; i < count; ++i) {
+    llvm::Expected<KernelSpec> spec = getAttentionGradSpec(descs[i]);
+    if (!spec)
+      return report(FMHA_ERROR_INVALID_ARGUMENT,
+                    "fmhaAttentionBackwardPrecompile: descs[" +
+                        std::to_string(i) +
+                        "]: " + llvm::toString(spec.takeError()),
+                    message);
+    specs.push_back(*spec);
+  }
+  if (llvm::Error err = jit->jit->precompile(specs, threads))
+    return report(std::move(err), message);
+  return succeed(message);
+}
+
 fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **message) {
   if (!desc)
     return report(FMHA_ERROR_INVALID_ARGUMENT,

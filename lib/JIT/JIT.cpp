@@ -456,8 +456,15 @@ void KernelNotLoadedError::log(llvm::raw_ostream &os) const {
 }
 
 llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec,
-                                              KernelSource source) {
+                                              KernelSource source,
+                                              llvm::StringRef kernelName) {
+  if (kernelName.empty())
+    kernelName = spec.getKernelName();
+  // The first kernel of a spec is known by the spec's key alone; the others
+  // of its module by the key and their names.
   std::string specKey = spec.getKey();
+  if (kernelName != spec.getKernelName())
+    specKey += " kernel " + kernelName.str();
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto found = specKernels.find(specKey);
@@ -469,7 +476,7 @@ llvm::Expected<const Kernel &> JIT::getKernel(const KernelSpec &spec,
   if (source == KernelSource::LoadedOnly)
     return llvm::make_error<KernelNotLoadedError>(std::move(specKey));
   llvm::Expected<std::unique_ptr<Kernel>> kernel = loadKernel(
-      getKey("spec", specKey), spec.getKernelName(),
+      getKey("spec", spec.getKey()), kernelName,
       [&](const CompileOptions &options) {
         return compileKernelSpec(spec, options);
       });
@@ -496,13 +503,18 @@ llvm::Error JIT::precompile(llvm::ArrayRef<KernelSpec> specs,
   std::string failures;
   for (const KernelSpec &spec : work)
     pool.async([&, &spec = spec] {
-      llvm::Expected<const Kernel &> kernel = getKernel(spec);
-      if (kernel)
+      // The first kernel compiles the module; the others load from it.
+      for (llvm::StringRef name : spec.getKernelNames()) {
+        llvm::Expected<const Kernel &> kernel =
+            getKernel(spec, KernelSource::CompileOnMiss, name);
+        if (kernel)
+          continue;
+        std::string failure = "\n  " + spec.getKey() + ": " +
+                              llvm::toString(kernel.takeError());
+        std::lock_guard<std::mutex> lock(failuresMutex);
+        failures += failure;
         return;
-      std::string failure =
-          "\n  " + spec.getKey() + ": " + llvm::toString(kernel.takeError());
-      std::lock_guard<std::mutex> lock(failuresMutex);
-      failures += failure;
+      }
     });
   pool.wait();
   if (failures.empty())

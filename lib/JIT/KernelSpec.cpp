@@ -37,6 +37,8 @@ llvm::StringRef KernelSpec::getKernelName() const {
   switch (kind) {
   case OpKind::Attention:
     return "attention";
+  case OpKind::AttentionGrad:
+    return getKernelNames().front();
   case OpKind::Merge:
     return "merge_attention";
   case OpKind::Resample:
@@ -47,10 +49,25 @@ llvm::StringRef KernelSpec::getKernelName() const {
   llvm_unreachable("unknown op kind");
 }
 
+llvm::SmallVector<llvm::StringRef, 3> KernelSpec::getKernelNames() const {
+  if (kind == OpKind::AttentionGrad)
+    return {"attention_grad_delta", "attention_grad_dq", "attention_grad_dkv"};
+  return {getKernelName()};
+}
+
 std::string KernelSpec::getKey() const {
   std::string key;
   llvm::raw_string_ostream os(key);
-  os << getKernelName() << ' ' << getElementTypeName(elementType);
+  os << (kind == OpKind::AttentionGrad ? "attention_grad" : getKernelName())
+     << ' ' << getElementTypeName(elementType);
+  if (kind == OpKind::AttentionGrad) {
+    os << " d" << headDim << (causal ? " causal" : "");
+    if (window)
+      os << " window " << (*window)[0] << ',' << (*window)[1];
+    if (scale)
+      os << llvm::formatv(" scale {0:x8}", llvm::bit_cast<uint32_t>(*scale));
+    return key;
+  }
   if (kind == OpKind::Attention) {
     os << " d" << headDim << (causal ? " causal" : "")
        << (withLse ? " lse" : "");
@@ -150,6 +167,28 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
         tile, spec.splitKeys);
+    func::ReturnOp::create(b, loc);
+    return module;
+  }
+
+  if (spec.kind == OpKind::AttentionGrad) {
+    // q, k, v, o, dout, then lse, then dq, dk, dv, then delta: any strides
+    // with a dense head dimension.
+    MemRefType tensor = getStridedType(
+        {kDynamic, kDynamic, kDynamic, int64_t(spec.headDim)}, element,
+        /*denseInnermost=*/true);
+    MemRefType rows = getStridedType({kDynamic, kDynamic, kDynamic},
+                                     b.getF32Type(), /*denseInnermost=*/false);
+    SmallVector<Type> types(5, tensor);
+    types.push_back(rows);
+    types.append(3, tensor);
+    types.push_back(rows);
+    ValueRange a = createFunc(b, "attention_grad", types);
+    AttentionGradOp::create(
+        b, loc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+        spec.causal, spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
+        spec.window ? b.getDenseI64ArrayAttr(*spec.window)
+                    : DenseI64ArrayAttr());
     func::ReturnOp::create(b, loc);
     return module;
   }
@@ -273,6 +312,17 @@ unsigned fmha::getEvenKeySplits(int64_t splits, int64_t keyBlocks) {
     return 1;
   int64_t perSplit = (keyBlocks + splits - 1) / splits;
   return static_cast<unsigned>((keyBlocks + perSplit - 1) / perSplit);
+}
+
+KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec) {
+  KernelSpec grad;
+  grad.kind = OpKind::AttentionGrad;
+  grad.elementType = spec.elementType;
+  grad.headDim = spec.headDim;
+  grad.causal = spec.causal;
+  grad.window = spec.window;
+  grad.scale = spec.scale;
+  return grad;
 }
 
 KernelSpec fmha::getMergeSpec(const KernelSpec &spec) {

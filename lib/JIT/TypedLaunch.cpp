@@ -34,17 +34,23 @@ void AttentionTensors::setDenseStrides(unsigned headDim) {
   lseStrides = {queryHeads * querySeq, querySeq, 1};
 }
 
-llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
-  auto fail = [](const llvm::Twine &what) {
-    return llvm::make_error<OperandError>(("attention: " + what).str());
+/// The checks an attention spec and its backward's share: the kind, the
+/// element type, the head dim (one of \p headDims, listed as \p expected)
+/// and the window.
+static llvm::Error checkAttentionAttributes(const KernelSpec &spec,
+                                           OpKind kind, llvm::StringRef op,
+                                           llvm::ArrayRef<int64_t> headDims,
+                                           llvm::StringRef expected) {
+  auto fail = [&](const llvm::Twine &what) {
+    return llvm::make_error<OperandError>((op + ": " + what).str());
   };
-  if (spec.kind != OpKind::Attention)
-    return fail("the kernel spec is not an attention spec");
+  if (spec.kind != kind)
+    return fail("the kernel spec is not an " + op + " spec");
   if (spec.elementType == ElementType::F32)
     return fail("q, k, v and o are f16 or bf16, got f32");
-  if (!llvm::is_contained(kSupportedHeadDims, int64_t(spec.headDim)))
-    return fail(llvm::formatv("headDim is {0}, expected 64, 128 or 256",
-                              spec.headDim));
+  if (!llvm::is_contained(headDims, int64_t(spec.headDim)))
+    return fail(llvm::formatv("headDim is {0}, expected {1}", spec.headDim,
+                              expected));
   if (spec.window) {
     auto [left, right] = *spec.window;
     if (left < 0 || right < 0)
@@ -59,11 +65,17 @@ llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
   return llvm::Error::success();
 }
 
+llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
+  return checkAttentionAttributes(spec, OpKind::Attention, "attention",
+                                  kSupportedHeadDims, "64, 128 or 256");
+}
+
 /// The checks of the sizes alone (batch, lengths, head counts), which is
 /// what a workspace size depends on.
-static llvm::Error checkAttentionSizes(const AttentionTensors &t) {
-  auto fail = [](const llvm::Twine &what) {
-    return llvm::make_error<OperandError>(("attention: " + what).str());
+static llvm::Error checkAttentionSizes(const AttentionTensors &t,
+                                       llvm::StringRef op = "attention") {
+  auto fail = [&](const llvm::Twine &what) {
+    return llvm::make_error<OperandError>((op + ": " + what).str());
   };
   if (t.batch < 0)
     return fail(llvm::formatv("batch is {0}, expected at least 0", t.batch));
@@ -78,6 +90,55 @@ static llvm::Error checkAttentionSizes(const AttentionTensors &t) {
     return fail(llvm::formatv("queryHeads (Hq) {0} and kvHeads (Hkv) {1}: "
                               "expected both at least 1 and Hq % Hkv == 0",
                               t.queryHeads, t.kvHeads));
+  return llvm::Error::success();
+}
+
+namespace {
+/// A [B, H, S, D] operand of an attention launch, as the checks see it.
+struct TensorOperand {
+  const char *name;
+  const void *data;
+  const std::array<int64_t, 3> &strides;
+};
+/// An f32 [B, H, S] operand (LSE, delta): only its alignment is checked.
+struct RowsOperand {
+  const char *name;
+  const void *data;
+};
+} // namespace
+
+/// Checks the alignment and strides of \p tensors (16-byte aligned,
+/// strides multiples of 16 bytes: cp.async, TMA and the vector stores move
+/// 16-byte chunks) and the alignment of \p rows (where given) for \p op.
+static llvm::Error checkAttentionOperands(llvm::StringRef op,
+                                          llvm::ArrayRef<TensorOperand> tensors,
+                                          llvm::ArrayRef<RowsOperand> rows) {
+  auto fail = [&](const llvm::Twine &what) {
+    return llvm::make_error<OperandError>((op + ": " + what).str());
+  };
+  constexpr int64_t kAlignment = 16, kElementBytes = 2;
+  constexpr const char *kDimensionNames[] = {"batch", "head", "row"};
+  for (const TensorOperand &operand : tensors) {
+    if (!isAligned(operand.data, kAlignment))
+      return fail(llvm::formatv("{0} is at {1}, expected a {2}-byte aligned "
+                                "address",
+                                operand.name, hexAddress(operand.data),
+                                kAlignment));
+    for (int d = 0; d < 3; ++d) {
+      int64_t stride = operand.strides[d];
+      if (stride < 0 || stride * kElementBytes % kAlignment != 0)
+        return fail(llvm::formatv(
+            "{0}'s {1} stride is {2} elements, expected a non-negative "
+            "multiple of {3} (16 bytes; the head dimension is dense)",
+            operand.name, kDimensionNames[d], stride,
+            kAlignment / kElementBytes));
+    }
+  }
+  for (const RowsOperand &operand : rows)
+    if (operand.data && !isAligned(operand.data, alignof(float)))
+      return fail(llvm::formatv("{0} is at {1}, expected a 4-byte aligned "
+                                "address",
+                                operand.name, hexAddress(operand.data)));
   return llvm::Error::success();
 }
 
@@ -97,36 +158,14 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                       "(set withLse)");
   if (llvm::Error err = checkAttentionSizes(t))
     return err;
-  // cp.async, TMA and the output's vector stores move 16-byte chunks.
-  constexpr int64_t kAlignment = 16, kElementBytes = 2;
-  constexpr const char *kDimensionNames[] = {"batch", "head", "row"};
-  struct Operand {
-    const char *name;
-    const void *data;
-    const std::array<int64_t, 3> &strides;
-  };
-  for (const Operand &operand :
-       {Operand{"q", t.q, t.qStrides}, Operand{"k", t.k, t.kStrides},
-        Operand{"v", t.v, t.vStrides}, Operand{"o", t.o, t.oStrides}}) {
-    if (!isAligned(operand.data, kAlignment))
-      return fail(llvm::formatv("{0} is at {1}, expected a {2}-byte aligned "
-                                "address",
-                                operand.name, hexAddress(operand.data),
-                                kAlignment));
-    for (int d = 0; d < 3; ++d) {
-      int64_t stride = operand.strides[d];
-      if (stride < 0 || stride * kElementBytes % kAlignment != 0)
-        return fail(llvm::formatv(
-            "{0}'s {1} stride is {2} elements, expected a non-negative "
-            "multiple of {3} (16 bytes; the head dimension is dense)",
-            operand.name, kDimensionNames[d], stride,
-            kAlignment / kElementBytes));
-    }
-  }
-  if (t.lse && !isAligned(t.lse, alignof(float)))
-    return fail(llvm::formatv("lse is at {0}, expected a 4-byte aligned "
-                              "address",
-                              hexAddress(t.lse)));
+  if (llvm::Error err = checkAttentionOperands(
+          "attention",
+          {{"q", t.q, t.qStrides},
+           {"k", t.k, t.kStrides},
+           {"v", t.v, t.vStrides},
+           {"o", t.o, t.oStrides}},
+          {{"lse", t.lse}}))
+    return err;
   return llvm::Error::success();
 }
 
@@ -417,6 +456,86 @@ llvm::Error JIT::launchMerge(const KernelSpec &spec, const MergeTensors &t,
   if (!kernel || options.prepareOnly)
     return kernel.takeError();
   return launchMergeKernel(*kernel, spec.headDim, t, stream);
+}
+
+void AttentionGradTensors::setDenseStrides(unsigned headDim) {
+  forward.setDenseStrides(headDim);
+  doutStrides = dqStrides = forward.qStrides;
+  dkStrides = dvStrides = forward.kStrides;
+  deltaStrides = forward.lseStrides;
+}
+
+llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
+                                            const AttentionGradTensors &t) {
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::make_error<OperandError>(("attention_grad: " + what).str());
+  };
+  if (llvm::Error err = checkAttentionAttributes(
+          spec, OpKind::AttentionGrad, "attention_grad",
+          kSupportedGradHeadDims, "64 or 128"))
+    return err;
+  const AttentionTensors &f = t.forward;
+  if (!f.q || !f.k || !f.v || !f.o || !f.lse || !t.dout || !t.dq || !t.dk ||
+      !t.dv || !t.delta)
+    return fail("q, k, v, o, lse, dout, dq, dk, dv and delta must not be "
+                "null (the backward reads the forward's lse)");
+  if (llvm::Error err = checkAttentionSizes(f, "attention_grad"))
+    return err;
+  return checkAttentionOperands(
+      "attention_grad",
+      {{"q", f.q, f.qStrides},
+       {"k", f.k, f.kStrides},
+       {"v", f.v, f.vStrides},
+       {"o", f.o, f.oStrides},
+       {"dout", t.dout, t.doutStrides},
+       {"dq", t.dq, t.dqStrides},
+       {"dk", t.dk, t.dkStrides},
+       {"dv", t.dv, t.dvStrides}},
+      {{"lse", f.lse}, {"delta", t.delta}});
+}
+
+llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
+                                     const AttentionGradTensors &t,
+                                     CUstream stream,
+                                     const LaunchOptions &options) {
+  if (llvm::Error err = checkAttentionGradTensors(spec, t))
+    return err;
+  llvm::SmallVector<const Kernel *, 3> kernels;
+  for (llvm::StringRef name : spec.getKernelNames()) {
+    llvm::Expected<const Kernel &> kernel =
+        getKernel(spec, options.source, name);
+    if (!kernel)
+      return kernel.takeError();
+    kernels.push_back(&*kernel);
+  }
+  if (options.prepareOnly)
+    return llvm::Error::success();
+  // The op's operands in order: q, k, v, o, dout, lse, dq, dk, dv, delta.
+  const AttentionTensors &f = t.forward;
+  auto tensor = [&](const void *data, bool keys,
+                    const std::array<int64_t, 3> &strides) {
+    return LaunchOperand{
+        data,
+        {f.batch, keys ? f.kvHeads : f.queryHeads,
+         keys ? f.keySeq : f.querySeq, int64_t(spec.headDim)},
+        {strides[0], strides[1], strides[2], 1}};
+  };
+  auto rows = [&](const void *data, const std::array<int64_t, 3> &strides) {
+    return LaunchOperand{data,
+                         {f.batch, f.queryHeads, f.querySeq},
+                         {strides[0], strides[1], strides[2]}};
+  };
+  llvm::SmallVector<LaunchOperand, 10> operands = {
+      tensor(f.q, false, f.qStrides),     tensor(f.k, true, f.kStrides),
+      tensor(f.v, true, f.vStrides),      tensor(f.o, false, f.oStrides),
+      tensor(t.dout, false, t.doutStrides), rows(f.lse, f.lseStrides),
+      tensor(t.dq, false, t.dqStrides),   tensor(t.dk, true, t.dkStrides),
+      tensor(t.dv, true, t.dvStrides),    rows(t.delta, t.deltaStrides)};
+  for (const Kernel *kernel : kernels)
+    if (llvm::Error err = kernel->launch(stream, operands))
+      return llvm::createStringError("attention_grad: " +
+                                     llvm::toString(std::move(err)));
+  return llvm::Error::success();
 }
 
 llvm::Error fmha::checkResampleTensors(const KernelSpec &spec,

@@ -91,6 +91,20 @@ class AttentionDesc(ctypes.Structure):
                 ("workspaceBytes", ctypes.c_size_t)]
 
 
+class AttentionBackwardDesc(ctypes.Structure):
+    _fields_ = [("forward", AttentionDesc),
+                ("dout", ctypes.c_void_p),
+                ("dq", ctypes.c_void_p),
+                ("dk", ctypes.c_void_p),
+                ("dv", ctypes.c_void_p),
+                ("delta", ctypes.c_void_p),
+                ("doutStride", _Strides),
+                ("dqStride", _Strides),
+                ("dkStride", _Strides),
+                ("dvStride", _Strides),
+                ("deltaStride", _Strides)]
+
+
 class MergeDesc(ctypes.Structure):
     _fields_ = [("elementType", ctypes.c_int),
                 ("headDim", ctypes.c_uint),
@@ -197,13 +211,15 @@ def _declare(h):
     h.fmhaJitDestroy.restype = None
     h.fmhaJitDestroy.argtypes = [P]
     # The descriptors go by address (a packed buffer or a ctypes struct).
-    for name in ("fmhaAttentionEx", "fmhaResampleEx", "fmhaMergeAttention"):
+    for name in ("fmhaAttentionEx", "fmhaResampleEx", "fmhaMergeAttention",
+                 "fmhaAttentionBackward"):
         fn = getattr(h, name)
         fn.restype = status
         fn.argtypes = [P, P, P, ctypes.c_uint, ctypes.POINTER(P)]
-    h.fmhaAttentionPrecompile.restype = status
-    h.fmhaAttentionPrecompile.argtypes = [P, P, ctypes.c_int, ctypes.c_uint,
-                                          ctypes.POINTER(P)]
+    for name in ("fmhaAttentionPrecompile", "fmhaAttentionBackwardPrecompile"):
+        fn = getattr(h, name)
+        fn.restype = status
+        fn.argtypes = [P, P, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(P)]
     h.fmhaAttentionWorkspaceSize.restype = status
     h.fmhaAttentionWorkspaceSize.argtypes = [
         P, P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(P)]

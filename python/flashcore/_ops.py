@@ -1,5 +1,6 @@
-"""flashcore's torch operators: flashcore::attention,
-flashcore::merge_attention and flashcore::resample.
+"""flashcore's torch operators: flashcore::attention (and its backward,
+flashcore::attention_backward), flashcore::merge_attention and
+flashcore::resample.
 
 Each op has a schema, a CUDA implementation that launches FlashCore's kernel
 on torch's current stream with outputs from torch's allocator, a fake
@@ -25,6 +26,9 @@ _lib = torch.library.Library("flashcore", "DEF")
 _lib.define("attention(Tensor q, Tensor k, Tensor v, bool causal=False, "
             "int[]? window=None, float? scale=None, bool return_lse=False) "
             "-> (Tensor, Tensor)")
+_lib.define("attention_backward(Tensor dout, Tensor q, Tensor k, Tensor v, "
+            "Tensor o, Tensor lse, bool causal=False, int[]? window=None, "
+            "float? scale=None) -> (Tensor, Tensor, Tensor)")
 _lib.define("merge_attention(Tensor outs, Tensor lses) -> (Tensor, Tensor)")
 _lib.define("resample(Tensor targets, Tensor[] times, Tensor[] values, "
             "Tensor[]? lengths=None, str mode='linear') -> Tensor")
@@ -267,12 +271,34 @@ def _attention_fake(q, k, v, causal=False, window=None, scale=None,
     return _attention_outputs(q, return_lse)
 
 
+def _setup_attention(ctx, inputs, output):
+    q, k, v, causal, window, scale, _ = inputs
+    o, lse = output
+    ctx.save_for_backward(q, k, v, o, lse)
+    ctx.attributes = (causal, window, scale)
+    # A gradient that does not flow into lse arrives as None, not zeros.
+    ctx.set_materialize_grads(False)
+
+
 def _attention_backward(ctx, grad_o, grad_lse):
-    raise NotImplementedError(
-        "flashcore.attention has no backward yet (FlashCore issue #23, "
-        "fmha.attention backward): compute attention under torch.no_grad() "
-        "or with inputs that do not require grad, or use "
-        "torch.nn.functional.scaled_dot_product_attention to train")
+    op = "flashcore.attention backward"
+    if grad_lse is not None:
+        raise NotImplementedError(
+            f"{op}: the loss depends on the returned lse, and FlashCore's "
+            "backward takes the gradient of o only: detach lse "
+            "(lse.detach()) where it enters the loss")
+    q, k, v, o, lse = ctx.saved_tensors
+    if lse.numel() == 0:
+        _fail(f"{op}: the forward ran without its lse (return_lse=False on "
+              "torch.ops.flashcore.attention), which the backward needs: "
+              "call flashcore.attention, which keeps it when inputs require "
+              "grad")
+    if grad_o is None:
+        return (None,) * 7
+    causal, window, scale = ctx.attributes
+    dq, dk, dv = torch.ops.flashcore.attention_backward.default(
+        grad_o, q, k, v, o, lse, causal, window, scale)
+    return dq, dk, dv, None, None, None, None
 
 
 def _setup_nothing(ctx, inputs, output):
@@ -284,6 +310,83 @@ for _key in ("CUDA", "CPU"):
     _lib.impl("attention", _attention_impl, _key)
 torch.library.register_fake("flashcore::attention", _attention_fake, lib=_lib)
 torch.library.register_autograd("flashcore::attention", _attention_backward,
+                                setup_context=_setup_attention, lib=_lib)
+
+
+def _dense_gradient(dout, op):
+    """dout as the C API takes it: a dense head dim, 16-byte strides and
+    address (the gradient autograd hands over may be an expanded or sliced
+    view); copied only where it is not."""
+    _check_tensor("dout", dout, op)
+    if dout.stride(3) != 1 or any(s % 8 for s in dout.stride()[:3]) or \
+            dout.data_ptr() % 16:
+        dout = dout.contiguous()
+    return dout
+
+
+def _attention_backward_outputs(q, k, v):
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
+                             scale=None):
+    """fmhaAttentionBackward on the current stream: dq, dk, dv like q, k and
+    v, delta (rowsum(dout * o), f32) from torch's allocator."""
+    op = "flashcore.attention backward"
+    _check_attention(q, k, v, window)
+    if dout.shape != q.shape or o.shape != q.shape:
+        _fail(f"{op}: dout is {tuple(dout.shape)} and o {tuple(o.shape)}, "
+              f"expected q's shape {tuple(q.shape)}")
+    dout = _dense_gradient(dout, op)
+    b, sq, hq, _ = q.shape
+    if lse.shape != (b, hq, sq) or lse.dtype != torch.float32 or \
+            not lse.is_contiguous():
+        _fail(f"{op}: lse is {lse.dtype} {tuple(lse.shape)}, expected the "
+              f"forward's contiguous torch.float32 {(b, hq, sq)}")
+    dq, dk, dv = _attention_backward_outputs(q, k, v)
+    delta = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
+    if window is not None:
+        window = tuple(window)
+    _pack_attention(q, k, v, (q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                              o.data_ptr(), lse.data_ptr()), o.stride(),
+                    causal, window, scale)
+    desc = _capi.AttentionBackwardDesc()
+    ctypes.memmove(ctypes.addressof(desc.forward), _state.desc_address,
+                   ctypes.sizeof(desc.forward))
+    desc.dout, desc.dq, desc.dk, desc.dv, desc.delta = (
+        dout.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
+        delta.data_ptr())
+    # Strides of the batch, head and row dimensions ([B, S, H, D] tensors).
+    for name, t in (("doutStride", dout), ("dqStride", dq), ("dkStride", dk),
+                    ("dvStride", dv)):
+        s = t.stride()
+        getattr(desc, name)[:] = (s[0], s[2], s[1])
+    desc.deltaStride[:] = (hq * sq, sq, 1)
+    flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
+    device = q.device.index
+    _capi.call(_capi.lib().fmhaAttentionBackward, _capi.jit(device),
+               ctypes.addressof(desc), _raw_stream(device), flags)
+    return dq, dk, dv
+
+
+def _attention_backward_fake(dout, q, k, v, o, lse, causal=False, window=None,
+                             scale=None):
+    _check_attention(q, k, v, window)
+    return _attention_backward_outputs(q, k, v)
+
+
+def _attention_double_backward(ctx, grad_dq, grad_dk, grad_dv):
+    raise NotImplementedError(
+        "flashcore.attention has no second derivative: its backward is not "
+        "differentiable")
+
+
+for _key in ("CUDA", "CPU"):
+    _lib.impl("attention_backward", _attention_backward_impl, _key)
+torch.library.register_fake("flashcore::attention_backward",
+                            _attention_backward_fake, lib=_lib)
+torch.library.register_autograd("flashcore::attention_backward",
+                                _attention_double_backward,
                                 setup_context=_setup_nothing, lib=_lib)
 
 
@@ -320,6 +423,11 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     scale (default 1/sqrt(head_dim)). return_lse: also return the
     log-sum-exp of each row's scores, [batch, heads_q, seqlen_q] f32.
 
+    Differentiable in q, k and v (head_dim 64 or 128): the backward runs
+    FlashCore's kernels too (flashcore::attention_backward), with no
+    atomics, so its gradients are the same bits every run. The loss may not
+    depend on the returned lse.
+
     Returns o like q (and lse). The kernel runs on torch's current stream;
     it is compiled on first use for its dtype, head dim, masks and scale
     and cached (flashcore.precompile does it ahead of time). Inside CUDA
@@ -339,11 +447,13 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
         _run_attention(q, k, v, o.data_ptr(), lse.data_ptr(), causal, window,
                        scale, flags)
         return o, lse
-    else:
-        _check_window(window, "flashcore.attention")
-        o, lse = torch.ops.flashcore.attention.default(
-            q, k, v, causal, None if window is None else list(window), scale,
-            return_lse)
+    _check_window(window, "flashcore.attention")
+    # The backward needs the LSE: computed whenever autograd may ask.
+    keep_lse = return_lse or (torch.is_grad_enabled() and any(
+        isinstance(t, torch.Tensor) and t.requires_grad for t in (q, k, v)))
+    o, lse = torch.ops.flashcore.attention.default(
+        q, k, v, causal, None if window is None else list(window), scale,
+        keep_lse)
     return (o, lse) if return_lse else o
 
 
@@ -604,7 +714,7 @@ def _precompile_resample(targets, times, values, lengths=None, *,
 
 
 _VARIANT_KEYS = {"dtype", "head_dim", "causal", "window", "scale",
-                 "return_lse", "seqlen_q"}
+                 "return_lse", "seqlen_q", "backward"}
 
 
 def precompile_attention(variants, *, device=None, threads=0):
@@ -613,8 +723,9 @@ def precompile_attention(variants, *, device=None, threads=0):
     cache, or compiled, then loaded on `device` (default: the current CUDA
     device). Each variant is a dict with dtype (torch.float16 or
     torch.bfloat16) and head_dim, and optionally flashcore.attention's
-    causal, window, scale and return_lse, and seqlen_q (default: every
-    query length; a length: the kernel for that length only). Launches
+    causal, window, scale and return_lse, seqlen_q (default: every
+    query length; a length: the kernel for that length only), and backward
+    (True: the backward's kernels too). Launches
     nothing; afterwards those calls, CUDA graph capture included, only
     launch.
 
@@ -645,6 +756,11 @@ def precompile_attention(variants, *, device=None, threads=0):
         # Only whether lse is NULL is read.
         d.lse = _STAND_IN if variant.get("return_lse") else None
         d.querySeq = variant.get("seqlen_q") or 0
+    backward = [d for d, variant in zip(descs, variants)
+                if variant.get("backward")]
+    grads = (_capi.AttentionBackwardDesc * max(1, len(backward)))()
+    for grad, d in zip(grads, backward):
+        grad.forward = d
     device = torch.device("cuda", device) if isinstance(device, int) else \
         torch.device(device or "cuda")
     if device.type != "cuda":
@@ -654,6 +770,10 @@ def precompile_attention(variants, *, device=None, threads=0):
         torch.cuda.current_device()
     _capi.call(_capi.lib().fmhaAttentionPrecompile, _capi.jit(index),
                ctypes.addressof(descs), len(variants), threads)
+    if backward:
+        _capi.call(_capi.lib().fmhaAttentionBackwardPrecompile,
+                   _capi.jit(index), ctypes.addressof(grads), len(backward),
+                   threads)
 
 
 def precompile(op, *args, **kwargs):

@@ -100,6 +100,7 @@ def test_first_gpu_call_says_what_is_missing():
     ("flashcore::attention", ("CUDA", "Meta", "Autograd")),
     ("flashcore::resample", ("CUDA", "Meta", "Autograd")),
     ("flashcore::merge_attention", ("CUDA", "Meta", "Autograd")),
+    ("flashcore::attention_backward", ("CUDA", "Meta", "Autograd")),
 ])
 def test_ops_are_registered(name, keys):
     for key in keys:
@@ -372,11 +373,54 @@ def test_precompile_attention_needs_a_cuda_device():
             [dict(dtype=torch.float16, head_dim=128)], device="cpu"))
 
 
-def test_gradient_is_a_clear_error():
+def test_attention_backward_schema():
+    schema = str(torch.ops.flashcore.attention_backward.default._schema)
+    assert schema == (
+        "flashcore::attention_backward(Tensor dout, Tensor q, Tensor k, "
+        "Tensor v, Tensor o, Tensor lse, bool causal=False, int[]? "
+        "window=None, float? scale=None) -> (Tensor, Tensor, Tensor)")
+
+
+def test_gradients_flow_through_the_backward_op():
+    # On meta tensors the fakes run: the autograd wiring, not the kernels.
+    q = meta(2, 64, 8, 128).requires_grad_()
+    k = meta(2, 80, 2, 128).requires_grad_()
+    v = meta(2, 80, 2, 128).requires_grad_()
+    o = flashcore.attention(q, k, v, causal=True, window=(32, 0))
+    assert o.grad_fn is not None
+    o.sum().backward()
+    for t in (q, k, v):
+        assert t.grad.shape == t.shape and t.grad.dtype == t.dtype
+
+
+def test_bhsd_gradients_keep_the_layout():
+    q = meta(1, 4, 64, 64, dtype=torch.bfloat16).transpose(1, 2)
+    q.requires_grad_()
+    dq, = torch.autograd.grad(flashcore.attention(q, q, q).sum(), q)
+    assert dq.shape == q.shape
+
+
+def test_opcheck_backward_on_meta_tensors():
+    q, k = meta(2, 64, 4, 64), meta(2, 80, 2, 64)
+    lse = torch.empty(2, 4, 64, dtype=torch.float32, device="meta")
+    torch.library.opcheck(torch.ops.flashcore.attention_backward.default,
+                          (q, q, k, k, q, lse, True, None, None),
+                          test_utils=("test_schema", "test_faketensor"))
+
+
+def test_a_loss_of_the_lse_is_a_clear_error():
     q = meta(1, 64, 4, 64).requires_grad_()
-    o = flashcore.attention(q, q, q)
-    with pytest.raises(NotImplementedError, match="no backward yet"):
-        o.sum().backward()
+    o, lse = flashcore.attention(q, q, q, return_lse=True)
+    with pytest.raises(NotImplementedError, match="detach"):
+        (o.sum() + lse.sum()).backward()
+
+
+def test_no_second_derivative():
+    q = meta(1, 64, 4, 64).requires_grad_()
+    dq, = torch.autograd.grad(flashcore.attention(q, q, q).sum(), q,
+                              create_graph=True)
+    with pytest.raises(NotImplementedError, match="second derivative"):
+        dq.sum().backward()
 
 
 def test_no_grad_needs_no_backward():

@@ -1,6 +1,7 @@
 """flashcore (the installed wheel) on the GPU, against torch on the device:
 the attention grid of scripts/gpu/attention.sh through flashcore.attention
-(BSHD and BHSD, GQA/MQA, causal, windows, LSE), torch.library.opcheck,
+(BSHD and BHSD, GQA/MQA, causal, windows, LSE), its gradients against
+torch's autograd (and the same bits twice), torch.library.opcheck,
 torch.compile(fullgraph=True) with inductor, CUDA graph capture and replay
 (precompiled and warmed up; an uncompiled kernel is refused, not compiled),
 resample in every mode against a torch reference, and the errors of bad
@@ -147,6 +148,86 @@ def attention_grid():
                         window=(500, 0))),
     ]:
         check("attention " + name, case)
+
+
+def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
+                  scale=None, bhsd=False):
+    """dq, dk and dv of flashcore.attention by autograd against torch's
+    autograd of the float32 reference, with FlashAttention's criterion:
+    each within twice the error of the same math in the inputs' dtype (plus
+    1e-3 of its largest value, for gradients that are zero in exact
+    arithmetic); and the same bits on a second backward."""
+    def run():
+        def make(heads, seq):
+            if bhsd:  # [B, H, S, D] storage, passed as its transpose
+                return torch.randn(b, heads, seq, d, device="cuda",
+                                   dtype=dtype).transpose(1, 2)
+            return torch.randn(b, seq, heads, d, device="cuda", dtype=dtype)
+        q, k, v = make(hq, sq), make(hkv, sk), make(hkv, sk)
+        dout = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
+        inputs = [t.detach().requires_grad_() for t in (q, k, v)]
+        o = flashcore.attention(*inputs, causal=causal, window=window,
+                                scale=scale)
+        got = torch.autograd.grad(o, inputs, dout)
+        again = torch.autograd.grad(
+            flashcore.attention(*inputs, causal=causal, window=window,
+                                scale=scale), inputs, dout)
+
+        def reference_grads(compute_dtype):
+            leaves = [t.detach().to(compute_dtype).requires_grad_()
+                      for t in (q, k, v)]
+            ref, _ = reference(*leaves, causal, window, scale, compute_dtype)
+            return torch.autograd.grad(ref, leaves, dout.to(ref.dtype))
+
+        exact, low = reference_grads(torch.float32), reference_grads(dtype)
+        details = []
+        for name, g, e, l, g2, t in zip("qkv", got, exact, low, again,
+                                        inputs):
+            assert g.shape == t.shape and g.stride() == t.stride(), \
+                (name, g.shape, g.stride())
+            error = (g.float() - e).abs().max().item()
+            bound = 2 * (l.float() - e).abs().max().item() + \
+                1e-3 * e.abs().max().item() + 1e-6
+            assert error <= bound, \
+                f"max |d{name} - ref| {error:.2e} > bound {bound:.2e}"
+            assert torch.equal(g, g2), f"d{name} differs between two runs"
+            details.append(f"d{name} {error:.1e}/{bound:.1e}")
+        return ", ".join(details)
+    return run
+
+
+def backward_grid():
+    for dtype in (torch.bfloat16, torch.float16):
+        for d in (64, 128):
+            for causal in (False, True):
+                for sq, sk in ((1, 1), (17, 113), (113, 17), (1000, 1000),
+                               (4097, 4097)):
+                    name = (f"backward {str(dtype)[6:]} d{d} "
+                            f"{'causal' if causal else 'non-causal'} "
+                            f"Sq={sq} Sk={sk}")
+                    check(name, backward_case(1, 2, 2, sq, sk, d, dtype,
+                                              causal=causal))
+    bf16 = torch.bfloat16
+    for name, case in [
+        ("GQA 8:1 causal d128 B=2 Sq=333 Sk=1000",
+         backward_case(2, 16, 2, 333, 1000, 128, bf16, causal=True)),
+        ("MQA d64 f16 Sq=1000 Sk=17",
+         backward_case(1, 8, 1, 1000, 17, 64, torch.float16)),
+        ("window 32,0 causal GQA d128 Sq=Sk=1000",
+         backward_case(1, 4, 2, 1000, 1000, 128, bf16, causal=True,
+                       window=(32, 0))),
+        ("window 100,50 d64 Sq=700 Sk=900",
+         backward_case(1, 2, 2, 700, 900, 64, bf16, window=(100, 50))),
+        ("BHSD causal d128 Sq=Sk=1000",
+         backward_case(1, 4, 4, 1000, 1000, 128, bf16, causal=True,
+                       bhsd=True)),
+        ("BHSD GQA d64 f16 scale 0.3 Sq=500 Sk=700",
+         backward_case(2, 8, 2, 500, 700, 64, torch.float16, scale=0.3,
+                       bhsd=True)),
+        ("decode Sq=1 GQA 4:1 causal d128 B=3 Sk=1000",
+         backward_case(3, 8, 2, 1, 1000, 128, bf16, causal=True)),
+    ]:
+        check("backward " + name, case)
 
 
 def merge_case(dtype, pieces):
@@ -442,6 +523,7 @@ def bad_input():
 def main():
     print(flashcore.doctor(), flush=True)
     attention_grid()
+    backward_grid()
     check("opcheck attention, merge_attention and resample", opcheck)
     check("torch.compile(fullgraph=True) block, inductor", compiled_block)
     check("CUDA graph capture after flashcore.precompile",

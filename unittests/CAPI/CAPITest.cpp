@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 extern "C" int fmhaTestDenseStridesFromC(void);
@@ -476,6 +477,199 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
     fmhaJitDestroy(jit);
   }
   for (CUdeviceptr p : {dq, dk, dv, dout, *dlse})
+    llvm::consumeError(driver->release(p));
+}
+
+// On a machine with a GPU: fmhaAttentionBackward (GQA 2:1, causal with
+// Sq < Sk, bf16, head dim 64) against the gradients computed here in
+// double from the same inputs, the forward's o and lse from the GPU; the
+// same bits on a second run; refusals that name the value.
+TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
+  llvm::Expected<mlir::fmha::CudaDriver &> driver =
+      mlir::fmha::CudaDriver::get();
+  if (!driver)
+    GTEST_SKIP() << llvm::toString(driver.takeError());
+  std::vector<const char *> chips = getChipsToTest(*driver);
+
+  constexpr long long B = 2, Hq = 4, Hkv = 2, Sq = 77, Sk = 130, D = 64;
+  constexpr long long G = Hq / Hkv;
+  size_t qCount = B * Hq * Sq * D, kCount = B * Hkv * Sk * D;
+  size_t rows = B * Hq * Sq;
+  std::vector<uint16_t> q(qCount), k(kCount), v(kCount), gradOut(qCount);
+  Lcg random{2024};
+  for (auto *tensor : {&q, &k, &v, &gradOut})
+    for (uint16_t &x : *tensor)
+      x = toBf16(random.signedNext());
+
+  auto upload = [&](const void *host, size_t bytes) {
+    llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
+    EXPECT_TRUE(static_cast<bool>(buffer));
+    if (host)
+      EXPECT_FALSE(
+          static_cast<bool>(driver->copyToDevice(*buffer, host, bytes)));
+    return *buffer;
+  };
+  CUdeviceptr dQ = upload(q.data(), qCount * 2), dK = upload(k.data(), kCount * 2);
+  CUdeviceptr dV = upload(v.data(), kCount * 2);
+  CUdeviceptr dGradOut = upload(gradOut.data(), qCount * 2);
+  CUdeviceptr dO = upload(nullptr, qCount * 2), dLse = upload(nullptr, rows * 4);
+  CUdeviceptr dDelta = upload(nullptr, rows * 4);
+  CUdeviceptr dGradQ = upload(nullptr, qCount * 2);
+  CUdeviceptr dGradK = upload(nullptr, kCount * 2);
+  CUdeviceptr dGradV = upload(nullptr, kCount * 2);
+  auto pointer = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
+  auto at = [](long long b, long long h, long long heads, long long seq,
+               long long i) { return ((b * heads + h) * seq + i) * D; };
+
+  for (const char *chip : chips) {
+    SCOPED_TRACE(chip);
+    std::string error;
+    fmhaJit jit = createUncachedJit(chip, error);
+    ASSERT_NE(jit, nullptr) << error;
+    char *message = nullptr;
+
+    fmhaAttentionBackwardDesc desc;
+    std::memset(&desc, 0, sizeof desc);
+    fmhaAttentionDesc &forward = desc.forward;
+    fmhaAttentionDescInit(&forward);
+    forward.headDim = D;
+    forward.causal = 1;
+    forward.batch = B;
+    forward.queryHeads = Hq;
+    forward.kvHeads = Hkv;
+    forward.querySeq = Sq;
+    forward.keySeq = Sk;
+    forward.q = pointer(dQ);
+    forward.k = pointer(dK);
+    forward.v = pointer(dV);
+    forward.o = pointer(dO);
+    forward.lse = static_cast<float *>(pointer(dLse));
+    desc.dout = pointer(dGradOut);
+    desc.dq = pointer(dGradQ);
+    desc.dk = pointer(dGradK);
+    desc.dv = pointer(dGradV);
+    desc.delta = static_cast<float *>(pointer(dDelta));
+    fmhaAttentionBackwardDescSetDenseStrides(&desc);
+    ASSERT_EQ(fmhaAttention(jit, &forward, nullptr, &message), FMHA_SUCCESS)
+        << take(message);
+    ASSERT_EQ(fmhaAttentionBackward(jit, &desc, nullptr, FMHA_CALL_DEFAULT,
+                                    &message),
+              FMHA_SUCCESS)
+        << take(message);
+    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+    std::vector<uint16_t> o(qCount), gradQ(qCount), gradK(kCount),
+        gradV(kCount);
+    std::vector<float> lse(rows);
+    for (auto [host, device, bytes] :
+         {std::tuple{static_cast<void *>(o.data()), dO, qCount * 2},
+          {gradQ.data(), dGradQ, qCount * 2},
+          {gradK.data(), dGradK, kCount * 2},
+          {gradV.data(), dGradV, kCount * 2},
+          {lse.data(), dLse, rows * 4}})
+      ASSERT_FALSE(
+          static_cast<bool>(driver->copyToHost(host, device, bytes)));
+
+    // The reference, from the GPU's o and lse: P = exp(s - lse),
+    // dS = P (dout . v - dout . o), dq = scale dS k, dk = scale dS^T q,
+    // dv = P^T dout, dk and dv summed over each KV head's query heads.
+    double scale = 1.0 / std::sqrt(double(D));
+    std::vector<double> expectQ(qCount), expectK(kCount), expectV(kCount);
+    for (long long b = 0; b < B; ++b)
+      for (long long h = 0; h < Hq; ++h)
+        for (long long i = 0; i < Sq; ++i) {
+          long long kvh = h / G;
+          size_t qi = at(b, h, Hq, Sq, i);
+          double delta = 0;
+          for (long long d = 0; d < D; ++d)
+            delta += double(fromBf16(gradOut[qi + d])) * fromBf16(o[qi + d]);
+          for (long long j = 0; j <= i + Sk - Sq; ++j) {
+            size_t kj = at(b, kvh, Hkv, Sk, j);
+            double dot = 0, gradProb = 0;
+            for (long long d = 0; d < D; ++d) {
+              dot += double(fromBf16(q[qi + d])) * fromBf16(k[kj + d]);
+              gradProb += double(fromBf16(gradOut[qi + d])) * fromBf16(v[kj + d]);
+            }
+            double p = std::exp(dot * scale - lse[(b * Hq + h) * Sq + i]);
+            double gradScore = p * (gradProb - delta);
+            for (long long d = 0; d < D; ++d) {
+              expectQ[qi + d] += scale * gradScore * fromBf16(k[kj + d]);
+              expectK[kj + d] += scale * gradScore * fromBf16(q[qi + d]);
+              expectV[kj + d] += p * fromBf16(gradOut[qi + d]);
+            }
+          }
+        }
+    // bf16 results: a few units of their rounding, relative to the largest.
+    auto check = [](const char *name, const std::vector<uint16_t> &got,
+                    const std::vector<double> &expected) {
+      double largest = 0, error = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        largest = std::max(largest, std::fabs(expected[i]));
+        error = std::max(error, std::fabs(fromBf16(got[i]) - expected[i]));
+      }
+      EXPECT_LT(error, 4.0 / 256 * std::max(largest, 1.0)) << name;
+      EXPECT_GT(largest, 0.0) << name;
+    };
+    check("dq", gradQ, expectQ);
+    check("dk", gradK, expectK);
+    check("dv", gradV, expectV);
+
+    // No atomics: a second run gives the same bits.
+    ASSERT_EQ(fmhaAttentionBackward(jit, &desc, nullptr, FMHA_CALL_DEFAULT,
+                                    &message),
+              FMHA_SUCCESS)
+        << take(message);
+    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+    std::vector<uint16_t> again(qCount), againK(kCount);
+    ASSERT_FALSE(static_cast<bool>(
+        driver->copyToHost(again.data(), dGradQ, qCount * 2)));
+    ASSERT_FALSE(static_cast<bool>(
+        driver->copyToHost(againK.data(), dGradK, kCount * 2)));
+    EXPECT_EQ(again, gradQ);
+    EXPECT_EQ(againK, gradK);
+
+    // Refused before any launch, naming the value.
+    fmhaAttentionBackwardDesc bad = desc;
+    bad.forward.headDim = 256;
+    EXPECT_EQ(fmhaAttentionBackward(jit, &bad, nullptr, FMHA_CALL_DEFAULT,
+                                    &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find(
+                  "attention_grad: headDim is 256, expected 64 or 128"),
+              std::string::npos);
+    bad = desc;
+    bad.forward.lse = nullptr;
+    EXPECT_EQ(fmhaAttentionBackward(jit, &bad, nullptr, FMHA_CALL_DEFAULT,
+                                    &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("must not be null (the backward reads the "
+                                 "forward's lse)"),
+              std::string::npos);
+    bad = desc;
+    bad.dkStride[1] = 3;
+    EXPECT_EQ(fmhaAttentionBackward(jit, &bad, nullptr, FMHA_CALL_DEFAULT,
+                                    &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("dk's head stride is 3 elements"),
+              std::string::npos);
+    // Precompiled, then launched inside a capture's rules.
+    fmhaAttentionBackwardDesc other = desc;
+    other.forward.scale = 0.25f;
+    EXPECT_EQ(fmhaAttentionBackward(jit, &other, nullptr,
+                                    FMHA_CALL_LOADED_ONLY, &message),
+              FMHA_ERROR_NOT_LOADED);
+    take(message);
+    EXPECT_EQ(fmhaAttentionBackwardPrecompile(jit, &other, 1, 0, &message),
+              FMHA_SUCCESS)
+        << take(message);
+    EXPECT_EQ(fmhaAttentionBackward(jit, &other, nullptr,
+                                    FMHA_CALL_LOADED_ONLY, &message),
+              FMHA_SUCCESS)
+        << take(message);
+    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+    fmhaJitDestroy(jit);
+  }
+  for (CUdeviceptr p :
+       {dQ, dK, dV, dGradOut, dO, dLse, dDelta, dGradQ, dGradK, dGradV})
     llvm::consumeError(driver->release(p));
 }
 

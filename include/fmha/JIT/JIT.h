@@ -160,6 +160,31 @@ llvm::Error checkAttentionSpec(const KernelSpec &spec);
 llvm::Error checkAttentionTensors(const KernelSpec &spec,
                                   const AttentionTensors &tensors);
 
+/// The operands of one fmha.attention_grad launch (FmhaOps.td): the
+/// forward's q, k, v, o and lse (required), with its sizes and strides, in
+/// \p forward (its workspace is not read); dout, the gradient of o (o's
+/// shape); dq (q's shape), dk and dv (k's shape), written; and delta
+/// [B, Hq, Sq] f32, scratch that receives rowsum(dout * o). Strides in
+/// elements, of the batch, head and row dimensions; device pointers.
+struct AttentionGradTensors {
+  AttentionTensors forward;
+  const void *dout = nullptr;
+  void *dq = nullptr, *dk = nullptr, *dv = nullptr;
+  float *delta = nullptr;
+  std::array<int64_t, 3> doutStrides = {}, dqStrides = {}, dkStrides = {},
+                         dvStrides = {}, deltaStrides = {};
+
+  /// Sets every stride (the forward's too) for dense tensors of the sizes
+  /// in forward.
+  void setDenseStrides(unsigned headDim);
+};
+
+/// Checks attention_grad \p spec and \p tensors against it as
+/// checkAttentionTensors does the forward's (an OperandError naming the
+/// offending value and what was expected).
+llvm::Error checkAttentionGradTensors(const KernelSpec &spec,
+                                      const AttentionGradTensors &tensors);
+
 /// The operands of one fmha.merge_attention launch: outs [S, B, H, Sq, D]
 /// and o [B, H, Sq, D] of the spec's element type, lses [S, B, H, Sq] and
 /// lse [B, H, Sq] f32 (only with KernelSpec::withLse). Strides in elements,
@@ -335,10 +360,12 @@ public:
   ~JIT();
 
   /// The kernel for \p spec: from memory, else (with
-  /// KernelSource::CompileOnMiss) disk, else compiled.
+  /// KernelSource::CompileOnMiss) disk, else compiled. \p kernelName picks
+  /// one of spec.getKernelNames() (default: the first).
   llvm::Expected<const Kernel &>
   getKernel(const KernelSpec &spec,
-            KernelSource source = KernelSource::CompileOnMiss);
+            KernelSource source = KernelSource::CompileOnMiss,
+            llvm::StringRef kernelName = {});
   /// The kernel \p kernelName of \p source, a module holding one gpu.module
   /// written in upstream dialects (or fmha ops).
   llvm::Expected<const Kernel &>
@@ -371,6 +398,15 @@ public:
   getAttentionWorkspaceBytes(const KernelSpec &spec,
                              const AttentionTensors &tensors,
                              const LaunchOptions &options = {}) const;
+  /// Runs the backward of attention: \p spec is getAttentionGradSpec of
+  /// the forward's; \p tensors are checked by checkAttentionGradTensors.
+  /// Three kernels, one after the other on \p stream (delta, dq, then dk
+  /// and dv); nothing is allocated, nothing reduced across CTAs (the same
+  /// bits every run).
+  llvm::Error launchAttentionGrad(const KernelSpec &spec,
+                                  const AttentionGradTensors &tensors,
+                                  CUstream stream,
+                                  const LaunchOptions &options = {});
   /// Runs \p spec's merge of partial attention states on \p tensors on
   /// \p stream, checked as checkMergeTensors does.
   llvm::Error launchMerge(const KernelSpec &spec, const MergeTensors &tensors,

@@ -13,6 +13,7 @@
 #include "fmha/Dialect/Fmha/FmhaEnums.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <array>
@@ -23,11 +24,13 @@
 
 namespace mlir::fmha {
 
-/// The op a KernelSpec describes: fmha.attention, fmha.merge_attention (of
-/// which it uses elementType, headDim and withLse), fmha.resample, or
-/// fmha.check_sorted over a resample's streams (the resample fields below,
-/// of which it uses the stream count and withLengths).
-enum class OpKind { Attention, Merge, Resample, CheckSorted };
+/// The op a KernelSpec describes: fmha.attention, fmha.attention_grad (of
+/// which it uses the attention fields but withLse, attentionTile and
+/// splitKeys), fmha.merge_attention (of which it uses elementType, headDim
+/// and withLse), fmha.resample, or fmha.check_sorted over a resample's
+/// streams (the resample fields below, of which it uses the stream count and
+/// withLengths).
+enum class OpKind { Attention, AttentionGrad, Merge, Resample, CheckSorted };
 enum class ElementType { F16, BF16, F32 };
 
 /// The static description of an fmha op: everything a kernel is specialized
@@ -59,9 +62,17 @@ struct KernelSpec {
   /// The op as MLIR text, as buildKernelSpecModule builds it (for dumps,
   /// tests and tools that take text).
   std::string toMLIR() const;
-  /// The name of the kernel the op lowers to.
+  /// The name of the kernel the op lowers to: the first of
+  /// getKernelNames.
   llvm::StringRef getKernelName() const;
+  /// The kernels the op lowers to, in the order its launch runs them: one,
+  /// or three for fmha.attention_grad (delta, dq, then dk and dv).
+  llvm::SmallVector<llvm::StringRef, 3> getKernelNames() const;
 };
+
+/// The backward of attention \p spec: its element type, head dim, mask and
+/// scale.
+KernelSpec getAttentionGradSpec(const KernelSpec &spec);
 
 /// The query lengths from which a launch of an attention spec may compile
 /// another kernel (getAttentionLaunchSpec): one query, two to 4095, and

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The attention backward on the GPU machine, in one call (repository root;
+# .gpu/FmhaCAPITests.xz and dist/ carried):
+#   1. the C API's GPU tests: fmhaAttentionBackward against gradients
+#      computed on the host (and the same bits twice), and the rest of
+#      FmhaCAPITests;
+#   2. compute-sanitizer memcheck, racecheck and synccheck on the backward
+#      test (both chips' kernels);
+#   3. scripts/gpu/python.sh with bench.py's arguments (default: the
+#      backward rows only): python_check against torch's autograd, then the
+#      benchmark.
+# Logs go to $OUT; the table is last; exit 0 when every row passed.
+# Usage: scripts/gpu/backward.sh [bench.py options]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/flashcore-gpu}
+mkdir -p "$out"
+. "$root/scripts/gpu/lib.sh"
+log=$out/backward.log
+: > "$log"
+tests=$(unpack_runner FmhaCAPITests) || exit 2
+check "FmhaCAPITests (all, the backward included)" "$tests"
+for tool in memcheck racecheck synccheck; do
+  check "compute-sanitizer $tool: backward (sm_80, sm_90a)" \
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$tests" \
+    --gtest_filter=CAPI.BackwardOnAGpuMatchesTheHost
+done
+[ $# -gt 0 ] || set -- --backward --no-host --no-tflops --rounds 5
+check "python.sh --bench $*" "$root/scripts/gpu/python.sh" --bench "$@"
+sed -n '/^# flashcore/,/^| check |/p' "$out/bench.log" 2>/dev/null | grep -v "^| check |"
+finish
