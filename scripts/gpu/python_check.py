@@ -155,8 +155,8 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
     """dq, dk and dv of flashcore.attention by autograd against torch's
     autograd of the float32 reference, with FlashAttention's criterion:
     each within twice the error of the same math in the inputs' dtype (plus
-    1e-3 of its largest value, for gradients that are zero in exact
-    arithmetic); and the same bits on a second backward."""
+    1e-3 of its largest value and 1e-4, for gradients that are zero in
+    exact arithmetic); and the same bits on a second backward."""
     def run():
         def make(heads, seq):
             if bhsd:  # [B, H, S, D] storage, passed as its transpose
@@ -187,7 +187,7 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
                 (name, g.shape, g.stride())
             error = (g.float() - e).abs().max().item()
             bound = 2 * (l.float() - e).abs().max().item() + \
-                1e-3 * e.abs().max().item() + 1e-6
+                1e-3 * e.abs().max().item() + 1e-4
             assert error <= bound, \
                 f"max |d{name} - ref| {error:.2e} > bound {bound:.2e}"
             assert torch.equal(g, g2), f"d{name} differs between two runs"

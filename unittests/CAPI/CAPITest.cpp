@@ -491,6 +491,12 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
     GTEST_SKIP() << llvm::toString(driver.takeError());
   std::vector<const char *> chips = getChipsToTest(*driver);
 
+  // A JIT makes the device's context current for the buffers below (run
+  // alone, as under compute-sanitizer, no earlier test has).
+  std::string error;
+  fmhaJit holder = createUncachedJit(nullptr, error);
+  ASSERT_NE(holder, nullptr) << error;
+
   constexpr long long B = 2, Hq = 4, Hkv = 2, Sq = 77, Sk = 130, D = 64;
   constexpr long long G = Hq / Hkv;
   size_t qCount = B * Hq * Sq * D, kCount = B * Hkv * Sk * D;
@@ -523,7 +529,6 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
 
   for (const char *chip : chips) {
     SCOPED_TRACE(chip);
-    std::string error;
     fmhaJit jit = createUncachedJit(chip, error);
     ASSERT_NE(jit, nullptr) << error;
     char *message = nullptr;
@@ -671,6 +676,7 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
   for (CUdeviceptr p :
        {dQ, dK, dV, dGradOut, dO, dLse, dDelta, dGradQ, dGradK, dGradV})
     llvm::consumeError(driver->release(p));
+  fmhaJitDestroy(holder);
 }
 
 // On a machine with a GPU: fmhaMergeAttention (f32, D = 40: a lane's last

@@ -9,22 +9,22 @@
 
 // CHECK-LABEL: func.func @grad
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_delta blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c256,
-// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c128, {{.*}} dynamic_shared_memory_size %c66048_i32
-// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dkv blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c128{{.*}} dynamic_shared_memory_size %c66048_i32
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c128, {{.*}} dynamic_shared_memory_size %c99328_i32
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dkv blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c128{{.*}} dynamic_shared_memory_size %c99328_i32
 // CHECK-NOT: fmha.attention_grad
 // CHECK: gpu.func @attention_grad_delta(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
 // CHECK: vector.reduction <add>
 // CHECK: gpu.shuffle  xor
 // CHECK: gpu.func @attention_grad_dq(
-// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 66048, grid = [ceildiv(q[2], 64), q[1], min(q[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
+// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(q[2], 64), q[1], min(q[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
 // S = Q K^T and dP = dO V^T, then dQ += dS K (K read transposed).
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK: nvvm.mma.sync
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: gpu.func @attention_grad_dkv(
-// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 66048, grid = [ceildiv(k[2], 64), k[1], min(k[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
+// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(k[2], 64), k[1], min(k[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
 // The LSE and delta of a query block go through shared memory.
 // CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<2x64xf32, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}

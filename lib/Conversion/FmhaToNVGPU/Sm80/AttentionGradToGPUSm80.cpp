@@ -23,6 +23,10 @@
 //      dV += P^T dO, dK += dS^T Q;
 //    dk = scale dK, dv = dV at the end, summed over the group in registers.
 //
+// The streamed blocks are double-buffered: block n + 1's cp.async copies
+// are issued before block n's GEMMs, into the other buffer, and one
+// barrier per block separates them.
+//
 // Splitting dq from dk and dv computes S and dP twice: 7 GEMMs where
 // FlashAttention's single kernel runs 5 and sums dq over the key blocks
 // with f32 atomics. In exchange nothing is reduced across CTAs: every run
@@ -95,15 +99,18 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
   return contract;
 }
 
-/// The shared memory of the dq and dkv kernels: four tiles of kGradBlock
-/// rows of D (the two that stay, then the two that stream), then the LSE
-/// log2e and delta of a block of kGradBlock queries (f32).
+/// The shared memory of the dq and dkv kernels: six tiles of kGradBlock
+/// rows of D (the two that stay, then two buffers of the two that stream:
+/// the next block's copies land while this one's are read), then two
+/// buffers of the LSE log2e and delta of a block of kGradBlock queries
+/// (f32).
+constexpr int64_t kGradTiles = 6;
 int64_t getGradTileBytes(AttentionGradOp op) {
   int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
   return kGradBlock * op.getHeadDim() * elementBytes;
 }
 int64_t getGradSharedBytes(AttentionGradOp op) {
-  return 4 * getGradTileBytes(op) + 2 * kGradBlock * 4;
+  return kGradTiles * getGradTileBytes(op) + 2 * 2 * kGradBlock * 4;
 }
 
 KernelShape getGradShape(AttentionGradOp op) {
@@ -173,21 +180,27 @@ public:
 
 private:
   Value arg(GradOperand operand) { return func.getArgument(operand); }
-  /// Shared tile \p index (0-3) of kGradBlock rows of D.
+  /// Shared tile \p index (0-1: the tiles that stay) of kGradBlock rows of
+  /// D.
   Value getSharedTile(int64_t index);
-  /// The [2][kGradBlock] f32 LSE log2e and delta of a query block, in
-  /// shared memory after the tiles.
-  Value getSharedColumnTerms();
+  /// Streamed tile \p index (0 or 1) of buffer \p parity (index, 0 or 1).
+  Value getStreamedTile(int64_t index, Value parity);
+  /// Buffer \p parity of the [2][kGradBlock] f32 LSE log2e and delta of a
+  /// query block, in shared memory after the tiles.
+  Value getSharedColumnTerms(Value parity);
   /// Runs \p body over the batches this CTA computes: from blockIdx.z,
   /// striding by gridDim.z.
   void forEachBatch(llvm::function_ref<void(Value batch)> body);
-  /// Runs \p body for blocks [\p begin, \p end) (index), carrying
-  /// \p accumulators.
-  SmallVector<Value>
-  forEachBlock(Value begin, Value end, ArrayRef<Value> accumulators,
-               llvm::function_ref<SmallVector<Value>(Value block,
-                                                     ValueRange carried)>
-                   body);
+  /// Runs \p body for blocks [0, \p count) (index), carrying
+  /// \p accumulators, with block n + 1's copies issued (\p issue, into
+  /// buffer (n + 1) % 2, then committed) before block n's body, and block
+  /// 0's before the loop. \p body gets the block and its buffer's parity.
+  SmallVector<Value> forEachStreamedBlock(
+      Value count, ArrayRef<Value> accumulators,
+      llvm::function_ref<void(Value block, Value parity)> issue,
+      llvm::function_ref<SmallVector<Value>(Value block, Value parity,
+                                            ValueRange carried)>
+          body);
   /// dS = P (dP - delta) with P = exp2(S scale log2e - lse log2e), per
   /// fragment element: \p lse2 and \p delta per element of a fragment
   /// (index [m][n][half][e] of \p at). Returns P and dS as accumulators.
@@ -217,27 +230,36 @@ private:
   WarpMma mma;
 };
 
-/// A view of \p shape at \p byteOffset of the dynamic shared memory.
+/// A view of \p shape at \p byteOffset (index) of the dynamic shared
+/// memory.
 static Value getSharedView(KernelBuilder &b, ArrayRef<int64_t> shape,
-                           Type elementType, int64_t byteOffset) {
+                           Type elementType, Value byteOffset) {
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   Value bytes = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                          workgroup));
   auto type = MemRefType::get(shape, elementType, nullptr, workgroup);
-  return memref::ViewOp::create(b, type, bytes, b.index(byteOffset),
-                                ValueRange{});
+  return memref::ViewOp::create(b, type, bytes, byteOffset, ValueRange{});
 }
 
 Value GradKernelBuilder::getSharedTile(int64_t index) {
   return getSharedView(b, {kGradBlock, shape.headDim}, shape.elementType,
-                       index * getGradTileBytes(op));
+                       b.index(index * getGradTileBytes(op)));
 }
 
-Value GradKernelBuilder::getSharedColumnTerms() {
-  return getSharedView(b, {2, kGradBlock}, b.getF32Type(),
-                       4 * getGradTileBytes(op));
+Value GradKernelBuilder::getStreamedTile(int64_t index, Value parity) {
+  int64_t tileBytes = getGradTileBytes(op);
+  Value offset = b.add(b.index((2 + index) * tileBytes),
+                       b.mul(parity, b.index(2 * tileBytes)));
+  return getSharedView(b, {kGradBlock, shape.headDim}, shape.elementType,
+                       offset);
+}
+
+Value GradKernelBuilder::getSharedColumnTerms(Value parity) {
+  Value offset = b.add(b.index(kGradTiles * getGradTileBytes(op)),
+                       b.mul(parity, b.index(2 * kGradBlock * 4)));
+  return getSharedView(b, {2, kGradBlock}, b.getF32Type(), offset);
 }
 
 void GradKernelBuilder::forEachBatch(llvm::function_ref<void(Value)> body) {
@@ -253,15 +275,31 @@ void GradKernelBuilder::forEachBatch(llvm::function_ref<void(Value)> body) {
   copies.waitForAll();
 }
 
-SmallVector<Value> GradKernelBuilder::forEachBlock(
-    Value begin, Value end, ArrayRef<Value> accumulators,
-    llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto loop = scf::ForOp::create(b, begin, b.smax(begin, end), b.index(1),
-                                 accumulators);
+SmallVector<Value> GradKernelBuilder::forEachStreamedBlock(
+    Value count, ArrayRef<Value> accumulators,
+    llvm::function_ref<void(Value, Value)> issue,
+    llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+  Value zero = b.index(0), one = b.index(1);
+  auto ifThen = [&](Value condition, llvm::function_ref<void()> then) {
+    scf::IfOp::create(b, condition, [&](OpBuilder &, Location) {
+      then();
+      scf::YieldOp::create(b);
+    });
+  };
+  ifThen(b.slt(zero, count), [&] { issue(zero, zero); });
+  copies.commit();
+  auto loop = scf::ForOp::create(b, zero, count, one, accumulators);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  scf::YieldOp::create(
-      b, body(loop.getInductionVar(), loop.getRegionIterArgs()));
+  Value block = loop.getInductionVar();
+  Value parity = b.urem(block, b.index(2));
+  // Block n has landed, and every warp is done with block n - 1, whose
+  // buffer block n + 1's copies now take.
+  copies.waitForAll();
+  Value next = b.add(block, one);
+  ifThen(b.slt(next, count), [&] { issue(next, b.sub(one, parity)); });
+  copies.commit();
+  scf::YieldOp::create(b, body(block, parity, loop.getRegionIterArgs()));
   return loop.getResults();
 }
 
@@ -357,7 +395,6 @@ SmallVector<Value> packAccumulators(KernelBuilder &b, const KernelShape &shape,
 void GradKernelBuilder::buildDq() {
   AttentionWindow window = AttentionWindow::get(op);
   Value queries = getSharedTile(0), gradOut = getSharedTile(1);
-  Value keys = getSharedTile(2), values = getSharedTile(3);
   Value threadId = b.word(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
   FragmentSoftmax masking(b, shape, window, threadId, Value());
   CtaCoordinates cta =
@@ -374,11 +411,10 @@ void GradKernelBuilder::buildDq() {
     tile.computeRange(b, shape.blockM, shape.blockN, window);
 
     Lanes lanes = Lanes::derive(b, shape, threadId);
-    copies.copyTile(lanes, tile, arg(kGradQ), tile.head, tile.firstRow, tile.seqQ,
-                    queries, shape.blockM, /*bounded=*/true);
+    copies.copyTile(lanes, tile, arg(kGradQ), tile.head, tile.firstRow,
+                    tile.seqQ, queries, shape.blockM, /*bounded=*/true);
     copies.copyTile(lanes, tile, arg(kGradDout), tile.head, tile.firstRow,
                     tile.seqQ, gradOut, shape.blockM, /*bounded=*/true);
-    copies.commit();
     // [m][half]: the rows this lane holds.
     SmallVector<std::pair<Value, Value>> rowTerms;
     for (int64_t m = 0; m < shape.mTiles; ++m)
@@ -387,39 +423,44 @@ void GradKernelBuilder::buildDq() {
                                         lanes.getRow(b, tile.firstRow, m, half),
                                         tile.seqQ));
 
-    SmallVector<Value> gradQuery = forEachBlock(
-        tile.range.firstBlock, tile.range.lastBlockEnd,
-        zeroAccumulators(shape.mTiles * shape.dTiles),
-        [&](Value block, ValueRange carried) {
-          Lanes blockLanes =
-              Lanes::derive(b, shape, hideFromHoisting(b, threadId));
-          Value blockWord = b.word(block);
-          copies.copyKeyBlock(blockLanes, tile, arg(kGradK), keys, blockWord,
+    Value firstBlock = tile.range.firstBlock;
+    Value count = b.smax(b.sub(tile.range.lastBlockEnd, firstBlock),
+                         b.index(0));
+    auto blockLanes = [&] {
+      return Lanes::derive(b, shape, hideFromHoisting(b, threadId));
+    };
+    SmallVector<Value> gradQuery = forEachStreamedBlock(
+        count, zeroAccumulators(shape.mTiles * shape.dTiles),
+        [&](Value block, Value parity) {
+          Lanes copyLanes = blockLanes();
+          Value keyBlock = b.word(b.add(firstBlock, block));
+          copies.copyKeyBlock(copyLanes, tile, arg(kGradK),
+                              getStreamedTile(0, parity), keyBlock,
                               /*bounded=*/true);
-          copies.copyKeyBlock(blockLanes, tile, arg(kGradV), values, blockWord,
+          copies.copyKeyBlock(copyLanes, tile, arg(kGradV),
+                              getStreamedTile(1, parity), keyBlock,
                               /*bounded=*/true);
-          copies.commit();
-          copies.waitForAll();
-          SmallVector<Value> scores =
-              mma.multiplyTransposed(blockLanes, queries, keys);
-          masking.applyMask(blockLanes, tile, scores,
-                            b.mul(block, b.index(shape.blockN)));
+        },
+        [&](Value block, Value parity, ValueRange carried) {
+          Lanes l = blockLanes();
+          Value keys = getStreamedTile(0, parity);
+          Value values = getStreamedTile(1, parity);
+          SmallVector<Value> scores = mma.multiplyTransposed(l, queries, keys);
+          masking.applyMask(
+              l, tile, scores,
+              b.mul(b.add(firstBlock, block), b.index(shape.blockN)));
           SmallVector<Value> gradProbs =
-              mma.multiplyTransposed(blockLanes, gradOut, values);
+              mma.multiplyTransposed(l, gradOut, values);
           auto [probabilities, gradScores] = computeGradScores(
               scores, gradProbs, [&](int64_t m, int64_t, int64_t half,
                                      int64_t) { return rowTerms[m * 2 + half]; });
           SmallVector<Value> accumulators(carried);
-          mma.accumulateProduct(blockLanes,
-                                packAccumulators(b, shape, gradScores), keys,
-                                accumulators);
-          // Every warp is done with K and V before the next block's copies.
-          gpu::BarrierOp::create(b);
+          mma.accumulateProduct(l, packAccumulators(b, shape, gradScores),
+                                keys, accumulators);
           return accumulators;
         });
-    Lanes storeLanes = Lanes::derive(b, shape, hideFromHoisting(b, threadId));
-    storeRows(storeLanes, gradQuery, shape.scale, arg(kGradDq), batch, tile.head,
-              tile.firstRow, tile.seqQ);
+    storeRows(blockLanes(), gradQuery, shape.scale, arg(kGradDq), batch,
+              tile.head, tile.firstRow, tile.seqQ);
   });
 }
 
@@ -428,8 +469,6 @@ void GradKernelBuilder::buildDkv() {
   // over the transposed window (AttentionWindow::transposed).
   AttentionWindow window = AttentionWindow::get(op).transposed();
   Value keys = getSharedTile(0), values = getSharedTile(1);
-  Value queries = getSharedTile(2), gradOut = getSharedTile(3);
-  Value columnTerms = getSharedColumnTerms();
   Value threadId = b.word(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
   FragmentSoftmax masking(b, shape, window, threadId, Value());
   Value seqQ = memref::DimOp::create(b, arg(kGradQ), 2);
@@ -456,83 +495,94 @@ void GradKernelBuilder::buildDkv() {
                     shape.blockM, /*bounded=*/true);
     copies.copyTile(lanes, tile, arg(kGradV), kvHead, firstKey, seqK, values,
                     shape.blockM, /*bounded=*/true);
-    copies.commit();
 
+    // One loop over the query blocks of every query head of the group, so
+    // that the next block's copies cross from one head to the next.
+    Value firstBlock = tile.range.firstBlock;
+    Value blocks = b.smax(b.sub(tile.range.lastBlockEnd, firstBlock),
+                          b.index(0));
+    // In 32 bits (blocks, heads and queries fit: checked by the JIT),
+    // which takes half the registers held across the loop.
+    Value safeBlocks = b.word(b.umax(blocks, b.index(1)));
+    Value firstHead = b.word(b.mul(kvHead, group));
+    Value firstBlockWord = b.word(firstBlock);
+    auto locate = [&](Value step) {
+      Value stepWord = b.word(step);
+      Value head = b.toIndex(b.add(firstHead, b.udiv(stepWord, safeBlocks)));
+      Value firstQuery = b.toIndex(
+          b.mul(b.add(firstBlockWord, b.urem(stepWord, safeBlocks)),
+                b.i32(shape.blockN)));
+      return std::pair{head, firstQuery};
+    };
+    auto blockLanes = [&] {
+      return Lanes::derive(b, shape, hideFromHoisting(b, threadId));
+    };
     int64_t count = shape.mTiles * shape.dTiles;
-    SmallVector<Value> initial = zeroAccumulators(2 * count);
-    SmallVector<Value> gradients = forEachBlock(
-        b.index(0), group, initial, [&](Value member, ValueRange carried) {
-          Value head = b.add(b.mul(kvHead, group), member);
-          return forEachBlock(
-              tile.range.firstBlock, tile.range.lastBlockEnd,
-              SmallVector<Value>(carried),
-              [&](Value block, ValueRange carried) {
-                Lanes blockLanes =
-                    Lanes::derive(b, shape, hideFromHoisting(b, threadId));
-                Value firstQuery = b.mul(block, b.index(shape.blockN));
-                copies.copyTile(blockLanes, tile, arg(kGradQ), head, firstQuery,
-                                seqQ, queries, shape.blockN,
-                                /*bounded=*/true);
-                copies.copyTile(blockLanes, tile, arg(kGradDout), head, firstQuery,
-                                seqQ, gradOut, shape.blockN,
-                                /*bounded=*/true);
-                copies.commit();
-                // The block's LSE and delta to shared memory, one query a
-                // thread: each lane reads 2 x 16 of them, where they are
-                // needed, rather than holding them across the GEMMs.
-                Value tid = b.toIndex(blockLanes.tid);
-                scf::IfOp::create(
-                    b, b.slt(tid, b.index(shape.blockN)),
-                    [&](OpBuilder &, Location) {
-                      auto [lse2, delta] = loadRowTerms(
-                          batch, head, b.add(firstQuery, tid), seqQ);
-                      memref::StoreOp::create(b, lse2, columnTerms,
-                                              ValueRange{b.index(0), tid});
-                      memref::StoreOp::create(b, delta, columnTerms,
-                                              ValueRange{b.index(1), tid});
-                      scf::YieldOp::create(b);
-                    });
-                copies.waitForAll();
-                // The columns this lane holds: 2t and 2t + 1 of each n8 tile.
-                Value laneColumn = b.mul(blockLanes.quadCol, b.i32(2));
-                SmallVector<Value> scores =
-                    mma.multiplyTransposed(blockLanes, keys, queries);
-                masking.applyMask(blockLanes, tile, scores, firstQuery);
-                SmallVector<Value> gradProbs =
-                    mma.multiplyTransposed(blockLanes, values, gradOut);
-                auto [probabilities, gradScores] = computeGradScores(
-                    scores, gradProbs,
-                    [&](int64_t, int64_t n, int64_t, int64_t e) {
-                      Value column =
-                          b.toIndex(b.add(laneColumn, b.i32(n * kMmaN + e)));
-                      auto load = [&](int64_t which) -> Value {
-                        return memref::LoadOp::create(
-                            b, columnTerms, ValueRange{b.index(which), column});
-                      };
-                      return std::pair{load(0), load(1)};
-                    });
-                SmallVector<Value> gradKey(carried.begin(),
-                                           carried.begin() + count);
-                SmallVector<Value> gradValue(carried.begin() + count,
-                                             carried.end());
-                mma.accumulateProduct(
-                    blockLanes, packAccumulators(b, shape, probabilities),
-                    gradOut, gradValue);
-                mma.accumulateProduct(blockLanes,
-                                      packAccumulators(b, shape, gradScores),
-                                      queries, gradKey);
-                // Every warp is done with Q and dO before the next copies.
-                gpu::BarrierOp::create(b);
-                llvm::append_range(gradKey, gradValue);
-                return gradKey;
+    SmallVector<Value> gradients = forEachStreamedBlock(
+        b.mul(blocks, group), zeroAccumulators(2 * count),
+        [&](Value step, Value parity) {
+          auto [head, firstQuery] = locate(step);
+          Lanes copyLanes = blockLanes();
+          copies.copyTile(copyLanes, tile, arg(kGradQ), head, firstQuery,
+                          seqQ, getStreamedTile(0, parity), shape.blockN,
+                          /*bounded=*/true);
+          copies.copyTile(copyLanes, tile, arg(kGradDout), head, firstQuery,
+                          seqQ, getStreamedTile(1, parity), shape.blockN,
+                          /*bounded=*/true);
+          // The block's LSE and delta to shared memory, one query a thread:
+          // each lane reads 2 x 16 of them where they are needed, rather
+          // than holding them across the GEMMs.
+          Value terms = getSharedColumnTerms(parity);
+          Value tid = b.toIndex(copyLanes.tid);
+          scf::IfOp::create(
+              b, b.slt(tid, b.index(shape.blockN)),
+              [&](OpBuilder &, Location) {
+                auto [lse2, delta] =
+                    loadRowTerms(batch, head, b.add(firstQuery, tid), seqQ);
+                memref::StoreOp::create(b, lse2, terms,
+                                        ValueRange{b.index(0), tid});
+                memref::StoreOp::create(b, delta, terms,
+                                        ValueRange{b.index(1), tid});
+                scf::YieldOp::create(b);
               });
+        },
+        [&](Value step, Value parity, ValueRange carried) {
+          Lanes l = blockLanes();
+          Value queries = getStreamedTile(0, parity);
+          Value gradOut = getStreamedTile(1, parity);
+          Value terms = getSharedColumnTerms(parity);
+          Value firstQuery = locate(step).second;
+          SmallVector<Value> scores = mma.multiplyTransposed(l, keys, queries);
+          masking.applyMask(l, tile, scores, firstQuery);
+          SmallVector<Value> gradProbs =
+              mma.multiplyTransposed(l, values, gradOut);
+          // The columns this lane holds: 2t and 2t + 1 of each n8 tile.
+          Value laneColumn = b.mul(l.quadCol, b.i32(2));
+          auto [probabilities, gradScores] = computeGradScores(
+              scores, gradProbs, [&](int64_t, int64_t n, int64_t, int64_t e) {
+                Value column =
+                    b.toIndex(b.add(laneColumn, b.i32(n * kMmaN + e)));
+                auto load = [&](int64_t which) -> Value {
+                  return memref::LoadOp::create(
+                      b, terms, ValueRange{b.index(which), column});
+                };
+                return std::pair{load(0), load(1)};
+              });
+          SmallVector<Value> gradKey(carried.begin(), carried.begin() + count);
+          SmallVector<Value> gradValue(carried.begin() + count, carried.end());
+          mma.accumulateProduct(l, packAccumulators(b, shape, probabilities),
+                                gradOut, gradValue);
+          mma.accumulateProduct(l, packAccumulators(b, shape, gradScores),
+                                queries, gradKey);
+          llvm::append_range(gradKey, gradValue);
+          return gradKey;
         });
-    Lanes storeLanes = Lanes::derive(b, shape, hideFromHoisting(b, threadId));
+    Lanes storeLanes = blockLanes();
     ArrayRef<Value> all(gradients);
-    storeRows(storeLanes, all.take_front(count), shape.scale, arg(kGradDk), batch,
+    storeRows(storeLanes, all.take_front(count), shape.scale, arg(kGradDk),
+              batch, kvHead, firstKey, seqK);
+    storeRows(storeLanes, all.drop_front(count), 1.0f, arg(kGradDv), batch,
               kvHead, firstKey, seqK);
-    storeRows(storeLanes, all.drop_front(count), 1.0f, arg(kGradDv), batch, kvHead,
-              firstKey, seqK);
   });
 }
 
