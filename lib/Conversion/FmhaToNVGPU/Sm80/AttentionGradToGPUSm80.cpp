@@ -78,11 +78,28 @@ enum GradOperand : unsigned {
   kGradDelta
 };
 
-/// Rows of the tiles a CTA keeps and of the blocks that stream through,
-/// and its warps (16 rows each). 64 x 64 keeps dK and dV (128 f32 at head
-/// dim 128) and the S and dP fragments of a block in registers.
-constexpr int64_t kGradBlock = 64;
-constexpr int64_t kGradWarps = 4;
+/// Which of the two main kernels.
+enum class GradKernel { Dq, Dkv };
+
+/// A main kernel's tile: \p rows rows that stay in shared memory (queries
+/// of dq, keys of dkv) over \p warps warps (16 rows each per m16 tile), and
+/// blocks of \p streamed rows (keys of dq, queries of dkv) that stream
+/// through. The accumulators of a warp's rows (dQ; dK and dV) live in
+/// registers with the S and dP fragments of a block, so the tiles are as
+/// large as those registers allow without spilling: at head dim 64, two
+/// m16 tiles per warp over 32-row blocks (each B fragment an ldmatrix
+/// loads feeds two mma.syncs); at head dim 128 one, over 64-row blocks (dK
+/// and dV alone take 128 registers; dq at 128 x 32 spilled 36 bytes).
+struct GradTiling {
+  int64_t rows, streamed, warps;
+};
+
+GradTiling getGradTiling(AttentionGradOp op) {
+  if (op.getHeadDim() == 64)
+    return {128, 32, 4};
+  return {64, 64, 4};
+}
+
 /// Rows (one warp each) per CTA of the delta kernel.
 constexpr int64_t kDeltaRows = 8;
 
@@ -99,22 +116,28 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
   return contract;
 }
 
-/// The shared memory of the dq and dkv kernels: six tiles of kGradBlock
-/// rows of D (the two that stay, then two buffers of the two that stream:
-/// the next block's copies land while this one's are read), then two
-/// buffers of the LSE log2e and delta of a block of kGradBlock queries
-/// (f32).
-constexpr int64_t kGradTiles = 6;
-int64_t getGradTileBytes(AttentionGradOp op) {
-  int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
-  return kGradBlock * op.getHeadDim() * elementBytes;
-}
-int64_t getGradSharedBytes(AttentionGradOp op) {
-  return kGradTiles * getGradTileBytes(op) + 2 * 2 * kGradBlock * 4;
-}
+/// Where a main kernel's tiles live in shared memory: the two that stay
+/// (rows x D each), then two buffers of the two that stream (streamed x D
+/// each: the next block's copies land while this one's are read), then two
+/// buffers of the LSE log2e and delta of a block of queries (dkv; f32).
+struct GradSharedLayout {
+  int64_t tileBytes, streamedBytes, termsOffset, termsBytes, totalBytes;
 
-KernelShape getGradShape(AttentionGradOp op) {
-  return KernelShape::get(kGradBlock, kGradBlock, kGradWarps, op.getHeadDim(),
+  static GradSharedLayout get(AttentionGradOp op, GradTiling tiling) {
+    int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
+    GradSharedLayout layout;
+    layout.tileBytes = tiling.rows * op.getHeadDim() * elementBytes;
+    layout.streamedBytes = tiling.streamed * op.getHeadDim() * elementBytes;
+    layout.termsOffset = 2 * layout.tileBytes + 4 * layout.streamedBytes;
+    layout.termsBytes = 2 * tiling.streamed * 4;
+    layout.totalBytes = layout.termsOffset + 2 * layout.termsBytes;
+    return layout;
+  }
+};
+
+KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
+  return KernelShape::get(tiling.rows, tiling.streamed, tiling.warps,
+                          op.getHeadDim(),
                           op.getQ().getType().getElementType(),
                           op.getScaleOrDefault());
 }
@@ -171,8 +194,10 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
 /// and the per-block arithmetic between the GEMMs.
 class GradKernelBuilder {
 public:
-  GradKernelBuilder(AttentionGradOp op, gpu::GPUFuncOp func, KernelBuilder &b)
-      : op(op), func(func), b(b), shape(getGradShape(op)), copies(b, shape),
+  GradKernelBuilder(AttentionGradOp op, GradTiling tiling, gpu::GPUFuncOp func,
+                    KernelBuilder &b)
+      : op(op), func(func), b(b), shape(getGradShape(op, tiling)),
+        layout(GradSharedLayout::get(op, tiling)), copies(b, shape),
         mma(b, shape, noTiles) {}
 
   void buildDq();
@@ -180,13 +205,13 @@ public:
 
 private:
   Value arg(GradOperand operand) { return func.getArgument(operand); }
-  /// Shared tile \p index (0-1: the tiles that stay) of kGradBlock rows of
-  /// D.
+  /// Shared tile \p index (0-1: the tiles that stay) of shape.blockM rows
+  /// of D.
   Value getSharedTile(int64_t index);
   /// Streamed tile \p index (0 or 1) of buffer \p parity (index, 0 or 1).
   Value getStreamedTile(int64_t index, Value parity);
-  /// Buffer \p parity of the [2][kGradBlock] f32 LSE log2e and delta of a
-  /// query block, in shared memory after the tiles.
+  /// Buffer \p parity of the [2][shape.blockN] f32 LSE log2e and delta of
+  /// a query block, in shared memory after the tiles.
   Value getSharedColumnTerms(Value parity);
   /// Runs \p body over the batches this CTA computes: from blockIdx.z,
   /// striding by gridDim.z.
@@ -225,6 +250,7 @@ private:
   gpu::GPUFuncOp func;
   KernelBuilder &b;
   KernelShape shape;
+  GradSharedLayout layout;
   SharedTiles noTiles;
   AsyncCopy copies;
   WarpMma mma;
@@ -244,22 +270,22 @@ static Value getSharedView(KernelBuilder &b, ArrayRef<int64_t> shape,
 }
 
 Value GradKernelBuilder::getSharedTile(int64_t index) {
-  return getSharedView(b, {kGradBlock, shape.headDim}, shape.elementType,
-                       b.index(index * getGradTileBytes(op)));
+  return getSharedView(b, {shape.blockM, shape.headDim}, shape.elementType,
+                       b.index(index * layout.tileBytes));
 }
 
 Value GradKernelBuilder::getStreamedTile(int64_t index, Value parity) {
-  int64_t tileBytes = getGradTileBytes(op);
-  Value offset = b.add(b.index((2 + index) * tileBytes),
-                       b.mul(parity, b.index(2 * tileBytes)));
-  return getSharedView(b, {kGradBlock, shape.headDim}, shape.elementType,
+  Value offset = b.add(
+      b.index(2 * layout.tileBytes + index * layout.streamedBytes),
+      b.mul(parity, b.index(2 * layout.streamedBytes)));
+  return getSharedView(b, {shape.blockN, shape.headDim}, shape.elementType,
                        offset);
 }
 
 Value GradKernelBuilder::getSharedColumnTerms(Value parity) {
-  Value offset = b.add(b.index(kGradTiles * getGradTileBytes(op)),
-                       b.mul(parity, b.index(2 * kGradBlock * 4)));
-  return getSharedView(b, {2, kGradBlock}, b.getF32Type(), offset);
+  Value offset = b.add(b.index(layout.termsOffset),
+                       b.mul(parity, b.index(layout.termsBytes)));
+  return getSharedView(b, {2, shape.blockN}, b.getF32Type(), offset);
 }
 
 void GradKernelBuilder::forEachBatch(llvm::function_ref<void(Value)> body) {
@@ -622,21 +648,27 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
        GridAxis{}, GridAxis{}});
   build(delta, [&](KernelBuilder &b) { buildDeltaKernel(op, delta, b); });
 
-  int64_t threads = kGradWarps * kThreadsPerWarp;
-  int64_t sharedBytes = getGradSharedBytes(op);
-  gpu::GPUFuncOp dq =
-      create("attention_grad_dq", threads, sharedBytes,
-             {GridAxis{{{kGradQ, 2, kGradBlock}}}, GridAxis{{{kGradQ, 1}}},
-              GridAxis{{{kGradQ, 0}}, kMaxGridDimY}});
-  build(dq, [&](KernelBuilder &b) { GradKernelBuilder(op, dq, b).buildDq(); });
-
+  auto createMain = [&](StringRef name, GradKernel kernel,
+                        GradOperand rowsOperand) {
+    GradTiling tiling = getGradTiling(op);
+    gpu::GPUFuncOp func =
+        create(name, tiling.warps * kThreadsPerWarp,
+               GradSharedLayout::get(op, tiling).totalBytes,
+               {GridAxis{{{rowsOperand, 2, tiling.rows}}},
+                GridAxis{{{rowsOperand, 1}}},
+                GridAxis{{{rowsOperand, 0}}, kMaxGridDimY}});
+    build(func, [&](KernelBuilder &b) {
+      GradKernelBuilder builder(op, tiling, func, b);
+      if (kernel == GradKernel::Dq)
+        builder.buildDq();
+      else
+        builder.buildDkv();
+    });
+    return func;
+  };
+  gpu::GPUFuncOp dq = createMain("attention_grad_dq", GradKernel::Dq, kGradQ);
   gpu::GPUFuncOp dkv =
-      create("attention_grad_dkv", threads, sharedBytes,
-             {GridAxis{{{kGradK, 2, kGradBlock}}}, GridAxis{{{kGradK, 1}}},
-              GridAxis{{{kGradK, 0}}, kMaxGridDimY}});
-  build(dkv,
-        [&](KernelBuilder &b) { GradKernelBuilder(op, dkv, b).buildDkv(); });
-
+      createMain("attention_grad_dkv", GradKernel::Dkv, kGradK);
   replaceByLaunches(op, {delta, dq, dkv});
   return success();
 }
