@@ -120,7 +120,15 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     | `delta` | `[B, Hq, Sq]` | f32 (written: `rowsum(dout * o)`) |
 
     `delta` is scratch the caller provides (FlashAttention's `softmax_d`);
-    it holds `rowsum(dout * o)` afterwards. Sizes, strides and the rest of
+    it holds `rowsum(dout * o)` afterwards.
+
+    `dq_accum` (optional, f32 `[B, Hq, Sq, D]`, scratch) picks the faster of
+    two ways to compute `dq`: with it, each block of keys adds its part of
+    `dq` into `dq_accum` with f32 atomics (FlashAttention's way, one pass
+    over the blocks) and a last kernel scales and rounds it into `dq`; the
+    order of the additions, and so the last bits of `dq`, vary from run to
+    run. Without it, `dq` is computed by blocks of queries, S and dP once
+    more: the same bits every run. Sizes, strides and the rest of
     the contract are `fmha.attention`'s; a query row that saw no key (`lse`
     `+inf`) has zero gradients, and so has a key no query saw. The head dim
     is 64 or 128.
@@ -149,6 +157,8 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     Arg<AnyMemRef, "gradient of k [B, Hkv, Sk, D]", [MemWrite]>:$dk,
     Arg<AnyMemRef, "gradient of v [B, Hkv, Sk, D]", [MemWrite]>:$dv,
     Arg<AnyMemRef, "rowsum(dout * o) [B, Hq, Sq]", [MemWrite]>:$delta,
+    Arg<Optional<AnyMemRef>, "f32 dq accumulator [B, Hq, Sq, D]",
+        [MemRead, MemWrite]>:$dq_accum,
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window
@@ -164,6 +174,7 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     `dk` `(` $dk `:` type($dk) `)`
     `dv` `(` $dv `:` type($dv) `)`
     `delta` `(` $delta `:` type($delta) `)`
+    (`dq_accum` `(` $dq_accum^ `:` type($dq_accum) `)`)?
     (`causal` $causal^)?
     attr-dict
   }];

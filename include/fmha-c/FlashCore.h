@@ -202,7 +202,20 @@ typedef struct fmhaAttentionBackwardDesc {
   float *delta;
   long long doutStride[3], dqStride[3], dkStride[3], dvStride[3],
       deltaStride[3];
+  /** NULL: the deterministic backward (dq by blocks of queries, the same
+   *  bits every run). Otherwise device memory (16-byte aligned) of
+   *  workspaceBytes >= fmhaAttentionBackwardWorkspaceSize bytes: the f32
+   *  accumulator of the faster backward, which adds dq with atomics (its
+   *  last bits vary from run to run). */
+  void *workspace;
+  size_t workspaceBytes;
 } fmhaAttentionBackwardDesc;
+
+/** *bytes receives the workspace of the faster, non-deterministic backward
+ *  of \p desc (fmhaAttentionBackwardDesc::workspace): batch x queryHeads x
+ *  querySeq x headDim floats. Depends on the sizes alone; needs no JIT. */
+FMHA_C_API fmhaStatus fmhaAttentionBackwardWorkspaceSize(
+    const fmhaAttentionBackwardDesc *desc, size_t *bytes, char **message);
 
 /** Sets every stride of \p desc (the forward's too) for dense tensors of
  *  the forward's sizes. */
@@ -210,19 +223,19 @@ FMHA_C_API void
 fmhaAttentionBackwardDescSetDenseStrides(fmhaAttentionBackwardDesc *desc);
 
 /** Runs the backward \p desc describes on \p stream with fmhaCallFlags
- *  \p flags: three kernels (delta, dq, then dk and dv), compiled on first
- *  use for the forward's element type, head dim, mask and scale. No
- *  allocation and no atomics: the same bits every run. Bad sizes, strides
- *  or alignment are FMHA_ERROR_INVALID_ARGUMENT, with a message naming the
- *  value. */
+ *  \p flags: three kernels, compiled on first use for the forward's element
+ *  type, head dim, mask and scale, and whether a workspace is given. No
+ *  allocation. Bad sizes, strides or alignment are
+ *  FMHA_ERROR_INVALID_ARGUMENT, with a message naming the value. */
 FMHA_C_API fmhaStatus fmhaAttentionBackward(fmhaJit jit,
                                             const fmhaAttentionBackwardDesc *desc,
                                             void *stream, unsigned flags,
                                             char **message);
 
 /** Gets ready the backward kernels of \p count descriptions (read as
- *  fmhaAttentionPrecompile reads them: the forward's attributes), \p threads
- *  at a time, so that no later fmhaAttentionBackward compiles. */
+ *  fmhaAttentionPrecompile reads them: the forward's attributes; and
+ *  whether workspace is NULL), \p threads at a time, so that no later
+ *  fmhaAttentionBackward compiles. */
 FMHA_C_API fmhaStatus fmhaAttentionBackwardPrecompile(
     fmhaJit jit, const fmhaAttentionBackwardDesc *descs, int count,
     unsigned threads, char **message);

@@ -270,7 +270,8 @@ getAttentionGradSpec(const fmhaAttentionBackwardDesc &desc) {
   llvm::Expected<KernelSpec> forward = getAttentionSpec(desc.forward);
   if (!forward)
     return forward.takeError();
-  return getAttentionGradSpec(*forward);
+  return getAttentionGradSpec(*forward,
+                              /*deterministic=*/desc.workspace == nullptr);
 }
 
 static AttentionGradTensors
@@ -282,6 +283,8 @@ getTensors(const fmhaAttentionBackwardDesc &desc) {
   tensors.dk = desc.dk;
   tensors.dv = desc.dv;
   tensors.delta = desc.delta;
+  tensors.workspace = desc.workspace;
+  tensors.workspaceBytes = desc.workspaceBytes;
   for (auto [from, to] : {std::pair{desc.doutStride, &tensors.doutStrides},
                           {desc.dqStride, &tensors.dqStrides},
                           {desc.dkStride, &tensors.dkStrides},
@@ -327,6 +330,35 @@ fmhaStatus fmhaAttentionBackward(fmhaJit jit,
   if (llvm::Error err = jit->jit->launchAttentionGrad(
           *spec, getTensors(*desc), static_cast<CUstream>(stream), *options))
     return reportCall("fmhaAttentionBackward", std::move(err), message);
+  return succeed(message);
+}
+
+fmhaStatus
+fmhaAttentionBackwardWorkspaceSize(const fmhaAttentionBackwardDesc *desc,
+                                   size_t *bytes, char **message) {
+  if (!desc || !bytes)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackwardWorkspaceSize: desc and bytes must "
+                  "not be NULL",
+                  message);
+  llvm::Expected<KernelSpec> spec = getAttentionSpec(desc->forward);
+  if (!spec)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackwardWorkspaceSize: " +
+                      llvm::toString(spec.takeError()),
+                  message);
+  const fmhaAttentionDesc &f = desc->forward;
+  if (f.batch < 0 || f.queryHeads < 0 || f.querySeq < 0)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackwardWorkspaceSize: batch, queryHeads and "
+                  "querySeq are " +
+                      std::to_string(f.batch) + ", " +
+                      std::to_string(f.queryHeads) + " and " +
+                      std::to_string(f.querySeq) + ", expected at least 0",
+                  message);
+  *bytes = getAttentionGradWorkspaceBytes(
+      getAttentionGradSpec(*spec, /*deterministic=*/false),
+      getTensors(desc->forward));
   return succeed(message);
 }
 

@@ -50,8 +50,11 @@ llvm::StringRef KernelSpec::getKernelName() const {
 }
 
 llvm::SmallVector<llvm::StringRef, 3> KernelSpec::getKernelNames() const {
-  if (kind == OpKind::AttentionGrad)
+  if (kind == OpKind::AttentionGrad && deterministic)
     return {"attention_grad_delta", "attention_grad_dq", "attention_grad_dkv"};
+  if (kind == OpKind::AttentionGrad)
+    return {"attention_grad_delta", "attention_grad_dkv",
+            "attention_grad_dq_convert"};
   return {getKernelName()};
 }
 
@@ -66,6 +69,8 @@ std::string KernelSpec::getKey() const {
       os << " window " << (*window)[0] << ',' << (*window)[1];
     if (scale)
       os << llvm::formatv(" scale {0:x8}", llvm::bit_cast<uint32_t>(*scale));
+    if (!deterministic)
+      os << " atomic";
     return key;
   }
   if (kind == OpKind::Attention) {
@@ -183,10 +188,14 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
     types.push_back(rows);
     types.append(3, tensor);
     types.push_back(rows);
+    if (!spec.deterministic)
+      types.push_back(getStridedType(
+          {kDynamic, kDynamic, kDynamic, int64_t(spec.headDim)},
+          b.getF32Type(), /*denseInnermost=*/true));
     ValueRange a = createFunc(b, "attention_grad", types);
     AttentionGradOp::create(
         b, loc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-        spec.causal, spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
+        spec.deterministic ? Value() : a[10], spec.causal, spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr());
     func::ReturnOp::create(b, loc);
@@ -314,7 +323,8 @@ unsigned fmha::getEvenKeySplits(int64_t splits, int64_t keyBlocks) {
   return static_cast<unsigned>((keyBlocks + perSplit - 1) / perSplit);
 }
 
-KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec) {
+KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
+                                      bool deterministic) {
   KernelSpec grad;
   grad.kind = OpKind::AttentionGrad;
   grad.elementType = spec.elementType;
@@ -322,6 +332,7 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec) {
   grad.causal = spec.causal;
   grad.window = spec.window;
   grad.scale = spec.scale;
+  grad.deterministic = deterministic;
   return grad;
 }
 

@@ -465,6 +465,14 @@ void AttentionGradTensors::setDenseStrides(unsigned headDim) {
   deltaStrides = forward.lseStrides;
 }
 
+size_t fmha::getAttentionGradWorkspaceBytes(const KernelSpec &spec,
+                                            const AttentionTensors &f) {
+  if (spec.deterministic)
+    return 0;
+  return size_t(f.batch) * f.queryHeads * f.querySeq * spec.headDim *
+         sizeof(float);
+}
+
 llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
                                             const AttentionGradTensors &t) {
   auto fail = [](const llvm::Twine &what) {
@@ -481,6 +489,15 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
                 "null (the backward reads the forward's lse)");
   if (llvm::Error err = checkAttentionSizes(f, "attention_grad"))
     return err;
+  size_t workspaceBytes = getAttentionGradWorkspaceBytes(spec, f);
+  if (workspaceBytes &&
+      (!t.workspace || t.workspaceBytes < workspaceBytes ||
+       !isAligned(t.workspace, 16)))
+    return fail(llvm::formatv(
+        "the workspace is {0} bytes at {1}, expected at least {2} bytes "
+        "(the f32 dq accumulator of the non-deterministic backward), "
+        "16-byte aligned",
+        t.workspaceBytes, hexAddress(t.workspace), workspaceBytes));
   return checkAttentionOperands(
       "attention_grad",
       {{"q", f.q, f.qStrides},
@@ -510,7 +527,8 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
   }
   if (options.prepareOnly)
     return llvm::Error::success();
-  // The op's operands in order: q, k, v, o, dout, lse, dq, dk, dv, delta.
+  // The op's operands in order: q, k, v, o, dout, lse, dq, dk, dv, delta,
+  // then dq_accum where the spec has one.
   const AttentionTensors &f = t.forward;
   auto tensor = [&](const void *data, bool keys,
                     const std::array<int64_t, 3> &strides) {
@@ -525,12 +543,19 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
                          {f.batch, f.queryHeads, f.querySeq},
                          {strides[0], strides[1], strides[2]}};
   };
-  llvm::SmallVector<LaunchOperand, 10> operands = {
+  llvm::SmallVector<LaunchOperand, 11> operands = {
       tensor(f.q, false, f.qStrides),     tensor(f.k, true, f.kStrides),
       tensor(f.v, true, f.vStrides),      tensor(f.o, false, f.oStrides),
       tensor(t.dout, false, t.doutStrides), rows(f.lse, f.lseStrides),
       tensor(t.dq, false, t.dqStrides),   tensor(t.dk, true, t.dkStrides),
       tensor(t.dv, true, t.dvStrides),    rows(t.delta, t.deltaStrides)};
+  // The dq accumulator, dense [B, Hq, Sq, D] f32, in the workspace.
+  if (!spec.deterministic) {
+    int64_t d = spec.headDim;
+    operands.push_back(tensor(t.workspace, false,
+                              {f.queryHeads * f.querySeq * d, f.querySeq * d,
+                               d}));
+  }
   for (const Kernel *kernel : kernels)
     if (llvm::Error err = kernel->launch(stream, operands))
       return llvm::createStringError("attention_grad: " +

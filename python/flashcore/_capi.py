@@ -102,7 +102,9 @@ class AttentionBackwardDesc(ctypes.Structure):
                 ("dqStride", _Strides),
                 ("dkStride", _Strides),
                 ("dvStride", _Strides),
-                ("deltaStride", _Strides)]
+                ("deltaStride", _Strides),
+                ("workspace", ctypes.c_void_p),
+                ("workspaceBytes", ctypes.c_size_t)]
 
 
 class MergeDesc(ctypes.Structure):

@@ -10,11 +10,13 @@
 // The backward's kernels, compiled as whole programs, spill nothing: dk
 // and dv of a 64-key block (128 f32 registers at head dim 128) stay in
 // registers with the S^T and dP^T fragments, the query block's LSE and
-// delta are read from shared memory where they are used.
+// delta are read from shared memory where they are used; with dq_accum,
+// dQ's slices are added as they are summed.
 
 // CHECK-DAG: Compiling entry function 'attention_grad_dkv'
 // CHECK-DAG: Compiling entry function 'attention_grad_dq'
 // CHECK-DAG: Compiling entry function 'attention_grad_delta'
+// CHECK-DAG: Compiling entry function 'attention_grad_dq_convert'
 
 func.func @d128_causal(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
                        %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>) {
@@ -34,5 +36,29 @@ func.func @d64_f16_window(%q: memref<?x?x?x64xf16>, %k: memref<?x?x?x64xf16>,
       -> dq(%q : memref<?x?x?x64xf16>) dk(%k : memref<?x?x?x64xf16>)
          dv(%k : memref<?x?x?x64xf16>) delta(%delta : memref<?x?x?xf32>)
          {window = array<i64: 100, 20>}
+  return
+}
+
+func.func @d128_atomic(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
+                       %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>,
+                       %acc: memref<?x?x?x128xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x128xbf16>) k(%k : memref<?x?x?x128xbf16>)
+      v(%k : memref<?x?x?x128xbf16>) o(%q : memref<?x?x?x128xbf16>)
+      dout(%q : memref<?x?x?x128xbf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x128xbf16>) dk(%k : memref<?x?x?x128xbf16>)
+         dv(%k : memref<?x?x?x128xbf16>) delta(%delta : memref<?x?x?xf32>)
+         dq_accum(%acc : memref<?x?x?x128xf32>) causal
+  return
+}
+
+func.func @d64_f16_atomic_window(%q: memref<?x?x?x64xf16>, %k: memref<?x?x?x64xf16>,
+                                 %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>,
+                                 %acc: memref<?x?x?x64xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x64xf16>) k(%k : memref<?x?x?x64xf16>)
+      v(%k : memref<?x?x?x64xf16>) o(%q : memref<?x?x?x64xf16>)
+      dout(%q : memref<?x?x?x64xf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x64xf16>) dk(%k : memref<?x?x?x64xf16>)
+         dv(%k : memref<?x?x?x64xf16>) delta(%delta : memref<?x?x?xf32>)
+         dq_accum(%acc : memref<?x?x?x64xf32>) {window = array<i64: 100, 20>}
   return
 }

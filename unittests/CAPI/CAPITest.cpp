@@ -632,6 +632,40 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
     EXPECT_EQ(again, gradQ);
     EXPECT_EQ(againK, gradK);
 
+    // With a workspace, the faster backward: dq added with f32 atomics.
+    size_t workspaceBytes = 0;
+    ASSERT_EQ(fmhaAttentionBackwardWorkspaceSize(&desc, &workspaceBytes,
+                                                 &message),
+              FMHA_SUCCESS)
+        << take(message);
+    EXPECT_EQ(workspaceBytes, qCount * sizeof(float));
+    CUdeviceptr workspace = upload(nullptr, workspaceBytes);
+    fmhaAttentionBackwardDesc fast = desc;
+    fast.workspace = pointer(workspace);
+    fast.workspaceBytes = workspaceBytes - 4;
+    EXPECT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
+                                    &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("expected at least " +
+                                 std::to_string(workspaceBytes) + " bytes"),
+              std::string::npos);
+    fast.workspaceBytes = workspaceBytes;
+    ASSERT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
+                                    &message),
+              FMHA_SUCCESS)
+        << take(message);
+    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+    for (auto [host, device, bytes] :
+         {std::tuple{static_cast<void *>(gradQ.data()), dGradQ, qCount * 2},
+          {gradK.data(), dGradK, kCount * 2},
+          {gradV.data(), dGradV, kCount * 2}})
+      ASSERT_FALSE(
+          static_cast<bool>(driver->copyToHost(host, device, bytes)));
+    check("dq (atomic)", gradQ, expectQ);
+    check("dk (atomic)", gradK, expectK);
+    check("dv (atomic)", gradV, expectV);
+    llvm::consumeError(driver->release(workspace));
+
     // Refused before any launch, naming the value.
     fmhaAttentionBackwardDesc bad = desc;
     bad.forward.headDim = 256;

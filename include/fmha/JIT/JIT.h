@@ -173,11 +173,22 @@ struct AttentionGradTensors {
   float *delta = nullptr;
   std::array<int64_t, 3> doutStrides = {}, dqStrides = {}, dkStrides = {},
                          dvStrides = {}, deltaStrides = {};
+  /// Device memory (16-byte aligned) for the f32 dq accumulator of a spec
+  /// that is not deterministic, of getAttentionGradWorkspaceBytes bytes;
+  /// not read by a deterministic one.
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
 
   /// Sets every stride (the forward's too) for dense tensors of the sizes
   /// in forward.
   void setDenseStrides(unsigned headDim);
 };
+
+/// The bytes of workspace attention_grad \p spec needs on tensors of the
+/// sizes of \p forward: B x Hq x Sq x D f32 for the dq accumulator when
+/// the spec is not deterministic, else 0.
+size_t getAttentionGradWorkspaceBytes(const KernelSpec &spec,
+                                      const AttentionTensors &forward);
 
 /// Checks attention_grad \p spec and \p tensors against it as
 /// checkAttentionTensors does the forward's (an OperandError naming the
@@ -400,9 +411,10 @@ public:
                              const LaunchOptions &options = {}) const;
   /// Runs the backward of attention: \p spec is getAttentionGradSpec of
   /// the forward's; \p tensors are checked by checkAttentionGradTensors.
-  /// Three kernels, one after the other on \p stream (delta, dq, then dk
-  /// and dv); nothing is allocated, nothing reduced across CTAs (the same
-  /// bits every run).
+  /// Three kernels, one after the other on \p stream (getKernelNames);
+  /// nothing is allocated. A deterministic spec reduces nothing across
+  /// CTAs (the same bits every run); the other adds dq in the workspace
+  /// with f32 atomics.
   llvm::Error launchAttentionGrad(const KernelSpec &spec,
                                   const AttentionGradTensors &tensors,
                                   CUstream stream,

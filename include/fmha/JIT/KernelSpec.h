@@ -26,7 +26,7 @@ namespace mlir::fmha {
 
 /// The op a KernelSpec describes: fmha.attention, fmha.attention_grad (of
 /// which it uses the attention fields but withLse, attentionTile and
-/// splitKeys), fmha.merge_attention (of which it uses elementType, headDim
+/// splitKeys, and deterministic), fmha.merge_attention (of which it uses elementType, headDim
 /// and withLse), fmha.resample, or fmha.check_sorted over a resample's
 /// streams (the resample fields below, of which it uses the stream count and
 /// withLengths).
@@ -48,6 +48,10 @@ struct KernelSpec {
   /// fmha.attention's split_keys: o and lse hold partial states of key
   /// splits.
   bool splitKeys = false;
+  /// fmha.attention_grad: the same bits every run (dq by blocks of
+  /// queries, no dq_accum); false adds dq into an f32 accumulator with
+  /// atomics, one pass faster.
+  bool deterministic = true;
   // Resample.
   ResampleMode mode = ResampleMode::linear;
   /// Feature count D of each fused stream.
@@ -66,13 +70,16 @@ struct KernelSpec {
   /// getKernelNames.
   llvm::StringRef getKernelName() const;
   /// The kernels the op lowers to, in the order its launch runs them: one,
-  /// or three for fmha.attention_grad (delta, dq, then dk and dv).
+  /// or three for fmha.attention_grad (delta, dq, then dk and dv; or,
+  /// not deterministic, delta, dk and dv with dq's sums, then dq's
+  /// conversion).
   llvm::SmallVector<llvm::StringRef, 3> getKernelNames() const;
 };
 
 /// The backward of attention \p spec: its element type, head dim, mask and
-/// scale.
-KernelSpec getAttentionGradSpec(const KernelSpec &spec);
+/// scale; \p deterministic or the faster atomic one.
+KernelSpec getAttentionGradSpec(const KernelSpec &spec,
+                                bool deterministic = true);
 
 /// The query lengths from which a launch of an attention spec may compile
 /// another kernel (getAttentionLaunchSpec): one query, two to 4095, and

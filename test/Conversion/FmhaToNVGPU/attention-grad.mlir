@@ -12,10 +12,26 @@
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c128, {{.*}} dynamic_shared_memory_size %c99328_i32
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dkv blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c128{{.*}} dynamic_shared_memory_size %c99328_i32
 // CHECK-NOT: fmha.attention_grad
+
+// With dq_accum: delta (which also zeroes dq_accum), dk/dv (which adds each
+// block's dQ = dS K into dq_accum with f32 atomics, dS^T through shared
+// memory), then dq = scale dq_accum.
+
+// CHECK-LABEL: func.func @grad_atomic
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_delta_0
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} dynamic_shared_memory_size %c108544_i32
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_convert
+// CHECK-NOT: attention_grad_dq_0
+// The kernels, in the module in the order the lowering made them.
 // CHECK: gpu.func @attention_grad_delta(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
 // CHECK: vector.reduction <add>
 // CHECK: gpu.shuffle  xor
+// CHECK: gpu.func @attention_grad_dkv(
+// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(k[2], 64), k[1], min(k[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
+// The LSE and delta of a query block go through shared memory.
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<2x64xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: gpu.func @attention_grad_dq(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(q[2], 64), q[1], min(q[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
 // S = Q K^T and dP = dO V^T, then dQ += dS K (K read transposed).
@@ -23,11 +39,15 @@
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK: nvvm.mma.sync
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
-// CHECK: gpu.func @attention_grad_dkv(
-// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(k[2], 64), k[1], min(k[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
-// The LSE and delta of a query block go through shared memory.
-// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<2x64xf32, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: gpu.func @attention_grad_delta_0(
+// CHECK-SAME: operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x?x?x128xf32>, vector<4xf32>
+// CHECK: gpu.func @attention_grad_dkv_0(
+// CHECK: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<64x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.atomic_rmw addf
+// CHECK: gpu.func @attention_grad_dq_convert(
+// CHECK-SAME: grid = [min(ceildiv(q[2], 8) * q[1] * q[0], 2147483647), 1, 1]
+// CHECK: arith.truncf %{{.+}} : vector<4xf32> to vector<4xbf16>
 func.func @grad(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
                 %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>) {
   fmha.attention_grad q(%q : memref<?x?x?x128xbf16>) k(%k : memref<?x?x?x128xbf16>)
@@ -35,5 +55,17 @@ func.func @grad(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
       dout(%q : memref<?x?x?x128xbf16>) lse(%lse : memref<?x?x?xf32>)
       -> dq(%q : memref<?x?x?x128xbf16>) dk(%k : memref<?x?x?x128xbf16>)
          dv(%k : memref<?x?x?x128xbf16>) delta(%delta : memref<?x?x?xf32>) causal
+  return
+}
+
+func.func @grad_atomic(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
+                       %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>,
+                       %acc: memref<?x?x?x128xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x128xbf16>) k(%k : memref<?x?x?x128xbf16>)
+      v(%k : memref<?x?x?x128xbf16>) o(%q : memref<?x?x?x128xbf16>)
+      dout(%q : memref<?x?x?x128xbf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x128xbf16>) dk(%k : memref<?x?x?x128xbf16>)
+         dv(%k : memref<?x?x?x128xbf16>) delta(%delta : memref<?x?x?xf32>)
+         dq_accum(%acc : memref<?x?x?x128xf32>)
   return
 }

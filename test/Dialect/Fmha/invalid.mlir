@@ -738,3 +738,19 @@ func.func @grad_scale(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>
   fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100xf32>) {scale = -1.0 : f32}
   return
 }
+
+// -----
+
+func.func @grad_accumulator_type(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xbf16>) {
+  // expected-error @+1 {{dq_accum element type must be f32, got 'bf16'}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @grad_accumulator_rows(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x99x128xf32>) {
+  // expected-error @+1 {{dq_accum sequence length must match q's (100), got 99}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x99x128xf32>)
+  return
+}

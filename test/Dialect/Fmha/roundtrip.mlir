@@ -131,3 +131,16 @@ func.func @attention_grad(%q: memref<2x32x100x128xbf16>, %k: memref<2x8x300x128x
                       causal {scale = 0.125 : f32, window = array<i64: 64, 0>}
   return
 }
+
+// CHECK-LABEL: func.func @attention_grad_atomic
+// CHECK: delta(%{{.*}} : memref<?x4x?xf32>) dq_accum(%{{.*}} : memref<?x4x?x64xf32>)
+func.func @attention_grad_atomic(%q: memref<?x4x?x64xf16>, %lse: memref<?x4x?xf32>,
+                                 %acc: memref<?x4x?x64xf32>) {
+  fmha.attention_grad q(%q : memref<?x4x?x64xf16>) k(%q : memref<?x4x?x64xf16>)
+                      v(%q : memref<?x4x?x64xf16>) o(%q : memref<?x4x?x64xf16>)
+                      dout(%q : memref<?x4x?x64xf16>) lse(%lse : memref<?x4x?xf32>)
+                   -> dq(%q : memref<?x4x?x64xf16>) dk(%q : memref<?x4x?x64xf16>)
+                      dv(%q : memref<?x4x?x64xf16>) delta(%lse : memref<?x4x?xf32>)
+                      dq_accum(%acc : memref<?x4x?x64xf32>)
+  return
+}

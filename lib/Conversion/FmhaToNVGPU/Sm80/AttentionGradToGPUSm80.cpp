@@ -53,6 +53,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -75,7 +76,8 @@ enum GradOperand : unsigned {
   kGradDq,
   kGradDk,
   kGradDv,
-  kGradDelta
+  kGradDelta,
+  kGradDqAccum
 };
 
 /// Which of the two main kernels.
@@ -95,7 +97,8 @@ struct GradTiling {
 };
 
 GradTiling getGradTiling(AttentionGradOp op) {
-  if (op.getHeadDim() == 64)
+  // With dq_accum, dk/dv also sums dQ: at 128 x 32 that spilled 16 bytes.
+  if (op.getHeadDim() == 64 && !op.getDqAccum())
     return {128, 32, 4};
   return {64, 64, 4};
 }
@@ -109,6 +112,8 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
   LaunchContract contract;
   contract.operands = {"q",  "k",  "v",  "o",  "dout",
                        "lse", "dq", "dk", "dv", "delta"};
+  if (op.getDqAccum())
+    contract.operands.push_back("dq_accum");
   contract.threads = threads;
   contract.sharedBytes = sharedBytes;
   contract.grid = {grid[0], grid[1], grid[2]};
@@ -119,9 +124,13 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
 /// Where a main kernel's tiles live in shared memory: the two that stay
 /// (rows x D each), then two buffers of the two that stream (streamed x D
 /// each: the next block's copies land while this one's are read), then two
-/// buffers of the LSE log2e and delta of a block of queries (dkv; f32).
+/// buffers of the LSE log2e and delta of a block of queries (dkv; f32),
+/// then, with dq_accum, dS^T of a block (dkv: keys x queries, each row
+/// padded by 16 bytes, so that the 8 rows an ldmatrix reads hit 8 bank
+/// groups).
 struct GradSharedLayout {
-  int64_t tileBytes, streamedBytes, termsOffset, termsBytes, totalBytes;
+  int64_t tileBytes, streamedBytes, termsOffset, termsBytes, scoresOffset,
+      scoresColumns, totalBytes;
 
   static GradSharedLayout get(AttentionGradOp op, GradTiling tiling) {
     int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
@@ -130,7 +139,11 @@ struct GradSharedLayout {
     layout.streamedBytes = tiling.streamed * op.getHeadDim() * elementBytes;
     layout.termsOffset = 2 * layout.tileBytes + 4 * layout.streamedBytes;
     layout.termsBytes = 2 * tiling.streamed * 4;
-    layout.totalBytes = layout.termsOffset + 2 * layout.termsBytes;
+    layout.scoresOffset = layout.termsOffset + 2 * layout.termsBytes;
+    layout.scoresColumns = tiling.streamed + kChunkBytes / elementBytes;
+    layout.totalBytes = layout.scoresOffset;
+    if (op.getDqAccum())
+      layout.totalBytes += tiling.rows * layout.scoresColumns * elementBytes;
     return layout;
   }
 };
@@ -142,17 +155,14 @@ KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
                           op.getScaleOrDefault());
 }
 
-/// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32: lane l
-/// reads D / 32 neighbouring elements of each, the warp sums them.
-void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
-                      KernelBuilder &b) {
-  Value out = func.getArgument(kGradO), gradOut = func.getArgument(kGradDout);
-  Value delta = func.getArgument(kGradDelta);
-  int64_t perLane = op.getHeadDim() / kThreadsPerWarp;
-  Type elementType = op.getQ().getType().getElementType();
-  auto vectorType = VectorType::get({perLane}, elementType);
-  auto floatType = VectorType::get({perLane}, b.getF32Type());
-
+/// Runs \p body(batch, head, row, column) for each row of [B, Hq, Sq] (o's
+/// sizes) a warp, kDeltaRows rows a CTA, the CTAs striding over them;
+/// \p column is the first of the D / 32 neighbouring columns of the lane.
+void forEachRowOfWarp(KernelBuilder &b, Value out, int64_t headDim,
+                      llvm::function_ref<void(Value batch, Value head,
+                                              Value row, Value lane,
+                                              Value column)>
+                          body) {
   Value threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value warp = b.udiv(threadId, b.index(kThreadsPerWarp));
   Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
@@ -172,8 +182,28 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   Value head = b.urem(headAndBatch, heads);
   Value batch = b.udiv(headAndBatch, heads);
   scf::IfOp::create(b, b.slt(row, seqQ), [&](OpBuilder &, Location) {
-    SmallVector<Value, 4> at = {batch, head, row,
-                                b.mul(lane, b.index(perLane))};
+    body(batch, head, row, lane,
+         b.mul(lane, b.index(headDim / kThreadsPerWarp)));
+    scf::YieldOp::create(b);
+  });
+}
+
+/// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32, the warp
+/// summing its lanes' D / 32 products; and, with dq_accum, that row of it
+/// zeroed.
+void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
+                      KernelBuilder &b) {
+  Value out = func.getArgument(kGradO), gradOut = func.getArgument(kGradDout);
+  Value delta = func.getArgument(kGradDelta);
+  Value accumulator = op.getDqAccum() ? func.getArgument(kGradDqAccum) : Value();
+  int64_t perLane = op.getHeadDim() / kThreadsPerWarp;
+  Type elementType = op.getQ().getType().getElementType();
+  auto vectorType = VectorType::get({perLane}, elementType);
+  auto floatType = VectorType::get({perLane}, b.getF32Type());
+  forEachRowOfWarp(b, out, op.getHeadDim(), [&](Value batch, Value head,
+                                                Value row, Value lane,
+                                                Value column) {
+    SmallVector<Value, 4> at = {batch, head, row, column};
     auto load = [&](Value tensor) -> Value {
       Value elements = vector::LoadOp::create(b, vectorType, tensor, at);
       return arith::ExtFOp::create(b, floatType, elements);
@@ -186,8 +216,40 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
       memref::StoreOp::create(b, sum, delta, ValueRange{batch, head, row});
       scf::YieldOp::create(b);
     });
-    scf::YieldOp::create(b);
+    if (accumulator)
+      vector::StoreOp::create(
+          b,
+          arith::ConstantOp::create(
+              b, DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0f))),
+          accumulator, at);
   });
+}
+
+/// dq = scale dq_accum, rounded to the element type, a lane's D / 32
+/// neighbouring columns at a time.
+void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
+                        KernelBuilder &b) {
+  Value accumulator = func.getArgument(kGradDqAccum);
+  Value gradQuery = func.getArgument(kGradDq);
+  int64_t perLane = op.getHeadDim() / kThreadsPerWarp;
+  Type elementType = op.getQ().getType().getElementType();
+  auto floatType = VectorType::get({perLane}, b.getF32Type());
+  Value scale = vector::BroadcastOp::create(b, floatType,
+                                            b.f32(op.getScaleOrDefault()));
+  forEachRowOfWarp(b, func.getArgument(kGradQ), op.getHeadDim(),
+                   [&](Value batch, Value head, Value row, Value,
+                       Value column) {
+                     SmallVector<Value, 4> at = {batch, head, row, column};
+                     Value sum =
+                         vector::LoadOp::create(b, floatType, accumulator, at);
+                     Value scaled = arith::MulFOp::create(b, sum, scale);
+                     vector::StoreOp::create(
+                         b,
+                         arith::TruncFOp::create(
+                             b, VectorType::get({perLane}, elementType),
+                             scaled),
+                         gradQuery, at);
+                   });
 }
 
 /// What the dq and dkv kernels share: the four shared tiles, the emitters,
@@ -213,6 +275,20 @@ private:
   /// Buffer \p parity of the [2][shape.blockN] f32 LSE log2e and delta of
   /// a query block, in shared memory after the tiles.
   Value getSharedColumnTerms(Value parity);
+  /// dS^T of a block in shared memory (dkv with dq_accum): [blockM keys]
+  /// [blockN queries, padded].
+  Value getSharedGradScores();
+  /// Stores this warp's dS^T fragments \p gradScores ([mTile][nTile]) to
+  /// \p tile, rounded to the element type.
+  void storeGradScores(const Lanes &lanes, ArrayRef<Value> gradScores,
+                       Value tile);
+  /// Adds dQ = dS K of the block of queries from \p firstQuery (of
+  /// \p head) to dq_accum with f32 atomics: dS from \p scoresTile (dS^T,
+  /// read transposed), K the keys tile. Warp w takes query m16 tile w %
+  /// (blockN / 16) and its share of the keys' k16 steps.
+  void accumulateQueryGrad(const Lanes &lanes, Value scoresTile, Value keys,
+                           Value batch, Value head, Value firstQuery,
+                           Value seqQ);
   /// Runs \p body over the batches this CTA computes: from blockIdx.z,
   /// striding by gridDim.z.
   void forEachBatch(llvm::function_ref<void(Value batch)> body);
@@ -280,6 +356,89 @@ Value GradKernelBuilder::getStreamedTile(int64_t index, Value parity) {
       b.mul(parity, b.index(2 * layout.streamedBytes)));
   return getSharedView(b, {shape.blockN, shape.headDim}, shape.elementType,
                        offset);
+}
+
+Value GradKernelBuilder::getSharedGradScores() {
+  return getSharedView(b, {shape.blockM, layout.scoresColumns},
+                       shape.elementType, b.index(layout.scoresOffset));
+}
+
+void GradKernelBuilder::storeGradScores(const Lanes &lanes,
+                                        ArrayRef<Value> gradScores,
+                                        Value tile) {
+  auto pairType = VectorType::get({2}, shape.elementType);
+  for (int64_t m = 0; m < shape.mTiles; ++m)
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = b.toIndex(b.add(
+          lanes.warpRow, b.add(lanes.quadRow, b.i32(m * kMmaM + half * 8))));
+      for (int64_t n = 0; n < shape.nTiles; ++n) {
+        Value pair = vector::ExtractOp::create(
+            b, gradScores[m * shape.nTiles + n], half);
+        Value column = b.toIndex(
+            b.add(b.i32(n * kMmaN), b.mul(lanes.quadCol, b.i32(2))));
+        vector::StoreOp::create(b, arith::TruncFOp::create(b, pairType, pair),
+                                tile, ValueRange{row, column});
+      }
+    }
+}
+
+void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
+                                            Value scoresTile, Value keys,
+                                            Value batch, Value head,
+                                            Value firstQuery, Value seqQ) {
+  int64_t queryTiles = shape.blockN / kMmaM;
+  int64_t warpsPerTile = shape.warps / queryTiles;
+  int64_t steps = shape.blockM / kMmaK / warpsPerTile;
+  Value lane = b.urem(lanes.tid, b.i32(kThreadsPerWarp));
+  Value warp = b.udiv(lanes.tid, b.i32(kThreadsPerWarp));
+  Value queryTile = b.urem(warp, b.i32(queryTiles));
+  Value firstKeyRow =
+      b.mul(b.udiv(warp, b.i32(queryTiles)), b.i32(steps * kMmaK));
+  // dS as A, from dS^T [key][query] read transposed: matrices (q 0-7, k
+  // 0-7), (q 8-15, k 0-7), (q 0-7, k 8-15), (q 8-15, k 8-15), lane l
+  // addressing row l % 8 of matrix l / 8.
+  Value matrix = b.udiv(lane, b.i32(8));
+  Value keyRow = b.add(b.add(firstKeyRow, b.urem(lane, b.i32(8))),
+                       b.mul(b.udiv(matrix, b.i32(2)), b.i32(8)));
+  Value queryColumn = b.mul(
+      b.add(b.mul(queryTile, b.i32(2)), b.urem(matrix, b.i32(2))), b.i32(8));
+  SmallVector<Value> a;
+  for (int64_t k = 0; k < steps; ++k)
+    a.push_back(nvgpu::LdMatrixOp::create(
+        b, VectorType::get({4, 2}, shape.elementType), scoresTile,
+        ValueRange{b.toIndex(b.add(keyRow, b.i32(k * kMmaK))),
+                   b.toIndex(queryColumn)},
+        /*transpose=*/true, /*numTiles=*/4));
+  // K's rows of this warp's steps: valueLanes moved down a multiple of 16
+  // rows (the swizzle phase is the same).
+  LaneMatrices keyLanes = lanes.valueLanes;
+  keyLanes.row = b.add(keyLanes.row, firstKeyRow);
+  // Four d8 tiles (16 registers) at a time, each added as soon as it is
+  // summed: dK and dV hold 128 registers at head dim 128.
+  constexpr int64_t kSliceTiles = 4;
+  for (int64_t first = 0; first < shape.dTiles; first += kSliceTiles) {
+    SmallVector<Value> out = zeroAccumulators(kSliceTiles);
+    mma.accumulateSlice(keyLanes, a, keys, first, out);
+    for (int64_t half = 0; half < 2; ++half) {
+      Value query = b.add(
+          firstQuery,
+          b.toIndex(b.add(b.mul(queryTile, b.i32(kMmaM)),
+                          b.add(lanes.quadRow, b.i32(half * 8)))));
+      scf::IfOp::create(b, b.slt(query, seqQ), [&](OpBuilder &, Location) {
+        for (int64_t d = 0; d < kSliceTiles; ++d)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value column = b.toIndex(b.add(
+                b.i32((first + d) * kMmaN + e), b.mul(lanes.quadCol, b.i32(2))));
+            memref::AtomicRMWOp::create(
+                b, arith::AtomicRMWKind::addf,
+                vector::ExtractOp::create(b, out[d],
+                                          ArrayRef<int64_t>{half, e}),
+                arg(kGradDqAccum), ValueRange{batch, head, query, column});
+          }
+        scf::YieldOp::create(b);
+      });
+    }
+  }
 }
 
 Value GradKernelBuilder::getSharedColumnTerms(Value parity) {
@@ -594,12 +753,23 @@ void GradKernelBuilder::buildDkv() {
                 };
                 return std::pair{load(0), load(1)};
               });
+          Value scoresTile =
+              op.getDqAccum() ? getSharedGradScores() : Value();
+          if (scoresTile)
+            storeGradScores(l, gradScores, scoresTile);
           SmallVector<Value> gradKey(carried.begin(), carried.begin() + count);
           SmallVector<Value> gradValue(carried.begin() + count, carried.end());
           mma.accumulateProduct(l, packAccumulators(b, shape, probabilities),
                                 gradOut, gradValue);
           mma.accumulateProduct(l, packAccumulators(b, shape, gradScores),
                                 queries, gradKey);
+          if (scoresTile) {
+            // Every warp's dS^T is in shared memory.
+            gpu::BarrierOp::create(b);
+            auto [head, first] = locate(step);
+            accumulateQueryGrad(blockLanes(), scoresTile, keys, batch, head,
+                                first, seqQ);
+          }
           llvm::append_range(gradKey, gradValue);
           return gradKey;
         });
@@ -666,9 +836,20 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     });
     return func;
   };
-  gpu::GPUFuncOp dq = createMain("attention_grad_dq", GradKernel::Dq, kGradQ);
   gpu::GPUFuncOp dkv =
       createMain("attention_grad_dkv", GradKernel::Dkv, kGradK);
+  if (op.getDqAccum()) {
+    gpu::GPUFuncOp convert = create(
+        "attention_grad_dq_convert", kDeltaRows * kThreadsPerWarp, 0,
+        {GridAxis{{{kGradQ, 2, kDeltaRows}, {kGradQ, 1}, {kGradQ, 0}},
+                  kMaxGridDimX},
+         GridAxis{}, GridAxis{}});
+    build(convert,
+          [&](KernelBuilder &b) { buildConvertKernel(op, convert, b); });
+    replaceByLaunches(op, {delta, dkv, convert});
+    return success();
+  }
+  gpu::GPUFuncOp dq = createMain("attention_grad_dq", GradKernel::Dq, kGradQ);
   replaceByLaunches(op, {delta, dq, dkv});
   return success();
 }

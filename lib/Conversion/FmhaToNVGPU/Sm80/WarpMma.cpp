@@ -123,6 +123,19 @@ void WarpMma::accumulateProduct(const Lanes &lanes, ArrayRef<Value> a,
     }
 }
 
+void WarpMma::accumulateSlice(const LaneMatrices &bLanes, ArrayRef<Value> a,
+                              Value bTile, int64_t firstDTile,
+                              SmallVectorImpl<Value> &out) {
+  for (auto [k, fragment] : llvm::enumerate(a))
+    for (size_t d = 0; d < out.size(); d += 2) {
+      Value values =
+          loadMatrices(bTile, bLanes, int64_t(k) * kMmaK,
+                       (firstDTile + int64_t(d)) / 2, /*transpose=*/true);
+      out[d] = mma(fragment, takeFragmentB(values, 0), out[d]);
+      out[d + 1] = mma(fragment, takeFragmentB(values, 2), out[d + 1]);
+    }
+}
+
 SmallVector<Value> sm80::packOperandA(
     KernelBuilder &b, const KernelShape &shape,
     llvm::function_ref<Value(int64_t, int64_t, int64_t)> pairAt) {

@@ -43,6 +43,14 @@ public:
   void accumulateProduct(const Lanes &lanes, ArrayRef<Value> a, Value bTile,
                          SmallVectorImpl<Value> &out);
 
+  /// out += A B for one m16 tile: \p a are its k16 A fragments, B rows
+  /// k16 * i of \p bTile (from the lane's \p bLanes, a valueLanes whose row
+  /// may start further down) read transposed, d tiles from the even
+  /// \p firstDTile on, one per accumulator of \p out.
+  void accumulateSlice(const LaneMatrices &bLanes, ArrayRef<Value> a,
+                       Value bTile, int64_t firstDTile,
+                       SmallVectorImpl<Value> &out);
+
 private:
   Value loadMatrices(Value shared, const LaneMatrices &lanes, int64_t rowOffset,
                      int64_t chunkPair, bool transpose);

@@ -302,6 +302,19 @@ LogicalResult AttentionGradOp::verify() {
         return failure();
     }
   }
+  if (Value accumulator = getDqAccum()) {
+    if (failed(checkRank(op, accumulator, "dq_accum", 4, "[B, Hq, Sq, D]")))
+      return failure();
+    Type type = cast<MemRefType>(accumulator.getType()).getElementType();
+    if (!type.isF32())
+      return emitOpError("dq_accum element type must be f32, got ") << type;
+    static constexpr const char *kNames[] = {
+        " batch size", " head count", " sequence length", " head dim"};
+    for (unsigned i = 0; i < 4; ++i)
+      if (failed(checkSameSize(op, std::string("dq_accum") + kNames[i],
+                               dim(accumulator, i), "q's", dim(getQ(), i))))
+        return failure();
+  }
   int64_t queryHeads = dim(getQ(), 1);
   if (failed(checkNonEmpty(op, "query sequence length Sq", dim(getQ(), 2))) ||
       failed(checkNonEmpty(op, "key sequence length Sk", dim(getK(), 2))) ||
