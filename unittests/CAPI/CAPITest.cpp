@@ -510,9 +510,10 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
   auto upload = [&](const void *host, size_t bytes) {
     llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
     EXPECT_TRUE(static_cast<bool>(buffer));
-    if (host)
+    if (host) {
       EXPECT_FALSE(
           static_cast<bool>(driver->copyToDevice(*buffer, host, bytes)));
+    }
     return *buffer;
   };
   CUdeviceptr dQ = upload(q.data(), qCount * 2), dK = upload(k.data(), kCount * 2);
