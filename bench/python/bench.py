@@ -13,9 +13,7 @@
    ANCHORS.md), random inputs, candidates interleaved per row.
 3. Backward TFLOP/s (--backward) on the same rows (head dims 64 and 128,
    those FlashCore's backward takes): dq, dk and dv by autograd from one
-   retained forward, 2.5 x the forward's FLOPs, with cuDNN, flash2 and FA4;
-   FlashCore's default backward and its deterministic one ("flashcore
-   det", under torch.use_deterministic_algorithms(True)).
+   retained forward, 2.5 x the forward's FLOPs, with cuDNN, flash2 and FA4.
 4. Decode GB/s (--decode): the decode rows of ANCHORS.md and longer caches,
    GQA, and a few query tokens per sequence, bytes of q + k + v + o over
    the time, with cuDNN, flash2 and FA4 (SDPA with enable_gqa, non-causal:
@@ -208,23 +206,8 @@ def backward_candidates(q, k, v, causal):
         with sdpa_kernel(backend):
             out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
         return backward_of(out.transpose(1, 2))
-    def deterministic(call):
-        # torch.use_deterministic_algorithms(True) picks FlashCore's
-        # deterministic backward; torch's NaN fill of new tensors under it
-        # is left off, so that the column times the kernels.
-        def run():
-            torch.use_deterministic_algorithms(True)
-            try:
-                return call()
-            finally:
-                torch.use_deterministic_algorithms(False)
-        return run
-    torch.utils.deterministic.fill_uninitialized_memory = False
-    flashcore_backward = backward_of(flashcore.attention(*leaves,
-                                                         causal=causal))
     found = {
-        "flashcore": flashcore_backward,
-        "flashcore det": deterministic(flashcore_backward),
+        "flashcore": backward_of(flashcore.attention(*leaves, causal=causal)),
         "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
         "flash2": sdpa(SDPBackend.FLASH_ATTENTION),
     }
@@ -238,7 +221,7 @@ def backward_rows(rows_regex, rounds):
     print("\n## Backward TFLOP/s on the ANCHORS rows (BSHD, 2.5 x the "
           f"forward's FLOPs; median of {rounds} interleaved rounds of "
           "back_to_back_ms)\n")
-    names = ["flashcore", "flashcore det", "cudnn", "flash2"] + (
+    names = ["flashcore", "cudnn", "flash2"] + (
         ["fa4"] if fa4_func is not None else [])
     print("| B x H x S x D | causal | dtype | " + " | ".join(names) +
           " | flashcore / best |\n|---|---|---|" + "---|" * (len(names) + 1))
@@ -257,7 +240,7 @@ def backward_rows(rows_regex, rounds):
                 ms = back_to_back_ms(found[name])
                 per[name].append(flops / ms / 1e9)
         med = {name: statistics.median(per[name]) for name in names}
-        best = max(med[n] for n in names if not n.startswith("flashcore"))
+        best = max(med[n] for n in names if n != "flashcore")
         print(f"| {b}x{h}x{s}x{d} | {'yes' if causal else 'no'} | "
               f"{'fp16' if dtype == torch.float16 else 'bf16'} | " +
               " | ".join(f"{med[n]:.0f}" for n in names) +

@@ -331,10 +331,9 @@ def _attention_backward_outputs(q, k, v):
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
                              scale=None):
     """fmhaAttentionBackward on the current stream: dq, dk, dv like q, k and
-    v, delta (rowsum(dout * o), f32) from torch's allocator. Unless torch
-    asks for deterministic algorithms (torch.use_deterministic_algorithms),
-    the faster backward, whose f32 dq accumulator comes from torch's
-    allocator too."""
+    v, delta (rowsum(dout * o), f32) from torch's allocator. The
+    deterministic backward (no workspace): on the H100 it is also the
+    faster one (docs/backward-notes.md, v3)."""
     op = "flashcore.attention backward"
     _check_attention(q, k, v, window)
     if dout.shape != q.shape or o.shape != q.shape:
@@ -365,11 +364,6 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
         s = t.stride()
         getattr(desc, name)[:] = (s[0], s[2], s[1])
     desc.deltaStride[:] = (hq * sq, sq, 1)
-    if not torch.are_deterministic_algorithms_enabled():
-        accumulator = torch.empty((b, hq, sq, q.shape[3]), dtype=torch.float32,
-                                  device=q.device)
-        desc.workspace = accumulator.data_ptr()
-        desc.workspaceBytes = accumulator.numel() * 4
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     device = q.device.index
     _capi.call(_capi.lib().fmhaAttentionBackward, _capi.jit(device),
@@ -432,11 +426,9 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     log-sum-exp of each row's scores, [batch, heads_q, seqlen_q] f32.
 
     Differentiable in q, k and v (head_dim 64 or 128): the backward runs
-    FlashCore's kernels too (flashcore::attention_backward). It adds dq with
-    f32 atomics, so dq's last bits vary from run to run, unless
-    torch.use_deterministic_algorithms(True) is on: then the gradients are
-    the same bits every run (dq is computed apart, ~30% slower). The loss
-    may not depend on the returned lse.
+    FlashCore's kernels too (flashcore::attention_backward), with no
+    atomics, so its gradients are the same bits every run. The loss may not
+    depend on the returned lse.
 
     Returns o like q (and lse). The kernel runs on torch's current stream;
     it is compiled on first use for its dtype, head dim, masks and scale
