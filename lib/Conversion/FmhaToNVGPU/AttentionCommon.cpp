@@ -12,6 +12,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <limits>
 
@@ -207,6 +208,33 @@ Value fmha::emitExp2(ImplicitLocOpBuilder &b, Value x) {
              b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
              ValueRange{x})
       .getResult(0);
+}
+
+void fmha::forEachRowOfWarp(
+    KernelBuilder &b, Value rows, int64_t rowsPerCta,
+    llvm::function_ref<void(Value, Value, Value, Value)> body) {
+  Value threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value warp = b.udiv(threadId, b.index(kThreadsPerWarp));
+  Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
+  Value heads = memref::DimOp::create(b, rows, 1);
+  Value seq = memref::DimOp::create(b, rows, 2);
+  Value rowBlocks = b.ceilDiv(seq, b.index(rowsPerCta));
+  Value units =
+      b.mul(b.mul(rowBlocks, heads), memref::DimOp::create(b, rows, 0));
+  auto loop =
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), units,
+                         gpu::GridDimOp::create(b, gpu::Dimension::x));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value unit = loop.getInductionVar();
+  Value row = b.add(b.mul(b.urem(unit, rowBlocks), b.index(rowsPerCta)), warp);
+  Value headAndBatch = b.udiv(unit, rowBlocks);
+  Value head = b.urem(headAndBatch, heads);
+  Value batch = b.udiv(headAndBatch, heads);
+  scf::IfOp::create(b, b.slt(row, seq), [&](OpBuilder &, Location) {
+    body(batch, head, row, lane);
+    scf::YieldOp::create(b);
+  });
 }
 
 Value fmha::hideFromHoisting(ImplicitLocOpBuilder &b, Value value) {

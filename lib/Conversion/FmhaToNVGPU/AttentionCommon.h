@@ -129,6 +129,16 @@ Value reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max);
 /// intrinsic, so no call that would break a WGMMA pipeline).
 Value emitExp2(ImplicitLocOpBuilder &b, Value x);
 
+/// The loop of a kernel that gives each row of a [B, H, S, ...] tensor
+/// (\p rows' sizes) a warp, \p rowsPerCta rows (warps) a CTA, the CTAs
+/// striding over ceil(S / rowsPerCta) x H x B units along x: runs
+/// \p body(batch, head, row, lane) for the rows below S (all index). The
+/// merge of attention states and the backward's delta and dq conversion.
+void forEachRowOfWarp(KernelBuilder &b, Value rows, int64_t rowsPerCta,
+                      llvm::function_ref<void(Value batch, Value head,
+                                              Value row, Value lane)>
+                          body);
+
 /// \p value through a side-effecting register move: equal to it, but
 /// computed anew where it is called, so nothing derived from it is hoisted
 /// out of the enclosing loop. \p value is an index or an i32.

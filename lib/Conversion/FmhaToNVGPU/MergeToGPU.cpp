@@ -85,27 +85,10 @@ private:
 };
 
 void MergeKernelBuilder::build() {
-  Value threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  Value warp = b.udiv(threadId, b.index(kLanes));
-  Value lane = b.urem(threadId, b.index(kLanes));
-  Value heads = memref::DimOp::create(b, out, 1);
-  Value seqQ = memref::DimOp::create(b, out, 2);
-  Value rowBlocks = b.ceilDiv(seqQ, b.index(kMergeRows));
-  Value units = b.mul(b.mul(rowBlocks, heads), memref::DimOp::create(b, out, 0));
-  auto loop =
-      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), units,
-                         gpu::GridDimOp::create(b, gpu::Dimension::x));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value unit = loop.getInductionVar();
-  Value row = b.add(b.mul(b.urem(unit, rowBlocks), b.index(kMergeRows)), warp);
-  Value headAndBatch = b.udiv(unit, rowBlocks);
-  Value head = b.urem(headAndBatch, heads);
-  Value batch = b.udiv(headAndBatch, heads);
-  scf::IfOp::create(b, b.slt(row, seqQ), [&](OpBuilder &, Location) {
-    buildRow(batch, head, row, lane);
-    scf::YieldOp::create(b);
-  });
+  forEachRowOfWarp(b, out, kMergeRows,
+                   [&](Value batch, Value head, Value row, Value lane) {
+                     buildRow(batch, head, row, lane);
+                   });
 }
 
 SmallVector<Value> MergeKernelBuilder::foldStates(

@@ -155,39 +155,6 @@ KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
                           op.getScaleOrDefault());
 }
 
-/// Runs \p body(batch, head, row, column) for each row of [B, Hq, Sq] (o's
-/// sizes) a warp, kDeltaRows rows a CTA, the CTAs striding over them;
-/// \p column is the first of the D / 32 neighbouring columns of the lane.
-void forEachRowOfWarp(KernelBuilder &b, Value out, int64_t headDim,
-                      llvm::function_ref<void(Value batch, Value head,
-                                              Value row, Value lane,
-                                              Value column)>
-                          body) {
-  Value threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  Value warp = b.udiv(threadId, b.index(kThreadsPerWarp));
-  Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
-  Value heads = memref::DimOp::create(b, out, 1);
-  Value seqQ = memref::DimOp::create(b, out, 2);
-  Value rowBlocks = b.ceilDiv(seqQ, b.index(kDeltaRows));
-  Value units =
-      b.mul(b.mul(rowBlocks, heads), memref::DimOp::create(b, out, 0));
-  auto loop =
-      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), units,
-                         gpu::GridDimOp::create(b, gpu::Dimension::x));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value unit = loop.getInductionVar();
-  Value row = b.add(b.mul(b.urem(unit, rowBlocks), b.index(kDeltaRows)), warp);
-  Value headAndBatch = b.udiv(unit, rowBlocks);
-  Value head = b.urem(headAndBatch, heads);
-  Value batch = b.udiv(headAndBatch, heads);
-  scf::IfOp::create(b, b.slt(row, seqQ), [&](OpBuilder &, Location) {
-    body(batch, head, row, lane,
-         b.mul(lane, b.index(headDim / kThreadsPerWarp)));
-    scf::YieldOp::create(b);
-  });
-}
-
 /// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32, the warp
 /// summing its lanes' D / 32 products; and, with dq_accum, that row of it
 /// zeroed.
@@ -200,10 +167,11 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   Type elementType = op.getQ().getType().getElementType();
   auto vectorType = VectorType::get({perLane}, elementType);
   auto floatType = VectorType::get({perLane}, b.getF32Type());
-  forEachRowOfWarp(b, out, op.getHeadDim(), [&](Value batch, Value head,
-                                                Value row, Value lane,
-                                                Value column) {
-    SmallVector<Value, 4> at = {batch, head, row, column};
+  forEachRowOfWarp(b, out, kDeltaRows, [&](Value batch, Value head,
+                                           Value row, Value lane) {
+    // The lane's D / 32 neighbouring columns.
+    SmallVector<Value, 4> at = {batch, head, row,
+                                b.mul(lane, b.index(perLane))};
     auto load = [&](Value tensor) -> Value {
       Value elements = vector::LoadOp::create(b, vectorType, tensor, at);
       return arith::ExtFOp::create(b, floatType, elements);
@@ -236,10 +204,10 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   auto floatType = VectorType::get({perLane}, b.getF32Type());
   Value scale = vector::BroadcastOp::create(b, floatType,
                                             b.f32(op.getScaleOrDefault()));
-  forEachRowOfWarp(b, func.getArgument(kGradQ), op.getHeadDim(),
-                   [&](Value batch, Value head, Value row, Value,
-                       Value column) {
-                     SmallVector<Value, 4> at = {batch, head, row, column};
+  forEachRowOfWarp(b, func.getArgument(kGradQ), kDeltaRows,
+                   [&](Value batch, Value head, Value row, Value lane) {
+                     SmallVector<Value, 4> at = {
+                         batch, head, row, b.mul(lane, b.index(perLane))};
                      Value sum =
                          vector::LoadOp::create(b, floatType, accumulator, at);
                      Value scaled = arith::MulFOp::create(b, sum, scale);
