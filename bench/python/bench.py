@@ -11,8 +11,7 @@
    and the C API (the same kernel) to show what Python costs, beside cuDNN,
    flash2 and FA4, CUDA events around 10 back-to-back calls (as
    ANCHORS.md), random inputs, candidates interleaved per row.
-3. Backward TFLOP/s (--backward) on the same rows (head dims 64 and 128,
-   those FlashCore's backward takes): dq, dk and dv by autograd from one
+3. Backward TFLOP/s (--backward) on the same rows: dq, dk and dv by autograd from one
    retained forward, 2.5 x the forward's FLOPs, with cuDNN, flash2 and FA4.
 4. Decode GB/s (--decode): the decode rows of ANCHORS.md and longer caches,
    GQA, and a few query tokens per sequence, bytes of q + k + v + o over
@@ -227,8 +226,7 @@ def backward_rows(rows_regex, rounds):
           " | flashcore / best |\n|---|---|---|" + "---|" * (len(names) + 1))
     for b, h, s, d, causal, dtype in ATTENTION_GRID:
         key = f"{b}x{h}x{s}x{d} {'causal' if causal else 'non-causal'}"
-        if d not in (64, 128) or (rows_regex and
-                                  not re.search(rows_regex, key)):
+        if rows_regex and not re.search(rows_regex, key):
             continue
         q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype)
                    for _ in range(3))

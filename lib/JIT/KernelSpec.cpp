@@ -49,7 +49,10 @@ llvm::StringRef KernelSpec::getKernelName() const {
   llvm_unreachable("unknown op kind");
 }
 
-llvm::SmallVector<llvm::StringRef, 3> KernelSpec::getKernelNames() const {
+llvm::SmallVector<llvm::StringRef, 4> KernelSpec::getKernelNames() const {
+  if (kind == OpKind::AttentionGrad && headDim == 256)
+    return {"attention_grad_delta", "attention_grad_dq", "attention_grad_dk",
+            "attention_grad_dv"};
   if (kind == OpKind::AttentionGrad && deterministic)
     return {"attention_grad_delta", "attention_grad_dq", "attention_grad_dkv"};
   if (kind == OpKind::AttentionGrad)

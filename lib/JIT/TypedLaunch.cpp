@@ -480,8 +480,13 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
   };
   if (llvm::Error err = checkAttentionAttributes(
           spec, OpKind::AttentionGrad, "attention_grad",
-          kSupportedGradHeadDims, "64 or 128"))
+          kSupportedGradHeadDims, "64, 128 or 256"))
     return err;
+  if (!spec.deterministic && spec.headDim > 128)
+    return fail(llvm::formatv("headDim is {0} with a workspace, expected 64 "
+                              "or 128 (the atomic backward; pass no "
+                              "workspace for the deterministic one)",
+                              spec.headDim));
   const AttentionTensors &f = t.forward;
   if (!f.q || !f.k || !f.v || !f.o || !f.lse || !t.dout || !t.dq || !t.dk ||
       !t.dv || !t.delta)
@@ -517,7 +522,7 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
                                      const LaunchOptions &options) {
   if (llvm::Error err = checkAttentionGradTensors(spec, t))
     return err;
-  llvm::SmallVector<const Kernel *, 3> kernels;
+  llvm::SmallVector<const Kernel *, 4> kernels;
   for (llvm::StringRef name : spec.getKernelNames()) {
     llvm::Expected<const Kernel &> kernel =
         getKernel(spec, options.source, name);

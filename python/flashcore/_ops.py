@@ -425,7 +425,7 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     scale (default 1/sqrt(head_dim)). return_lse: also return the
     log-sum-exp of each row's scores, [batch, heads_q, seqlen_q] f32.
 
-    Differentiable in q, k and v (head_dim 64 or 128): the backward runs
+    Differentiable in q, k and v: the backward runs
     FlashCore's kernels too (flashcore::attention_backward), with no
     atomics, so its gradients are the same bits every run. The loss may not
     depend on the returned lse.

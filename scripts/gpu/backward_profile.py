@@ -5,7 +5,7 @@ non-causal problem, its forward once, two backwards. Usage:
   ncu --kernel-name regex:attention_grad --launch-skip 3 --launch-count 3 \\
       --section SpeedOfLight python3 scripts/gpu/backward_profile.py [D]
 
-D is the head dim (64 or 128; default 128). docs/backward-notes.md has
+D is the head dim (64, 128 or 256; default 128). docs/backward-notes.md has
 what it measured.
 """
 

@@ -207,7 +207,7 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
 
 def backward_grid():
     for dtype in (torch.bfloat16, torch.float16):
-        for d in (64, 128):
+        for d in (64, 128, 256):
             for causal in (False, True):
                 for sq, sk in ((1, 1), (17, 113), (113, 17), (1000, 1000),
                                (4097, 4097)):
@@ -240,6 +240,9 @@ def backward_grid():
                        bhsd=True)),
         ("decode Sq=1 GQA 4:1 causal d128 B=3 Sk=1000",
          backward_case(3, 8, 2, 1, 1000, 128, bf16, causal=True)),
+        ("MQA d256 window 64,0 causal BHSD Sq=500 Sk=700",
+         backward_case(1, 4, 1, 500, 700, 256, bf16, causal=True,
+                       window=(64, 0), bhsd=True)),
     ]:
         check("backward " + name, case)
     for name, case in [

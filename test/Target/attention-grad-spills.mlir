@@ -11,12 +11,15 @@
 // and dv of a 64-key block (128 f32 registers at head dim 128) stay in
 // registers with the S^T and dP^T fragments, the query block's LSE and
 // delta are read from shared memory where they are used; with dq_accum,
-// dQ's slices are added as they are summed.
+// dQ's slices are added as they are summed; at head dim 256 dk and dv are
+// two kernels, each with its 128 registers of accumulators.
 
 // CHECK-DAG: Compiling entry function 'attention_grad_dkv'
 // CHECK-DAG: Compiling entry function 'attention_grad_dq'
 // CHECK-DAG: Compiling entry function 'attention_grad_delta'
 // CHECK-DAG: Compiling entry function 'attention_grad_dq_convert'
+// CHECK-DAG: Compiling entry function 'attention_grad_dk'
+// CHECK-DAG: Compiling entry function 'attention_grad_dv'
 
 func.func @d128_causal(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
                        %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>) {
@@ -60,5 +63,15 @@ func.func @d64_f16_atomic_window(%q: memref<?x?x?x64xf16>, %k: memref<?x?x?x64xf
       -> dq(%q : memref<?x?x?x64xf16>) dk(%k : memref<?x?x?x64xf16>)
          dv(%k : memref<?x?x?x64xf16>) delta(%delta : memref<?x?x?xf32>)
          dq_accum(%acc : memref<?x?x?x64xf32>) {window = array<i64: 100, 20>}
+  return
+}
+
+func.func @d256_causal(%q: memref<?x?x?x256xbf16>, %k: memref<?x?x?x256xbf16>,
+                       %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x256xbf16>) k(%k : memref<?x?x?x256xbf16>)
+      v(%k : memref<?x?x?x256xbf16>) o(%q : memref<?x?x?x256xbf16>)
+      dout(%q : memref<?x?x?x256xbf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x256xbf16>) dk(%k : memref<?x?x?x256xbf16>)
+         dv(%k : memref<?x?x?x256xbf16>) delta(%delta : memref<?x?x?xf32>) causal
   return
 }

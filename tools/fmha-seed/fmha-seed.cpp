@@ -2,8 +2,7 @@
 //
 // Part of FlashCore. Compiles the common attention kernels (head dim 64, 128
 // and 256; bf16 and f16; causal or not; with and without LSE; the default
-// scale; every tile a query length picks; the deterministic backward at
-// head dims 64 and 128) as the JIT would under the PTX
+// scale; every tile a query length picks; the deterministic backward) as the JIT would under the PTX
 // compiler's load plan on the common devices (sm_90a on compute capability
 // 9.0; sm_80 PTX on 8.0, 8.6 and 8.9), and writes them to a directory as
 // disk cache entries under the JIT's own keys (getModuleCacheKey). The
@@ -94,8 +93,8 @@ static std::vector<KernelSpec> getSpecs(Chip chip) {
           for (KernelSpec &launched : getLaunchSpecs(spec, chip))
             if (keys.insert(launched.getKey()).second)
               specs.push_back(std::move(launched));
-          // The backward Python runs (deterministic), where it exists: one
-          // module of three kernels.
+          // The backward Python runs (deterministic): one module of three
+          // kernels (four at head dim 256).
           KernelSpec grad = getAttentionGradSpec(spec);
           if (llvm::is_contained(kSupportedGradHeadDims, int64_t(headDim)) &&
               keys.insert(grad.getKey()).second)

@@ -669,12 +669,12 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
 
     // Refused before any launch, naming the value.
     fmhaAttentionBackwardDesc bad = desc;
-    bad.forward.headDim = 256;
+    bad.forward.headDim = 96;
     EXPECT_EQ(fmhaAttentionBackward(jit, &bad, nullptr, FMHA_CALL_DEFAULT,
                                     &message),
               FMHA_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(take(message).find(
-                  "attention_grad: headDim is 256, expected 64 or 128"),
+                  "attention_grad: headDim is 96, expected 64, 128 or 256"),
               std::string::npos);
     bad = desc;
     bad.forward.lse = nullptr;

@@ -70,10 +70,10 @@ struct KernelSpec {
   /// getKernelNames.
   llvm::StringRef getKernelName() const;
   /// The kernels the op lowers to, in the order its launch runs them: one,
-  /// or three for fmha.attention_grad (delta, dq, then dk and dv; or,
-  /// not deterministic, delta, dk and dv with dq's sums, then dq's
-  /// conversion).
-  llvm::SmallVector<llvm::StringRef, 3> getKernelNames() const;
+  /// or for fmha.attention_grad three (delta, dq, then dk and dv; or, not
+  /// deterministic, delta, dk and dv with dq's sums, then dq's
+  /// conversion), four at head dim 256 (delta, dq, dk, dv).
+  llvm::SmallVector<llvm::StringRef, 4> getKernelNames() const;
 };
 
 /// The backward of attention \p spec: its element type, head dim, mask and

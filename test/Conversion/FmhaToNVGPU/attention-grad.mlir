@@ -22,6 +22,14 @@
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} dynamic_shared_memory_size %c108544_i32
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_convert
 // CHECK-NOT: attention_grad_dq_0
+
+// At head dim 256: delta, dq, dk, dv.
+
+// CHECK-LABEL: func.func @grad_d256
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_delta_1
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_0 {{.*}} dynamic_shared_memory_size %c131584_i32
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dk {{.*}} dynamic_shared_memory_size %c131584_i32
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dv {{.*}} dynamic_shared_memory_size %c131584_i32
 // The kernels, in the module in the order the lowering made them.
 // CHECK: gpu.func @attention_grad_delta(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
@@ -67,5 +75,14 @@ func.func @grad_atomic(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
       -> dq(%q : memref<?x?x?x128xbf16>) dk(%k : memref<?x?x?x128xbf16>)
          dv(%k : memref<?x?x?x128xbf16>) delta(%delta : memref<?x?x?xf32>)
          dq_accum(%acc : memref<?x?x?x128xf32>)
+  return
+}
+
+func.func @grad_d256(%q: memref<?x?x?x256xf16>, %lse: memref<?x?x?xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x256xf16>) k(%q : memref<?x?x?x256xf16>)
+      v(%q : memref<?x?x?x256xf16>) o(%q : memref<?x?x?x256xf16>)
+      dout(%q : memref<?x?x?x256xf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x256xf16>) dk(%q : memref<?x?x?x256xf16>)
+         dv(%q : memref<?x?x?x256xf16>) delta(%lse : memref<?x?x?xf32>)
   return
 }

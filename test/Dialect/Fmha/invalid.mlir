@@ -661,9 +661,9 @@ func.func @merge_lse_seq(%outs: memref<3x1x8x5x128xf32>, %lses: memref<3x1x8x5xf
 
 // -----
 
-func.func @grad_head_dim(%q: memref<1x8x100x256xbf16>, %k: memref<1x2x300x256xbf16>, %v: memref<1x2x300x256xbf16>, %dq: memref<1x8x100x256xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
-  // expected-error @+1 {{head dim must be 64 or 128 (the backward holds a key block's dk and dv in registers), got 256}}
-  fmha.attention_grad q(%q : memref<1x8x100x256xbf16>) k(%k : memref<1x2x300x256xbf16>) v(%v : memref<1x2x300x256xbf16>) o(%q : memref<1x8x100x256xbf16>) dout(%q : memref<1x8x100x256xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x256xbf16>) dk(%k : memref<1x2x300x256xbf16>) dv(%v : memref<1x2x300x256xbf16>) delta(%delta : memref<1x8x100xf32>)
+func.func @grad_head_dim(%q: memref<1x8x100x96xbf16>, %k: memref<1x2x300x96xbf16>, %v: memref<1x2x300x96xbf16>, %dq: memref<1x8x100x96xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{head dim must be 64, 128 or 256, got 96}}
+  fmha.attention_grad q(%q : memref<1x8x100x96xbf16>) k(%k : memref<1x2x300x96xbf16>) v(%v : memref<1x2x300x96xbf16>) o(%q : memref<1x8x100x96xbf16>) dout(%q : memref<1x8x100x96xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x96xbf16>) dk(%k : memref<1x2x300x96xbf16>) dv(%v : memref<1x2x300x96xbf16>) delta(%delta : memref<1x8x100xf32>)
   return
 }
 
@@ -752,5 +752,13 @@ func.func @grad_accumulator_type(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x30
 func.func @grad_accumulator_rows(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x99x128xf32>) {
   // expected-error @+1 {{dq_accum sequence length must match q's (100), got 99}}
   fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x99x128xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_accumulator_head_dim(%q: memref<1x8x100x256xbf16>, %k: memref<1x2x300x256xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x256xf32>) {
+  // expected-error @+1 {{dq_accum needs head dim 64 or 128 (its dk/dv kernel holds dK and dV of a key block in registers), got 256}}
+  fmha.attention_grad q(%q : memref<1x8x100x256xbf16>) k(%k : memref<1x2x300x256xbf16>) v(%k : memref<1x2x300x256xbf16>) o(%q : memref<1x8x100x256xbf16>) dout(%q : memref<1x8x100x256xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x256xbf16>) dk(%k : memref<1x2x300x256xbf16>) dv(%k : memref<1x2x300x256xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x256xf32>)
   return
 }

@@ -23,9 +23,9 @@ namespace mlir::fmha {
 /// The head dims fmha.attention is lowered for (its verifier's, and the
 /// JIT's launch check's).
 inline constexpr int64_t kSupportedHeadDims[] = {64, 128, 256};
-/// The head dims fmha.attention_grad is lowered for: its kernels hold a key
-/// block's dK and dV in registers, which head dim 256 would spill.
-inline constexpr int64_t kSupportedGradHeadDims[] = {64, 128};
+/// The head dims fmha.attention_grad is lowered for (its dq_accum mode: 64
+/// and 128, where one kernel holds a key block's dK and dV in registers).
+inline constexpr int64_t kSupportedGradHeadDims[] = {64, 128, 256};
 
 /// Hardware limits that a tile configuration must respect on one chip.
 struct ChipLimits {

@@ -14,7 +14,9 @@
 //      S = Q K^T, P = exp2(S scale log2e - LSE log2e), dP = dO V^T,
 //      dS = P (dP - delta), dQ += dS K;
 //    dq = scale dQ at the end.
-// 3. attention_grad_dkv: one CTA per block of keys of one (batch, KV head):
+// 3. attention_grad_dkv (at head dim 256 attention_grad_dk and
+//    attention_grad_dv, each with its half of the registers): one CTA per
+//    block of keys of one (batch, KV head):
 //    K and V stay in shared memory while the Q and dO blocks of every query
 //    head of the group stream through, and per query block the same
 //    products transposed, with keys as rows (so that P^T and dS^T are
@@ -80,8 +82,10 @@ enum GradOperand : unsigned {
   kGradDqAccum
 };
 
-/// Which of the two main kernels.
-enum class GradKernel { Dq, Dkv };
+/// Which main kernel: dq, or over blocks of keys dk and dv together (head
+/// dims 64 and 128), or each apart (head dim 256, where one thread would
+/// hold 256 f32 of dK and dV: dv recomputes S^T alone, dk S^T and dP^T).
+enum class GradKernel { Dq, Dkv, Dk, Dv };
 
 /// A main kernel's tile: \p rows rows that stay in shared memory (queries
 /// of dq, keys of dkv) over \p warps warps (16 rows each per m16 tile), and
@@ -100,6 +104,10 @@ GradTiling getGradTiling(AttentionGradOp op) {
   // With dq_accum, dk/dv also sums dQ: at 128 x 32 that spilled 16 bytes.
   if (op.getHeadDim() == 64 && !op.getDqAccum())
     return {128, 32, 4};
+  // 32-row blocks at head dim 256 keep shared memory at 128 KB, which an
+  // sm_80 CTA may have (164 KB).
+  if (op.getHeadDim() == 256)
+    return {64, 32, 4};
   return {64, 64, 4};
 }
 
@@ -231,7 +239,8 @@ public:
         mma(b, shape, noTiles) {}
 
   void buildDq();
-  void buildDkv();
+  /// dk and dv (GradKernel::Dkv), or one of them (Dk, Dv).
+  void buildDkv(GradKernel kernel);
 
 private:
   Value arg(GradOperand operand) { return func.getArgument(operand); }
@@ -617,7 +626,9 @@ void GradKernelBuilder::buildDq() {
   });
 }
 
-void GradKernelBuilder::buildDkv() {
+void GradKernelBuilder::buildDkv(GradKernel kernel) {
+  bool withKey = kernel != GradKernel::Dv;
+  bool withValue = kernel != GradKernel::Dk;
   // Keys are the rows here: the mask and the block range of the forward,
   // over the transposed window (AttentionWindow::transposed).
   AttentionWindow window = AttentionWindow::get(op).transposed();
@@ -672,7 +683,8 @@ void GradKernelBuilder::buildDkv() {
     };
     int64_t count = shape.mTiles * shape.dTiles;
     SmallVector<Value> gradients = forEachStreamedBlock(
-        b.mul(blocks, group), zeroAccumulators(2 * count),
+        b.mul(blocks, group),
+        zeroAccumulators((int64_t(withKey) + int64_t(withValue)) * count),
         [&](Value step, Value parity) {
           auto [head, firstQuery] = locate(step);
           Lanes copyLanes = blockLanes();
@@ -707,8 +719,10 @@ void GradKernelBuilder::buildDkv() {
           Value firstQuery = locate(step).second;
           SmallVector<Value> scores = mma.multiplyTransposed(l, keys, queries);
           masking.applyMask(l, tile, scores, firstQuery);
+          // dv alone needs no dP^T: the dS^T computed from S^T in its
+          // place is never used, and goes.
           SmallVector<Value> gradProbs =
-              mma.multiplyTransposed(l, values, gradOut);
+              withKey ? mma.multiplyTransposed(l, values, gradOut) : scores;
           // The columns this lane holds: 2t and 2t + 1 of each n8 tile.
           Value laneColumn = b.mul(l.quadCol, b.i32(2));
           auto [probabilities, gradScores] = computeGradScores(
@@ -725,12 +739,17 @@ void GradKernelBuilder::buildDkv() {
               op.getDqAccum() ? getSharedGradScores() : Value();
           if (scoresTile)
             storeGradScores(l, gradScores, scoresTile);
-          SmallVector<Value> gradKey(carried.begin(), carried.begin() + count);
-          SmallVector<Value> gradValue(carried.begin() + count, carried.end());
-          mma.accumulateProduct(l, packAccumulators(b, shape, probabilities),
-                                gradOut, gradValue);
-          mma.accumulateProduct(l, packAccumulators(b, shape, gradScores),
-                                queries, gradKey);
+          // dK's accumulators first, then dV's, of those the kernel has.
+          SmallVector<Value> gradKey(carried.begin(),
+                                     carried.begin() + (withKey ? count : 0));
+          SmallVector<Value> gradValue(carried.begin() + gradKey.size(),
+                                       carried.end());
+          if (withValue)
+            mma.accumulateProduct(l, packAccumulators(b, shape, probabilities),
+                                  gradOut, gradValue);
+          if (withKey)
+            mma.accumulateProduct(l, packAccumulators(b, shape, gradScores),
+                                  queries, gradKey);
           if (scoresTile) {
             // Every warp's dS^T is in shared memory.
             gpu::BarrierOp::create(b);
@@ -743,10 +762,12 @@ void GradKernelBuilder::buildDkv() {
         });
     Lanes storeLanes = blockLanes();
     ArrayRef<Value> all(gradients);
-    storeRows(storeLanes, all.take_front(count), shape.scale, arg(kGradDk),
-              batch, kvHead, firstKey, seqK);
-    storeRows(storeLanes, all.drop_front(count), 1.0f, arg(kGradDv), batch,
-              kvHead, firstKey, seqK);
+    if (withKey)
+      storeRows(storeLanes, all.take_front(count), shape.scale, arg(kGradDk),
+                batch, kvHead, firstKey, seqK);
+    if (withValue)
+      storeRows(storeLanes, all.take_back(count), 1.0f, arg(kGradDv), batch,
+                kvHead, firstKey, seqK);
   });
 }
 
@@ -800,10 +821,18 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
       if (kernel == GradKernel::Dq)
         builder.buildDq();
       else
-        builder.buildDkv();
+        builder.buildDkv(kernel);
     });
     return func;
   };
+  if (op.getHeadDim() == 256) {
+    gpu::GPUFuncOp dq =
+        createMain("attention_grad_dq", GradKernel::Dq, kGradQ);
+    gpu::GPUFuncOp dk = createMain("attention_grad_dk", GradKernel::Dk, kGradK);
+    gpu::GPUFuncOp dv = createMain("attention_grad_dv", GradKernel::Dv, kGradK);
+    replaceByLaunches(op, {delta, dq, dk, dv});
+    return success();
+  }
   gpu::GPUFuncOp dkv =
       createMain("attention_grad_dkv", GradKernel::Dkv, kGradK);
   if (op.getDqAccum()) {

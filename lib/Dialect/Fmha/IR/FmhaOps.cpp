@@ -272,8 +272,10 @@ LogicalResult AttentionGradOp::verify() {
                        "specialized on it, got ")
            << getQ().getType();
   if (!llvm::is_contained(kSupportedGradHeadDims, headDim))
-    return emitOpError("head dim must be 64 or 128 (the backward holds a key "
-                       "block's dk and dv in registers), got ")
+    return emitOpError("head dim must be 64, 128 or 256, got ") << headDim;
+  if (getDqAccum() && headDim > 128)
+    return emitOpError("dq_accum needs head dim 64 or 128 (its dk/dv kernel "
+                       "holds dK and dV of a key block in registers), got ")
            << headDim;
 
   int64_t kvHeads = dim(getK(), 1);
