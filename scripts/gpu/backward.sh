@@ -21,9 +21,9 @@ log=$out/backward.log
 tests=$(unpack_runner FmhaCAPITests) || exit 2
 check "FmhaCAPITests (all, the backward included)" "$tests"
 for tool in memcheck racecheck synccheck; do
-  check "compute-sanitizer $tool: backward (sm_80, sm_90a)" \
+  check "compute-sanitizer $tool: backward d64, d256 (sm_80, sm_90a)" \
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$tests" \
-    --gtest_filter=CAPI.BackwardOnAGpuMatchesTheHost
+    --gtest_filter='CAPI.Backward*'
 done
 [ $# -gt 0 ] || set -- --backward --no-host --no-tflops --rounds 5
 check "python.sh --bench $*" "$root/scripts/gpu/python.sh" --bench "$@"

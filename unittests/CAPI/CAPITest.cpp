@@ -481,10 +481,11 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
 }
 
 // On a machine with a GPU: fmhaAttentionBackward (GQA 2:1, causal with
-// Sq < Sk, bf16, head dim 64) against the gradients computed here in
+// Sq < Sk, bf16, head dim \p D) against the gradients computed here in
 // double from the same inputs, the forward's o and lse from the GPU; the
-// same bits on a second run; refusals that name the value.
-TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
+// same bits on a second run; with a workspace, the atomic backward (head
+// dims 64 and 128; refused at 256); refusals that name the value.
+static void checkBackwardOnAGpu(long long D) {
   llvm::Expected<mlir::fmha::CudaDriver &> driver =
       mlir::fmha::CudaDriver::get();
   if (!driver)
@@ -497,8 +498,8 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
   fmhaJit holder = createUncachedJit(nullptr, error);
   ASSERT_NE(holder, nullptr) << error;
 
-  constexpr long long B = 2, Hq = 4, Hkv = 2, Sq = 77, Sk = 130, D = 64;
-  constexpr long long G = Hq / Hkv;
+  const long long B = 2, Hq = 4, Hkv = 2, Sq = 77, Sk = 130;
+  const long long G = Hq / Hkv;
   size_t qCount = B * Hq * Sq * D, kCount = B * Hkv * Sk * D;
   size_t rows = B * Hq * Sq;
   std::vector<uint16_t> q(qCount), k(kCount), v(kCount), gradOut(qCount);
@@ -525,7 +526,7 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
   CUdeviceptr dGradK = upload(nullptr, kCount * 2);
   CUdeviceptr dGradV = upload(nullptr, kCount * 2);
   auto pointer = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
-  auto at = [](long long b, long long h, long long heads, long long seq,
+  auto at = [D](long long b, long long h, long long heads, long long seq,
                long long i) { return ((b * heads + h) * seq + i) * D; };
 
   for (const char *chip : chips) {
@@ -633,39 +634,50 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
     EXPECT_EQ(again, gradQ);
     EXPECT_EQ(againK, gradK);
 
-    // With a workspace, the faster backward: dq added with f32 atomics.
+    // With a workspace, the backward that adds dq with f32 atomics.
     size_t workspaceBytes = 0;
     ASSERT_EQ(fmhaAttentionBackwardWorkspaceSize(&desc, &workspaceBytes,
                                                  &message),
               FMHA_SUCCESS)
         << take(message);
     EXPECT_EQ(workspaceBytes, qCount * sizeof(float));
-    CUdeviceptr workspace = upload(nullptr, workspaceBytes);
-    fmhaAttentionBackwardDesc fast = desc;
-    fast.workspace = pointer(workspace);
-    fast.workspaceBytes = workspaceBytes - 4;
-    EXPECT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
-                                    &message),
-              FMHA_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(take(message).find("expected at least " +
-                                 std::to_string(workspaceBytes) + " bytes"),
-              std::string::npos);
-    fast.workspaceBytes = workspaceBytes;
-    ASSERT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
-                                    &message),
-              FMHA_SUCCESS)
-        << take(message);
-    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
-    for (auto [host, device, bytes] :
-         {std::tuple{static_cast<void *>(gradQ.data()), dGradQ, qCount * 2},
-          {gradK.data(), dGradK, kCount * 2},
-          {gradV.data(), dGradV, kCount * 2}})
-      ASSERT_FALSE(
-          static_cast<bool>(driver->copyToHost(host, device, bytes)));
-    check("dq (atomic)", gradQ, expectQ);
-    check("dk (atomic)", gradK, expectK);
-    check("dv (atomic)", gradV, expectV);
-    llvm::consumeError(driver->release(workspace));
+    if (D > 128) {
+      fmhaAttentionBackwardDesc fast = desc;
+      fast.workspace = pointer(dGradQ);
+      fast.workspaceBytes = workspaceBytes;
+      EXPECT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
+                                      &message),
+                FMHA_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(take(message).find("with a workspace, expected 64 or 128"),
+                std::string::npos);
+    } else {
+      CUdeviceptr workspace = upload(nullptr, workspaceBytes);
+      fmhaAttentionBackwardDesc fast = desc;
+      fast.workspace = pointer(workspace);
+      fast.workspaceBytes = workspaceBytes - 4;
+      EXPECT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
+                                      &message),
+                FMHA_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(take(message).find("expected at least " +
+                                   std::to_string(workspaceBytes) + " bytes"),
+                std::string::npos);
+      fast.workspaceBytes = workspaceBytes;
+      ASSERT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
+                                      &message),
+                FMHA_SUCCESS)
+          << take(message);
+      ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+      for (auto [host, device, bytes] :
+           {std::tuple{static_cast<void *>(gradQ.data()), dGradQ, qCount * 2},
+            {gradK.data(), dGradK, kCount * 2},
+            {gradV.data(), dGradV, kCount * 2}})
+        ASSERT_FALSE(
+            static_cast<bool>(driver->copyToHost(host, device, bytes)));
+      check("dq (atomic)", gradQ, expectQ);
+      check("dk (atomic)", gradK, expectK);
+      check("dv (atomic)", gradV, expectV);
+      llvm::consumeError(driver->release(workspace));
+    }
 
     // Refused before any launch, naming the value.
     fmhaAttentionBackwardDesc bad = desc;
@@ -713,6 +725,11 @@ TEST(CAPI, BackwardOnAGpuMatchesTheHost) {
     llvm::consumeError(driver->release(p));
   fmhaJitDestroy(holder);
 }
+
+TEST(CAPI, BackwardOnAGpuMatchesTheHost) { checkBackwardOnAGpu(64); }
+
+// Head dim 256: dk and dv are two kernels.
+TEST(CAPI, BackwardHeadDim256OnAGpuMatchesTheHost) { checkBackwardOnAGpu(256); }
 
 // On a machine with a GPU: fmhaMergeAttention (f32, D = 40: a lane's last
 // column past D) against the combine rule computed here, with states that
