@@ -128,10 +128,12 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     over the blocks) and a last kernel scales and rounds it into `dq`; the
     order of the additions, and so the last bits of `dq`, vary from run to
     run. Without it, `dq` is computed by blocks of queries, S and dP once
-    more: the same bits every run. Sizes, strides and the rest of
-    the contract are `fmha.attention`'s; a query row that saw no key (`lse`
-    `+inf`) has zero gradients, and so has a key no query saw. The head dim
-    is 64 or 128.
+    more: the same bits every run.
+
+    Sizes, strides and the rest of the contract are `fmha.attention`'s; a
+    query row that saw no key (`lse` `+inf`) has zero gradients, and so has
+    a key no query saw. The head dim is 64, 128 or 256 (with `dq_accum`, 64
+    or 128).
 
     ```mlir
     fmha.attention_grad q(%q : memref<?x32x?x128xbf16>)
