@@ -102,6 +102,37 @@ static LogicalResult checkMaskAttributes(Operation *op, bool causal,
   return success();
 }
 
+/// A [B, H, S, D] operand of an attention op.
+struct AttentionTensor {
+  Value value;
+  StringRef name;
+  /// Whether its sizes are k's (key side) rather than q's.
+  bool keySide = false;
+};
+
+/// Checks what \p tensors (q first) of fmha.attention and
+/// fmha.attention_grad share: rank 4, q's element type f16 or bf16 and
+/// every other's the same, and a static head dim.
+static LogicalResult checkAttentionTensors(Operation *op,
+                                           ArrayRef<AttentionTensor> tensors) {
+  for (const AttentionTensor &t : tensors)
+    if (failed(checkRank(op, t.value, t.name, 4, "[B, H, S, D]")))
+      return failure();
+  auto query = cast<MemRefType>(tensors.front().value.getType());
+  Type elementType = query.getElementType();
+  if (!elementType.isF16() && !elementType.isBF16())
+    return op->emitOpError("q element type must be f16 or bf16, got ")
+           << elementType;
+  for (const AttentionTensor &t : tensors.drop_front())
+    if (failed(checkElementType(op, t.value, t.name, elementType, "q")))
+      return failure();
+  if (ShapedType::isDynamic(query.getDimSize(3)))
+    return op->emitOpError("head dim (dim 3 of q) must be static: kernels "
+                           "are specialized on it, got ")
+           << query;
+  return success();
+}
+
 /// The softmax scale of an attention op: \p scale, or 1/sqrt(D).
 static float getScaleOrDefault(std::optional<APFloat> scale, int64_t headDim) {
   if (scale)
@@ -121,36 +152,19 @@ float AttentionOp::getScaleOrDefault() {
 
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
-  struct Operand {
-    Value value;
-    StringRef name;
-  };
-  Operand tensors[] = {
+  AttentionTensor tensors[] = {
       {getQ(), "q"}, {getK(), "k"}, {getV(), "v"}, {getO(), "o"}};
-  for (const Operand &t : tensors)
-    if (failed(checkRank(op, t.value, t.name, 4, "[B, H, S, D]")))
-      return failure();
-
+  if (failed(checkAttentionTensors(op, tensors)))
+    return failure();
   Type elementType = getQ().getType().getElementType();
-  if (!elementType.isF16() && !elementType.isBF16())
-    return emitOpError("q element type must be f16 or bf16, got ")
-           << elementType;
-  for (const Operand &t : ArrayRef(tensors).drop_front())
-    if (failed(checkElementType(op, t.value, t.name, elementType, "q")))
-      return failure();
-
   int64_t headDim = getHeadDim();
-  if (ShapedType::isDynamic(headDim))
-    return emitOpError("head dim (dim 3 of q) must be static: kernels are "
-                       "specialized on it, got ")
-           << getQ().getType();
   if (!llvm::is_contained(kSupportedHeadDims, headDim))
     return emitOpError("head dim must be 64, 128 or 256, got ") << headDim;
 
   int64_t batch = dim(getQ(), 0), queryHeads = dim(getQ(), 1);
   int64_t querySeq = dim(getQ(), 2), keySeq = dim(getK(), 2);
   int64_t kvHeads = dim(getK(), 1);
-  for (const Operand &t : ArrayRef(tensors).drop_front()) {
+  for (const AttentionTensor &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();
     if ((!getSplitKeys() || t.name != "o") &&
         failed(checkSameSize(op, name + " batch size", dim(t.value, 0), "q's",
@@ -233,30 +247,15 @@ float AttentionGradOp::getScaleOrDefault() {
 
 LogicalResult AttentionGradOp::verify() {
   Operation *op = getOperation();
-  struct Operand {
-    Value value;
-    StringRef name;
-    /// The operand whose sizes it must have: q (query side) or k.
-    bool keySide;
-  };
-  Operand tensors[] = {{getQ(), "q", false},    {getK(), "k", true},
-                       {getV(), "v", true},     {getO(), "o", false},
-                       {getDout(), "dout", false}, {getDq(), "dq", false},
-                       {getDk(), "dk", true},   {getDv(), "dv", true}};
-  for (const Operand &t : tensors)
-    if (failed(checkRank(op, t.value, t.name, 4, "[B, H, S, D]")))
-      return failure();
+  AttentionTensor tensors[] = {{getQ(), "q"},          {getK(), "k", true},
+                               {getV(), "v", true},    {getO(), "o"},
+                               {getDout(), "dout"},    {getDq(), "dq"},
+                               {getDk(), "dk", true},  {getDv(), "dv", true}};
+  if (failed(checkAttentionTensors(op, tensors)))
+    return failure();
   for (auto [value, name] :
        {std::pair{getLse(), "lse"}, std::pair{getDelta(), "delta"}})
     if (failed(checkRank(op, value, name, 3, "[B, Hq, Sq]")))
-      return failure();
-
-  Type elementType = getQ().getType().getElementType();
-  if (!elementType.isF16() && !elementType.isBF16())
-    return emitOpError("q element type must be f16 or bf16, got ")
-           << elementType;
-  for (const Operand &t : ArrayRef(tensors).drop_front())
-    if (failed(checkElementType(op, t.value, t.name, elementType, "q")))
       return failure();
   for (auto [value, name] :
        {std::pair{getLse(), "lse"}, std::pair{getDelta(), "delta"}}) {
@@ -267,10 +266,6 @@ LogicalResult AttentionGradOp::verify() {
   }
 
   int64_t headDim = getHeadDim();
-  if (ShapedType::isDynamic(headDim))
-    return emitOpError("head dim (dim 3 of q) must be static: kernels are "
-                       "specialized on it, got ")
-           << getQ().getType();
   if (!llvm::is_contained(kSupportedGradHeadDims, headDim))
     return emitOpError("head dim must be 64, 128 or 256, got ") << headDim;
   if (getDqAccum() && headDim > 128)
@@ -279,7 +274,7 @@ LogicalResult AttentionGradOp::verify() {
            << headDim;
 
   int64_t kvHeads = dim(getK(), 1);
-  for (const Operand &t : ArrayRef(tensors).drop_front()) {
+  for (const AttentionTensor &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();
     Value reference = t.keySide ? getK() : getQ();
     StringRef referenceName = t.keySide ? "k's" : "q's";
