@@ -1,6 +1,6 @@
 //===- AttentionGradToGPUSm80.cpp - fmha.attention_grad over mma.sync -----===//
 //
-// Part of FlashCore. Lowers fmha.attention_grad to three kernels launched one
+// Part of FlashCore. Lowers fmha.attention_grad to kernels launched one
 // after the other in its place (KERNELS.md section 6 for the math), built
 // from the sm_80 forward's emitters (cp.async tile copies, ldmatrix and
 // mma.sync, the mask on accumulator fragments). They run on every chip:
@@ -33,13 +33,17 @@
 // FlashAttention's single kernel runs 5 and sums dq over the key blocks
 // with f32 atomics. In exchange nothing is reduced across CTAs: every run
 // gives the same bits, and there is no f32 dq workspace to zero and
-// convert.
+// convert. With the op's dq_accum, the lowering does it FlashAttention's
+// way instead: delta also zeroes dq_accum, dk/dv adds each block's
+// dQ = dS K to it with atomics (dS^T through shared memory), and
+// attention_grad_dq_convert writes dq = scale dq_accum (no dq kernel).
 //
 // Launch: each kernel takes every operand of the op as an MLIR memref
-// descriptor (so strides and every size but D are launch arguments) and
-// 128 threads; grids (ceil(Sq / 64), Hq, min(B, 65535)) and (ceil(Sk / 64),
-// Hkv, min(B, 65535)), the batches striding by the grid's z extent, and
-// one CTA per 8 rows of each (batch, head) for delta.
+// descriptor (so strides and every size but D are launch arguments); the
+// main kernels 128 threads, a grid of (row blocks, heads, min(B, 65535))
+// (getGradTiling's rows: 64, or 128 at head dim 64), the batches striding
+// by the grid's z extent; delta and the conversion one CTA per 8 rows of
+// each (batch, head).
 //
 //===----------------------------------------------------------------------===//
 
@@ -228,8 +232,9 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                    });
 }
 
-/// What the dq and dkv kernels share: the four shared tiles, the emitters,
-/// and the per-block arithmetic between the GEMMs.
+/// What the main kernels share: the shared tiles, the emitters, the
+/// double-buffered block loop, and the per-block arithmetic between the
+/// GEMMs.
 class GradKernelBuilder {
 public:
   GradKernelBuilder(AttentionGradOp op, GradTiling tiling, gpu::GPUFuncOp func,
