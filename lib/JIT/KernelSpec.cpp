@@ -66,24 +66,20 @@ std::string KernelSpec::getKey() const {
   llvm::raw_string_ostream os(key);
   os << (kind == OpKind::AttentionGrad ? "attention_grad" : getKernelName())
      << ' ' << getElementTypeName(elementType);
-  if (kind == OpKind::AttentionGrad) {
-    os << " d" << headDim << (causal ? " causal" : "");
-    if (window)
-      os << " window " << (*window)[0] << ',' << (*window)[1];
-    if (scale)
-      os << llvm::formatv(" scale {0:x8}", llvm::bit_cast<uint32_t>(*scale));
-    if (!deterministic)
-      os << " atomic";
-    return key;
-  }
-  if (kind == OpKind::Attention) {
+  if (kind == OpKind::Attention || kind == OpKind::AttentionGrad) {
+    bool grad = kind == OpKind::AttentionGrad;
     os << " d" << headDim << (causal ? " causal" : "")
-       << (withLse ? " lse" : "");
+       << (withLse && !grad ? " lse" : "");
     if (window)
       os << " window " << (*window)[0] << ',' << (*window)[1];
     // The bits of the scale: two scales that print alike are not alike.
     if (scale)
       os << llvm::formatv(" scale {0:x8}", llvm::bit_cast<uint32_t>(*scale));
+    if (grad) {
+      if (!deterministic)
+        os << " atomic";
+      return key;
+    }
     if (attentionTile)
       os << " tile " << stringifyChip(attentionTile->chip) << ','
          << attentionTile->blockM << ',' << attentionTile->blockN << ','

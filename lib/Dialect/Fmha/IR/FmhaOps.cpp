@@ -133,6 +133,22 @@ static LogicalResult checkAttentionTensors(Operation *op,
   return success();
 }
 
+/// Checks the head counts and lengths of an attention op's \p q and \p k:
+/// Sq, Sk and Hkv at least 1, and Hq a multiple of Hkv (GQA/MQA).
+static LogicalResult checkHeadsAndLengths(Operation *op, Value q, Value k) {
+  int64_t queryHeads = dim(q, 1), kvHeads = dim(k, 1);
+  if (failed(checkNonEmpty(op, "query sequence length Sq", dim(q, 2))) ||
+      failed(checkNonEmpty(op, "key sequence length Sk", dim(k, 2))) ||
+      failed(checkNonEmpty(op, "key/value head count Hkv", kvHeads)))
+    return failure();
+  if (!ShapedType::isDynamic(queryHeads) && !ShapedType::isDynamic(kvHeads) &&
+      queryHeads % kvHeads != 0)
+    return op->emitOpError("query heads Hq (")
+           << queryHeads << ") must be a multiple of key/value heads Hkv ("
+           << kvHeads << ")";
+  return success();
+}
+
 /// The softmax scale of an attention op: \p scale, or 1/sqrt(D).
 static float getScaleOrDefault(std::optional<APFloat> scale, int64_t headDim) {
   if (scale)
@@ -197,15 +213,8 @@ LogicalResult AttentionOp::verify() {
           checkSameSize(op, "v head count", dim(getV(), 1), "k's", kvHeads)) ||
       failed(checkSameSize(op, "v sequence length", dim(getV(), 2), "k's",
                            keySeq)) ||
-      failed(checkNonEmpty(op, "query sequence length Sq", querySeq)) ||
-      failed(checkNonEmpty(op, "key sequence length Sk", keySeq)) ||
-      failed(checkNonEmpty(op, "key/value head count Hkv", kvHeads)))
+      failed(checkHeadsAndLengths(op, getQ(), getK())))
     return failure();
-  if (!ShapedType::isDynamic(queryHeads) && !ShapedType::isDynamic(kvHeads) &&
-      queryHeads % kvHeads != 0)
-    return emitOpError("query heads Hq (")
-           << queryHeads << ") must be a multiple of key/value heads Hkv ("
-           << kvHeads << ")";
 
   if (Value lse = getLse()) {
     if (failed(checkRank(op, lse, "lse", 3, "[B, Hq, Sq]")))
@@ -273,7 +282,6 @@ LogicalResult AttentionGradOp::verify() {
                        "holds dK and dV of a key block in registers), got ")
            << headDim;
 
-  int64_t kvHeads = dim(getK(), 1);
   for (const AttentionTensor &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();
     Value reference = t.keySide ? getK() : getQ();
@@ -312,16 +320,8 @@ LogicalResult AttentionGradOp::verify() {
                                dim(accumulator, i), "q's", dim(getQ(), i))))
         return failure();
   }
-  int64_t queryHeads = dim(getQ(), 1);
-  if (failed(checkNonEmpty(op, "query sequence length Sq", dim(getQ(), 2))) ||
-      failed(checkNonEmpty(op, "key sequence length Sk", dim(getK(), 2))) ||
-      failed(checkNonEmpty(op, "key/value head count Hkv", kvHeads)))
+  if (failed(checkHeadsAndLengths(op, getQ(), getK())))
     return failure();
-  if (!ShapedType::isDynamic(queryHeads) && !ShapedType::isDynamic(kvHeads) &&
-      queryHeads % kvHeads != 0)
-    return emitOpError("query heads Hq (")
-           << queryHeads << ") must be a multiple of key/value heads Hkv ("
-           << kvHeads << ")";
   return checkMaskAttributes(op, getCausal(), getScale(), getWindow());
 }
 
