@@ -328,12 +328,30 @@ def _attention_backward_outputs(q, k, v):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
+_HOPPER = {}
+
+
+def _fast_backward(head_dim, device):
+    """Whether the backward on CUDA device `device` (an index) adds dq into
+    an f32 workspace: on sm_90 at head dims 64 and 128, where that is
+    FlashAttention-3's faster kernel (its bits may differ from run to run:
+    the blocks' dq add up in any order), unless
+    torch.use_deterministic_algorithms(True) asks for the deterministic one
+    (docs/backward-notes.md)."""
+    if head_dim > 128 or torch.are_deterministic_algorithms_enabled():
+        return False
+    hopper = _HOPPER.get(device)
+    if hopper is None:
+        hopper = _HOPPER[device] = \
+            torch.cuda.get_device_capability(device) == (9, 0)
+    return hopper
+
+
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
                              scale=None):
     """fmhaAttentionBackward on the current stream: dq, dk, dv like q, k and
-    v, delta (rowsum(dout * o), f32) from torch's allocator. The
-    deterministic backward (no workspace): on the H100 it is also the
-    faster one (docs/backward-notes.md, v3)."""
+    v, delta (rowsum(dout * o), f32) and, where _fast_backward, the dq
+    workspace from torch's allocator."""
     op = "flashcore.attention backward"
     _check_attention(q, k, v, window)
     if dout.shape != q.shape or o.shape != q.shape:
@@ -366,6 +384,13 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
     desc.deltaStride[:] = (hq * sq, sq, 1)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     device = q.device.index
+    if _fast_backward(q.shape[3], device):
+        size = ctypes.c_size_t()
+        _capi.call(_capi.lib().fmhaAttentionBackwardWorkspaceSize,
+                   ctypes.addressof(desc), ctypes.byref(size))
+        workspace = torch.empty(size.value, dtype=torch.uint8,
+                                device=q.device)
+        desc.workspace, desc.workspaceBytes = workspace.data_ptr(), size.value
     _capi.call(_capi.lib().fmhaAttentionBackward, _capi.jit(device),
                ctypes.addressof(desc), _raw_stream(device), flags)
     return dq, dk, dv
@@ -758,11 +783,6 @@ def precompile_attention(variants, *, device=None, threads=0):
         # Only whether lse is NULL is read.
         d.lse = _STAND_IN if variant.get("return_lse") else None
         d.querySeq = variant.get("seqlen_q") or 0
-    backward = [d for d, variant in zip(descs, variants)
-                if variant.get("backward")]
-    grads = (_capi.AttentionBackwardDesc * max(1, len(backward)))()
-    for grad, d in zip(grads, backward):
-        grad.forward = d
     device = torch.device("cuda", device) if isinstance(device, int) else \
         torch.device(device or "cuda")
     if device.type != "cuda":
@@ -770,6 +790,15 @@ def precompile_attention(variants, *, device=None, threads=0):
               "expected a CUDA device")
     index = device.index if device.index is not None else \
         torch.cuda.current_device()
+    backward = [d for d, variant in zip(descs, variants)
+                if variant.get("backward")]
+    grads = (_capi.AttentionBackwardDesc * max(1, len(backward)))()
+    for grad, d in zip(grads, backward):
+        grad.forward = d
+        # Only whether the workspace is NULL is read: the backward's kernels
+        # as _attention_backward_impl will run them now.
+        if _fast_backward(d.headDim, index):
+            grad.workspace = _STAND_IN
     _capi.call(_capi.lib().fmhaAttentionPrecompile, _capi.jit(index),
                ctypes.addressof(descs), len(variants), threads)
     if backward:

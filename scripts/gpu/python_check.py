@@ -156,10 +156,10 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
     autograd of the float32 reference, with FlashAttention's criterion:
     each within twice the error of the same math in the inputs' dtype (plus
     1e-3 of its largest value and 1e-4, for gradients that are zero in
-    exact arithmetic); and the same bits on a second backward. Python runs
-    the deterministic backward whatever torch.use_deterministic_algorithms
-    says (the C API test covers the atomic one): \p deterministic runs it
-    under that setting too."""
+    exact arithmetic). \p deterministic runs it under
+    torch.use_deterministic_algorithms(True), and then checks for the same
+    bits on a second backward (without it, on the H100 at head dims 64 and
+    128, dq is summed by reduce-adds in any order)."""
     def flashcore_gradients(inputs, dout):
         previous = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(deterministic)
@@ -199,7 +199,8 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
                 1e-3 * e.abs().max().item() + 1e-4
             assert error <= bound, \
                 f"max |d{name} - ref| {error:.2e} > bound {bound:.2e}"
-            assert torch.equal(g, g2), f"d{name} differs between two runs"
+            assert not deterministic or torch.equal(g, g2), \
+                f"d{name} differs between two deterministic runs"
             details.append(f"d{name} {error:.1e}/{bound:.1e}")
         return ", ".join(details)
     return run

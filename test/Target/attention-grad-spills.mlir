@@ -11,8 +11,11 @@
 // and dv of a 64-key block (128 f32 registers at head dim 128) stay in
 // registers with the S^T and dP^T fragments, the query block's LSE and
 // delta are read from shared memory where they are used; with dq_accum,
-// dQ's slices are added as they are summed; at head dim 256 dk and dv are
-// two kernels, each with its 128 registers of accumulators.
+// dQ's slices are added as they are summed (sm_80), or on sm_90a the
+// consumers of the WGMMA kernel hold dK, dV, S^T and dP^T in their 240
+// registers and the producer warpgroup (TMA, the LSE and delta loads) fits
+// in 32; at head dim 256 dk and dv are two kernels, each with its 128
+// registers of accumulators.
 
 // CHECK-DAG: Compiling entry function 'attention_grad_dkv'
 // CHECK-DAG: Compiling entry function 'attention_grad_dq'

@@ -728,6 +728,12 @@ static void checkBackwardOnAGpu(long long D) {
 
 TEST(CAPI, BackwardOnAGpuMatchesTheHost) { checkBackwardOnAGpu(64); }
 
+// Head dim 128: with a workspace, on sm_90a, the WGMMA kernel whose two
+// consumers split dQ's columns by column block.
+TEST(CAPI, BackwardHeadDim128OnAGpuMatchesTheHost) {
+  checkBackwardOnAGpu(128);
+}
+
 // Head dim 256: dk and dv are two kernels.
 TEST(CAPI, BackwardHeadDim256OnAGpuMatchesTheHost) { checkBackwardOnAGpu(256); }
 

@@ -1,7 +1,8 @@
 //===- AttentionLowerings.h - fmha.attention lowerings --------*- C++ -*-===//
 //
 // Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU. The per-chip
-// halves of lowerAttentionToGPU, which checks what both need and picks one
+// halves of lowerAttentionToGPU (and the sm_90a kernel of
+// lowerAttentionGradToGPU), which checks what both need and picks one
 // by the tile's chip (FmhaToNVGPU.cpp): each lives in its chip's folder with
 // the emitters it is written with.
 //
@@ -25,6 +26,13 @@ LogicalResult lowerAttentionToGPUSm80(AttentionOp op, TileAttr tile,
 /// mbarriers (Sm90a/AttentionToGPUSm90a.cpp).
 LogicalResult lowerAttentionToGPUSm90a(AttentionOp op, TileAttr tile,
                                        gpu::GPUModuleOp kernels);
+
+/// fmha.attention_grad's dk/dv kernel with dq_accum on sm_90a, in
+/// FlashAttention-3's design: WGMMA, TMA, mbarriers, dQ by bulk reduce-add
+/// (Sm90a/AttentionGradToGPUSm90a.cpp). The delta and dq conversion kernels
+/// around it are the chip-independent ones.
+gpu::GPUFuncOp createAttentionGradDkvSm90a(AttentionGradOp op,
+                                           gpu::GPUModuleOp kernels);
 
 } // namespace mlir::fmha
 

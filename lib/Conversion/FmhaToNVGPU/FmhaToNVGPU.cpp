@@ -93,7 +93,7 @@ struct ConvertFmhaToNVGPUPass
       else if (auto merge = dyn_cast<MergeAttentionOp>(op))
         anyFailed |= failed(lowerMergeAttentionToGPU(merge, *kernels));
       else if (auto grad = dyn_cast<AttentionGradOp>(op))
-        anyFailed |= failed(lowerAttentionGradToGPU(grad, *kernels));
+        anyFailed |= failed(lowerAttentionGradToGPU(grad, *kernels, targetChip));
       else
         anyFailed |=
             failed(lowerAttentionToGPU(cast<AttentionOp>(op), *kernels));

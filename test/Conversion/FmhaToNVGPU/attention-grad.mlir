@@ -1,8 +1,8 @@
-// RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_80 | FileCheck %s
-// RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s
+// RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_80 | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,SM90A
 
 // fmha.attention_grad becomes three kernels, the same for every chip,
-// launched in order in its place: delta = rowsum(dout * o) (a warp per
+// launched in order in its place (but for dk/dv with dq_accum on sm_90a): delta = rowsum(dout * o) (a warp per
 // row), dq (a CTA per 64 query rows of each (batch, query head)), then dk
 // and dv (a CTA per 64 keys of each (batch, KV head), over the query heads
 // of its group). Each takes every operand as a memref descriptor.
@@ -14,12 +14,15 @@
 // CHECK-NOT: fmha.attention_grad
 
 // With dq_accum: delta (which also zeroes dq_accum), dk/dv (which adds each
-// block's dQ = dS K into dq_accum with f32 atomics, dS^T through shared
-// memory), then dq = scale dq_accum.
+// block's dQ = dS K into dq_accum, dS^T through shared memory), then
+// dq = scale dq_accum. On sm_80 dk/dv is the mma.sync kernel of 64 keys
+// with f32 atomics; on sm_90a the warp-specialized WGMMA kernel of 128 keys
+// (a producer and two consumer warpgroups) with bulk reduce-adds.
 
 // CHECK-LABEL: func.func @grad_atomic
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_delta_0
-// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} dynamic_shared_memory_size %c108544_i32
+// SM80: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} dynamic_shared_memory_size %c108544_i32
+// SM90A: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} threads in (%c384, {{.*}} dynamic_shared_memory_size %c215088_i32
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_convert
 // CHECK-NOT: attention_grad_dq_0
 
@@ -51,8 +54,24 @@
 // CHECK-SAME: operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]
 // CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x?x?x128xf32>, vector<4xf32>
 // CHECK: gpu.func @attention_grad_dkv_0(
-// CHECK: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<64x72xbf16, #gpu.address_space<workgroup>>
-// CHECK: memref.atomic_rmw addf
+// SM80: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<64x72xbf16, #gpu.address_space<workgroup>>
+// SM80: memref.atomic_rmw addf
+// SM90A-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum], threads = 384, shared_bytes = 215088, grid = [ceildiv(k[2], 128), k[1], min(k[0], 65535)], parameters = [tensor_map(q, bf16, box = [64, 64], swizzle = 128), tensor_map(k, bf16, box = [128, 64], swizzle = 128), tensor_map(v, bf16, box = [128, 64], swizzle = 128), tensor_map(dout, bf16, box = [64, 64], swizzle = 128), q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]>
+// SM90A-SAME: nvvm.maxnreg = 168 : i32
+// The producer warpgroup: one thread's TMA loads of K and V, then of each
+// block's Q and dO; 64 threads' loads of each block's LSE and delta.
+// SM90A: nvvm.setmaxregister decrease 32
+// SM90A: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// SM90A: memref.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<?x?x?xf32>
+// SM90A: nvvm.mbarrier.arrive
+// A consumer: S^T = K Q^T and dP^T = V dO^T, dV += P^T dO and dK += dS^T Q
+// (A from registers), dQ = dS K (both operands transposed), added to
+// dq_accum by a bulk reduce-add.
+// SM90A: nvvm.setmaxregister increase 240
+// SM90A-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// SM90A: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// SM90A: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+// SM90A: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // CHECK: gpu.func @attention_grad_dq_convert(
 // CHECK-SAME: grid = [min(ceildiv(q[2], 8) * q[1] * q[0], 2147483647), 1, 1]
 // CHECK: arith.truncf %{{.+}} : vector<4xf32> to vector<4xbf16>

@@ -32,11 +32,12 @@ LogicalResult lowerResampleToGPU(ResampleOp op, gpu::GPUModuleOp kernels);
 LogicalResult lowerMergeAttentionToGPU(MergeAttentionOp op,
                                        gpu::GPUModuleOp kernels);
 
-/// Replaces \p op by the launches of the three kernels of the attention
-/// backward (delta, dq, then dk and dv; the same for every chip) added to
-/// \p kernels.
+/// Replaces \p op by the launches of the kernels of the attention backward
+/// (delta, then dq and dk/dv, or with dq_accum dk/dv and the dq conversion)
+/// added to \p kernels: mma.sync on every chip, but for dk/dv with dq_accum
+/// on \p chip sm_90a (WGMMA).
 LogicalResult lowerAttentionGradToGPU(AttentionGradOp op,
-                                      gpu::GPUModuleOp kernels);
+                                      gpu::GPUModuleOp kernels, Chip chip);
 
 /// Replaces \p op by a gpu.launch_func of a kernel added to \p kernels that
 /// finds each stream's first out-of-order timestamps.

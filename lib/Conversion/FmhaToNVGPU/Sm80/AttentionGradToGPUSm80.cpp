@@ -49,6 +49,7 @@
 
 #include "fmha/Conversion/FmhaToNVGPU/FmhaToNVGPU.h"
 #include "AttentionCommon.h"
+#include "AttentionLowerings.h"
 #include "KernelLaunch.h"
 #include "Sm80/AsyncCopy.h"
 #include "Sm80/FragmentSoftmax.h"
@@ -779,7 +780,8 @@ void GradKernelBuilder::buildDkv(GradKernel kernel) {
 } // namespace
 
 LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
-                                            gpu::GPUModuleOp kernels) {
+                                            gpu::GPUModuleOp kernels,
+                                            Chip chip) {
   for (Value operand : op->getOperands()) {
     auto type = cast<MemRefType>(operand.getType());
     SmallVector<int64_t> strides;
@@ -838,9 +840,11 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     replaceByLaunches(op, {delta, dq, dk, dv});
     return success();
   }
-  gpu::GPUFuncOp dkv =
-      createMain("attention_grad_dkv", GradKernel::Dkv, kGradK);
   if (op.getDqAccum()) {
+    gpu::GPUFuncOp dkv =
+        chip == Chip::sm_90a
+            ? createAttentionGradDkvSm90a(op, kernels)
+            : createMain("attention_grad_dkv", GradKernel::Dkv, kGradK);
     gpu::GPUFuncOp convert = create(
         "attention_grad_dq_convert", kDeltaRows * kThreadsPerWarp, 0,
         {GridAxis{{{kGradQ, 2, kDeltaRows}, {kGradQ, 1}, {kGradQ, 0}},
@@ -851,6 +855,8 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     replaceByLaunches(op, {delta, dkv, convert});
     return success();
   }
+  gpu::GPUFuncOp dkv =
+      createMain("attention_grad_dkv", GradKernel::Dkv, kGradK);
   gpu::GPUFuncOp dq = createMain("attention_grad_dq", GradKernel::Dq, kGradQ);
   replaceByLaunches(op, {delta, dq, dkv});
   return success();

@@ -44,63 +44,112 @@ Value WarpgroupGemm::advance(Value descriptor, int64_t bytes) {
   return b.add(descriptor, b.i64(bytes >> 4));
 }
 
-// Both operands K-major in shared memory: k step j reads bytes 32 j of each
-// 128-byte row, in column block j / 4.
 Value WarpgroupGemm::issueScores(Value stage, Value consumerRow) {
-  Value queries =
-      getDescriptor(b.add(pipeline.getBase(),
-                          b.mul(b.word(consumerRow), b.i32(kSwizzleBytes))),
-                    /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
-  Value keys = getDescriptor(
-      pipeline.getTileAddress(stage, pipeline.getKeyBuffersOffset()),
-      /*leadingBytes=*/16, /*strideBytes=*/kAtomBytes);
-  Type accType = getAccumulatorType(b, shape.blockN);
+  // Each descriptor whole before the next address, in this order.
+  Value queries = getKMajorDescriptor(b.add(
+      pipeline.getBase(), b.mul(b.word(consumerRow), b.i32(kSwizzleBytes))));
+  Value keys = getKMajorDescriptor(
+      pipeline.getTileAddress(stage, pipeline.getKeyBuffersOffset()));
+  return multiplyKMajorDescriptors(queries, shape.blockM, keys, shape.blockN,
+                                   shape.blockN);
+}
+
+Value WarpgroupGemm::issueValues(ArrayRef<Value> probabilities, Value stage,
+                                 Value out) {
+  return accumulateRegisterA(
+      probabilities,
+      pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
+      shape.blockN, shape.headDim, out);
+}
+
+// Both operands K-major: k step j reads bytes 32 j of each 128-byte row, in
+// column block j / 4.
+Value WarpgroupGemm::getKMajorDescriptor(Value address) {
+  return getDescriptor(address, /*leadingBytes=*/16,
+                       /*strideBytes=*/kAtomBytes);
+}
+
+Value WarpgroupGemm::multiplyKMajor(Value a, int64_t aRows, Value bTile,
+                                    int64_t bRows, int64_t n) {
+  Value aDescriptor = getKMajorDescriptor(a);
+  return multiplyKMajorDescriptors(aDescriptor, aRows,
+                                   getKMajorDescriptor(bTile), bRows, n);
+}
+
+Value WarpgroupGemm::multiplyKMajorDescriptors(Value aDescriptor,
+                                               int64_t aRows,
+                                               Value bDescriptor,
+                                               int64_t bRows, int64_t n) {
+  Type accType = getAccumulatorType(b, n);
   NVVM::WGMMATypes type = getWgmmaType(shape.elementType);
-  Value scores = LLVM::PoisonOp::create(b, accType);
+  Value c = LLVM::PoisonOp::create(b, accType);
   for (int64_t k = 0; k < shape.headDim / kWgmmaK; ++k) {
     int64_t inRow = (k % 4) * 32;
-    scores = NVVM::WgmmaMmaAsyncOp::create(
-        b, accType, scores,
-        advance(queries, (k / 4) * shape.blockM * kSwizzleBytes + inRow),
-        advance(keys, (k / 4) * shape.blockN * kSwizzleBytes + inRow),
-        NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, shape.blockN, kWgmmaK),
-        type, type, NVVM::WGMMATypes::f32,
+    c = NVVM::WgmmaMmaAsyncOp::create(
+        b, accType, c, advance(aDescriptor, (k / 4) * aRows * kSwizzleBytes + inRow),
+        advance(bDescriptor, (k / 4) * bRows * kSwizzleBytes + inRow),
+        NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, n, kWgmmaK), type,
+        type, NVVM::WGMMATypes::f32,
         k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
         NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
   }
-  return scores;
+  return c;
 }
 
-// B = V MN-major in shared memory: k step j is rows 16 j .. 16 j + 15;
-// column blocks are LBO apart.
-Value WarpgroupGemm::issueValues(ArrayRef<Value> probabilities, Value stage,
-                                 Value out) {
-  Value values = getDescriptor(
-      pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
-      /*leadingBytes=*/shape.blockN * kSwizzleBytes,
-      /*strideBytes=*/kAtomBytes);
-  for (int64_t k = 0; k < shape.blockN / kWgmmaK; ++k)
-    out = emitRegisterWgmma(probabilities.slice(4 * k, 4),
-                            advance(values, k * kWgmmaK * kSwizzleBytes), out);
+// B MN-major: k step j is rows 16 j .. 16 j + 15; column blocks are LBO
+// apart.
+Value WarpgroupGemm::accumulateRegisterA(ArrayRef<Value> a, Value bTile,
+                                         int64_t kRows, int64_t n, Value out) {
+  Value descriptor =
+      getDescriptor(bTile, /*leadingBytes=*/kRows * kSwizzleBytes,
+                    /*strideBytes=*/kAtomBytes);
+  for (int64_t k = 0; k < kRows / kWgmmaK; ++k)
+    out = emitRegisterWgmma(a.slice(4 * k, 4),
+                            advance(descriptor, k * kWgmmaK * kSwizzleBytes),
+                            n, out);
   return out;
 }
 
-/// out += A B, m64n{D}k16, A from four registers of packed pairs, B
+// Both MN-major (transposed, layouts col and row): k step j is rows 16 j ..
+// 16 j + 15 of each.
+Value WarpgroupGemm::multiplyMnMajor(Value aTile, Value b0, int64_t kRows,
+                                     int64_t n) {
+  int64_t blockBytes = kRows * kSwizzleBytes;
+  Value aDescriptor = getDescriptor(aTile, /*leadingBytes=*/blockBytes,
+                                    /*strideBytes=*/kAtomBytes);
+  Value bDescriptor = getDescriptor(b0, /*leadingBytes=*/blockBytes,
+                                    /*strideBytes=*/kAtomBytes);
+  Type accType = getAccumulatorType(b, n);
+  NVVM::WGMMATypes type = getWgmmaType(shape.elementType);
+  Value c = LLVM::PoisonOp::create(b, accType);
+  for (int64_t k = 0; k < kRows / kWgmmaK; ++k) {
+    int64_t rows = k * kWgmmaK * kSwizzleBytes;
+    c = NVVM::WgmmaMmaAsyncOp::create(
+        b, accType, c, advance(aDescriptor, rows), advance(bDescriptor, rows),
+        NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, n, kWgmmaK), type,
+        type, NVVM::WGMMATypes::f32,
+        k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::col,
+        NVVM::MMALayout::row, NVVM::MMAIntOverflowAttr());
+  }
+  return c;
+}
+
+/// out += A B, m64nNk16, A from four registers of packed pairs, B
 /// transposed (MN-major). Inline PTX because neither nvgpu.warpgroup.mma
 /// nor nvvm.wgmma.mma_async has the register-A form (KERNELS.md §3, §5
 /// rule 7): llvm.inline_asm with D / 2 "=f" outputs tied to the
 /// accumulator inputs, so that ptxas sees them stay in place and keeps the
 /// WGMMAs pipelined.
 Value WarpgroupGemm::emitRegisterWgmma(ArrayRef<Value> a, Value descriptor,
-                                       Value out) {
-  int64_t headDim = shape.headDim;
-  int64_t n = headDim / 2;
+                                       int64_t columns, Value out) {
+  int64_t n = columns / 2;
   std::string registers;
   llvm::raw_string_ostream asmText(registers);
   const char *type = shape.elementType.isF16() ? "f16" : "bf16";
   asmText << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-          << "wgmma.mma_async.sync.aligned.m64n" << headDim << "k16.f32."
+          << "wgmma.mma_async.sync.aligned.m64n" << columns << "k16.f32."
           << type << "." << type << " {";
   for (int64_t i = 0; i < n; ++i)
     asmText << (i ? ", " : "") << "$" << i;
@@ -116,7 +165,7 @@ Value WarpgroupGemm::emitRegisterWgmma(ArrayRef<Value> a, Value descriptor,
   operands.push_back(descriptor);
   llvm::append_range(operands, unpackAccumulator(b, out, n));
   return LLVM::InlineAsmOp::create(
-             b, getAccumulatorType(b, headDim), operands, registers,
+             b, getAccumulatorType(b, columns), operands, registers,
              constraints, /*has_side_effects=*/true,
              /*is_align_stack=*/false, LLVM::TailCallKind::None,
              LLVM::AsmDialectAttr(), ArrayAttr())

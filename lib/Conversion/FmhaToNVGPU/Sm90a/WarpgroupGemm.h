@@ -1,11 +1,18 @@
 //===- WarpgroupGemm.h - the sm_90a attention kernel's WGMMAs ---*- C++ -*-===//
 //
-// Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm90a. The two
-// GEMMs of a consumer warpgroup as WGMMA (m64nNk16, f32 accumulators): S =
-// Q K^T with both operands in shared memory, and O += P V with A = P in
-// registers. The operands are the TMA tiles as TmaPipeline lays them out,
-// described to the tensor cores by shared memory matrix descriptors: K-major
-// with 128-byte swizzle for Q and K, MN-major (transposed) for V.
+// Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm90a. The GEMMs
+// of a consumer warpgroup as WGMMA (m64nNk16, f32 accumulators), over tiles
+// laid out as TMA writes them with 128-byte swizzle: rows of 64 16-bit
+// elements (128 bytes), a row of D elements split into D / 64 column blocks
+// of rows x 128 bytes each, described to the tensor cores by shared memory
+// matrix descriptors. Three forms:
+//   - multiplyKMajor: C = A B^T with A and B tiles of rows over D (K-major),
+//     the forward's S = Q K^T and the backward's S^T = K Q^T, dP^T = V dO^T;
+//   - accumulateRegisterA: out += A B with A in registers and B a tile whose
+//     rows are the K dimension (MN-major), the forward's O += P V and the
+//     backward's dV += P^T dO, dK += dS^T Q;
+//   - multiplyMnMajor: C = A B with both from MN-major tiles, the
+//     backward's dQ = dS K from dS^T and K.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +39,24 @@ public:
   /// caller fences, commits and waits.
   Value issueValues(ArrayRef<Value> probabilities, Value stage, Value out);
 
+  /// Issues C = A B^T (m64nN, K = the head dim): A the 64 rows from shared
+  /// address \p a (i32, in column block 0) of a tile of \p aRows rows, B
+  /// the \p n rows at \p bTile, a tile of \p bRows rows.
+  Value multiplyKMajor(Value a, int64_t aRows, Value bTile, int64_t bRows,
+                       int64_t n);
+
+  /// Issues \p out += A B (m64nN): A four packed registers per k16 step,
+  /// B the \p n columns of the \p kRows rows at \p bTile.
+  Value accumulateRegisterA(ArrayRef<Value> a, Value bTile, int64_t kRows,
+                            int64_t n, Value out);
+
+  /// Issues C = A B (m64nN, K = \p kRows): A from the tile of \p kRows
+  /// rows of 64 columns at \p aTile (its rows are A's columns), B the \p n
+  /// columns from shared address \p b0 of a tile of \p kRows rows: a
+  /// column block's first column, or one inside its rows (the swizzle is
+  /// of the address, so a start inside a row reads as the TMA wrote).
+  Value multiplyMnMajor(Value aTile, Value b0, int64_t kRows, int64_t n);
+
   /// wgmma.fence: the accumulators and A registers are written before the
   /// WGMMAs that follow read them.
   void fence();
@@ -42,8 +67,12 @@ public:
 
 private:
   Value getDescriptor(Value address, int64_t leadingBytes, int64_t strideBytes);
+  Value getKMajorDescriptor(Value address);
+  Value multiplyKMajorDescriptors(Value aDescriptor, int64_t aRows,
+                                  Value bDescriptor, int64_t bRows, int64_t n);
   Value advance(Value descriptor, int64_t bytes);
-  Value emitRegisterWgmma(ArrayRef<Value> a, Value descriptor, Value out);
+  Value emitRegisterWgmma(ArrayRef<Value> a, Value descriptor, int64_t n,
+                          Value out);
 
   KernelBuilder &b;
   const KernelShape &shape;

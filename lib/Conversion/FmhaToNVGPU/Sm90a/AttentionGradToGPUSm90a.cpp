@@ -1,0 +1,727 @@
+//===- AttentionGradToGPUSm90a.cpp - the backward's main kernel on sm_90a -===//
+//
+// Part of FlashCore. The main kernel of fmha.attention_grad with dq_accum
+// on sm_90a (head dims 64 and 128), in FlashAttention-3's design (KERNELS.md
+// section 6): attention_grad_dkv, between the chip-independent
+// attention_grad_delta (delta = rowsum(dO O), dq_accum zeroed) and
+// attention_grad_dq_convert (dq = scale dq_accum) of
+// Sm80/AttentionGradToGPUSm80.cpp.
+//
+// One CTA per block of 128 keys of one (batch, KV head); warpgroup 0 is the
+// producer, warpgroups 1 and 2 the consumers, each owning 64 of the keys.
+// The producer's one thread loads the K and V tiles once, then Q and dO of
+// every block of 64 queries of every query head of the group through two
+// buffers (TMA, a full and an empty mbarrier each). Per query block each
+// consumer computes, with keys as rows (so that P^T and dS^T come out of
+// the WGMMA accumulators already as register A fragments):
+//
+//   S^T = K Q^T, dP^T = V dO^T        (WGMMA, both operands in shared memory)
+//   P^T = exp2(S^T scale log2e - LSE log2e), masked;  dS^T = P^T (dP^T - D)
+//   dV += P^T dO, dK += dS^T Q        (WGMMA, A from registers)
+//   dS^T to shared memory (bf16/f16, as the TMA's 128-byte swizzle lays a
+//   tile out); both consumers meet (named barrier 1)
+//   dQ = dS K                          (WGMMA, both transposed from shared
+//                                      memory; consumer c computes the
+//                                      head-dim columns [c D/2, (c+1) D/2))
+//   dQ (f32) to a staging buffer; both meet (named barrier 2); one thread
+//   adds the block's rows to dq_accum with one bulk reduce-add
+//   (cp.reduce.async.bulk .add.f32), the staging buffers alternating.
+//
+// dK (times scale) and dV stay in registers over the whole group and are
+// stored once. dq_accum is dense [B, Hq, Sq, D] f32 (a block's rows are
+// contiguous); a block past Sq adds only its rows below Sq.
+//
+// Launch: the TMA tensor maps of q, k, v and dout first (boxes of 64 or
+// 128 rows x 64 elements, 128-byte swizzle; rows past S read as zeros),
+// then the op's operands as memref descriptors; 384 threads; a grid of
+// (key blocks, KV heads, min(B, 65535)), the batches striding by the grid's
+// z extent.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionCommon.h"
+#include "AttentionLowerings.h"
+#include "KernelLaunch.h"
+#include "Sm90a/FragmentSoftmax.h"
+#include "Sm90a/PingPong.h"
+#include "Sm90a/TmaPipeline.h"
+#include "Sm90a/WarpgroupGemm.h"
+#include "TileSchedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fmha;
+using namespace mlir::fmha::sm90a;
+
+namespace {
+
+/// The op's operands, in order (the kernel's memref parameters follow the
+/// four tensor maps).
+enum GradOperand : unsigned {
+  kGradQ,
+  kGradK,
+  kGradV,
+  kGradO,
+  kGradDout,
+  kGradLse,
+  kGradDq,
+  kGradDk,
+  kGradDv,
+  kGradDelta,
+  kGradDqAccum
+};
+/// The tensor maps, first among the parameters.
+enum GradMap : unsigned { kQMap, kKMap, kVMap, kDoutMap, kMaps };
+
+/// Keys per CTA (64 per consumer warpgroup), queries per streamed block,
+/// buffers of the streamed Q and dO.
+constexpr int64_t kConsumers = 2;
+constexpr int64_t kBlockKeys = kConsumers * kWgmmaM;
+constexpr int64_t kBlockQueries = 64;
+constexpr int64_t kStages = 2;
+constexpr int64_t kConsumerThreads = kConsumers * kWarpgroupThreads;
+/// 32-bit registers of an SM, shared by the threads of a CTA at launch.
+constexpr int64_t kRegistersPerSm = 65536;
+/// Named barriers among the consumers (0 is __syncthreads): dS^T stored,
+/// dQ staged.
+constexpr int32_t kScoresStored = 1, kQueryGradStaged = 2;
+/// The producer warpgroup's threads [32, 96) load a block's LSE and delta,
+/// one query each; a block's full barrier completes on the TMA thread's
+/// arrive (and the bytes) and on an arrive of each of them.
+constexpr int64_t kFirstTermsThread = 32;
+
+/// Where everything lives in shared memory, from the 1024-byte aligned
+/// base: the K and V tiles (128 rows), the Q and the dO buffers (64 rows
+/// each), dS^T (128 key rows of 64 queries: one 128-byte swizzled column
+/// block), two f32 dQ staging buffers (64 x D, dense), per buffer the
+/// block's LSE log2e and delta (64 f32 each), then the mbarriers: K and V
+/// full, K and V empty, then per buffer a full and an empty one.
+struct GradSharedLayout {
+  static constexpr int64_t kTermsBytes = 2 * kBlockQueries * 4;
+  int64_t keyTileBytes, blockBytes, stagingBytes;
+  int64_t keys, values, queries, gradOut, gradScores, staging, terms,
+      barriers;
+  int64_t totalBytes;
+
+  static GradSharedLayout get(int64_t headDim, int64_t elementBytes) {
+    GradSharedLayout l;
+    l.keyTileBytes = kBlockKeys * headDim * elementBytes;
+    l.blockBytes = kBlockQueries * headDim * elementBytes;
+    l.stagingBytes = kBlockQueries * headDim * 4;
+    l.keys = 0;
+    l.values = l.keys + l.keyTileBytes;
+    l.queries = l.values + l.keyTileBytes;
+    l.gradOut = l.queries + kStages * l.blockBytes;
+    l.gradScores = l.gradOut + kStages * l.blockBytes;
+    l.staging = l.gradScores + kBlockKeys * kBlockQueries * elementBytes;
+    l.terms = l.staging + 2 * l.stagingBytes;
+    l.barriers = l.terms + kStages * kTermsBytes;
+    // The dynamic shared memory is 16-byte aligned; the base is rounded
+    // up to the swizzle atom.
+    l.totalBytes = l.barriers + 8 * (2 + 2 * kStages) + kAtomBytes;
+    return l;
+  }
+};
+
+int64_t getElementBytes(AttentionGradOp op) {
+  return op.getQ().getType().getElementTypeBitWidth() / 8;
+}
+
+/// The shape the sm_90a emitters read: keys are the rows (blockM), a
+/// query block the columns (blockN) of S^T.
+KernelShape getGradShape(AttentionGradOp op) {
+  KernelShape shape{};
+  shape.blockM = kBlockKeys;
+  shape.blockN = kBlockQueries;
+  shape.stages = kStages;
+  shape.consumers = kConsumers;
+  shape.headDim = op.getHeadDim();
+  shape.columnBlocks = shape.headDim / kBoxColumns;
+  shape.elementType = op.getQ().getType().getElementType();
+  shape.scale = op.getScaleOrDefault();
+  shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
+  return shape;
+}
+
+class GradDkvKernel {
+public:
+  GradDkvKernel(AttentionGradOp op, gpu::GPUFuncOp func, KernelBuilder &b)
+      : op(op), func(func), b(b), shape(getGradShape(op)),
+        layout(GradSharedLayout::get(shape.headDim, getElementBytes(op))),
+        window(AttentionWindow::get(op).transposed()),
+        threadId(gpu::ThreadIdOp::create(b, gpu::Dimension::x)),
+        pipeline(TmaPipeline::create(b, shape, threadId)),
+        gemm(b, shape, pipeline), masking(b, shape, window) {}
+
+  void build();
+
+private:
+  enum Barrier { kTilesFull, kTilesEmpty, kBlockFull, kBlockEmpty };
+
+  Value arg(GradOperand operand) {
+    return func.getArgument(kMaps + operand);
+  }
+  Value map(GradMap which) { return func.getArgument(which); }
+  /// Shared address (i32) of \p offset from the base, plus \p stage (i32)
+  /// times \p stride.
+  Value address(int64_t offset, Value stage = Value(), int64_t stride = 0) {
+    Value at = b.add(pipeline.getBase(), b.i32(offset));
+    return stage ? b.add(at, b.mul(stage, b.i32(stride))) : at;
+  }
+  Value barrier(Barrier which, Value stage = Value()) {
+    int64_t slot = which == kTilesFull    ? 0
+                   : which == kTilesEmpty ? 1
+                   : which == kBlockFull  ? 2
+                                          : 2 + kStages;
+    return pipeline.getSharedPointer(
+        address(layout.barriers + 8 * slot, stage, 8));
+  }
+  void initBarriers();
+  /// Sets the role's thread id (from \p ctaThreadId), the CTA's
+  /// coordinates and its query blocks (seqQ .. firstBlock, tile). Each
+  /// role computes its own after setmaxnreg: values live across it are
+  /// spilled by the producer, which keeps 32 registers.
+  void computeCoordinates(Value ctaThreadId);
+  /// The query head and first query (index) of streamed block \p step
+  /// (i32) of the group's query heads.
+  std::pair<Value, Value> locate(Value step);
+  /// Runs \p body for each batch of this CTA (blockIdx.z, striding by
+  /// gridDim.z), carrying \p carried (i32) from \p initial.
+  void forEachBatch(ValueRange initial,
+                    llvm::function_ref<SmallVector<Value>(
+                        Value batch, Value iteration, ValueRange carried)>
+                        body);
+  SmallVector<Value> buildProducer(Value batch, Value iteration,
+                                   Value loaded);
+  SmallVector<Value> buildTermsLoader(Value batch, Value loaded);
+  SmallVector<Value> buildConsumer(Value batch, Value iteration,
+                                   Value consumed);
+  /// One query block: returns dK and dV.
+  std::pair<Value, Value> buildBlock(Value batch, Value step, Value consumed,
+                                     Value gradKey, Value gradValue);
+  void storeGradScores(const FragmentLanes &lanes, ArrayRef<Value> packed);
+  void stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
+                      Value staging);
+  void reduceQueryGrad(Value batch, Value head, Value firstQuery,
+                       Value staging);
+  void storeRows(const FragmentLanes &lanes, Value accumulator, float factor,
+                 Value global, Value batch);
+  void onThread(Value condition, llvm::function_ref<void()> then) {
+    scf::IfOp::create(b, condition, [&](OpBuilder &, Location) {
+      then();
+      scf::YieldOp::create(b);
+    });
+  }
+  void fenceAsyncShared() {
+    NVVM::FenceProxyOp::create(
+        b,
+        NVVM::ProxyKindAttr::get(b.getContext(),
+                                 NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
+  void syncConsumers(int32_t id) {
+    NVVM::BarrierOp::create(b, TypeRange{}, b.i32(id),
+                            b.i32(kConsumerThreads),
+                            NVVM::BarrierReductionAttr(), Value());
+  }
+  /// Lane 0 of each consumer warp arrives on \p barrier (TmaPipeline's
+  /// release, from this role's thread id).
+  void release(Value barrier) {
+    onThread(b.eq(b.urem(threadId, b.index(kThreadsPerWarp)), b.index(0)),
+             [&] {
+               NVVM::MBarrierArriveOp::create(b, b.getI64Type(), barrier,
+                                              Value(),
+                                              NVVM::MemScopeKindAttr());
+             });
+  }
+  /// The consumer thread that issues the bulk reduce-adds.
+  Value isReducer() {
+    return b.eq(threadId, b.index(kWarpgroupThreads));
+  }
+
+  AttentionGradOp op;
+  gpu::GPUFuncOp func;
+  KernelBuilder &b;
+  KernelShape shape;
+  GradSharedLayout layout;
+  AttentionWindow window;
+  /// The thread id (index): the whole CTA's, then each role's own copy,
+  /// which LLVM may not hoist above setmaxnreg (computeCoordinates).
+  Value threadId;
+  TmaPipeline pipeline;
+  WarpgroupGemm gemm;
+  FragmentSoftmax masking;
+  // Set by build().
+  Value seqQ, seqK, kvHead, firstKey, steps, blocks, firstHead, firstBlock;
+  TileCoordinates tile;
+};
+
+void GradDkvKernel::initBarriers() {
+  onThread(b.eq(threadId, b.index(0)), [&] {
+    Value one = b.i32(1), consumerWarps = b.i32(kConsumers * 4);
+    NVVM::MBarrierInitOp::create(b, barrier(kTilesFull), one, Value());
+    NVVM::MBarrierInitOp::create(b, barrier(kTilesEmpty), consumerWarps,
+                                 Value());
+    for (int64_t s = 0; s < kStages; ++s) {
+      NVVM::MBarrierInitOp::create(b, barrier(kBlockFull, b.i32(s)),
+                                   b.i32(1 + kBlockQueries), Value());
+      NVVM::MBarrierInitOp::create(b, barrier(kBlockEmpty, b.i32(s)),
+                                   consumerWarps, Value());
+    }
+    NVVM::FenceMbarrierInitOp::create(b);
+  });
+  gpu::BarrierOp::create(b);
+}
+
+std::pair<Value, Value> GradDkvKernel::locate(Value step) {
+  Value head = b.add(firstHead, b.udiv(step, blocks));
+  Value firstQuery = b.mul(b.add(firstBlock, b.urem(step, blocks)),
+                           b.i32(kBlockQueries));
+  return {head, firstQuery};
+}
+
+void GradDkvKernel::forEachBatch(
+    ValueRange initial,
+    llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+  SmallVector<Value> carried = {b.i32(0)};
+  llvm::append_range(carried, initial);
+  auto loop = scf::ForOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
+      memref::DimOp::create(b, arg(kGradQ), 0),
+      gpu::GridDimOp::create(b, gpu::Dimension::z), carried);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  ValueRange arguments = loop.getRegionIterArgs();
+  SmallVector<Value> results = {b.add(arguments[0], b.i32(1))};
+  llvm::append_range(results, body(loop.getInductionVar(), arguments[0],
+                                   arguments.drop_front()));
+  scf::YieldOp::create(b, results);
+}
+
+SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
+                                                Value loaded) {
+  // K and V, once the consumers are done with the previous batch's.
+  Value parity = b.urem(iteration, b.i32(2));
+  pipeline.wait(barrier(kTilesEmpty), b.xor_(parity, b.i32(1)));
+  Value tilesFull = barrier(kTilesFull);
+  pipeline.expectBytes(tilesFull, 2 * layout.keyTileBytes);
+  Value keyRow = b.word(firstKey), kvHeadWord = b.word(kvHead);
+  pipeline.loadTile(map(kKMap), address(layout.keys), tilesFull, keyRow,
+                    kvHeadWord, batch, kBlockKeys);
+  pipeline.loadTile(map(kVMap), address(layout.values), tilesFull, keyRow,
+                    kvHeadWord, batch, kBlockKeys);
+
+  auto loop =
+      scf::ForOp::create(b, b.i32(0), steps, b.i32(1), ValueRange{loaded});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value current = loop.getRegionIterArgs()[0];
+  auto [head, firstQuery] = locate(loop.getInductionVar());
+  auto [stage, phase] = pipeline.getStageAndPhase(current);
+  // The first pass over each buffer finds it empty: a fresh barrier
+  // reports the phase before its first as complete.
+  pipeline.wait(barrier(kBlockEmpty, stage), b.xor_(phase, b.i32(1)));
+  Value full = barrier(kBlockFull, stage);
+  pipeline.expectBytes(full, 2 * layout.blockBytes);
+  pipeline.loadTile(map(kQMap),
+                    address(layout.queries, stage, layout.blockBytes), full,
+                    firstQuery, head, batch, kBlockQueries);
+  pipeline.loadTile(map(kDoutMap),
+                    address(layout.gradOut, stage, layout.blockBytes), full,
+                    firstQuery, head, batch, kBlockQueries);
+  scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
+  return {loop.getResult(0)};
+}
+
+// Each thread loads one query's LSE log2e and delta (clamped: a query past
+// Sq is masked), then arrives on the block's full barrier: its stores come
+// before its arrive, which the consumers' wait acquires.
+SmallVector<Value> GradDkvKernel::buildTermsLoader(Value batch,
+                                                   Value loaded) {
+  Value column = b.sub(threadId, b.index(kFirstTermsThread));
+  Value lastQuery = b.sub(seqQ, b.index(1));
+  auto loop =
+      scf::ForOp::create(b, b.i32(0), steps, b.i32(1), ValueRange{loaded});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value current = loop.getRegionIterArgs()[0];
+  auto [head, firstQuery] = locate(loop.getInductionVar());
+  auto [stage, phase] = pipeline.getStageAndPhase(current);
+  pipeline.wait(barrier(kBlockEmpty, stage), b.xor_(phase, b.i32(1)));
+  Value terms = address(layout.terms, stage, GradSharedLayout::kTermsBytes);
+  Value query = b.smin(b.add(b.toIndex(firstQuery), column), lastQuery);
+  SmallVector<Value, 3> at = {batch, b.toIndex(head), query};
+  Value lse2 = b.fmul(memref::LoadOp::create(b, arg(kGradLse), at),
+                      b.f32(static_cast<float>(M_LOG2E)));
+  Value delta = memref::LoadOp::create(b, arg(kGradDelta), at);
+  Value slot = b.add(terms, b.mul(b.word(column), b.i32(4)));
+  LLVM::StoreOp::create(b, lse2, pipeline.getSharedPointer(slot), 4);
+  LLVM::StoreOp::create(
+      b, delta,
+      pipeline.getSharedPointer(b.add(slot, b.i32(kBlockQueries * 4))), 4);
+  NVVM::MBarrierArriveOp::create(b, b.getI64Type(),
+                                 barrier(kBlockFull, stage), Value(),
+                                 NVVM::MemScopeKindAttr());
+  scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
+  return {loop.getResult(0)};
+}
+
+SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
+                                                Value consumed) {
+  pipeline.wait(barrier(kTilesFull), b.urem(iteration, b.i32(2)));
+  Type accType = getAccumulatorType(b, shape.headDim);
+  Value zero = LLVM::ZeroOp::create(b, accType);
+  auto loop = scf::ForOp::create(b, b.i32(0), steps, b.i32(1),
+                                 ValueRange{zero, zero, consumed});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ValueRange carried = loop.getRegionIterArgs();
+    auto [gradKey, gradValue] = buildBlock(batch, loop.getInductionVar(),
+                                           carried[2], carried[0], carried[1]);
+    scf::YieldOp::create(
+        b, ValueRange{gradKey, gradValue, b.add(carried[2], b.i32(1))});
+  }
+  // Every WGMMA that read K and V has completed (each block ends waiting
+  // for its dQ).
+  release(barrier(kTilesEmpty));
+  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  storeRows(lanes, loop.getResult(0), shape.scale, arg(kGradDk), batch);
+  storeRows(lanes, loop.getResult(1), 1.0f, arg(kGradDv), batch);
+  return {loop.getResult(2)};
+}
+
+std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
+                                                  Value consumed,
+                                                  Value gradKey,
+                                                  Value gradValue) {
+  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  auto [head, firstQuery] = locate(step);
+  auto [stage, phase] = pipeline.getStageAndPhase(consumed);
+  Value queries = address(layout.queries, stage, layout.blockBytes);
+  Value gradOut = address(layout.gradOut, stage, layout.blockBytes);
+  Value keyRows = b.mul(b.word(lanes.consumerRow), b.i32(kSwizzleBytes));
+  pipeline.wait(barrier(kBlockFull, stage), phase);
+
+  gemm.fence();
+  Value scores = gemm.multiplyKMajor(b.add(address(layout.keys), keyRows),
+                                     kBlockKeys, queries, kBlockQueries,
+                                     kBlockQueries);
+  gemm.commitGroup();
+  Value gradProbs = gemm.multiplyKMajor(
+      b.add(address(layout.values), keyRows), kBlockKeys, gradOut,
+      kBlockQueries, kBlockQueries);
+  gemm.commitGroup();
+
+  Value firstQueryIndex = b.toIndex(firstQuery);
+  Value terms = address(layout.terms, stage, GradSharedLayout::kTermsBytes);
+  // The term (0: LSE log2e, 1: delta) of element i of the lane's
+  // fragment: 4 i' + 2 h + e is query column 8 i' + 2 t + e.
+  Value laneTerms =
+      b.add(terms, b.mul(b.word(lanes.quadCol), b.i32(8)));
+  auto loadTerm = [&](int64_t which, int64_t i) -> Value {
+    int64_t column = 8 * (i / 4) + i % 2;
+    return LLVM::LoadOp::create(
+        b, b.getF32Type(),
+        pipeline.getSharedPointer(b.add(
+            laneTerms, b.i32((which * kBlockQueries + column) * 4))),
+        /*alignment=*/4);
+  };
+
+  // P^T, under dP^T's WGMMA. Element 4 i + 2 h + e is key row g + 8 h,
+  // query column 8 i + 2 t + e: its column terms are 2 i + e.
+  gemm.waitGroup(1);
+  int64_t count = kBlockQueries / 2;
+  SmallVector<Value> values = unpackAccumulator(b, scores, count);
+  masking.applyMask(values, firstQueryIndex, lanes, tile);
+  Value scaleLog2 = b.f32(shape.scaleLog2);
+  SmallVector<Value> probabilities(count);
+  for (int64_t i = 0; i < count; ++i)
+    // A masked score is -inf: P = 0. So is one of a query that saw no key
+    // in the forward (LSE +inf).
+    probabilities[i] = emitExp2(
+        b, math::FmaOp::create(b, values[i], scaleLog2,
+                               arith::NegFOp::create(b, loadTerm(0, i))));
+  gemm.waitGroup(0);
+  SmallVector<Value> gradProbValues = unpackAccumulator(b, gradProbs, count);
+  SmallVector<Value> packedProbs, packedGradScores;
+  for (int64_t i = 0; i < count; i += 2) {
+    auto gradScore = [&](int64_t j) {
+      return b.fmul(probabilities[j],
+                    arith::SubFOp::create(b, gradProbValues[j],
+                                          loadTerm(1, j)));
+    };
+    packedProbs.push_back(packPair(b, shape.elementType, probabilities[i],
+                                   probabilities[i + 1]));
+    packedGradScores.push_back(
+        packPair(b, shape.elementType, gradScore(i), gradScore(i + 1)));
+  }
+
+  gemm.fence();
+  gradValue = gemm.accumulateRegisterA(packedProbs, gradOut, kBlockQueries,
+                                       shape.headDim, gradValue);
+  gradKey = gemm.accumulateRegisterA(packedGradScores, queries, kBlockQueries,
+                                     shape.headDim, gradKey);
+  gemm.commitGroup();
+
+  // dS^T for dQ: both consumers' rows, after both are done with the last
+  // block's (each waited for its dQ before the last staged barrier).
+  storeGradScores(lanes, packedGradScores);
+  fenceAsyncShared();
+  // The staging buffer this block takes was read by the reduce-add of two
+  // blocks ago.
+  onThread(isReducer(), [&] {
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(1),
+                                         b.getUnitAttr());
+  });
+  syncConsumers(kScoresStored);
+
+  gemm.fence();
+  int64_t half = shape.headDim / kConsumers;
+  Value consumer = b.udiv(b.word(lanes.consumerRow), b.i32(kWgmmaM));
+  // Each consumer its half of D's columns: from column block c at head dim
+  // 128, from column 32 c of the one block at 64.
+  int64_t halfBytes = half % kBoxColumns == 0
+                          ? (half / kBoxColumns) * kBlockKeys * kSwizzleBytes
+                          : half * 2;
+  Value queryGrad = gemm.multiplyMnMajor(
+      address(layout.gradScores),
+      address(layout.keys, consumer, halfBytes), kBlockKeys, half);
+  gemm.commitGroup();
+  gemm.waitGroup(0);
+  // Q and dO were read by dK's and dV's WGMMAs.
+  release(barrier(kBlockEmpty, stage));
+
+  Value staging = address(layout.staging, b.urem(consumed, b.i32(2)),
+                          layout.stagingBytes);
+  stageQueryGrad(lanes, queryGrad, staging);
+  fenceAsyncShared();
+  syncConsumers(kQueryGradStaged);
+  onThread(isReducer(),
+           [&] { reduceQueryGrad(batch, head, firstQuery, staging); });
+  return {gradKey, gradValue};
+}
+
+// The 128-byte swizzle of a TMA tile: 16-byte chunk c of row r sits at
+// chunk c ^ (r % 8). Element 4 i + 2 h + e of the lane is key row
+// g + 8 h (so r % 8 = g), query 8 i + 2 t + e: the pair is word t of chunk i.
+void GradDkvKernel::storeGradScores(const FragmentLanes &lanes,
+                                    ArrayRef<Value> packed) {
+  Value laneRow = b.word(lanes.laneRow);
+  Value swizzle = b.urem(laneRow, b.i32(8));
+  Value quad = b.mul(b.word(lanes.quadCol), b.i32(4));
+  for (int64_t i = 0; i < kBlockQueries / 8; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = b.add(laneRow, b.i32(8 * h));
+      Value chunk = b.xor_(b.i32(i), swizzle);
+      Value at = b.add(address(layout.gradScores),
+                       b.add(b.mul(row, b.i32(kSwizzleBytes)),
+                             b.add(b.mul(chunk, b.i32(16)), quad)));
+      LLVM::StoreOp::create(b, packed[2 * i + h],
+                            pipeline.getSharedPointer(at), /*alignment=*/4);
+    }
+}
+
+// Element 4 i + 2 h + e of the lane's m64n(D/2) dQ is query row
+// 16 w + g + 8 h, column (consumer) D/2 + 8 i + 2 t + e.
+void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes,
+                                   Value gradQuery, Value staging) {
+  int64_t half = shape.headDim / kConsumers;
+  SmallVector<Value> values = unpackAccumulator(b, gradQuery, half / 2);
+  Value laneRow = b.urem(b.word(lanes.laneRow), b.i32(kWgmmaM));
+  Value consumer = b.udiv(b.word(lanes.consumerRow), b.i32(kWgmmaM));
+  Value laneColumn = b.add(b.mul(consumer, b.i32(half)),
+                           b.mul(b.word(lanes.quadCol), b.i32(2)));
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  for (int64_t i = 0; i < half / 8; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = b.add(laneRow, b.i32(8 * h));
+      Value column = b.add(laneColumn, b.i32(8 * i));
+      Value at = b.add(
+          staging,
+          b.mul(b.add(b.mul(row, b.i32(shape.headDim)), column), b.i32(4)));
+      Value pair = vector::FromElementsOp::create(
+          b, pairType, ValueRange{values[4 * i + 2 * h],
+                                  values[4 * i + 2 * h + 1]});
+      LLVM::StoreOp::create(b, pair, pipeline.getSharedPointer(at),
+                            /*alignment=*/8);
+    }
+}
+
+void GradDkvKernel::reduceQueryGrad(Value batch, Value head, Value firstQuery,
+                                    Value staging) {
+  Value rows = b.smin(b.sub(b.word(seqQ), firstQuery), b.i32(kBlockQueries));
+  Value accumulator = arg(kGradDqAccum);
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, accumulator);
+  Value element = b.add(
+      metadata.getOffset(),
+      b.add(b.mul(batch, metadata.getStrides()[0]),
+            b.add(b.mul(b.toIndex(head), metadata.getStrides()[1]),
+                  b.mul(b.toIndex(firstQuery), metadata.getStrides()[2]))));
+  Value pointer =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, accumulator);
+  Value global = arith::IndexCastUIOp::create(
+      b, b.getI64Type(), b.add(pointer, b.mul(element, b.index(4))));
+  Value bytes = b.mul(rows, b.i32(shape.headDim * 4));
+  LLVM::InlineAsmOp::create(
+      b, TypeRange{}, ValueRange{global, staging, bytes},
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
+      "[$1], $2;",
+      "l,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  NVVM::CpAsyncBulkCommitGroupOp::create(b);
+}
+
+// Element 4 i + 2 h + e of the lane's m64nD accumulator is key row
+// g + 8 h of its consumer's 64, column 8 i + 2 t + e.
+void GradDkvKernel::storeRows(const FragmentLanes &lanes, Value accumulator,
+                              float factor, Value global, Value batch) {
+  SmallVector<Value> values =
+      unpackAccumulator(b, accumulator, shape.headDim / 2);
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  Value laneColumn = b.mul(lanes.quadCol, b.index(2));
+  for (int64_t h = 0; h < 2; ++h) {
+    Value row = lanes.getRow(b, firstKey, h);
+    onThread(b.slt(row, seqK), [&] {
+      for (int64_t i = 0; i < shape.headDim / 8; ++i) {
+        Value low = values[4 * i + 2 * h], high = values[4 * i + 2 * h + 1];
+        if (factor != 1.0f) {
+          low = b.fmul(low, b.f32(factor));
+          high = b.fmul(high, b.f32(factor));
+        }
+        Value pair =
+            vector::FromElementsOp::create(b, pairType, ValueRange{low, high});
+        vector::StoreOp::create(
+            b,
+            arith::TruncFOp::create(
+                b, VectorType::get({2}, shape.elementType), pair),
+            global,
+            ValueRange{batch, kvHead, row,
+                       b.add(laneColumn, b.index(8 * i))});
+      }
+    });
+  }
+}
+
+void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
+  threadId = hideFromHoisting(b, ctaThreadId);
+  seqQ = memref::DimOp::create(b, arg(kGradQ), 2);
+  seqK = memref::DimOp::create(b, arg(kGradK), 2);
+  kvHead =
+      hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::y));
+  firstKey = b.mul(
+      hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::x)),
+      b.index(kBlockKeys));
+  // The tile as the forward's code sees it: rows are keys, the "keys" are
+  // queries, and the diagonal is Sq - Sk (AttentionWindow::transposed).
+  tile.seqQ = seqK;
+  tile.seqK = seqQ;
+  tile.firstRow = firstKey;
+  tile.head = kvHead;
+  tile.computeRange(b, kBlockKeys, kBlockQueries, window);
+  // The query blocks of every query head of the group, in 32 bits (blocks,
+  // heads and queries fit: TMA coordinates are 32-bit).
+  Value group = b.word(b.udiv(memref::DimOp::create(b, arg(kGradQ), 1),
+                              memref::DimOp::create(b, arg(kGradK), 1)));
+  Value blockCount = b.word(b.smax(
+      b.sub(tile.range.lastBlockEnd, tile.range.firstBlock), b.index(0)));
+  steps = b.mul(blockCount, group);
+  blocks = b.umax(blockCount, b.i32(1));
+  firstHead = b.mul(b.word(kvHead), group);
+  firstBlock = b.word(tile.range.firstBlock);
+
+}
+
+void GradDkvKernel::build() {
+  initBarriers();
+  Value ctaThreadId = threadId;
+  Value warpgroup = b.udiv(threadId, b.index(kWarpgroupThreads));
+  // The producer warpgroup's terms warp needs more than the forward's 24
+  // registers; 32 x 128 + 240 x 256 is the whole register file.
+  RegisterSplit split{32, 240};
+  scf::IfOp::create(
+      b, b.eq(warpgroup, b.index(0)),
+      [&](OpBuilder &, Location) {
+        setMaxRegisters(b, split.producer, /*increase=*/false);
+        computeCoordinates(ctaThreadId);
+        onThread(b.eq(threadId, b.index(0)), [&] {
+          forEachBatch({b.i32(0)}, [&](Value batch, Value iteration,
+                                       ValueRange carried) {
+            return buildProducer(batch, iteration, carried[0]);
+          });
+        });
+        onThread(b.and_(b.sle(b.index(kFirstTermsThread), threadId),
+                        b.slt(threadId,
+                              b.index(kFirstTermsThread + kBlockQueries))),
+                 [&] {
+          forEachBatch({b.i32(0)},
+                       [&](Value batch, Value, ValueRange carried) {
+                         return buildTermsLoader(batch, carried[0]);
+                       });
+        });
+        scf::YieldOp::create(b);
+      },
+      [&](OpBuilder &, Location) {
+        setMaxRegisters(b, split.consumer, /*increase=*/true);
+        computeCoordinates(ctaThreadId);
+        forEachBatch({b.i32(0)}, [&](Value batch, Value iteration,
+                                     ValueRange carried) {
+          return buildConsumer(batch, iteration, carried[0]);
+        });
+        // The last reduce-adds complete before the kernel does.
+        onThread(isReducer(), [&] {
+          NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(0),
+                                               UnitAttr());
+        });
+        scf::YieldOp::create(b);
+      });
+}
+
+} // namespace
+
+gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
+                                                 gpu::GPUModuleOp kernels) {
+  KernelBuilder b(op.getLoc(), op.getContext());
+  LaunchContract contract;
+  contract.operands = {"q",  "k",  "v",  "o",  "dout", "lse",
+                       "dq", "dk", "dv", "delta", "dq_accum"};
+  contract.threads = (kConsumers + 1) * kWarpgroupThreads;
+  contract.sharedBytes =
+      GradSharedLayout::get(op.getHeadDim(), getElementBytes(op)).totalBytes;
+  contract.grid = {GridAxis{{{kGradK, 2, kBlockKeys}}},
+                   GridAxis{{{kGradK, 1}}},
+                   GridAxis{{{kGradK, 0}}, kMaxGridDimY}};
+  auto rows = [](int64_t count) {
+    return SmallVector<uint32_t>{static_cast<uint32_t>(count),
+                                 static_cast<uint32_t>(kBoxColumns)};
+  };
+  contract.parameters = {
+      getTensorMapParameter(op, kGradQ, rows(kBlockQueries), kSwizzleBytes),
+      getTensorMapParameter(op, kGradK, rows(kBlockKeys), kSwizzleBytes),
+      getTensorMapParameter(op, kGradV, rows(kBlockKeys), kSwizzleBytes),
+      getTensorMapParameter(op, kGradDout, rows(kBlockQueries),
+                            kSwizzleBytes)};
+  llvm::append_range(contract.parameters, getOperandParameters(op));
+  gpu::GPUFuncOp func =
+      createKernelFunc(op, kernels, "attention_grad_dkv", contract);
+  // The registers a thread starts with, stated: without it ptxas may not
+  // find them at the entry and then ignores setmaxnreg (C7508), leaving the
+  // consumers at this count (seen at head dim 64).
+  func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                b.getI32IntegerAttr(kRegistersPerSm / contract.threads / 8 * 8));
+  b.setInsertionPointToStart(&func.getBody().front());
+  GradDkvKernel(op, func, b).build();
+  gpu::ReturnOp::create(b);
+  return func;
+}
