@@ -11,6 +11,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::fmha;
 
@@ -503,6 +505,20 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
         "(the f32 dq accumulator of the non-deterministic backward), "
         "16-byte aligned",
         t.workspaceBytes, hexAddress(t.workspace), workspaceBytes));
+  // The sm_90a kernel of that backward reads lse and delta at 32-bit
+  // element offsets.
+  for (auto [name, strides] : {std::pair{"lse", f.lseStrides},
+                               std::pair{"delta", t.deltaStrides}}) {
+    int64_t last = (f.batch - 1) * strides[0] +
+                   (f.queryHeads - 1) * strides[1] +
+                   (f.querySeq - 1) * strides[2];
+    if (workspaceBytes && last > std::numeric_limits<int32_t>::max())
+      return fail(llvm::formatv(
+          "{0}'s last element is {1} elements from its start, expected at "
+          "most 2^31 - 1 with a workspace (pass none for the deterministic "
+          "backward)",
+          name, last));
+  }
   return checkAttentionOperands(
       "attention_grad",
       {{"q", f.q, f.qStrides},

@@ -11,6 +11,7 @@
 #ifndef LIB_CONVERSION_FMHATONVGPU_ATTENTIONLOWERINGS_H
 #define LIB_CONVERSION_FMHATONVGPU_ATTENTIONLOWERINGS_H
 
+#include "KernelBuilder.h"
 #include "fmha/Dialect/Fmha/FmhaDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -33,6 +34,11 @@ LogicalResult lowerAttentionToGPUSm90a(AttentionOp op, TileAttr tile,
 /// around it are the chip-independent ones.
 gpu::GPUFuncOp createAttentionGradDkvSm90a(AttentionGradOp op,
                                            gpu::GPUModuleOp kernels);
+
+/// Where that kernel keeps column \p column (index) of query row \p row
+/// in dq_accum: 16-byte chunk c of a row at chunk c ^ (row % 8), so that
+/// its staging stores, eight rows at a time, hit eight bank groups.
+Value getQueryGradColumn(KernelBuilder &b, Value row, Value column);
 
 } // namespace mlir::fmha
 

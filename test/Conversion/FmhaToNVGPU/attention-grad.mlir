@@ -58,17 +58,17 @@
 // SM80: memref.atomic_rmw addf
 // SM90A-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum], threads = 384, shared_bytes = 215088, grid = [ceildiv(k[2], 128), k[1], min(k[0], 65535)], parameters = [tensor_map(q, bf16, box = [64, 64], swizzle = 128), tensor_map(k, bf16, box = [128, 64], swizzle = 128), tensor_map(v, bf16, box = [128, 64], swizzle = 128), tensor_map(dout, bf16, box = [64, 64], swizzle = 128), q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]>
 // SM90A-SAME: nvvm.maxnreg = 168 : i32
-// The producer warpgroup: one thread's TMA loads of K and V, then of each
-// block's Q and dO; 64 threads' loads of each block's LSE and delta.
-// SM90A: nvvm.setmaxregister decrease 32
+// The producer: one thread's TMA loads of K and V, then of each block's Q
+// and dO.
+// SM90A: nvvm.setmaxregister decrease 24
 // SM90A: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// SM90A: memref.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<?x?x?xf32>
-// SM90A: nvvm.mbarrier.arrive
-// A consumer: S^T = K Q^T and dP^T = V dO^T, dV += P^T dO and dK += dS^T Q
-// (A from registers), dQ = dS K (both operands transposed), added to
-// dq_accum by a bulk reduce-add.
+// The consumers: S^T = K Q^T and dP^T = V dO^T, the block's LSE and delta
+// (64 threads' loads to shared memory), dV += P^T dO and dK += dS^T Q (A
+// from registers), dQ = dS K (both operands transposed), added to dq_accum
+// by a bulk reduce-add.
 // SM90A: nvvm.setmaxregister increase 240
 // SM90A-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// SM90A: llvm.load %{{.+}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
 // SM90A: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // SM90A: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // SM90A: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32

@@ -207,9 +207,10 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
 }
 
 /// dq = scale dq_accum, rounded to the element type, a lane's D / 32
-/// neighbouring columns at a time.
+/// neighbouring columns at a time; with \p permuted, read where the sm_90a
+/// kernel keeps them (getQueryGradColumn: a lane's columns stay together).
 void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
-                        KernelBuilder &b) {
+                        KernelBuilder &b, bool permuted) {
   Value accumulator = func.getArgument(kGradDqAccum);
   Value gradQuery = func.getArgument(kGradDq);
   int64_t perLane = op.getHeadDim() / kThreadsPerWarp;
@@ -221,8 +222,11 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                    [&](Value batch, Value head, Value row, Value lane) {
                      SmallVector<Value, 4> at = {
                          batch, head, row, b.mul(lane, b.index(perLane))};
-                     Value sum =
-                         vector::LoadOp::create(b, floatType, accumulator, at);
+                     SmallVector<Value, 4> from = at;
+                     if (permuted)
+                       from[3] = getQueryGradColumn(b, row, at[3]);
+                     Value sum = vector::LoadOp::create(b, floatType,
+                                                        accumulator, from);
                      Value scaled = arith::MulFOp::create(b, sum, scale);
                      vector::StoreOp::create(
                          b,
@@ -841,8 +845,9 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     return success();
   }
   if (op.getDqAccum()) {
+    bool dkvSm90a = chip == Chip::sm_90a;
     gpu::GPUFuncOp dkv =
-        chip == Chip::sm_90a
+        dkvSm90a
             ? createAttentionGradDkvSm90a(op, kernels)
             : createMain("attention_grad_dkv", GradKernel::Dkv, kGradK);
     gpu::GPUFuncOp convert = create(
@@ -851,7 +856,7 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
                   kMaxGridDimX},
          GridAxis{}, GridAxis{}});
     build(convert,
-          [&](KernelBuilder &b) { buildConvertKernel(op, convert, b); });
+          [&](KernelBuilder &b) { buildConvertKernel(op, convert, b, dkvSm90a); });
     replaceByLaunches(op, {delta, dkv, convert});
     return success();
   }

@@ -29,7 +29,9 @@
 //
 // dK (times scale) and dV stay in registers over the whole group and are
 // stored once. dq_accum is dense [B, Hq, Sq, D] f32 (a block's rows are
-// contiguous); a block past Sq adds only its rows below Sq.
+// contiguous) with each row's 16-byte chunks permuted (getQueryGradColumn,
+// which the conversion reads through); a block past Sq adds only its rows
+// below Sq.
 //
 // Launch: the TMA tensor maps of q, k, v and dout first (boxes of 64 or
 // 128 rows x 64 elements, 128-byte swizzle; rows past S read as zeros),
@@ -57,6 +59,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cassert>
 #include <cmath>
 
 using namespace mlir;
@@ -92,18 +95,19 @@ constexpr int64_t kStages = 2;
 constexpr int64_t kConsumerThreads = kConsumers * kWarpgroupThreads;
 /// 32-bit registers of an SM, shared by the threads of a CTA at launch.
 constexpr int64_t kRegistersPerSm = 65536;
-/// Named barriers among the consumers (0 is __syncthreads): dS^T stored,
-/// dQ staged.
-constexpr int32_t kScoresStored = 1, kQueryGradStaged = 2;
-/// The producer warpgroup's threads [32, 96) load a block's LSE and delta,
-/// one query each; a block's full barrier completes on the TMA thread's
-/// arrive (and the bytes) and on an arrive of each of them.
-constexpr int64_t kFirstTermsThread = 32;
+/// The registers each thread launches with: the SM's share of each of the
+/// kernel's threads, rounded down to the allocation granule of 8.
+constexpr int32_t getLaunchRegisters() {
+  return kRegistersPerSm / ((kConsumers + 1) * kWarpgroupThreads) / 8 * 8;
+}
+/// Named barriers among the consumers (0 is __syncthreads): a block's LSE
+/// and delta stored, its dS^T stored, its dQ staged.
+constexpr int32_t kTermsStored = 1, kScoresStored = 2, kQueryGradStaged = 3;
 
 /// Where everything lives in shared memory, from the 1024-byte aligned
 /// base: the K and V tiles (128 rows), the Q and the dO buffers (64 rows
 /// each), dS^T (128 key rows of 64 queries: one 128-byte swizzled column
-/// block), two f32 dQ staging buffers (64 x D, dense), per buffer the
+/// block), two f32 dQ staging buffers (64 x D, dense), two buffers of a
 /// block's LSE log2e and delta (64 f32 each), then the mbarriers: K and V
 /// full, K and V empty, then per buffer a full and an empty one.
 struct GradSharedLayout {
@@ -125,7 +129,7 @@ struct GradSharedLayout {
     l.gradScores = l.gradOut + kStages * l.blockBytes;
     l.staging = l.gradScores + kBlockKeys * kBlockQueries * elementBytes;
     l.terms = l.staging + 2 * l.stagingBytes;
-    l.barriers = l.terms + kStages * kTermsBytes;
+    l.barriers = l.terms + 2 * kTermsBytes;
     // The dynamic shared memory is 16-byte aligned; the base is rounded
     // up to the swizzle atom.
     l.totalBytes = l.barriers + 8 * (2 + 2 * kStages) + kAtomBytes;
@@ -203,7 +207,10 @@ private:
                         body);
   SmallVector<Value> buildProducer(Value batch, Value iteration,
                                    Value loaded);
-  SmallVector<Value> buildTermsLoader(Value batch, Value loaded);
+  /// \p operand (lse or delta, [B, Hq, Sq] f32) at (\p batch (index),
+  /// \p head, \p query (i32)).
+  Value loadRowTerm(GradOperand operand, Value batch, Value head,
+                    Value query);
   SmallVector<Value> buildConsumer(Value batch, Value iteration,
                                    Value consumed);
   /// One query block: returns dK and dV.
@@ -275,7 +282,7 @@ void GradDkvKernel::initBarriers() {
                                  Value());
     for (int64_t s = 0; s < kStages; ++s) {
       NVVM::MBarrierInitOp::create(b, barrier(kBlockFull, b.i32(s)),
-                                   b.i32(1 + kBlockQueries), Value());
+                                   b.i32(1), Value());
       NVVM::MBarrierInitOp::create(b, barrier(kBlockEmpty, b.i32(s)),
                                    consumerWarps, Value());
     }
@@ -344,37 +351,28 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
   return {loop.getResult(0)};
 }
 
-// Each thread loads one query's LSE log2e and delta (clamped: a query past
-// Sq is masked), then arrives on the block's full barrier: its stores come
-// before its arrive, which the consumers' wait acquires.
-SmallVector<Value> GradDkvKernel::buildTermsLoader(Value batch,
-                                                   Value loaded) {
-  Value column = b.sub(threadId, b.index(kFirstTermsThread));
-  Value lastQuery = b.sub(seqQ, b.index(1));
-  auto loop =
-      scf::ForOp::create(b, b.i32(0), steps, b.i32(1), ValueRange{loaded});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value current = loop.getRegionIterArgs()[0];
-  auto [head, firstQuery] = locate(loop.getInductionVar());
-  auto [stage, phase] = pipeline.getStageAndPhase(current);
-  pipeline.wait(barrier(kBlockEmpty, stage), b.xor_(phase, b.i32(1)));
-  Value terms = address(layout.terms, stage, GradSharedLayout::kTermsBytes);
-  Value query = b.smin(b.add(b.toIndex(firstQuery), column), lastQuery);
-  SmallVector<Value, 3> at = {batch, b.toIndex(head), query};
-  Value lse2 = b.fmul(memref::LoadOp::create(b, arg(kGradLse), at),
-                      b.f32(static_cast<float>(M_LOG2E)));
-  Value delta = memref::LoadOp::create(b, arg(kGradDelta), at);
-  Value slot = b.add(terms, b.mul(b.word(column), b.i32(4)));
-  LLVM::StoreOp::create(b, lse2, pipeline.getSharedPointer(slot), 4);
-  LLVM::StoreOp::create(
-      b, delta,
-      pipeline.getSharedPointer(b.add(slot, b.i32(kBlockQueries * 4))), 4);
-  NVVM::MBarrierArriveOp::create(b, b.getI64Type(),
-                                 barrier(kBlockFull, stage), Value(),
-                                 NVVM::MemScopeKindAttr());
-  scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
-  return {loop.getResult(0)};
+// The element offset in 32 bits (checkAttentionGradTensors refuses lse and
+// delta that span more): memref.load's 64-bit arithmetic takes registers
+// that the consumers' loop does not have.
+Value GradDkvKernel::loadRowTerm(GradOperand operand, Value batch, Value head,
+                                 Value query) {
+  Value tensor = arg(operand);
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, tensor);
+  ValueRange strides = metadata.getStrides();
+  Value offset = b.add(
+      b.word(metadata.getOffset()),
+      b.add(b.mul(b.word(batch), b.word(strides[0])),
+            b.add(b.mul(head, b.word(strides[1])),
+                  b.mul(query, b.word(strides[2])))));
+  Value base = arith::IndexCastUIOp::create(
+      b, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, tensor));
+  Value address = b.add(
+      base, b.mul(arith::ExtUIOp::create(b, b.getI64Type(), offset),
+                  b.i64(4)));
+  Value pointer = LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
+  return LLVM::LoadOp::create(b, b.getF32Type(), pointer, /*alignment=*/4);
 }
 
 SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
@@ -424,8 +422,29 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
       kBlockQueries, kBlockQueries);
   gemm.commitGroup();
 
+  // The block's LSE log2e and delta, loaded under the GEMMs by the first
+  // consumer's first 64 threads into the buffer of this block's parity
+  // (the last reads of that buffer were two blocks ago, before that
+  // block's dS^T barrier), then read where each is used: held in
+  // registers they would take 32 of them across the GEMMs.
   Value firstQueryIndex = b.toIndex(firstQuery);
-  Value terms = address(layout.terms, stage, GradSharedLayout::kTermsBytes);
+  Value consumerThread =
+      b.word(b.sub(threadId, b.index(kWarpgroupThreads)));
+  Value terms = address(layout.terms, b.urem(consumed, b.i32(2)),
+                        GradSharedLayout::kTermsBytes);
+  onThread(b.slt(consumerThread, b.i32(kBlockQueries)), [&] {
+    Value query = b.smin(b.add(firstQuery, consumerThread),
+                         b.sub(b.word(seqQ), b.i32(1)));
+    Value lse2 = b.fmul(loadRowTerm(kGradLse, batch, head, query),
+                        b.f32(static_cast<float>(M_LOG2E)));
+    Value delta = loadRowTerm(kGradDelta, batch, head, query);
+    Value slot = b.add(terms, b.mul(consumerThread, b.i32(4)));
+    LLVM::StoreOp::create(b, lse2, pipeline.getSharedPointer(slot), 4);
+    LLVM::StoreOp::create(
+        b, delta,
+        pipeline.getSharedPointer(b.add(slot, b.i32(kBlockQueries * 4))), 4);
+  });
+  syncConsumers(kTermsStored);
   // The term (0: LSE log2e, 1: delta) of element i of the lane's
   // fragment: 4 i' + 2 h + e is query column 8 i' + 2 t + e.
   Value laneTerms =
@@ -534,23 +553,27 @@ void GradDkvKernel::storeGradScores(const FragmentLanes &lanes,
 }
 
 // Element 4 i + 2 h + e of the lane's m64n(D/2) dQ is query row
-// 16 w + g + 8 h, column (consumer) D/2 + 8 i + 2 t + e.
+// 16 w + g + 8 h, column (consumer) D/2 + 8 i + 2 t + e: in dq_accum's
+// layout (getQueryGradColumn) the 8 rows g of a store land in 8 different
+// 16-byte bank groups.
 void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes,
                                    Value gradQuery, Value staging) {
   int64_t half = shape.headDim / kConsumers;
   SmallVector<Value> values = unpackAccumulator(b, gradQuery, half / 2);
-  Value laneRow = b.urem(b.word(lanes.laneRow), b.i32(kWgmmaM));
-  Value consumer = b.udiv(b.word(lanes.consumerRow), b.i32(kWgmmaM));
-  Value laneColumn = b.add(b.mul(consumer, b.i32(half)),
-                           b.mul(b.word(lanes.quadCol), b.i32(2)));
+  Value laneRow = b.urem(lanes.laneRow, b.index(kWgmmaM));
+  Value consumer = b.udiv(lanes.consumerRow, b.index(kWgmmaM));
+  Value laneColumn = b.add(b.mul(consumer, b.index(half)),
+                           b.mul(lanes.quadCol, b.index(2)));
   auto pairType = VectorType::get({2}, b.getF32Type());
   for (int64_t i = 0; i < half / 8; ++i)
     for (int64_t h = 0; h < 2; ++h) {
-      Value row = b.add(laneRow, b.i32(8 * h));
-      Value column = b.add(laneColumn, b.i32(8 * i));
+      Value row = b.add(laneRow, b.index(8 * h));
+      Value column = getQueryGradColumn(
+          b, row, b.add(laneColumn, b.index(8 * i)));
       Value at = b.add(
           staging,
-          b.mul(b.add(b.mul(row, b.i32(shape.headDim)), column), b.i32(4)));
+          b.mul(b.word(b.add(b.mul(row, b.index(shape.headDim)), column)),
+                b.i32(4)));
       Value pair = vector::FromElementsOp::create(
           b, pairType, ValueRange{values[4 * i + 2 * h],
                                   values[4 * i + 2 * h + 1]});
@@ -647,9 +670,12 @@ void GradDkvKernel::build() {
   initBarriers();
   Value ctaThreadId = threadId;
   Value warpgroup = b.udiv(threadId, b.index(kWarpgroupThreads));
-  // The producer warpgroup's terms warp needs more than the forward's 24
-  // registers; 32 x 128 + 240 x 256 is the whole register file.
-  RegisterSplit split{32, 240};
+  // The consumers' setmaxnreg waits until the producer's has freed
+  // enough of the registers the CTA launched with (nvvm.maxnreg each).
+  RegisterSplit split = RegisterSplit::get(kConsumers);
+  assert(split.producer * kWarpgroupThreads + split.consumer * kConsumerThreads <=
+             getLaunchRegisters() * (kConsumers + 1) * kWarpgroupThreads &&
+         "the register split fits what the CTA launches with");
   scf::IfOp::create(
       b, b.eq(warpgroup, b.index(0)),
       [&](OpBuilder &, Location) {
@@ -660,15 +686,6 @@ void GradDkvKernel::build() {
                                        ValueRange carried) {
             return buildProducer(batch, iteration, carried[0]);
           });
-        });
-        onThread(b.and_(b.sle(b.index(kFirstTermsThread), threadId),
-                        b.slt(threadId,
-                              b.index(kFirstTermsThread + kBlockQueries))),
-                 [&] {
-          forEachBatch({b.i32(0)},
-                       [&](Value batch, Value, ValueRange carried) {
-                         return buildTermsLoader(batch, carried[0]);
-                       });
         });
         scf::YieldOp::create(b);
       },
@@ -689,6 +706,11 @@ void GradDkvKernel::build() {
 }
 
 } // namespace
+
+Value fmha::getQueryGradColumn(KernelBuilder &b, Value row, Value column) {
+  Value chunk = b.xor_(b.udiv(column, b.index(4)), b.urem(row, b.index(8)));
+  return b.add(b.mul(chunk, b.index(4)), b.urem(column, b.index(4)));
+}
 
 gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
                                                  gpu::GPUModuleOp kernels) {
@@ -719,7 +741,7 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
   // find them at the entry and then ignores setmaxnreg (C7508), leaving the
   // consumers at this count (seen at head dim 64).
   func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                b.getI32IntegerAttr(kRegistersPerSm / contract.threads / 8 * 8));
+                b.getI32IntegerAttr(getLaunchRegisters()));
   b.setInsertionPointToStart(&func.getBody().front());
   GradDkvKernel(op, func, b).build();
   gpu::ReturnOp::create(b);
