@@ -205,15 +205,16 @@ typedef struct fmhaAttentionBackwardDesc {
   /** NULL: the deterministic backward (dq by blocks of queries, the same
    *  bits every run). Otherwise device memory (16-byte aligned) of
    *  workspaceBytes >= fmhaAttentionBackwardWorkspaceSize bytes: the f32
-   *  accumulator of the backward that adds dq with atomics in one pass over
-   *  the blocks (5 GEMMs, not 7; its last bits vary from run to run). On
-   *  the H100 its atomics make it the slower of the two today (0.6 x:
-   *  docs/backward-notes.md, v3). */
+   *  accumulator of the backward that adds dq in one pass over the blocks
+   *  (5 GEMMs, not 7; its last bits vary from run to run), head dims 64
+   *  and 128. On sm_90a that is FlashAttention-3's kernel, the faster of
+   *  the two (1.2-2.1 x on the H100: docs/backward-notes.md, v5); on sm_80
+   *  its f32 atomics make it the slower (0.6 x on the H100, v3). */
   void *workspace;
   size_t workspaceBytes;
 } fmhaAttentionBackwardDesc;
 
-/** *bytes receives the workspace of the atomic, non-deterministic backward
+/** *bytes receives the workspace of the non-deterministic backward
  *  of \p desc (fmhaAttentionBackwardDesc::workspace): batch x queryHeads x
  *  querySeq x headDim floats. Depends on the sizes alone; needs no JIT. */
 FMHA_C_API fmhaStatus fmhaAttentionBackwardWorkspaceSize(

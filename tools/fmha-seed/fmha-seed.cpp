@@ -2,7 +2,7 @@
 //
 // Part of FlashCore. Compiles the common attention kernels (head dim 64, 128
 // and 256; bf16 and f16; causal or not; with and without LSE; the default
-// scale; every tile a query length picks; the deterministic backward) as the JIT would under the PTX
+// scale; every tile a query length picks; the backward Python runs) as the JIT would under the PTX
 // compiler's load plan on the common devices (sm_90a on compute capability
 // 9.0; sm_80 PTX on 8.0, 8.6 and 8.9), and writes them to a directory as
 // disk cache entries under the JIT's own keys (getModuleCacheKey). The
@@ -93,12 +93,19 @@ static std::vector<KernelSpec> getSpecs(Chip chip) {
           for (KernelSpec &launched : getLaunchSpecs(spec, chip))
             if (keys.insert(launched.getKey()).second)
               specs.push_back(std::move(launched));
-          // The backward Python runs (deterministic): one module of three
-          // kernels (four at head dim 256).
-          KernelSpec grad = getAttentionGradSpec(spec);
-          if (llvm::is_contained(kSupportedGradHeadDims, int64_t(headDim)) &&
-              keys.insert(grad.getKey()).second)
-            specs.push_back(std::move(grad));
+          // The backward Python runs: the deterministic one (three kernels,
+          // four at head dim 256), and on sm_90a at head dims 64 and 128
+          // the one with a dq workspace (FlashAttention-3's kernel), which
+          // it runs unless torch.use_deterministic_algorithms(True).
+          if (!llvm::is_contained(kSupportedGradHeadDims, int64_t(headDim)))
+            continue;
+          for (bool deterministic : {true, false}) {
+            if (!deterministic && (chip != Chip::sm_90a || headDim > 128))
+              continue;
+            KernelSpec grad = getAttentionGradSpec(spec, deterministic);
+            if (keys.insert(grad.getKey()).second)
+              specs.push_back(std::move(grad));
+          }
         }
   return specs;
 }
