@@ -16,16 +16,21 @@
 // the WGMMA accumulators already as register A fragments):
 //
 //   S^T = K Q^T, dP^T = V dO^T        (WGMMA, both operands in shared memory)
+//   the block's LSE log2e and delta, loaded meanwhile by 64 consumer
+//   threads into shared memory; both consumers meet (named barrier 1)
 //   P^T = exp2(S^T scale log2e - LSE log2e), masked;  dS^T = P^T (dP^T - D)
 //   dV += P^T dO, dK += dS^T Q        (WGMMA, A from registers)
 //   dS^T to shared memory (bf16/f16, as the TMA's 128-byte swizzle lays a
-//   tile out); both consumers meet (named barrier 1)
+//   tile out); both meet (named barrier 2)
 //   dQ = dS K                          (WGMMA, both transposed from shared
 //                                      memory; consumer c computes the
 //                                      head-dim columns [c D/2, (c+1) D/2))
-//   dQ (f32) to a staging buffer; both meet (named barrier 2); one thread
+//   dQ (f32) to a staging buffer; both meet (named barrier 3); one thread
 //   adds the block's rows to dq_accum with one bulk reduce-add
 //   (cp.reduce.async.bulk .add.f32), the staging buffers alternating.
+//
+// The producer warpgroup keeps 24 registers, the consumers 240: all that
+// the CTA launches with (nvvm.maxnreg 168 x 384 threads).
 //
 // dK (times scale) and dV stay in registers over the whole group and are
 // stored once. dq_accum is dense [B, Hq, Sq, D] f32 (a block's rows are
@@ -194,7 +199,7 @@ private:
   /// Sets the role's thread id (from \p ctaThreadId), the CTA's
   /// coordinates and its query blocks (seqQ .. firstBlock, tile). Each
   /// role computes its own after setmaxnreg: values live across it are
-  /// spilled by the producer, which keeps 32 registers.
+  /// spilled by the producer, which keeps 24 registers.
   void computeCoordinates(Value ctaThreadId);
   /// The query head and first query (index) of streamed block \p step
   /// (i32) of the group's query heads.
@@ -242,16 +247,8 @@ private:
                             b.i32(kConsumerThreads),
                             NVVM::BarrierReductionAttr(), Value());
   }
-  /// Lane 0 of each consumer warp arrives on \p barrier (TmaPipeline's
-  /// release, from this role's thread id).
-  void release(Value barrier) {
-    onThread(b.eq(b.urem(threadId, b.index(kThreadsPerWarp)), b.index(0)),
-             [&] {
-               NVVM::MBarrierArriveOp::create(b, b.getI64Type(), barrier,
-                                              Value(),
-                                              NVVM::MemScopeKindAttr());
-             });
-  }
+  /// Lane 0 of each consumer warp arrives on \p barrier.
+  void release(Value barrier) { pipeline.release(barrier, threadId); }
   /// The consumer thread that issues the bulk reduce-adds.
   Value isReducer() {
     return b.eq(threadId, b.index(kWarpgroupThreads));
@@ -269,7 +266,7 @@ private:
   TmaPipeline pipeline;
   WarpgroupGemm gemm;
   FragmentSoftmax masking;
-  // Set by build().
+  // Set by computeCoordinates().
   Value seqQ, seqK, kvHead, firstKey, steps, blocks, firstHead, firstBlock;
   TileCoordinates tile;
 };

@@ -102,8 +102,9 @@ void TmaPipeline::expectBytes(Value barrier, int64_t bytes) {
                                          Value());
 }
 
-void TmaPipeline::release(Value barrier) {
-  Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
+void TmaPipeline::release(Value barrier, Value threadId) {
+  Value lane =
+      b.urem(threadId ? threadId : this->threadId, b.index(kThreadsPerWarp));
   Value leader = b.eq(lane, b.index(0));
   scf::IfOp::create(b, leader, [&](OpBuilder &, Location) {
     NVVM::MBarrierArriveOp::create(b, b.getI64Type(), barrier, Value(),

@@ -71,8 +71,9 @@ public:
   /// \p bytes of TMA loads.
   void expectBytes(Value barrier, int64_t bytes);
   /// Lane 0 of each consumer warp arrives on \p barrier: called after the
-  /// warp's reads of the buffer (WGMMAs or loads) have completed.
-  void release(Value barrier);
+  /// warp's reads of the buffer (WGMMAs or loads) have completed. The lane
+  /// is that of \p threadId (index), by default the one create was given.
+  void release(Value barrier, Value threadId = Value());
 
   /// Loads rows [row, row + rows) of (\p batchIndex, head \p headWord)
   /// through tensor map \p map into the tile at shared address \p tile,
