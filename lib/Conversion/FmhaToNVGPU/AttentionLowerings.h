@@ -28,6 +28,22 @@ LogicalResult lowerAttentionToGPUSm80(AttentionOp op, TileAttr tile,
 LogicalResult lowerAttentionToGPUSm90a(AttentionOp op, TileAttr tile,
                                        gpu::GPUModuleOp kernels);
 
+/// fmha.attention_grad's operands, in order: the launch operands of each
+/// of its kernels (their memref parameters, after any tensor maps).
+enum AttentionGradOperand : unsigned {
+  kGradQ,
+  kGradK,
+  kGradV,
+  kGradO,
+  kGradDout,
+  kGradLse,
+  kGradDq,
+  kGradDk,
+  kGradDv,
+  kGradDelta,
+  kGradDqAccum
+};
+
 /// fmha.attention_grad's dk/dv kernel with dq_accum on sm_90a, in
 /// FlashAttention-3's design: WGMMA, TMA, mbarriers, dQ by bulk reduce-add
 /// (Sm90a/AttentionGradToGPUSm90a.cpp). The delta and dq conversion kernels

@@ -72,20 +72,6 @@ using namespace mlir::fmha::sm80;
 
 namespace {
 
-/// The op's operands, in order: every kernel's parameters.
-enum GradOperand : unsigned {
-  kGradQ,
-  kGradK,
-  kGradV,
-  kGradO,
-  kGradDout,
-  kGradLse,
-  kGradDq,
-  kGradDk,
-  kGradDv,
-  kGradDelta,
-  kGradDqAccum
-};
 
 /// Which main kernel: dq, or over blocks of keys dk and dv together (head
 /// dims 64 and 128), or each apart (head dim 256, where one thread would
@@ -253,7 +239,7 @@ public:
   void buildDkv(GradKernel kernel);
 
 private:
-  Value arg(GradOperand operand) { return func.getArgument(operand); }
+  Value arg(AttentionGradOperand operand) { return func.getArgument(operand); }
   /// Shared tile \p index (0-1: the tiles that stay) of shape.blockM rows
   /// of D.
   Value getSharedTile(int64_t index);
@@ -819,7 +805,7 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
   build(delta, [&](KernelBuilder &b) { buildDeltaKernel(op, delta, b); });
 
   auto createMain = [&](StringRef name, GradKernel kernel,
-                        GradOperand rowsOperand) {
+                        AttentionGradOperand rowsOperand) {
     GradTiling tiling = getGradTiling(op);
     gpu::GPUFuncOp func =
         create(name, tiling.warps * kThreadsPerWarp,

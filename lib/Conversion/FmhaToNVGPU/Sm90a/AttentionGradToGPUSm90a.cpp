@@ -73,21 +73,6 @@ using namespace mlir::fmha::sm90a;
 
 namespace {
 
-/// The op's operands, in order (the kernel's memref parameters follow the
-/// four tensor maps).
-enum GradOperand : unsigned {
-  kGradQ,
-  kGradK,
-  kGradV,
-  kGradO,
-  kGradDout,
-  kGradLse,
-  kGradDq,
-  kGradDk,
-  kGradDv,
-  kGradDelta,
-  kGradDqAccum
-};
 /// The tensor maps, first among the parameters.
 enum GradMap : unsigned { kQMap, kKMap, kVMap, kDoutMap, kMaps };
 
@@ -177,7 +162,7 @@ public:
 private:
   enum Barrier { kTilesFull, kTilesEmpty, kBlockFull, kBlockEmpty };
 
-  Value arg(GradOperand operand) {
+  Value arg(AttentionGradOperand operand) {
     return func.getArgument(kMaps + operand);
   }
   Value map(GradMap which) { return func.getArgument(which); }
@@ -214,7 +199,7 @@ private:
                                    Value loaded);
   /// \p operand (lse or delta, [B, Hq, Sq] f32) at (\p batch (index),
   /// \p head, \p query (i32)).
-  Value loadRowTerm(GradOperand operand, Value batch, Value head,
+  Value loadRowTerm(AttentionGradOperand operand, Value batch, Value head,
                     Value query);
   SmallVector<Value> buildConsumer(Value batch, Value iteration,
                                    Value consumed);
@@ -351,7 +336,7 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
 // The element offset in 32 bits (checkAttentionGradTensors refuses lse and
 // delta that span more): memref.load's 64-bit arithmetic takes registers
 // that the consumers' loop does not have.
-Value GradDkvKernel::loadRowTerm(GradOperand operand, Value batch, Value head,
+Value GradDkvKernel::loadRowTerm(AttentionGradOperand operand, Value batch, Value head,
                                  Value query) {
   Value tensor = arg(operand);
   auto metadata = memref::ExtractStridedMetadataOp::create(b, tensor);

@@ -80,19 +80,13 @@ Value WarpgroupGemm::multiplyKMajorDescriptors(Value aDescriptor,
                                                int64_t aRows,
                                                Value bDescriptor,
                                                int64_t bRows, int64_t n) {
-  Type accType = getAccumulatorType(b, n);
-  NVVM::WGMMATypes type = getWgmmaType(shape.elementType);
-  Value c = LLVM::PoisonOp::create(b, accType);
+  Value c = LLVM::PoisonOp::create(b, getAccumulatorType(b, n));
   for (int64_t k = 0; k < shape.headDim / kWgmmaK; ++k) {
     int64_t inRow = (k % 4) * 32;
-    c = NVVM::WgmmaMmaAsyncOp::create(
-        b, accType, c, advance(aDescriptor, (k / 4) * aRows * kSwizzleBytes + inRow),
-        advance(bDescriptor, (k / 4) * bRows * kSwizzleBytes + inRow),
-        NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, n, kWgmmaK), type,
-        type, NVVM::WGMMATypes::f32,
-        k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
+    c = emitSharedWgmma(
+        advance(aDescriptor, (k / 4) * aRows * kSwizzleBytes + inRow),
+        advance(bDescriptor, (k / 4) * bRows * kSwizzleBytes + inRow), n,
+        /*transposed=*/false, /*first=*/k == 0, c);
   }
   return c;
 }
@@ -120,20 +114,30 @@ Value WarpgroupGemm::multiplyMnMajor(Value aTile, Value b0, int64_t kRows,
                                     /*strideBytes=*/kAtomBytes);
   Value bDescriptor = getDescriptor(b0, /*leadingBytes=*/blockBytes,
                                     /*strideBytes=*/kAtomBytes);
-  Type accType = getAccumulatorType(b, n);
-  NVVM::WGMMATypes type = getWgmmaType(shape.elementType);
-  Value c = LLVM::PoisonOp::create(b, accType);
+  Value c = LLVM::PoisonOp::create(b, getAccumulatorType(b, n));
   for (int64_t k = 0; k < kRows / kWgmmaK; ++k) {
     int64_t rows = k * kWgmmaK * kSwizzleBytes;
-    c = NVVM::WgmmaMmaAsyncOp::create(
-        b, accType, c, advance(aDescriptor, rows), advance(bDescriptor, rows),
-        NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, n, kWgmmaK), type,
-        type, NVVM::WGMMATypes::f32,
-        k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::col,
-        NVVM::MMALayout::row, NVVM::MMAIntOverflowAttr());
+    c = emitSharedWgmma(advance(aDescriptor, rows), advance(bDescriptor, rows),
+                        n, /*transposed=*/true, /*first=*/k == 0, c);
   }
   return c;
+}
+
+/// \p c += A B (\p c unread when \p first), m64nNk16 with both operands in
+/// shared memory: K-major (layouts row and col), or \p transposed both
+/// MN-major (col and row).
+Value WarpgroupGemm::emitSharedWgmma(Value a, Value bOperand, int64_t n,
+                                     bool transposed, bool first, Value c) {
+  NVVM::WGMMATypes type = getWgmmaType(shape.elementType);
+  return NVVM::WgmmaMmaAsyncOp::create(
+      b, c.getType(), c, a, bOperand,
+      NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, n, kWgmmaK), type, type,
+      NVVM::WGMMATypes::f32,
+      first ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+      NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+      transposed ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      transposed ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+      NVVM::MMAIntOverflowAttr());
 }
 
 /// out += A B, m64nNk16, A from four registers of packed pairs, B

@@ -71,6 +71,8 @@ private:
   Value multiplyKMajorDescriptors(Value aDescriptor, int64_t aRows,
                                   Value bDescriptor, int64_t bRows, int64_t n);
   Value advance(Value descriptor, int64_t bytes);
+  Value emitSharedWgmma(Value a, Value bOperand, int64_t n, bool transposed,
+                        bool first, Value c);
   Value emitRegisterWgmma(ArrayRef<Value> a, Value descriptor, int64_t n,
                           Value out);
 
