@@ -483,8 +483,10 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
 // On a machine with a GPU: fmhaAttentionBackward (GQA 2:1, causal with
 // Sq < Sk, bf16, head dim \p D) against the gradients computed here in
 // double from the same inputs, the forward's o and lse from the GPU; the
-// same bits on a second run; with a workspace, the atomic backward (head
-// dims 64 and 128; refused at 256); refusals that name the value.
+// same bits on a second run; with a workspace, the backward that adds dq
+// into it (head dims 64 and 128, refused at 256: f32 atomics on sm_80,
+// FlashAttention-3's WGMMA kernel with bulk reduce-adds on sm_90a);
+// refusals that name the value.
 static void checkBackwardOnAGpu(long long D) {
   llvm::Expected<mlir::fmha::CudaDriver &> driver =
       mlir::fmha::CudaDriver::get();
@@ -634,7 +636,7 @@ static void checkBackwardOnAGpu(long long D) {
     EXPECT_EQ(again, gradQ);
     EXPECT_EQ(againK, gradK);
 
-    // With a workspace, the backward that adds dq with f32 atomics.
+    // With a workspace, the backward that adds dq into it.
     size_t workspaceBytes = 0;
     ASSERT_EQ(fmhaAttentionBackwardWorkspaceSize(&desc, &workspaceBytes,
                                                  &message),
