@@ -409,6 +409,31 @@ def test_opcheck_backward_on_meta_tensors():
                           test_utils=("test_schema", "test_faketensor"))
 
 
+def test_backward_adds_dq_into_a_workspace_on_hopper_unless_deterministic(
+        monkeypatch):
+    # The rule that picks FlashAttention-3's sm_90a kernel (a dq workspace)
+    # or the deterministic kernels (none), with the capability faked.
+    from flashcore import _ops
+
+    def on(capability):
+        monkeypatch.setattr(_ops, "_HOPPER", {})
+        monkeypatch.setattr(torch.cuda, "get_device_capability",
+                            lambda device=None: capability)
+
+    on((9, 0))
+    assert _ops._fast_backward(64, 0) and _ops._fast_backward(128, 0)
+    assert not _ops._fast_backward(256, 0)
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert not _ops._fast_backward(128, 0)
+    finally:
+        torch.use_deterministic_algorithms(previous)
+    for other in ((8, 0), (8, 9), (10, 0)):
+        on(other)
+        assert not _ops._fast_backward(128, 0)
+
+
 def test_a_loss_of_the_lse_is_a_clear_error():
     q = meta(1, 64, 4, 64).requires_grad_()
     o, lse = flashcore.attention(q, q, q, return_lse=True)
