@@ -19,11 +19,13 @@ mkdir -p "$out"
 log=$out/backward.log
 : > "$log"
 tests=$(unpack_runner FmhaCAPITests) || exit 2
-check "FmhaCAPITests (all, the backward included)" "$tests"
+# Time limits, so that a kernel that hangs fails its row (exit 124) rather
+# than the whole call (a hang once took the call's 600 s).
+check "FmhaCAPITests (all, the backward included)" timeout 240 "$tests"
 for tool in memcheck racecheck synccheck; do
-  check "compute-sanitizer $tool: backward d64, d256 (sm_80, sm_90a)" \
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$tests" \
-    --gtest_filter='CAPI.Backward*'
+  check "compute-sanitizer $tool: backward d64, d128, d256 (sm_80, sm_90a)" \
+    timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    "$tests" --gtest_filter='CAPI.Backward*'
 done
 [ $# -gt 0 ] || set -- --backward --no-host --no-tflops --rounds 5
 check "python.sh --bench $*" "$root/scripts/gpu/python.sh" --bench "$@"
