@@ -206,6 +206,17 @@ private:
   /// One query block: returns dK and dV.
   std::pair<Value, Value> buildBlock(Value batch, Value step, Value consumed,
                                      Value gradKey, Value gradValue);
+  /// Stores the block's LSE log2e and delta to shared memory; returns
+  /// where (i32).
+  Value storeRowTerms(Value batch, Value head, Value firstQuery,
+                      Value consumed);
+  /// P^T and dS^T of the block from its S^T and dP^T WGMMAs (waited for
+  /// here), as packed A registers of the dV and dK WGMMAs.
+  std::pair<SmallVector<Value>, SmallVector<Value>>
+  computeGradScores(const FragmentLanes &lanes, Value scores, Value gradProbs,
+                    Value terms, Value firstQueryIndex);
+  /// Issues dQ = dS K for this consumer's half of D's columns.
+  Value issueQueryGrad(const FragmentLanes &lanes);
   void storeGradScores(const FragmentLanes &lanes, ArrayRef<Value> packed);
   void stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                       Value staging);
@@ -404,12 +415,55 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
       kBlockQueries, kBlockQueries);
   gemm.commitGroup();
 
-  // The block's LSE log2e and delta, loaded under the GEMMs by the first
-  // consumer's first 64 threads into the buffer of this block's parity
-  // (the last reads of that buffer were two blocks ago, before that
-  // block's dS^T barrier), then read where each is used: held in
-  // registers they would take 32 of them across the GEMMs.
   Value firstQueryIndex = b.toIndex(firstQuery);
+  Value terms = storeRowTerms(batch, head, firstQuery, consumed);
+  syncConsumers(kTermsStored);
+  auto [packedProbs, packedGradScores] =
+      computeGradScores(lanes, scores, gradProbs, terms, firstQueryIndex);
+
+  gemm.fence();
+  gradValue = gemm.accumulateRegisterA(packedProbs, gradOut, kBlockQueries,
+                                       shape.headDim, gradValue);
+  gradKey = gemm.accumulateRegisterA(packedGradScores, queries, kBlockQueries,
+                                     shape.headDim, gradKey);
+  gemm.commitGroup();
+
+  // dS^T for dQ: both consumers' rows, after both are done with the last
+  // block's (each waited for its dQ before the last staged barrier).
+  storeGradScores(lanes, packedGradScores);
+  fenceAsyncShared();
+  // The staging buffer this block takes was read by the reduce-add of two
+  // blocks ago.
+  onThread(isReducer(), [&] {
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(1),
+                                         b.getUnitAttr());
+  });
+  syncConsumers(kScoresStored);
+
+  Value queryGrad = issueQueryGrad(lanes);
+  gemm.commitGroup();
+  gemm.waitGroup(0);
+  // Q and dO were read by dK's and dV's WGMMAs.
+  release(barrier(kBlockEmpty, stage));
+
+  Value staging = address(layout.staging, b.urem(consumed, b.i32(2)),
+                          layout.stagingBytes);
+  stageQueryGrad(lanes, queryGrad, staging);
+  fenceAsyncShared();
+  syncConsumers(kQueryGradStaged);
+  onThread(isReducer(),
+           [&] { reduceQueryGrad(batch, head, firstQuery, staging); });
+  return {gradKey, gradValue};
+}
+
+// The block's LSE log2e and delta, loaded under the GEMMs by the first
+// consumer's first 64 threads, one query each (clamped: a query past Sq is
+// masked), into the buffer of this block's parity (the last reads of that
+// buffer were two blocks ago, before that block's dS^T barrier), then read
+// where each is used: held in registers they would take 32 of them across
+// the GEMMs.
+Value GradDkvKernel::storeRowTerms(Value batch, Value head, Value firstQuery,
+                                   Value consumed) {
   Value consumerThread =
       b.word(b.sub(threadId, b.index(kWarpgroupThreads)));
   Value terms = address(layout.terms, b.urem(consumed, b.i32(2)),
@@ -426,7 +480,13 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
         b, delta,
         pipeline.getSharedPointer(b.add(slot, b.i32(kBlockQueries * 4))), 4);
   });
-  syncConsumers(kTermsStored);
+  return terms;
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+GradDkvKernel::computeGradScores(const FragmentLanes &lanes, Value scores,
+                                 Value gradProbs, Value terms,
+                                 Value firstQueryIndex) {
   // The term (0: LSE log2e, 1: delta) of element i of the lane's
   // fragment: 4 i' + 2 h + e is query column 8 i' + 2 t + e.
   Value laneTerms =
@@ -468,50 +528,21 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
     packedGradScores.push_back(
         packPair(b, shape.elementType, gradScore(i), gradScore(i + 1)));
   }
+  return {packedProbs, packedGradScores};
+}
 
-  gemm.fence();
-  gradValue = gemm.accumulateRegisterA(packedProbs, gradOut, kBlockQueries,
-                                       shape.headDim, gradValue);
-  gradKey = gemm.accumulateRegisterA(packedGradScores, queries, kBlockQueries,
-                                     shape.headDim, gradKey);
-  gemm.commitGroup();
-
-  // dS^T for dQ: both consumers' rows, after both are done with the last
-  // block's (each waited for its dQ before the last staged barrier).
-  storeGradScores(lanes, packedGradScores);
-  fenceAsyncShared();
-  // The staging buffer this block takes was read by the reduce-add of two
-  // blocks ago.
-  onThread(isReducer(), [&] {
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(1),
-                                         b.getUnitAttr());
-  });
-  syncConsumers(kScoresStored);
-
+// Each consumer its half of D's columns: from column block c at head dim
+// 128, from column 32 c of the one block at 64.
+Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes) {
   gemm.fence();
   int64_t half = shape.headDim / kConsumers;
   Value consumer = b.udiv(b.word(lanes.consumerRow), b.i32(kWgmmaM));
-  // Each consumer its half of D's columns: from column block c at head dim
-  // 128, from column 32 c of the one block at 64.
   int64_t halfBytes = half % kBoxColumns == 0
                           ? (half / kBoxColumns) * kBlockKeys * kSwizzleBytes
                           : half * 2;
-  Value queryGrad = gemm.multiplyMnMajor(
+  return gemm.multiplyMnMajor(
       address(layout.gradScores),
       address(layout.keys, consumer, halfBytes), kBlockKeys, half);
-  gemm.commitGroup();
-  gemm.waitGroup(0);
-  // Q and dO were read by dK's and dV's WGMMAs.
-  release(barrier(kBlockEmpty, stage));
-
-  Value staging = address(layout.staging, b.urem(consumed, b.i32(2)),
-                          layout.stagingBytes);
-  stageQueryGrad(lanes, queryGrad, staging);
-  fenceAsyncShared();
-  syncConsumers(kQueryGradStaged);
-  onThread(isReducer(),
-           [&] { reduceQueryGrad(batch, head, firstQuery, staging); });
-  return {gradKey, gradValue};
 }
 
 // The 128-byte swizzle of a TMA tile: 16-byte chunk c of row r sits at
