@@ -509,10 +509,12 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
   // element offsets.
   for (auto [name, strides] : {std::pair{"lse", f.lseStrides},
                                std::pair{"delta", t.deltaStrides}}) {
+    if (!workspaceBytes)
+      break;
     int64_t last = (f.batch - 1) * strides[0] +
                    (f.queryHeads - 1) * strides[1] +
                    (f.querySeq - 1) * strides[2];
-    if (workspaceBytes && last > std::numeric_limits<int32_t>::max())
+    if (last > std::numeric_limits<int32_t>::max())
       return fail(llvm::formatv(
           "{0}'s last element is {1} elements from its start, expected at "
           "most 2^31 - 1 with a workspace (pass none for the deterministic "

@@ -223,11 +223,11 @@ def _declare(h):
         fn.restype = status
         fn.argtypes = [P, P, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(P)]
     h.fmhaAttentionWorkspaceSize.restype = status
+    h.fmhaAttentionWorkspaceSize.argtypes = [
+        P, P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(P)]
     h.fmhaAttentionBackwardWorkspaceSize.restype = status
     h.fmhaAttentionBackwardWorkspaceSize.argtypes = [
         P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(P)]
-    h.fmhaAttentionWorkspaceSize.argtypes = [
-        P, P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(P)]
     for name in ("fmhaAttentionCheck", "fmhaResampleCheck"):
         fn = getattr(h, name)
         fn.restype = status

@@ -72,7 +72,6 @@ using namespace mlir::fmha::sm80;
 
 namespace {
 
-
 /// Which main kernel: dq, or over blocks of keys dk and dv together (head
 /// dims 64 and 128), or each apart (head dim 256, where one thread would
 /// hold 256 f32 of dK and dV: dv recomputes S^T alone, dk S^T and dP^T).
@@ -239,7 +238,9 @@ public:
   void buildDkv(GradKernel kernel);
 
 private:
-  Value arg(AttentionGradOperand operand) { return func.getArgument(operand); }
+  Value arg(AttentionGradOperand operand) {
+    return func.getArgument(operand);
+  }
   /// Shared tile \p index (0-1: the tiles that stay) of shape.blockM rows
   /// of D.
   Value getSharedTile(int64_t index);
@@ -841,8 +842,9 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
         {GridAxis{{{kGradQ, 2, kDeltaRows}, {kGradQ, 1}, {kGradQ, 0}},
                   kMaxGridDimX},
          GridAxis{}, GridAxis{}});
-    build(convert,
-          [&](KernelBuilder &b) { buildConvertKernel(op, convert, b, dkvSm90a); });
+    build(convert, [&](KernelBuilder &b) {
+      buildConvertKernel(op, convert, b, dkvSm90a);
+    });
     replaceByLaunches(op, {delta, dkv, convert});
     return success();
   }

@@ -103,8 +103,7 @@ constexpr int32_t kTermsStored = 1, kScoresStored = 2, kQueryGradStaged = 3;
 struct GradSharedLayout {
   static constexpr int64_t kTermsBytes = 2 * kBlockQueries * 4;
   int64_t keyTileBytes, blockBytes, stagingBytes;
-  int64_t keys, values, queries, gradOut, gradScores, staging, terms,
-      barriers;
+  int64_t keys, values, queries, gradOut, gradScores, staging, terms, barriers;
   int64_t totalBytes;
 
   static GradSharedLayout get(int64_t headDim, int64_t elementBytes) {
@@ -195,8 +194,7 @@ private:
                     llvm::function_ref<SmallVector<Value>(
                         Value batch, Value iteration, ValueRange carried)>
                         body);
-  SmallVector<Value> buildProducer(Value batch, Value iteration,
-                                   Value loaded);
+  SmallVector<Value> buildProducer(Value batch, Value iteration, Value loaded);
   /// \p operand (lse or delta, [B, Hq, Sq] f32) at (\p batch (index),
   /// \p head, \p query (i32)).
   Value loadRowTerm(AttentionGradOperand operand, Value batch, Value head,
@@ -233,22 +231,18 @@ private:
   void fenceAsyncShared() {
     NVVM::FenceProxyOp::create(
         b,
-        NVVM::ProxyKindAttr::get(b.getContext(),
-                                 NVVM::ProxyKind::async_shared),
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
         NVVM::SharedSpaceAttr::get(b.getContext(),
                                    NVVM::SharedSpace::shared_cta));
   }
   void syncConsumers(int32_t id) {
-    NVVM::BarrierOp::create(b, TypeRange{}, b.i32(id),
-                            b.i32(kConsumerThreads),
+    NVVM::BarrierOp::create(b, TypeRange{}, b.i32(id), b.i32(kConsumerThreads),
                             NVVM::BarrierReductionAttr(), Value());
   }
   /// Lane 0 of each consumer warp arrives on \p barrier.
   void release(Value barrier) { pipeline.release(barrier, threadId); }
   /// The consumer thread that issues the bulk reduce-adds.
-  Value isReducer() {
-    return b.eq(threadId, b.index(kWarpgroupThreads));
-  }
+  Value isReducer() { return b.eq(threadId, b.index(kWarpgroupThreads)); }
 
   AttentionGradOp op;
   gpu::GPUFuncOp func;
@@ -274,8 +268,8 @@ void GradDkvKernel::initBarriers() {
     NVVM::MBarrierInitOp::create(b, barrier(kTilesEmpty), consumerWarps,
                                  Value());
     for (int64_t s = 0; s < kStages; ++s) {
-      NVVM::MBarrierInitOp::create(b, barrier(kBlockFull, b.i32(s)),
-                                   b.i32(1), Value());
+      NVVM::MBarrierInitOp::create(b, barrier(kBlockFull, b.i32(s)), b.i32(1),
+                                   Value());
       NVVM::MBarrierInitOp::create(b, barrier(kBlockEmpty, b.i32(s)),
                                    consumerWarps, Value());
     }
@@ -286,8 +280,8 @@ void GradDkvKernel::initBarriers() {
 
 std::pair<Value, Value> GradDkvKernel::locate(Value step) {
   Value head = b.add(firstHead, b.udiv(step, blocks));
-  Value firstQuery = b.mul(b.add(firstBlock, b.urem(step, blocks)),
-                           b.i32(kBlockQueries));
+  Value firstQuery =
+      b.mul(b.add(firstBlock, b.urem(step, blocks)), b.i32(kBlockQueries));
   return {head, firstQuery};
 }
 
@@ -296,10 +290,10 @@ void GradDkvKernel::forEachBatch(
     llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
   SmallVector<Value> carried = {b.i32(0)};
   llvm::append_range(carried, initial);
-  auto loop = scf::ForOp::create(
-      b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
-      memref::DimOp::create(b, arg(kGradQ), 0),
-      gpu::GridDimOp::create(b, gpu::Dimension::z), carried);
+  auto loop =
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
+                         memref::DimOp::create(b, arg(kGradQ), 0),
+                         gpu::GridDimOp::create(b, gpu::Dimension::z), carried);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   ValueRange arguments = loop.getRegionIterArgs();
@@ -347,22 +341,20 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
 // The element offset in 32 bits (checkAttentionGradTensors refuses lse and
 // delta that span more): memref.load's 64-bit arithmetic takes registers
 // that the consumers' loop does not have.
-Value GradDkvKernel::loadRowTerm(AttentionGradOperand operand, Value batch, Value head,
-                                 Value query) {
+Value GradDkvKernel::loadRowTerm(AttentionGradOperand operand, Value batch,
+                                 Value head, Value query) {
   Value tensor = arg(operand);
   auto metadata = memref::ExtractStridedMetadataOp::create(b, tensor);
   ValueRange strides = metadata.getStrides();
-  Value offset = b.add(
-      b.word(metadata.getOffset()),
-      b.add(b.mul(b.word(batch), b.word(strides[0])),
-            b.add(b.mul(head, b.word(strides[1])),
-                  b.mul(query, b.word(strides[2])))));
+  Value offset = b.add(b.word(metadata.getOffset()),
+                       b.add(b.mul(b.word(batch), b.word(strides[0])),
+                             b.add(b.mul(head, b.word(strides[1])),
+                                   b.mul(query, b.word(strides[2])))));
   Value base = arith::IndexCastUIOp::create(
       b, b.getI64Type(),
       memref::ExtractAlignedPointerAsIndexOp::create(b, tensor));
   Value address = b.add(
-      base, b.mul(arith::ExtUIOp::create(b, b.getI64Type(), offset),
-                  b.i64(4)));
+      base, b.mul(arith::ExtUIOp::create(b, b.getI64Type(), offset), b.i64(4)));
   Value pointer = LLVM::IntToPtrOp::create(
       b, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
   return LLVM::LoadOp::create(b, b.getF32Type(), pointer, /*alignment=*/4);
@@ -394,8 +386,7 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
 }
 
 std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
-                                                  Value consumed,
-                                                  Value gradKey,
+                                                  Value consumed, Value gradKey,
                                                   Value gradValue) {
   FragmentLanes lanes = FragmentLanes::derive(b, threadId);
   auto [head, firstQuery] = locate(step);
@@ -406,13 +397,13 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
   pipeline.wait(barrier(kBlockFull, stage), phase);
 
   gemm.fence();
-  Value scores = gemm.multiplyKMajor(b.add(address(layout.keys), keyRows),
-                                     kBlockKeys, queries, kBlockQueries,
-                                     kBlockQueries);
+  Value scores =
+      gemm.multiplyKMajor(b.add(address(layout.keys), keyRows), kBlockKeys,
+                          queries, kBlockQueries, kBlockQueries);
   gemm.commitGroup();
-  Value gradProbs = gemm.multiplyKMajor(
-      b.add(address(layout.values), keyRows), kBlockKeys, gradOut,
-      kBlockQueries, kBlockQueries);
+  Value gradProbs =
+      gemm.multiplyKMajor(b.add(address(layout.values), keyRows), kBlockKeys,
+                          gradOut, kBlockQueries, kBlockQueries);
   gemm.commitGroup();
 
   Value firstQueryIndex = b.toIndex(firstQuery);
@@ -446,8 +437,8 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
   // Q and dO were read by dK's and dV's WGMMAs.
   release(barrier(kBlockEmpty, stage));
 
-  Value staging = address(layout.staging, b.urem(consumed, b.i32(2)),
-                          layout.stagingBytes);
+  Value staging =
+      address(layout.staging, b.urem(consumed, b.i32(2)), layout.stagingBytes);
   stageQueryGrad(lanes, queryGrad, staging);
   fenceAsyncShared();
   syncConsumers(kQueryGradStaged);
@@ -464,8 +455,7 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
 // the GEMMs.
 Value GradDkvKernel::storeRowTerms(Value batch, Value head, Value firstQuery,
                                    Value consumed) {
-  Value consumerThread =
-      b.word(b.sub(threadId, b.index(kWarpgroupThreads)));
+  Value consumerThread = b.word(b.sub(threadId, b.index(kWarpgroupThreads)));
   Value terms = address(layout.terms, b.urem(consumed, b.i32(2)),
                         GradSharedLayout::kTermsBytes);
   onThread(b.slt(consumerThread, b.i32(kBlockQueries)), [&] {
@@ -489,14 +479,13 @@ GradDkvKernel::computeGradScores(const FragmentLanes &lanes, Value scores,
                                  Value firstQueryIndex) {
   // The term (0: LSE log2e, 1: delta) of element i of the lane's
   // fragment: 4 i' + 2 h + e is query column 8 i' + 2 t + e.
-  Value laneTerms =
-      b.add(terms, b.mul(b.word(lanes.quadCol), b.i32(8)));
+  Value laneTerms = b.add(terms, b.mul(b.word(lanes.quadCol), b.i32(8)));
   auto loadTerm = [&](int64_t which, int64_t i) -> Value {
     int64_t column = 8 * (i / 4) + i % 2;
     return LLVM::LoadOp::create(
         b, b.getF32Type(),
-        pipeline.getSharedPointer(b.add(
-            laneTerms, b.i32((which * kBlockQueries + column) * 4))),
+        pipeline.getSharedPointer(
+            b.add(laneTerms, b.i32((which * kBlockQueries + column) * 4))),
         /*alignment=*/4);
   };
 
@@ -519,12 +508,12 @@ GradDkvKernel::computeGradScores(const FragmentLanes &lanes, Value scores,
   SmallVector<Value> packedProbs, packedGradScores;
   for (int64_t i = 0; i < count; i += 2) {
     auto gradScore = [&](int64_t j) {
-      return b.fmul(probabilities[j],
-                    arith::SubFOp::create(b, gradProbValues[j],
-                                          loadTerm(1, j)));
+      return b.fmul(
+          probabilities[j],
+          arith::SubFOp::create(b, gradProbValues[j], loadTerm(1, j)));
     };
-    packedProbs.push_back(packPair(b, shape.elementType, probabilities[i],
-                                   probabilities[i + 1]));
+    packedProbs.push_back(
+        packPair(b, shape.elementType, probabilities[i], probabilities[i + 1]));
     packedGradScores.push_back(
         packPair(b, shape.elementType, gradScore(i), gradScore(i + 1)));
   }
@@ -540,9 +529,9 @@ Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes) {
   int64_t halfBytes = half % kBoxColumns == 0
                           ? (half / kBoxColumns) * kBlockKeys * kSwizzleBytes
                           : half * 2;
-  return gemm.multiplyMnMajor(
-      address(layout.gradScores),
-      address(layout.keys, consumer, halfBytes), kBlockKeys, half);
+  return gemm.multiplyMnMajor(address(layout.gradScores),
+                              address(layout.keys, consumer, halfBytes),
+                              kBlockKeys, half);
 }
 
 // The 128-byte swizzle of a TMA tile: 16-byte chunk c of row r sits at
@@ -560,8 +549,8 @@ void GradDkvKernel::storeGradScores(const FragmentLanes &lanes,
       Value at = b.add(address(layout.gradScores),
                        b.add(b.mul(row, b.i32(kSwizzleBytes)),
                              b.add(b.mul(chunk, b.i32(16)), quad)));
-      LLVM::StoreOp::create(b, packed[2 * i + h],
-                            pipeline.getSharedPointer(at), /*alignment=*/4);
+      LLVM::StoreOp::create(b, packed[2 * i + h], pipeline.getSharedPointer(at),
+                            /*alignment=*/4);
     }
 }
 
@@ -569,27 +558,27 @@ void GradDkvKernel::storeGradScores(const FragmentLanes &lanes,
 // 16 w + g + 8 h, column (consumer) D/2 + 8 i + 2 t + e: in dq_accum's
 // layout (getQueryGradColumn) the 8 rows g of a store land in 8 different
 // 16-byte bank groups.
-void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes,
-                                   Value gradQuery, Value staging) {
+void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
+                                   Value staging) {
   int64_t half = shape.headDim / kConsumers;
   SmallVector<Value> values = unpackAccumulator(b, gradQuery, half / 2);
   Value laneRow = b.urem(lanes.laneRow, b.index(kWgmmaM));
   Value consumer = b.udiv(lanes.consumerRow, b.index(kWgmmaM));
-  Value laneColumn = b.add(b.mul(consumer, b.index(half)),
-                           b.mul(lanes.quadCol, b.index(2)));
+  Value laneColumn =
+      b.add(b.mul(consumer, b.index(half)), b.mul(lanes.quadCol, b.index(2)));
   auto pairType = VectorType::get({2}, b.getF32Type());
   for (int64_t i = 0; i < half / 8; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       Value row = b.add(laneRow, b.index(8 * h));
-      Value column = getQueryGradColumn(
-          b, row, b.add(laneColumn, b.index(8 * i)));
-      Value at = b.add(
-          staging,
-          b.mul(b.word(b.add(b.mul(row, b.index(shape.headDim)), column)),
-                b.i32(4)));
+      Value column =
+          getQueryGradColumn(b, row, b.add(laneColumn, b.index(8 * i)));
+      Value at =
+          b.add(staging,
+                b.mul(b.word(b.add(b.mul(row, b.index(shape.headDim)), column)),
+                      b.i32(4)));
       Value pair = vector::FromElementsOp::create(
-          b, pairType, ValueRange{values[4 * i + 2 * h],
-                                  values[4 * i + 2 * h + 1]});
+          b, pairType,
+          ValueRange{values[4 * i + 2 * h], values[4 * i + 2 * h + 1]});
       LLVM::StoreOp::create(b, pair, pipeline.getSharedPointer(at),
                             /*alignment=*/8);
     }
@@ -640,11 +629,10 @@ void GradDkvKernel::storeRows(const FragmentLanes &lanes, Value accumulator,
             vector::FromElementsOp::create(b, pairType, ValueRange{low, high});
         vector::StoreOp::create(
             b,
-            arith::TruncFOp::create(
-                b, VectorType::get({2}, shape.elementType), pair),
+            arith::TruncFOp::create(b, VectorType::get({2}, shape.elementType),
+                                    pair),
             global,
-            ValueRange{batch, kvHead, row,
-                       b.add(laneColumn, b.index(8 * i))});
+            ValueRange{batch, kvHead, row, b.add(laneColumn, b.index(8 * i))});
       }
     });
   }
@@ -654,11 +642,10 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   threadId = hideFromHoisting(b, ctaThreadId);
   seqQ = memref::DimOp::create(b, arg(kGradQ), 2);
   seqK = memref::DimOp::create(b, arg(kGradK), 2);
-  kvHead =
-      hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::y));
-  firstKey = b.mul(
-      hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::x)),
-      b.index(kBlockKeys));
+  kvHead = hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::y));
+  firstKey =
+      b.mul(hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::x)),
+            b.index(kBlockKeys));
   // The tile as the forward's code sees it: rows are keys, the "keys" are
   // queries, and the diagonal is Sq - Sk (AttentionWindow::transposed).
   tile.seqQ = seqK;
@@ -676,7 +663,6 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   blocks = b.umax(blockCount, b.i32(1));
   firstHead = b.mul(b.word(kvHead), group);
   firstBlock = b.word(tile.range.firstBlock);
-
 }
 
 void GradDkvKernel::build() {
@@ -686,7 +672,8 @@ void GradDkvKernel::build() {
   // The consumers' setmaxnreg waits until the producer's has freed
   // enough of the registers the CTA launched with (nvvm.maxnreg each).
   RegisterSplit split = RegisterSplit::get(kConsumers);
-  assert(split.producer * kWarpgroupThreads + split.consumer * kConsumerThreads <=
+  assert(split.producer * kWarpgroupThreads +
+                 split.consumer * kConsumerThreads <=
              getLaunchRegisters() * (kConsumers + 1) * kWarpgroupThreads &&
          "the register split fits what the CTA launches with");
   scf::IfOp::create(
@@ -695,20 +682,20 @@ void GradDkvKernel::build() {
         setMaxRegisters(b, split.producer, /*increase=*/false);
         computeCoordinates(ctaThreadId);
         onThread(b.eq(threadId, b.index(0)), [&] {
-          forEachBatch({b.i32(0)}, [&](Value batch, Value iteration,
-                                       ValueRange carried) {
-            return buildProducer(batch, iteration, carried[0]);
-          });
+          forEachBatch({b.i32(0)},
+                       [&](Value batch, Value iteration, ValueRange carried) {
+                         return buildProducer(batch, iteration, carried[0]);
+                       });
         });
         scf::YieldOp::create(b);
       },
       [&](OpBuilder &, Location) {
         setMaxRegisters(b, split.consumer, /*increase=*/true);
         computeCoordinates(ctaThreadId);
-        forEachBatch({b.i32(0)}, [&](Value batch, Value iteration,
-                                     ValueRange carried) {
-          return buildConsumer(batch, iteration, carried[0]);
-        });
+        forEachBatch({b.i32(0)},
+                     [&](Value batch, Value iteration, ValueRange carried) {
+                       return buildConsumer(batch, iteration, carried[0]);
+                     });
         // The last reduce-adds complete before the kernel does.
         onThread(isReducer(), [&] {
           NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(0),
@@ -729,13 +716,12 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
                                                  gpu::GPUModuleOp kernels) {
   KernelBuilder b(op.getLoc(), op.getContext());
   LaunchContract contract;
-  contract.operands = {"q",  "k",  "v",  "o",  "dout", "lse",
+  contract.operands = {"q",  "k",  "v",  "o",     "dout",    "lse",
                        "dq", "dk", "dv", "delta", "dq_accum"};
   contract.threads = (kConsumers + 1) * kWarpgroupThreads;
   contract.sharedBytes =
       GradSharedLayout::get(op.getHeadDim(), getElementBytes(op)).totalBytes;
-  contract.grid = {GridAxis{{{kGradK, 2, kBlockKeys}}},
-                   GridAxis{{{kGradK, 1}}},
+  contract.grid = {GridAxis{{{kGradK, 2, kBlockKeys}}}, GridAxis{{{kGradK, 1}}},
                    GridAxis{{{kGradK, 0}}, kMaxGridDimY}};
   auto rows = [](int64_t count) {
     return SmallVector<uint32_t>{static_cast<uint32_t>(count),
@@ -745,8 +731,7 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
       getTensorMapParameter(op, kGradQ, rows(kBlockQueries), kSwizzleBytes),
       getTensorMapParameter(op, kGradK, rows(kBlockKeys), kSwizzleBytes),
       getTensorMapParameter(op, kGradV, rows(kBlockKeys), kSwizzleBytes),
-      getTensorMapParameter(op, kGradDout, rows(kBlockQueries),
-                            kSwizzleBytes)};
+      getTensorMapParameter(op, kGradDout, rows(kBlockQueries), kSwizzleBytes)};
   llvm::append_range(contract.parameters, getOperandParameters(op));
   gpu::GPUFuncOp func =
       createKernelFunc(op, kernels, "attention_grad_dkv", contract);

@@ -76,10 +76,9 @@ Value WarpgroupGemm::multiplyKMajor(Value a, int64_t aRows, Value bTile,
                                    getKMajorDescriptor(bTile), bRows, n);
 }
 
-Value WarpgroupGemm::multiplyKMajorDescriptors(Value aDescriptor,
-                                               int64_t aRows,
-                                               Value bDescriptor,
-                                               int64_t bRows, int64_t n) {
+Value WarpgroupGemm::multiplyKMajorDescriptors(Value aDescriptor, int64_t aRows,
+                                               Value bDescriptor, int64_t bRows,
+                                               int64_t n) {
   Value c = LLVM::PoisonOp::create(b, getAccumulatorType(b, n));
   for (int64_t k = 0; k < shape.headDim / kWgmmaK; ++k) {
     int64_t inRow = (k % 4) * 32;
@@ -100,8 +99,8 @@ Value WarpgroupGemm::accumulateRegisterA(ArrayRef<Value> a, Value bTile,
                     /*strideBytes=*/kAtomBytes);
   for (int64_t k = 0; k < kRows / kWgmmaK; ++k)
     out = emitRegisterWgmma(a.slice(4 * k, 4),
-                            advance(descriptor, k * kWgmmaK * kSwizzleBytes),
-                            n, out);
+                            advance(descriptor, k * kWgmmaK * kSwizzleBytes), n,
+                            out);
   return out;
 }
 
