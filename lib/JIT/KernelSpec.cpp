@@ -50,15 +50,13 @@ llvm::StringRef KernelSpec::getKernelName() const {
 }
 
 llvm::SmallVector<llvm::StringRef, 4> KernelSpec::getKernelNames() const {
-  if (kind == OpKind::AttentionGrad && headDim == 256)
-    return {"attention_grad_delta", "attention_grad_dq", "attention_grad_dk",
-            "attention_grad_dv"};
-  if (kind == OpKind::AttentionGrad && deterministic)
-    return {"attention_grad_delta", "attention_grad_dq", "attention_grad_dkv"};
-  if (kind == OpKind::AttentionGrad)
-    return {"attention_grad_delta", "attention_grad_dkv",
-            "attention_grad_dq_convert"};
-  return {getKernelName()};
+  if (kind != OpKind::AttentionGrad)
+    return {getKernelName()};
+  llvm::SmallVector<llvm::StringRef, 4> names;
+  for (AttentionGradKernel kernel :
+       getAttentionGradKernels(headDim, /*withDqAccum=*/!deterministic))
+    names.push_back(getAttentionGradKernelName(kernel));
+  return names;
 }
 
 std::string KernelSpec::getKey() const {

@@ -70,9 +70,8 @@ struct KernelSpec {
   /// getKernelNames.
   llvm::StringRef getKernelName() const;
   /// The kernels the op lowers to, in the order its launch runs them: one,
-  /// or for fmha.attention_grad three (delta, dq, then dk and dv; or, not
-  /// deterministic, delta, dk and dv with dq's sums, then dq's
-  /// conversion), four at head dim 256 (delta, dq, dk, dv).
+  /// or for fmha.attention_grad those of getAttentionGradKernels (with
+  /// dq_accum where not deterministic).
   llvm::SmallVector<llvm::StringRef, 4> getKernelNames() const;
 };
 

@@ -1,11 +1,12 @@
 // RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_80 | FileCheck %s --check-prefixes=CHECK,SM80
 // RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,SM90A
 
-// fmha.attention_grad becomes three kernels, the same for every chip,
-// launched in order in its place (but for dk/dv with dq_accum on sm_90a): delta = rowsum(dout * o) (a warp per
+// fmha.attention_grad becomes three kernels (getAttentionGradKernels),
+// launched in order in its place: delta = rowsum(dout * o) (a warp per
 // row), dq (a CTA per 64 query rows of each (batch, query head)), then dk
 // and dv (a CTA per 64 keys of each (batch, KV head), over the query heads
-// of its group). Each takes every operand as a memref descriptor.
+// of its group). Each takes every operand as a memref descriptor (sm_90a's
+// dk/dv with dq_accum, below, also tensor maps).
 
 // CHECK-LABEL: func.func @grad
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_delta blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c256,
@@ -33,22 +34,22 @@
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_0 {{.*}} dynamic_shared_memory_size %c131584_i32
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dk {{.*}} dynamic_shared_memory_size %c131584_i32
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dv {{.*}} dynamic_shared_memory_size %c131584_i32
-// The kernels, in the module in the order the lowering made them.
+// The kernels, in the module in their launch order (getAttentionGradKernels).
 // CHECK: gpu.func @attention_grad_delta(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
 // CHECK: vector.reduction <add>
 // CHECK: gpu.shuffle  xor
-// CHECK: gpu.func @attention_grad_dkv(
-// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(k[2], 64), k[1], min(k[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
-// The LSE and delta of a query block go through shared memory.
-// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<2x64xf32, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: gpu.func @attention_grad_dq(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(q[2], 64), q[1], min(q[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
 // S = Q K^T and dP = dO V^T, then dQ += dS K (K read transposed).
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK: nvvm.mma.sync
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: gpu.func @attention_grad_dkv(
+// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(k[2], 64), k[1], min(k[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
+// The LSE and delta of a query block go through shared memory.
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<2x64xf32, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: gpu.func @attention_grad_delta_0(
 // CHECK-SAME: operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]

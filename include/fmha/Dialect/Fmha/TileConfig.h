@@ -12,6 +12,7 @@
 #include "fmha/Dialect/Fmha/FmhaEnums.h"
 #include "fmha/Dialect/Fmha/LaunchContract.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -26,6 +27,25 @@ inline constexpr int64_t kSupportedHeadDims[] = {64, 128, 256};
 /// The head dims fmha.attention_grad is lowered for (its dq_accum mode: 64
 /// and 128, where one kernel holds a key block's dK and dV in registers).
 inline constexpr int64_t kSupportedGradHeadDims[] = {64, 128, 256};
+
+/// The kernels fmha.attention_grad lowers to. Delta writes rowsum(dout * o)
+/// (and zeroes dq_accum); Dq computes dq over blocks of queries; Dkv dk and
+/// dv over blocks of keys (with dq_accum, also adding dq's parts into it);
+/// Dk and Dv each alone (head dim 256, where one thread would hold 256 f32
+/// of both); DqConvert writes dq from dq_accum.
+enum class AttentionGradKernel { Delta, Dq, Dkv, Dk, Dv, DqConvert };
+
+/// The kernels of an fmha.attention_grad of head dim \p headDim, with or
+/// without dq_accum, in the order its launch runs them (each sees what the
+/// previous wrote), which is also the order the lowering creates them in:
+/// delta, dq, dkv; with dq_accum delta, dkv, dq_convert; at head dim 256
+/// delta, dq, dk, dv. The lowering, the JIT and fmha-aot all read this list.
+llvm::SmallVector<AttentionGradKernel, 4>
+getAttentionGradKernels(int64_t headDim, bool withDqAccum);
+
+/// The kernel's gpu.func name: `attention_grad_delta`, ..._dq, ..._dkv,
+/// ..._dk, ..._dv, ..._dq_convert.
+llvm::StringRef getAttentionGradKernelName(AttentionGradKernel kernel);
 
 /// Hardware limits that a tile configuration must respect on one chip.
 struct ChipLimits {

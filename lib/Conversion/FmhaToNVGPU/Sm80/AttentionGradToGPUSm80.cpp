@@ -72,11 +72,6 @@ using namespace mlir::fmha::sm80;
 
 namespace {
 
-/// Which main kernel: dq, or over blocks of keys dk and dv together (head
-/// dims 64 and 128), or each apart (head dim 256, where one thread would
-/// hold 256 f32 of dK and dV: dv recomputes S^T alone, dk S^T and dP^T).
-enum class GradKernel { Dq, Dkv, Dk, Dv };
-
 /// A main kernel's tile: \p rows rows that stay in shared memory (queries
 /// of dq, keys of dkv) over \p warps warps (16 rows each per m16 tile), and
 /// blocks of \p streamed rows (keys of dq, queries of dkv) that stream
@@ -234,8 +229,10 @@ public:
         mma(b, shape, noTiles) {}
 
   void buildDq();
-  /// dk and dv (GradKernel::Dkv), or one of them (Dk, Dv).
-  void buildDkv(GradKernel kernel);
+  /// dk and dv (AttentionGradKernel::Dkv), or one of them (Dk, Dv: head
+  /// dim 256, where one thread would hold 256 f32 of dK and dV; dv
+  /// recomputes S^T alone, dk S^T and dP^T).
+  void buildDkv(AttentionGradKernel kernel);
 
 private:
   Value arg(AttentionGradOperand operand) {
@@ -623,9 +620,9 @@ void GradKernelBuilder::buildDq() {
   });
 }
 
-void GradKernelBuilder::buildDkv(GradKernel kernel) {
-  bool withKey = kernel != GradKernel::Dv;
-  bool withValue = kernel != GradKernel::Dk;
+void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
+  bool withKey = kernel != AttentionGradKernel::Dv;
+  bool withValue = kernel != AttentionGradKernel::Dk;
   // Keys are the rows here: the mask and the block range of the forward,
   // over the transposed window (AttentionWindow::transposed).
   AttentionWindow window = AttentionWindow::get(op).transposed();
@@ -799,58 +796,66 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     gpu::ReturnOp::create(b);
   };
 
-  gpu::GPUFuncOp delta = create(
-      "attention_grad_delta", kDeltaRows * kThreadsPerWarp, 0,
-      {GridAxis{{{kGradO, 2, kDeltaRows}, {kGradO, 1}, {kGradO, 0}}, kMaxGridDimX},
-       GridAxis{}, GridAxis{}});
-  build(delta, [&](KernelBuilder &b) { buildDeltaKernel(op, delta, b); });
-
-  auto createMain = [&](StringRef name, GradKernel kernel,
-                        AttentionGradOperand rowsOperand) {
+  // Each kernel of the shared list, created in its launch order.
+  auto createMain = [&](AttentionGradKernel kernel) {
     GradTiling tiling = getGradTiling(op);
+    AttentionGradOperand rowsOperand =
+        kernel == AttentionGradKernel::Dq ? kGradQ : kGradK;
     gpu::GPUFuncOp func =
-        create(name, tiling.warps * kThreadsPerWarp,
+        create(getAttentionGradKernelName(kernel),
+               tiling.warps * kThreadsPerWarp,
                GradSharedLayout::get(op, tiling).totalBytes,
                {GridAxis{{{rowsOperand, 2, tiling.rows}}},
                 GridAxis{{{rowsOperand, 1}}},
                 GridAxis{{{rowsOperand, 0}}, kMaxGridDimY}});
     build(func, [&](KernelBuilder &b) {
       GradKernelBuilder builder(op, tiling, func, b);
-      if (kernel == GradKernel::Dq)
+      if (kernel == AttentionGradKernel::Dq)
         builder.buildDq();
       else
         builder.buildDkv(kernel);
     });
     return func;
   };
-  if (op.getHeadDim() == 256) {
-    gpu::GPUFuncOp dq =
-        createMain("attention_grad_dq", GradKernel::Dq, kGradQ);
-    gpu::GPUFuncOp dk = createMain("attention_grad_dk", GradKernel::Dk, kGradK);
-    gpu::GPUFuncOp dv = createMain("attention_grad_dv", GradKernel::Dv, kGradK);
-    replaceByLaunches(op, {delta, dq, dk, dv});
-    return success();
+  // One thread per row of delta and of dq's conversion.
+  auto createRowKernel = [&](AttentionGradKernel kernel,
+                             AttentionGradOperand rowsOperand) {
+    return create(getAttentionGradKernelName(kernel),
+                  kDeltaRows * kThreadsPerWarp, 0,
+                  {GridAxis{{{rowsOperand, 2, kDeltaRows},
+                             {rowsOperand, 1},
+                             {rowsOperand, 0}},
+                            kMaxGridDimX},
+                   GridAxis{}, GridAxis{}});
+  };
+  bool dkvSm90a = op.getDqAccum() && chip == Chip::sm_90a;
+  SmallVector<gpu::GPUFuncOp> funcs;
+  for (AttentionGradKernel kernel :
+       getAttentionGradKernels(op.getHeadDim(), bool(op.getDqAccum()))) {
+    gpu::GPUFuncOp func;
+    switch (kernel) {
+    case AttentionGradKernel::Delta:
+      func = createRowKernel(kernel, kGradO);
+      build(func, [&](KernelBuilder &b) { buildDeltaKernel(op, func, b); });
+      break;
+    case AttentionGradKernel::DqConvert:
+      func = createRowKernel(kernel, kGradQ);
+      build(func, [&](KernelBuilder &b) {
+        buildConvertKernel(op, func, b, dkvSm90a);
+      });
+      break;
+    case AttentionGradKernel::Dkv:
+      func = dkvSm90a ? createAttentionGradDkvSm90a(op, kernels)
+                      : createMain(kernel);
+      break;
+    case AttentionGradKernel::Dq:
+    case AttentionGradKernel::Dk:
+    case AttentionGradKernel::Dv:
+      func = createMain(kernel);
+      break;
+    }
+    funcs.push_back(func);
   }
-  if (op.getDqAccum()) {
-    bool dkvSm90a = chip == Chip::sm_90a;
-    gpu::GPUFuncOp dkv =
-        dkvSm90a
-            ? createAttentionGradDkvSm90a(op, kernels)
-            : createMain("attention_grad_dkv", GradKernel::Dkv, kGradK);
-    gpu::GPUFuncOp convert = create(
-        "attention_grad_dq_convert", kDeltaRows * kThreadsPerWarp, 0,
-        {GridAxis{{{kGradQ, 2, kDeltaRows}, {kGradQ, 1}, {kGradQ, 0}},
-                  kMaxGridDimX},
-         GridAxis{}, GridAxis{}});
-    build(convert, [&](KernelBuilder &b) {
-      buildConvertKernel(op, convert, b, dkvSm90a);
-    });
-    replaceByLaunches(op, {delta, dkv, convert});
-    return success();
-  }
-  gpu::GPUFuncOp dkv =
-      createMain("attention_grad_dkv", GradKernel::Dkv, kGradK);
-  gpu::GPUFuncOp dq = createMain("attention_grad_dq", GradKernel::Dq, kGradQ);
-  replaceByLaunches(op, {delta, dq, dkv});
+  replaceByLaunches(op, funcs);
   return success();
 }

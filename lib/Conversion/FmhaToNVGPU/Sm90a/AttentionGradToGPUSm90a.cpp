@@ -733,8 +733,9 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
       getTensorMapParameter(op, kGradV, rows(kBlockKeys), kSwizzleBytes),
       getTensorMapParameter(op, kGradDout, rows(kBlockQueries), kSwizzleBytes)};
   llvm::append_range(contract.parameters, getOperandParameters(op));
-  gpu::GPUFuncOp func =
-      createKernelFunc(op, kernels, "attention_grad_dkv", contract);
+  gpu::GPUFuncOp func = createKernelFunc(
+      op, kernels, getAttentionGradKernelName(AttentionGradKernel::Dkv),
+      contract);
   // The registers a thread starts with, stated: without it ptxas may not
   // find them at the entry and then ignores setmaxnreg (C7508), leaving the
   // consumers at this count (seen at head dim 64).

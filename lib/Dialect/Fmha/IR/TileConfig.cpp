@@ -253,3 +253,31 @@ llvm::Error fmha::checkResampleTiling(const ResampleTiling &tiling) {
         kThreadsPerWarp, maxThreads, tiling.threads));
   return llvm::Error::success();
 }
+
+llvm::SmallVector<AttentionGradKernel, 4>
+fmha::getAttentionGradKernels(int64_t headDim, bool withDqAccum) {
+  using K = AttentionGradKernel;
+  if (headDim == 256)
+    return {K::Delta, K::Dq, K::Dk, K::Dv};
+  if (withDqAccum)
+    return {K::Delta, K::Dkv, K::DqConvert};
+  return {K::Delta, K::Dq, K::Dkv};
+}
+
+llvm::StringRef fmha::getAttentionGradKernelName(AttentionGradKernel kernel) {
+  switch (kernel) {
+  case AttentionGradKernel::Delta:
+    return "attention_grad_delta";
+  case AttentionGradKernel::Dq:
+    return "attention_grad_dq";
+  case AttentionGradKernel::Dkv:
+    return "attention_grad_dkv";
+  case AttentionGradKernel::Dk:
+    return "attention_grad_dk";
+  case AttentionGradKernel::Dv:
+    return "attention_grad_dv";
+  case AttentionGradKernel::DqConvert:
+    return "attention_grad_dq_convert";
+  }
+  llvm_unreachable("unknown attention_grad kernel");
+}
