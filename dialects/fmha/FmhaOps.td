@@ -122,8 +122,8 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     `delta` is scratch the caller provides (FlashAttention's `softmax_d`);
     it holds `rowsum(dout * o)` afterwards.
 
-    `dq_accum` (optional, f32 `[B, Hq, Sq, D]`, dense along its rows,
-    scratch) picks the other of two ways to compute `dq`: with it, each
+    `dq_accum` (optional, f32 `[B, Hq, Sq, D]`, dense along its rows:
+    strides `[?, ?, D, 1]`, scratch) picks the other of two ways to compute `dq`: with it, each
     block of keys adds its part of `dq` into `dq_accum` (FlashAttention's
     way, one pass over the blocks: on sm_90a FlashAttention-3's WGMMA
     kernel, which adds a block's rows with one bulk reduce-add and keeps

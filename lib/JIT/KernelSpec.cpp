@@ -185,10 +185,14 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
     types.push_back(rows);
     types.append(3, tensor);
     types.push_back(rows);
+    // dq_accum: dense rows (the op's contract), any batch and head strides.
     if (!spec.deterministic)
-      types.push_back(getStridedType(
+      types.push_back(MemRefType::get(
           {kDynamic, kDynamic, kDynamic, int64_t(spec.headDim)},
-          b.getF32Type(), /*denseInnermost=*/true));
+          b.getF32Type(),
+          StridedLayoutAttr::get(
+              &context, kDynamic,
+              {kDynamic, kDynamic, int64_t(spec.headDim), 1})));
     ValueRange a = createFunc(b, "attention_grad", types);
     AttentionGradOp::create(
         b, loc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],

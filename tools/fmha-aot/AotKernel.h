@@ -50,30 +50,40 @@ struct MemRefOperand {
   unsigned alignBytes = 0;
 };
 
-/// One compilation of a kernel: the function in one cubin and its launch
-/// contract, as the lowering recorded it on the kernel (#fmha.launch): the
-/// launcher's tables are the contract's facts, re-derived nowhere.
-struct KernelVariant {
-  /// The kernel's symbol in the cubin.
+/// One kernel function in one cubin and its launch contract, as the
+/// lowering recorded it on the function (#fmha.launch): the launcher's
+/// tables are the contract's facts, re-derived nowhere.
+struct KernelLaunch {
+  /// The function's symbol in the cubin.
   std::string function;
-  /// The tile as the op prints it, for the header's documentation.
-  std::string tile;
   LaunchContract launch;
+};
+
+/// One compilation of an op: the kernels it lowered to in one cubin, in the
+/// order its launcher runs them (one, or fmha.attention_grad's
+/// getAttentionGradKernels), each on all of the op's operands.
+struct KernelVariant {
+  /// The tile as the op prints it (or the backward's kernels), for the
+  /// header's documentation.
+  std::string tile;
+  std::vector<KernelLaunch> launches;
 };
 
 /// One fmha op, compiled for every requested arch.
 struct AotKernel {
-  enum class Kind { Attention, Resample };
+  enum class Kind { Attention, AttentionGrad, Resample };
   Kind kind = Kind::Attention;
   /// The C name: the launcher is <prefix>_launch_<name>.
   std::string name;
   /// Where the op came from (`@func` in the input), for the documentation.
   std::string origin;
   std::string elementType; // "f16", "bf16", "f32"
-  // Attention.
+  // Attention and its backward (which has no lse flag: lse is its input).
   unsigned headDim = 0;
   bool causal = false;
   bool withLse = false;
+  /// The backward adds dq's parts into the f32 dq_accum the caller passes.
+  bool withDqAccum = false;
   std::optional<std::array<int64_t, 2>> window;
   float scale = 0;
   bool scaleIsDefault = true;

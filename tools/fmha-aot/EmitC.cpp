@@ -142,10 +142,12 @@ template <typename Range> static std::string initializer(const Range &values) {
 static std::string describe(const AotKernel &kernel) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (kernel.kind == AotKernel::Kind::Attention) {
-    os << "fmha.attention " << kernel.elementType << ", head dim "
-       << kernel.headDim << (kernel.causal ? ", causal" : "")
-       << (kernel.withLse ? ", lse" : "") << ", scale "
+  if (kernel.kind != AotKernel::Kind::Resample) {
+    bool grad = kernel.kind == AotKernel::Kind::AttentionGrad;
+    os << (grad ? "fmha.attention_grad " : "fmha.attention ")
+       << kernel.elementType << ", head dim " << kernel.headDim
+       << (kernel.causal ? ", causal" : "") << (kernel.withLse ? ", lse" : "")
+       << (kernel.withDqAccum ? ", dq_accum" : "") << ", scale "
        << llvm::format("%.7g", kernel.scale)
        << (kernel.scaleIsDefault ? " (1/sqrt(D))" : "");
     if (kernel.window)
@@ -161,6 +163,34 @@ static std::string describe(const AotKernel &kernel) {
        << " features" << (kernel.withLengths ? ", lengths" : "");
   }
   return text;
+}
+
+/// The op of \p kernel as its launcher and args are named in C.
+static llvm::StringRef getOpName(const AotKernel &kernel) {
+  switch (kernel.kind) {
+  case AotKernel::Kind::Attention:
+    return "attention";
+  case AotKernel::Kind::AttentionGrad:
+    return "attention_grad";
+  case AotKernel::Kind::Resample:
+    return "resample";
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
+/// How many kernel functions each op runs (the same in every cubin), and
+/// the most any one runs.
+static size_t countFunctions(const AotFile &file) {
+  size_t count = 0;
+  for (const AotKernel &kernel : file.kernels)
+    count += kernel.variants.front().launches.size();
+  return count;
+}
+static size_t countMostLaunches(const AotFile &file) {
+  size_t most = 1;
+  for (const AotKernel &kernel : file.kernels)
+    most = std::max(most, kernel.variants.front().launches.size());
+  return most;
 }
 
 /// The operand's sizes as the header documents them (`?` is dynamic).
@@ -309,10 +339,12 @@ llvm::Error aot::emitHeader(const AotFile &file, llvm::raw_ostream &os) {
                     "\"%s\\n\", m.message);\n"
                     " *   {0}_launch_<kernel>(&m, &args, stream);\n *\n",
                     p, llvm::StringRef(p).upper());
-  std::string counts = llvm::formatv("  {0}_NUM_CUBINS = {1},\n"
-                                     "  {0}_NUM_KERNELS = {2},\n",
-                                     llvm::StringRef(p).upper(),
-                                     file.cubins.size(), file.kernels.size());
+  std::string counts = llvm::formatv(
+      "  {0}_NUM_CUBINS = {1},\n"
+      "  {0}_NUM_KERNELS = {2},\n"
+      "  {0}_NUM_FUNCTIONS = {3},\n",
+      llvm::StringRef(p).upper(), file.cubins.size(), file.kernels.size(),
+      countFunctions(file));
 
   std::string launchers;
   llvm::raw_string_ostream out(launchers);
@@ -321,17 +353,28 @@ llvm::Error aot::emitHeader(const AotFile &file, llvm::raw_ostream &os) {
     out << " * From " << kernel.origin << ". Operands:\n";
     for (const MemRefOperand &operand : kernel.operands)
       out << " *   " << describeOperand(operand) << "\n";
-    for (auto [cubin, variant] : llvm::zip(file.cubins, kernel.variants))
-      out << " * " << cubin.arch << ": " << variant.tile << ", "
-          << variant.launch.threads << " threads, "
-          << variant.launch.sharedBytes
-          << " bytes of dynamic shared memory, grid "
-          << describeGrid(variant.launch) << "\n";
+    for (auto [cubin, variant] : llvm::zip(file.cubins, kernel.variants)) {
+      auto describeLaunch = [](const KernelLaunch &launch) {
+        return llvm::formatv("{0} threads, {1} bytes of dynamic shared "
+                             "memory, grid {2}",
+                             launch.launch.threads, launch.launch.sharedBytes,
+                             describeGrid(launch.launch))
+            .str();
+      };
+      out << " * " << cubin.arch << ": " << variant.tile;
+      if (variant.launches.size() == 1) {
+        out << ", " << describeLaunch(variant.launches.front()) << "\n";
+        continue;
+      }
+      out << ", in order:\n";
+      for (const KernelLaunch &launch : variant.launches)
+        out << " *   " << launch.function << ": " << describeLaunch(launch)
+            << "\n";
+    }
     out << " */\n";
-    bool attention = kernel.kind == AotKernel::Kind::Attention;
     out << llvm::formatv("{0}_status {0}_launch_{1}({0}_module *module,\n"
                          "    const {0}_{2}_args *args, CUstream stream);\n",
-                         p, kernel.name, attention ? "attention" : "resample");
+                         p, kernel.name, getOpName(kernel));
   }
 
   llvm::StringMap<std::string> regions;
@@ -408,13 +451,15 @@ static size_t countTensorMaps(const LaunchContract &launch) {
   });
 }
 
-/// The tables of kernel \p index of \p file: its operands, and for each
-/// cubin, the grid factors and the parameters of the variant's contract.
-/// Variants with the same function and contract (archs lowered for one
-/// chip) share their tables. Returns each cubin's variant initializer.
-static std::vector<std::string> emitKernelTables(const AotFile &file,
-                                                 size_t index,
-                                                 llvm::raw_ostream &os) {
+/// The tables of kernel \p index of \p file, whose functions are rows
+/// \p firstFunction... of the variants table: its operands, and for each of
+/// its functions and each cubin, the grid factors and the parameters of
+/// that launch's contract. A function with the same symbol and contract in
+/// two cubins (archs lowered for one chip) shares its tables. Returns, per
+/// function, each cubin's variant initializer.
+static std::vector<std::vector<std::string>>
+emitKernelTables(const AotFile &file, size_t index, size_t firstFunction,
+                 llvm::raw_ostream &os) {
   const std::string &p = file.prefix;
   std::string upper = llvm::StringRef(p).upper();
   const AotKernel &kernel = file.kernels[index];
@@ -432,65 +477,77 @@ static std::vector<std::string> emitKernelTables(const AotFile &file,
                         initializer(operand.strides));
   os << "};\n";
 
-  std::vector<std::string> initializers;
-  for (auto [c, variant] : llvm::enumerate(kernel.variants)) {
-    const LaunchContract &launch = variant.launch;
-    size_t first = 0;
-    while (kernel.variants[first].function != variant.function ||
-           !(kernel.variants[first].launch == launch))
-      ++first;
-    std::string suffix = llvm::formatv("{0}_{1}", index, first);
-    os << "/* " << kernel.name << " on " << file.cubins[c].arch
-       << ": #fmha.launch<" << launch.str() << ">";
-    if (first != c)
-      os << ": the tables of " << file.cubins[first].arch;
-    os << " */\n";
-    if (first == c) {
-      if (llvm::any_of(launch.grid, [](const GridAxis &axis) {
-            return !axis.factors.empty();
-          })) {
-        os << "static const " << p << "_grid_factor " << p << "_grid_" << suffix
-           << "[] = {";
-        llvm::ListSeparator separator;
-        for (const GridAxis &axis : launch.grid)
-          for (const GridFactor &factor : axis.factors)
-            os << separator
-               << llvm::formatv("{{{0}, {1}, {2}}", factor.operand, factor.dim,
-                                factor.divisor);
+  std::vector<std::vector<std::string>> rows;
+  size_t functions = kernel.variants.front().launches.size();
+  for (size_t j = 0; j < functions; ++j) {
+    size_t function = firstFunction + j;
+    auto launchIn = [&](size_t cubin) -> const KernelLaunch & {
+      return kernel.variants[cubin].launches[j];
+    };
+    std::vector<std::string> initializers;
+    for (size_t c = 0; c < kernel.variants.size(); ++c) {
+      const KernelLaunch &current = launchIn(c);
+      const LaunchContract &launch = current.launch;
+      size_t first = 0;
+      while (launchIn(first).function != current.function ||
+             !(launchIn(first).launch == launch))
+        ++first;
+      std::string suffix = llvm::formatv("{0}_{1}", function, first);
+      os << "/* " << kernel.name;
+      if (functions > 1)
+        os << "'s " << current.function;
+      os << " on " << file.cubins[c].arch << ": #fmha.launch<" << launch.str()
+         << ">";
+      if (first != c)
+        os << ": the tables of " << file.cubins[first].arch;
+      os << " */\n";
+      bool anyFactor = llvm::any_of(launch.grid, [](const GridAxis &axis) {
+        return !axis.factors.empty();
+      });
+      if (first == c) {
+        if (anyFactor) {
+          os << "static const " << p << "_grid_factor " << p << "_grid_"
+             << suffix << "[] = {";
+          llvm::ListSeparator separator;
+          for (const GridAxis &axis : launch.grid)
+            for (const GridFactor &factor : axis.factors)
+              os << separator
+                 << llvm::formatv("{{{0}, {1}, {2}}", factor.operand,
+                                  factor.dim, factor.divisor);
+          os << "};\n";
+        }
+        os << "static const " << p << "_parameter " << p << "_parameters_"
+           << suffix << "[] = {\n";
+        for (const KernelParameter &parameter : launch.parameters) {
+          if (parameter.kind == KernelParameter::Kind::MemRef) {
+            os << llvm::formatv("  {{{0}_MEMREF, {1}, "
+                                "CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {{0}, "
+                                "CU_TENSOR_MAP_SWIZZLE_NONE},\n",
+                                upper, parameter.operand);
+            continue;
+          }
+          os << llvm::formatv(
+              "  {{{0}_TENSOR_MAP, {1}, {2}, {3}, {4}, {5}, {6}},\n", upper,
+              parameter.operand, getTensorMapDataType(parameter.element),
+              getTensorMapElementBytes(parameter.element),
+              parameter.box.size(), initializer(parameter.box),
+              getTensorMapSwizzle(parameter.swizzleBytes));
+        }
         os << "};\n";
       }
-      os << "static const " << p << "_parameter " << p << "_parameters_"
-         << suffix << "[] = {\n";
-      for (const KernelParameter &parameter : launch.parameters) {
-        if (parameter.kind == KernelParameter::Kind::MemRef) {
-          os << llvm::formatv("  {{{0}_MEMREF, {1}, "
-                              "CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {{0}, "
-                              "CU_TENSOR_MAP_SWIZZLE_NONE},\n",
-                              upper, parameter.operand);
-          continue;
-        }
-        os << llvm::formatv(
-            "  {{{0}_TENSOR_MAP, {1}, {2}, {3}, {4}, {5}, {6}},\n", upper,
-            parameter.operand, getTensorMapDataType(parameter.element),
-            getTensorMapElementBytes(parameter.element), parameter.box.size(),
-            initializer(parameter.box),
-            getTensorMapSwizzle(parameter.swizzleBytes));
-      }
-      os << "};\n";
+      initializers.push_back(llvm::formatv(
+          "{{{0}, {1}, {2}, {{{3}, {4}, {5}}, {{{6}, {7}, {8}}, {9}, {10}, "
+          "{11}, {12}_parameters_{13}}",
+          quote(current.function), launch.threads, launch.sharedBytes,
+          launch.grid[0].factors.size(), launch.grid[1].factors.size(),
+          launch.grid[2].factors.size(), launch.grid[0].max,
+          launch.grid[1].max, launch.grid[2].max, launch.persistent ? 1 : 0,
+          anyFactor ? p + "_grid_" + suffix : std::string("NULL"),
+          launch.parameters.size(), p, suffix));
     }
-    bool anyFactor = llvm::any_of(
-        launch.grid, [](const GridAxis &axis) { return !axis.factors.empty(); });
-    initializers.push_back(llvm::formatv(
-        "{{{0}, {1}, {2}, {{{3}, {4}, {5}}, {{{6}, {7}, {8}}, {9}, {10}, {11}, "
-        "{12}_parameters_{13}}",
-        quote(variant.function), launch.threads, launch.sharedBytes,
-        launch.grid[0].factors.size(), launch.grid[1].factors.size(),
-        launch.grid[2].factors.size(), launch.grid[0].max, launch.grid[1].max,
-        launch.grid[2].max, launch.persistent ? 1 : 0,
-        anyFactor ? p + "_grid_" + suffix : std::string("NULL"),
-        launch.parameters.size(), p, suffix));
+    rows.push_back(std::move(initializers));
   }
-  return initializers;
+  return rows;
 }
 
 /// The tables region of the source template.
@@ -507,24 +564,30 @@ static std::string getTables(const AotFile &file) {
   size_t operands = 0, slots = 0, maps = 1;
   for (const AotKernel &kernel : file.kernels) {
     operands = std::max(operands, kernel.operands.size());
-    for (const KernelVariant &variant : kernel.variants) {
-      slots = std::max(slots, countSlots(kernel, variant.launch));
-      maps = std::max(maps, countTensorMaps(variant.launch));
-    }
+    for (const KernelVariant &variant : kernel.variants)
+      for (const KernelLaunch &launch : variant.launches) {
+        slots = std::max(slots, countSlots(kernel, launch.launch));
+        maps = std::max(maps, countTensorMaps(launch.launch));
+      }
   }
   os << "/* Which op launchers the kernels need, and the largest launch of "
-        "any\n   variant: launch operands, memref descriptor fields, tensor "
-        "maps (at least\n   1, the size of an array). */\n";
+        "any\n   function: launch operands, memref descriptor fields, tensor "
+        "maps (at least\n   1, the size of an array); the most functions one "
+        "kernel launches. */\n";
   os << llvm::formatv("#define {0}_ATTENTION_KERNELS {1}\n"
-                      "#define {0}_RESAMPLE_KERNELS {2}\n"
+                      "#define {0}_ATTENTION_GRAD_KERNELS {2}\n"
+                      "#define {0}_RESAMPLE_KERNELS {3}\n"
                       "enum {{\n"
-                      "  {0}_MAX_OPERANDS = {3},\n"
-                      "  {0}_MAX_SLOTS = {4},\n"
-                      "  {0}_MAX_MAPS = {5}\n"
+                      "  {0}_MAX_OPERANDS = {4},\n"
+                      "  {0}_MAX_SLOTS = {5},\n"
+                      "  {0}_MAX_MAPS = {6},\n"
+                      "  {0}_MAX_LAUNCHES = {7}\n"
                       "};\n\n",
                       upper, any(AotKernel::Kind::Attention) ? 1 : 0,
+                      any(AotKernel::Kind::AttentionGrad) ? 1 : 0,
                       any(AotKernel::Kind::Resample) ? 1 : 0, operands,
-                      std::max<size_t>(slots, 1), maps);
+                      std::max<size_t>(slots, 1), maps,
+                      countMostLaunches(file));
 
   for (auto [index, cubin] : llvm::enumerate(file.cubins)) {
     os << "/* " << cubin.arch << " (lowered for chip " << cubin.chip
@@ -552,24 +615,34 @@ static std::string getTables(const AotFile &file) {
                    ", ")
      << "};\n";
 
-  std::vector<std::vector<std::string>> variants;
-  for (size_t index = 0; index < file.kernels.size(); ++index)
-    variants.push_back(emitKernelTables(file, index, os));
+  std::vector<std::vector<std::vector<std::string>>> variants;
+  std::vector<size_t> firstFunctions;
+  size_t function = 0;
+  for (size_t index = 0; index < file.kernels.size(); ++index) {
+    firstFunctions.push_back(function);
+    variants.push_back(emitKernelTables(file, index, function, os));
+    function += variants.back().size();
+  }
 
-  os << "\nstatic const " << p << "_operand_list " << p << "_operand_lists["
+  os << "\nstatic const " << p << "_kernel_table " << p << "_kernel_tables["
      << upper << "_NUM_KERNELS] = {\n";
   for (auto [index, kernel] : llvm::enumerate(file.kernels))
     os << "  {" << kernel.operands.size() << ", " << p << "_operands_" << index
+       << ", " << firstFunctions[index] << ", " << variants[index].size()
        << "},\n";
   os << "};\n";
   os << "static const " << p << "_variant " << p << "_variants[" << upper
-     << "_NUM_KERNELS][" << upper << "_NUM_CUBINS] = {\n";
-  for (auto [kernel, initializers] : llvm::zip(file.kernels, variants)) {
-    os << "  { /* " << kernel.name << " */\n";
-    for (const std::string &variant : initializers)
-      os << "    " << variant << ",\n";
-    os << "  },\n";
-  }
+     << "_NUM_FUNCTIONS][" << upper << "_NUM_CUBINS] = {\n";
+  for (auto [kernel, rows] : llvm::zip(file.kernels, variants))
+    for (auto [j, row] : llvm::enumerate(rows)) {
+      os << "  { /* " << kernel.name;
+      if (rows.size() > 1)
+        os << llvm::formatv(", function {0} of {1}", j + 1, rows.size());
+      os << " */\n";
+      for (const std::string &variant : row)
+        os << "    " << variant << ",\n";
+      os << "  },\n";
+    }
   os << "};\n";
   return text;
 }
@@ -582,8 +655,7 @@ static std::string getKernels(const AotFile &file) {
   std::string text;
   llvm::raw_string_ostream os(text);
   for (auto [index, kernel] : llvm::enumerate(file.kernels)) {
-    llvm::StringRef op =
-        kernel.kind == AotKernel::Kind::Attention ? "attention" : "resample";
+    llvm::StringRef op = getOpName(kernel);
     os << llvm::formatv("{0}_status {0}_launch_{1}({0}_module *module,\n"
                         "    const {0}_{2}_args *args, CUstream stream) {{\n"
                         "  return {0}_launch_{2}_kernel(module, {3}, args, "
@@ -602,22 +674,28 @@ static std::string getKernels(const AotFile &file) {
   os << "const " << p << "_kernel_info " << p << "_kernels[" << upper
      << "_NUM_KERNELS] = {\n";
   for (auto [index, kernel] : llvm::enumerate(file.kernels)) {
-    bool attention = kernel.kind == AotKernel::Kind::Attention;
+    bool resample = kernel.kind == AotKernel::Kind::Resample;
     std::array<int64_t, 2> window =
         kernel.window.value_or(std::array<int64_t, 2>{0, 0});
-    os << "  {" << quote(kernel.name) << ", "
-       << quote(attention ? "attention" : "resample") << ", "
-       << quote(kernel.elementType) << ",\n   "
-       << llvm::formatv("{0}, {1}, {2}, {3}, {{{4}, {5}}, {6},\n   ",
+    // The launcher in the slot of the kernel's op, NULL in the others.
+    auto launcher = [&](AotKernel::Kind kind) {
+      return kernel.kind == kind ? p + "_launch_" + kernel.name
+                                 : std::string("NULL");
+    };
+    os << "  {" << quote(kernel.name) << ", " << quote(getOpName(kernel))
+       << ", " << quote(kernel.elementType) << ",\n   "
+       << llvm::formatv("{0}, {1}, {2}, {3}, {4}, {{{5}, {6}}, {7},\n   ",
                         kernel.headDim, kernel.causal ? 1 : 0,
-                        kernel.withLse ? 1 : 0, kernel.window ? 1 : 0,
-                        window[0], window[1], floatLiteral(kernel.scale))
-       << (attention ? "NULL" : quote(kernel.mode)) << ", "
+                        kernel.withLse ? 1 : 0, kernel.withDqAccum ? 1 : 0,
+                        kernel.window ? 1 : 0, window[0], window[1],
+                        floatLiteral(kernel.scale))
+       << (resample ? quote(kernel.mode) : "NULL") << ", "
        << kernel.streamFeatures.size() << ", "
-       << (attention ? "NULL" : p + "_features_" + std::to_string(index))
+       << (resample ? p + "_features_" + std::to_string(index) : "NULL")
        << ", " << (kernel.withLengths ? 1 : 0) << ",\n   "
-       << (attention ? p + "_launch_" + kernel.name : "NULL") << ", "
-       << (attention ? "NULL" : p + "_launch_" + kernel.name) << "},\n";
+       << launcher(AotKernel::Kind::Attention) << ", "
+       << launcher(AotKernel::Kind::AttentionGrad) << ", "
+       << launcher(AotKernel::Kind::Resample) << "},\n";
   }
   os << "};\n";
   return text;

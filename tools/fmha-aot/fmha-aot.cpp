@@ -1,10 +1,12 @@
 //===- fmha-aot.cpp - fmha kernels as cubins plus a C launcher ------------===//
 //
 // Part of FlashCore. Compiles fmha ops, described by flags (one op) or by a
-// .mlir file of func.funcs holding them (one kernel per op), for a list of
-// archs, and writes DIR/PREFIX.<arch>.cubin, DIR/PREFIX.h and DIR/PREFIX.c:
-// the cubins embedded in C with a loader that picks the one matching the
-// current device and one launcher per kernel, over the CUDA driver API only.
+// .mlir file of func.funcs holding them (one launcher per op: attention,
+// attention_grad, resample), for a list of archs, and writes
+// DIR/PREFIX.<arch>.cubin, DIR/PREFIX.h and DIR/PREFIX.c: the cubins
+// embedded in C with a loader that picks the one matching the current device
+// and one launcher per op, which runs the op's kernels (one, or the
+// backward's three or four) in order, over the CUDA driver API only.
 // How each kernel launches (block, shared memory, grid, parameters) is the
 // launch contract that its lowering recorded on it (LaunchContract.h): the
 // generated launcher's tables copy it; nothing here re-derives it.
@@ -72,24 +74,33 @@ static cl::opt<std::string>
 static cl::opt<std::string> outputDir("o", cl::desc("output directory"),
                                       cl::init("."));
 
-static cl::opt<std::string> opKind("op", cl::desc("attention or resample"),
-                                   cl::cat(opCategory));
+static cl::opt<std::string>
+    opKind("op", cl::desc("attention, attention_grad (its backward) or "
+                          "resample"),
+           cl::cat(opCategory));
 static cl::opt<std::string> dtype("dtype",
                                   cl::desc("f16 or bf16 (resample: also f32)"),
                                   cl::init("bf16"), cl::cat(opCategory));
 static cl::opt<unsigned> headDim("head-dim",
-                                 cl::desc("attention: 64, 128 or 256"),
+                                 cl::desc("attention(_grad): 64, 128 or 256"),
                                  cl::init(128), cl::cat(opCategory));
-static cl::opt<bool> causal("causal", cl::desc("attention: causal mask"),
+static cl::opt<bool> causal("causal",
+                            cl::desc("attention(_grad): causal mask"),
                             cl::cat(opCategory));
 static cl::opt<bool> lse("lse", cl::desc("attention: also write the LSE"),
                          cl::cat(opCategory));
+static cl::opt<bool> deterministic(
+    "deterministic",
+    cl::desc("attention_grad: the same bits every run (dq by blocks of "
+             "queries); =false adds dq's parts into an f32 dq_accum the "
+             "caller passes, one pass faster"),
+    cl::init(true), cl::cat(opCategory));
 static cl::opt<std::string>
-    window("window", cl::desc("attention: sliding window LEFT,RIGHT"),
+    window("window", cl::desc("attention(_grad): sliding window LEFT,RIGHT"),
            cl::cat(opCategory));
 static cl::opt<float> scale("scale",
-                            cl::desc("attention: softmax scale (default "
-                                     "1/sqrt(head dim))"),
+                            cl::desc("attention(_grad): softmax scale "
+                                     "(default 1/sqrt(head dim))"),
                             cl::cat(opCategory));
 static cl::opt<std::string> mode("mode",
                                  cl::desc("resample: linear, nearest or "
@@ -139,12 +150,16 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
   KernelSpec spec;
   if (opKind == "attention")
     spec.kind = OpKind::Attention;
+  else if (opKind == "attention_grad")
+    spec.kind = OpKind::AttentionGrad;
   else if (opKind == "resample")
     spec.kind = OpKind::Resample;
   else
-    return llvm::createStringError("--op must be attention or resample, got '" +
-                                   opKind + "'");
-  bool attention = spec.kind == OpKind::Attention;
+    return llvm::createStringError(
+        "--op must be attention, attention_grad or resample, got '" + opKind +
+        "'");
+  bool grad = spec.kind == OpKind::AttentionGrad;
+  bool attention = spec.kind == OpKind::Attention || grad;
   if (dtype == "bf16")
     spec.elementType = ElementType::BF16;
   else if (dtype == "f16")
@@ -168,9 +183,13 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
   if (attention) {
     if (llvm::Error err = misplaced({&mode, &features, &lengths}, "resample"))
       return std::move(err);
+    if (llvm::Error err = grad ? misplaced({&lse, &tile}, "attention")
+                               : misplaced({&deterministic}, "attention_grad"))
+      return std::move(err);
     spec.headDim = headDim;
     spec.causal = causal;
     spec.withLse = lse;
+    spec.deterministic = deterministic;
     if (scale.getNumOccurrences())
       spec.scale = scale;
     if (!window.empty()) {
@@ -190,8 +209,12 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
     }
     return spec;
   }
-  if (llvm::Error err = misplaced({&headDim, &causal, &lse, &window, &scale},
-                                  "attention"))
+  if (llvm::Error err = misplaced({&headDim, &causal, &window, &scale},
+                                  "attention or attention_grad"))
+    return std::move(err);
+  if (llvm::Error err = misplaced({&lse}, "attention"))
+    return std::move(err);
+  if (llvm::Error err = misplaced({&deterministic}, "attention_grad"))
     return std::move(err);
   if (mode == "linear")
     spec.mode = ResampleMode::linear;
@@ -321,34 +344,63 @@ describeOperand(llvm::StringRef name, llvm::ArrayRef<llvm::StringRef> dims,
 /// cp.async, ldmatrix and the output's vector stores move 16-byte chunks.
 static constexpr unsigned kVectorBytes = 16;
 
+/// The dimensions of attention's operands: of the queries' side, of the
+/// keys' side, and of a per-row f32 (lse, delta).
+static constexpr llvm::StringRef kQueryDims[] = {"batch", "q_heads", "q_seq",
+                                                 "head_dim"};
+static constexpr llvm::StringRef kKeyDims[] = {"batch", "kv_heads", "k_seq",
+                                               "head_dim"};
+static constexpr llvm::StringRef kRowDims[] = {"batch", "q_heads", "q_seq"};
+
+/// One operand of an attention op or its backward: a name, its dimensions,
+/// and the alignment its kernels' accesses need.
+struct AttentionOperand {
+  llvm::StringRef name;
+  llvm::ArrayRef<llvm::StringRef> dims;
+  Value value;
+  unsigned alignBytes;
+};
+
+/// \p operands, those with a value, described (describeOperand).
+static llvm::Expected<std::vector<MemRefOperand>>
+describeOperands(llvm::ArrayRef<AttentionOperand> operands) {
+  std::vector<MemRefOperand> described;
+  for (const AttentionOperand &o : operands) {
+    if (!o.value)
+      continue;
+    auto operand = describeOperand(o.name, o.dims, o.value, o.alignBytes);
+    if (!operand)
+      return operand.takeError();
+    described.push_back(std::move(*operand));
+  }
+  return described;
+}
+
 /// The operands of \p op in kernel order (the lowerings' ABI: the op's
 /// memref operands in order).
 static llvm::Expected<std::vector<MemRefOperand>>
 describeOperands(AttentionOp op) {
-  std::vector<MemRefOperand> operands;
-  static constexpr llvm::StringRef queryDims[] = {"batch", "q_heads", "q_seq",
-                                                  "head_dim"};
-  static constexpr llvm::StringRef keyDims[] = {"batch", "kv_heads", "k_seq",
-                                                "head_dim"};
-  std::tuple<llvm::StringRef, llvm::ArrayRef<llvm::StringRef>, Value>
-      tensors[] = {{"q", queryDims, op.getQ()},
-                   {"k", keyDims, op.getK()},
-                   {"v", keyDims, op.getV()},
-                   {"o", queryDims, op.getO()}};
-  for (auto [name, dims, value] : tensors) {
-    auto operand = describeOperand(name, dims, value, kVectorBytes);
-    if (!operand)
-      return operand.takeError();
-    operands.push_back(std::move(*operand));
-  }
-  if (op.getLse()) {
-    auto operand = describeOperand(
-        "lse", llvm::ArrayRef(queryDims).drop_back(), op.getLse(), 0);
-    if (!operand)
-      return operand.takeError();
-    operands.push_back(std::move(*operand));
-  }
-  return operands;
+  return describeOperands({{"q", kQueryDims, op.getQ(), kVectorBytes},
+                           {"k", kKeyDims, op.getK(), kVectorBytes},
+                           {"v", kKeyDims, op.getV(), kVectorBytes},
+                           {"o", kQueryDims, op.getO(), kVectorBytes},
+                           {"lse", kRowDims, op.getLse(), 0}});
+}
+
+static llvm::Expected<std::vector<MemRefOperand>>
+describeOperands(AttentionGradOp op) {
+  return describeOperands({{"q", kQueryDims, op.getQ(), kVectorBytes},
+                           {"k", kKeyDims, op.getK(), kVectorBytes},
+                           {"v", kKeyDims, op.getV(), kVectorBytes},
+                           {"o", kQueryDims, op.getO(), kVectorBytes},
+                           {"dout", kQueryDims, op.getDout(), kVectorBytes},
+                           {"lse", kRowDims, op.getLse(), 0},
+                           {"dq", kQueryDims, op.getDq(), kVectorBytes},
+                           {"dk", kKeyDims, op.getDk(), kVectorBytes},
+                           {"dv", kKeyDims, op.getDv(), kVectorBytes},
+                           {"delta", kRowDims, op.getDelta(), 0},
+                           {"dq_accum", kQueryDims, op.getDqAccum(),
+                            kVectorBytes}});
 }
 
 static llvm::Expected<std::vector<MemRefOperand>>
@@ -418,6 +470,8 @@ describeOperands(ResampleOp op) {
 struct ChipAnalysis {
   std::vector<AotKernel> kernels;
   std::vector<KernelVariant> variants;
+  /// How many kernel functions each op lowers to.
+  std::vector<unsigned> functionCounts;
   std::string materialized;
 };
 
@@ -455,13 +509,14 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
   llvm::SmallVector<Operation *> ops;
   // The walk order of convert-fmha-to-nvgpu, which creates the kernels in it.
   module->walk([&](Operation *op) {
-    if (isa<AttentionOp, ResampleOp>(op)) {
+    if (isa<AttentionOp, AttentionGradOp, ResampleOp>(op)) {
       ops.push_back(op);
       ++opsPerFunc[op->getParentOfType<func::FuncOp>()];
     }
   });
   if (ops.empty())
-    return llvm::createStringError("no fmha.attention or fmha.resample op in " +
+    return llvm::createStringError("no fmha.attention, fmha.attention_grad "
+                                   "or fmha.resample op in " +
                                    sourceName);
   std::map<Operation *, unsigned> seen;
   for (Operation *op : ops) {
@@ -478,7 +533,33 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
           " ({0}:{1}:{2})", llvm::sys::path::filename(location.getFilename()),
           location.getLine(), location.getColumn());
 
-    if (auto attention = dyn_cast<AttentionOp>(op)) {
+    unsigned functions = 1;
+    if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+      kernel.kind = AotKernel::Kind::AttentionGrad;
+      auto qType = cast<MemRefType>(grad.getQ().getType());
+      kernel.elementType = getElementTypeName(qType.getElementType()).str();
+      kernel.headDim = grad.getHeadDim();
+      kernel.causal = grad.getCausal();
+      kernel.withDqAccum = static_cast<bool>(grad.getDqAccum());
+      kernel.scale = grad.getScaleOrDefault();
+      kernel.scaleIsDefault = !grad.getScale();
+      if (std::optional<ArrayRef<int64_t>> sides = grad.getWindow())
+        kernel.window = {{(*sides)[0], (*sides)[1]}};
+      auto operands = describeOperands(grad);
+      if (!operands)
+        return operands.takeError();
+      kernel.operands = std::move(*operands);
+      llvm::SmallVector<AttentionGradKernel, 4> gradKernels =
+          getAttentionGradKernels(kernel.headDim, kernel.withDqAccum);
+      functions = gradKernels.size();
+      variant.tile =
+          "kernels " +
+          llvm::join(llvm::map_range(gradKernels,
+                                     [](AttentionGradKernel k) {
+                                       return getAttentionGradKernelName(k);
+                                     }),
+                     ", ");
+    } else if (auto attention = dyn_cast<AttentionOp>(op)) {
       kernel.kind = AotKernel::Kind::Attention;
       auto qType = cast<MemRefType>(attention.getQ().getType());
       kernel.elementType = getElementTypeName(qType.getElementType()).str();
@@ -524,6 +605,7 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
     }
     analysis.kernels.push_back(std::move(kernel));
     analysis.variants.push_back(std::move(variant));
+    analysis.functionCounts.push_back(functions);
   }
   llvm::StringSet<> names;
   for (const AotKernel &kernel : analysis.kernels)
@@ -561,6 +643,8 @@ int main(int argc, char **argv) {
       "and source that embed them and launch them with the CUDA driver API\n\n"
       "  fmha-aot --op=attention --dtype=bf16 --head-dim=128 --causal \\\n"
       "      --archs=sm_80,sm_90 --name=my_attention -o out/\n"
+      "  fmha-aot --op=attention_grad --head-dim=128 --causal \\\n"
+      "      --archs=sm_80,sm_90a --name=my_attention_grad -o out/\n"
       "  fmha-aot kernels.mlir --archs=sm_80,sm_90a --name=my_kernels -o out/\n");
 
   // The op: from a file, or from the flags.
@@ -568,8 +652,8 @@ int main(int argc, char **argv) {
   std::string source, sourceName;
   if (!inputFile.empty()) {
     for (cl::Option *option : std::initializer_list<cl::Option *>{
-             &opKind, &dtype, &headDim, &causal, &lse, &window, &scale, &mode,
-             &features, &lengths, &tile})
+             &opKind, &dtype, &headDim, &causal, &lse, &deterministic,
+             &window, &scale, &mode, &features, &lengths, &tile})
       if (option->getNumOccurrences())
         return fail("--" + option->ArgStr +
                     " describes an op, but the ops come from '" + inputFile +
@@ -582,8 +666,8 @@ int main(int argc, char **argv) {
     source = (*input)->getBuffer().str();
     sourceName = inputFile;
   } else if (!fromFlags) {
-    return fail("no op: give an input .mlir file or --op=attention|resample "
-                "(see --help)");
+    return fail("no op: give an input .mlir file or "
+                "--op=attention|attention_grad|resample (see --help)");
   }
   std::optional<KernelSpec> spec;
   if (fromFlags) {
@@ -664,24 +748,32 @@ int main(int argc, char **argv) {
           compileModule(analysis.materialized, options);
       if (!compiled)
         return fail(context + ": " + llvm::toString(compiled.takeError()));
-      if (compiled->kernelNames.size() != analysis.kernels.size())
+      // The lowering creates each op's kernels in walk order, and an op's
+      // in their launch order: op i's are the next functionCounts[i].
+      unsigned expected = 0;
+      for (unsigned count : analysis.functionCounts)
+        expected += count;
+      if (compiled->kernelNames.size() != expected)
         return fail(llvm::formatv("{0}: {1} fmha ops became {2} kernels; "
-                                  "expected one kernel per op",
+                                  "expected {3}",
                                   context, analysis.kernels.size(),
-                                  compiled->kernelNames.size()));
+                                  compiled->kernelNames.size(), expected));
       // Each kernel's launch is the contract its lowering recorded on it.
-      for (auto [kernel, variant, name] :
+      llvm::ArrayRef<std::string> names = compiled->kernelNames;
+      for (auto [kernel, variant, count] :
            llvm::zip(analysis.kernels, analysis.variants,
-                     compiled->kernelNames)) {
-        auto contract = compiled->contracts.find(name);
-        if (contract == compiled->contracts.end())
-          return fail(llvm::formatv("{0}: kernel {1} ({2}) has no launch "
-                                    "contract (fmha.launch)",
-                                    context, name, kernel.origin));
-        if (llvm::Error err = checkLaunchContract(kernel, contract->second))
-          return fail(context + ": " + llvm::toString(std::move(err)));
-        variant.function = name;
-        variant.launch = contract->second;
+                     analysis.functionCounts)) {
+        for (const std::string &name : names.take_front(count)) {
+          auto contract = compiled->contracts.find(name);
+          if (contract == compiled->contracts.end())
+            return fail(llvm::formatv("{0}: kernel {1} ({2}) has no launch "
+                                      "contract (fmha.launch)",
+                                      context, name, kernel.origin));
+          if (llvm::Error err = checkLaunchContract(kernel, contract->second))
+            return fail(context + ": " + llvm::toString(std::move(err)));
+          variant.launches.push_back({name, contract->second});
+        }
+        names = names.drop_front(count);
       }
       ptx = ptxByChip.emplace(chip, std::move(compiled->ptx)).first;
     }

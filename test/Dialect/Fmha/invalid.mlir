@@ -757,6 +757,14 @@ func.func @grad_accumulator_rows(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x30
 
 // -----
 
+func.func @grad_accumulator_strides(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xf32, strided<[?, ?, ?, 1], offset: ?>>) {
+  // expected-error @+1 {{dq_accum must be dense along its rows (strides [?, ?, 128, 1]: a block's rows are one range), got 'memref<1x8x100x128xf32, strided<[?, ?, ?, 1], offset: ?>>'}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xf32, strided<[?, ?, ?, 1], offset: ?>>)
+  return
+}
+
+// -----
+
 func.func @grad_accumulator_head_dim(%q: memref<1x8x100x256xbf16>, %k: memref<1x2x300x256xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x256xf32>) {
   // expected-error @+1 {{dq_accum needs head dim 64 or 128 (its dk/dv kernel holds dK and dV of a key block in registers), got 256}}
   fmha.attention_grad q(%q : memref<1x8x100x256xbf16>) k(%k : memref<1x2x300x256xbf16>) v(%k : memref<1x2x300x256xbf16>) o(%q : memref<1x8x100x256xbf16>) dout(%q : memref<1x8x100x256xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x256xbf16>) dk(%k : memref<1x2x300x256xbf16>) dv(%k : memref<1x2x300x256xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x256xf32>)

@@ -9,6 +9,8 @@
 |*     kernel=N) with                                                         *|
 |*     b= hq= hkv= sq= sk= layout=bhsd|bshd lse=0|1 misalign=BYTES            *|
 |*     stride=N (overrides the outermost stride of q or the targets)          *|
+|*     accum=0|1 lse_stride=N accum_row=N (attention_grad: pass dq_accum;     *|
+|*     lse's batch stride; dq_accum's row stride)                             *|
 |*     streams= samples= t= lengths=0|1 (resample)                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -18,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern int fake_major, fake_minor, fake_param_count;
+extern int fake_major, fake_minor;
 
 static void setCapability(const char *text) {
   if (sscanf(text, "%d.%d", &fake_major, &fake_minor) != 2) {
@@ -78,8 +80,58 @@ static t_status launchAttention(t_module *m, const t_kernel_info *info,
   a.lse_strides[0] = a.q_heads * a.q_seq;
   a.lse_strides[1] = a.q_seq;
   a.lse_strides[2] = 1;
-  fake_param_count = 4 * 11 + (info->lse ? 9 : 0);
   return info->launch_attention(m, &a, NULL);
+}
+
+/* Strides of a dense [B, H, S] tensor. */
+static void strides3(int64_t h, int64_t s, int64_t out[3]) {
+  out[0] = h * s;
+  out[1] = s;
+  out[2] = 1;
+}
+
+/* The tensors at 4096 * (operand + 1), in the op's order: q, k, v, o, dout,
+   lse, dq, dk, dv, delta, dq_accum. */
+static t_status launchAttentionGrad(t_module *m, const t_kernel_info *info,
+                                    int argc, char **argv) {
+  t_attention_grad_args a;
+  int bshd = isBshd(argc, argv);
+  int64_t d = info->head_dim;
+  memset(&a, 0, sizeof a);
+  a.batch = option(argc, argv, "b", 1);
+  a.q_heads = option(argc, argv, "hq", 1);
+  a.kv_heads = option(argc, argv, "hkv", a.q_heads);
+  a.q_seq = option(argc, argv, "sq", 1);
+  a.k_seq = option(argc, argv, "sk", a.q_seq);
+  a.q = (const void *)(intptr_t)(4096 + option(argc, argv, "misalign", 0));
+  a.k = (const void *)(4096 * 2);
+  a.v = (const void *)(4096 * 3);
+  a.o = (const void *)(4096 * 4);
+  a.dout = (const void *)(4096 * 5);
+  a.lse = (const float *)(4096 * 6);
+  a.dq = (void *)(4096 * 7);
+  a.dk = (void *)(4096 * 8);
+  a.dv = (void *)(4096 * 9);
+  a.delta = (float *)(4096 * 10);
+  a.dq_accum = option(argc, argv, "accum", info->dq_accum)
+                   ? (float *)(4096 * 11)
+                   : NULL;
+  strides4(a.q_heads, a.q_seq, d, bshd, a.q_strides);
+  strides4(a.kv_heads, a.k_seq, d, bshd, a.k_strides);
+  strides4(a.kv_heads, a.k_seq, d, bshd, a.v_strides);
+  strides4(a.q_heads, a.q_seq, d, bshd, a.o_strides);
+  strides4(a.q_heads, a.q_seq, d, bshd, a.dout_strides);
+  strides4(a.q_heads, a.q_seq, d, bshd, a.dq_strides);
+  strides4(a.kv_heads, a.k_seq, d, bshd, a.dk_strides);
+  strides4(a.kv_heads, a.k_seq, d, bshd, a.dv_strides);
+  strides4(a.q_heads, a.q_seq, d, 0, a.dq_accum_strides);
+  strides3(a.q_heads, a.q_seq, a.lse_strides);
+  strides3(a.q_heads, a.q_seq, a.delta_strides);
+  a.q_strides[0] = option(argc, argv, "stride", a.q_strides[0]);
+  a.lse_strides[0] = option(argc, argv, "lse_stride", a.lse_strides[0]);
+  a.dq_accum_strides[2] =
+      option(argc, argv, "accum_row", a.dq_accum_strides[2]);
+  return info->launch_attention_grad(m, &a, NULL);
 }
 
 static t_status launchResample(t_module *m, const t_kernel_info *info,
@@ -117,8 +169,6 @@ static t_status launchResample(t_module *m, const t_kernel_info *info,
   a.out_strides[0] = a.targets * total;
   a.out_strides[1] = total;
   a.out_strides[2] = 1;
-  fake_param_count = info->num_streams * (7 + 9 + (info->lengths ? 5 : 0)) +
-                     7 + 9;
   return info->launch_resample(m, &a, NULL);
 }
 
@@ -154,9 +204,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   info = &t_kernels[kernel];
-  status = strcmp(info->op, "attention") == 0
-               ? launchAttention(&m, info, argc, argv)
-               : launchResample(&m, info, argc, argv);
+  if (strcmp(info->op, "attention") == 0)
+    status = launchAttention(&m, info, argc, argv);
+  else if (strcmp(info->op, "attention_grad") == 0)
+    status = launchAttentionGrad(&m, info, argc, argv);
+  else
+    status = launchResample(&m, info, argc, argv);
   printf("launch: status %d%s%s\n", (int)status, status ? ": " : "",
          status ? m.message : "");
   t_unload(&m);

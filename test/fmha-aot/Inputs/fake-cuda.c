@@ -3,9 +3,9 @@
 |* Part of FlashCore. Stands in for libcuda so that the generated loader and  *|
 |* launchers run without a GPU: the device's compute capability comes from    *|
 |* fake_major/fake_minor, and each launch is printed (grid, block, shared     *|
-|* memory and fake_param_count 64-bit parameters, after the first 64 bits of  *|
-|* each tensor map encoded for it) instead of run. A fake tensor map holds    *|
-|* its base address in its first 64 bits.                                     *|
+|* memory and the first 64 bits of each parameter up to the NULL that the     *|
+|* generated launchers end their lists with) instead of run. A fake tensor    *|
+|* map holds its base address in its first 64 bits.                          *|
 \*===----------------------------------------------------------------------===*/
 
 #include <cuda.h>
@@ -13,10 +13,18 @@
 #include <stdio.h>
 #include <string.h>
 
-int fake_major = 8, fake_minor = 0, fake_param_count = 0;
-int fake_max_shared = 101376; /* the opt-in limit of 8.6 GPUs */
+int fake_major = 8, fake_minor = 0;
+/* The per-block opt-in limit of shared memory of each compute capability
+   (the CUDA C Programming Guide's table): 9.0 232448, 8.0 166912, and the
+   101376 of 8.6 and 8.9 for the others. */
+static int getMaxShared(void) {
+  if (fake_major == 9)
+    return 232448;
+  if (fake_major == 8 && fake_minor == 0)
+    return 166912;
+  return 101376;
+}
 int fake_multiprocessors = 132;
-static int maps_encoded = 0;
 
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char **name) {
   *name = error == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
@@ -39,7 +47,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
     *value = fake_minor;
   else if (attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-    *value = fake_max_shared;
+    *value = getMaxShared();
   else if (attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
     *value = fake_multiprocessors;
   else
@@ -69,7 +77,7 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction function,
   if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
     return CUDA_ERROR_INVALID_VALUE;
   printf("max dynamic shared: %d\n", value);
-  return value > fake_max_shared ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  return value > getMaxShared() ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuModuleUnload(CUmodule module) {
@@ -89,10 +97,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gridX, unsigned gridY,
          (const char *)f, gridX, gridY, gridZ, blockX, blockY, blockZ,
          sharedBytes);
   printf("params:");
-  for (i = 0; i < maps_encoded + fake_param_count; ++i)
+  for (i = 0; params[i]; ++i)
     printf(" %lld", (long long)*(const int64_t *)params[i]);
   printf("\n");
-  maps_encoded = 0;
   return CUDA_SUCCESS;
 }
 
@@ -124,6 +131,5 @@ CUresult CUDAAPI cuTensorMapEncodeTiled(
       return CUDA_ERROR_INVALID_VALUE;
   memset(map, 0, sizeof *map);
   memcpy(map, &base, sizeof base);
-  ++maps_encoded;
   return CUDA_SUCCESS;
 }

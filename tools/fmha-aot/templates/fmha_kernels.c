@@ -6,9 +6,9 @@
  * and cubin, the launch contract that the compiler recorded on the kernel
  * (#fmha.launch) become the tables; the code after them reads the tables
  * and is the same for every kernel. As it stands the tables are
- * placeholders, two fake cubins and two kernels whose variants exercise
- * each rule, so that test/fmha-aot/template.test compiles it on its own
- * and runs it against Inputs/fake-cuda.c.
+ * placeholders, two fake cubins and three kernels (one of two functions)
+ * whose variants exercise each rule, so that test/fmha-aot/template.test
+ * compiles it on its own and runs it against Inputs/fake-cuda.c.
  *
  * C99 (and C++ through extern "C") over cuda.h and libcuda only: the
  * projects that build it in have no MLIR, no LLVM and no FlashCore library.
@@ -38,7 +38,7 @@
  * The tables' types
  *===----------------------------------------------------------------------===*/
 
-/* The operands of fmha.attention and fmha.resample have at most 4
+/* The operands of fmha.attention(_grad) and fmha.resample have at most 4
    dimensions. */
 enum { FMHA_KERNELS_MAX_RANK = 4 };
 
@@ -57,10 +57,14 @@ typedef struct fmha_kernels_operand {
   int64_t sizes[FMHA_KERNELS_MAX_RANK], strides[FMHA_KERNELS_MAX_RANK];
 } fmha_kernels_operand;
 
-typedef struct fmha_kernels_operand_list {
-  int count;
+/* A kernel: its launch operands, and its functions, which it launches in
+   order: rows first_function... of fmha_kernels_variants (and of the
+   module's functions). */
+typedef struct fmha_kernels_kernel_table {
+  int num_operands;
   const fmha_kernels_operand *operands;
-} fmha_kernels_operand_list;
+  int first_function, num_functions;
+} fmha_kernels_kernel_table;
 
 /* One factor of a grid extent: ceil(size / divisor), where size is
    dimension `dim` of launch operand `operand`. */
@@ -89,7 +93,7 @@ typedef struct fmha_kernels_parameter {
   CUtensorMapSwizzle swizzle;
 } fmha_kernels_parameter;
 
-/* One kernel in one cubin, as its launch contract says: the symbol, the
+/* One function in one cubin, as its launch contract says: the symbol, the
    block (threads x 1 x 1), the dynamic shared memory, the grid and the
    parameters in order. Grid axis a (x, y, z) is the product of the next
    grid_factors[a] entries of `factors` (1 without any), clamped to
@@ -113,14 +117,16 @@ typedef struct fmha_kernels_variant {
 
 /* fmha-aot:begin tables */
 /* Which op launchers the kernels need, and the largest launch of any
-   variant: launch operands, memref descriptor fields, tensor maps (at least
-   1, the size of an array). */
+   function: launch operands, memref descriptor fields, tensor maps (at least
+   1, the size of an array); the most functions one kernel launches. */
 #define FMHA_KERNELS_ATTENTION_KERNELS 1
+#define FMHA_KERNELS_ATTENTION_GRAD_KERNELS 1
 #define FMHA_KERNELS_RESAMPLE_KERNELS 1
 enum {
-  FMHA_KERNELS_MAX_OPERANDS = 5,
-  FMHA_KERNELS_MAX_SLOTS = 53,
-  FMHA_KERNELS_MAX_MAPS = 3
+  FMHA_KERNELS_MAX_OPERANDS = 11,
+  FMHA_KERNELS_MAX_SLOTS = 117,
+  FMHA_KERNELS_MAX_MAPS = 3,
+  FMHA_KERNELS_MAX_LAUNCHES = 2
 };
 
 /* Placeholder cubins: the ELF magic, which is all the fake libcuda reads. */
@@ -195,11 +201,66 @@ static const fmha_kernels_parameter fmha_kernels_parameters_1_1[] = {
   {FMHA_KERNELS_MEMREF, 3, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
 };
 
-static const fmha_kernels_operand_list fmha_kernels_operand_lists[FMHA_KERNELS_NUM_KERNELS] = {
-  {5, fmha_kernels_operands_0},
-  {4, fmha_kernels_operands_1},
+/* attention_grad: q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum;
+   two functions, launched in order. */
+static const fmha_kernels_operand fmha_kernels_operands_2[] = {
+  {"q", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
+  {"k", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
+  {"v", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
+  {"o", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
+  {"dout", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
+  {"lse", {"batch", "q_heads", "q_seq"}, 3, 4, 4, 0, {-1, -1, -1}, {-1, -1, -1}},
+  {"dq", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
+  {"dk", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
+  {"dv", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
+  {"delta", {"batch", "q_heads", "q_seq"}, 3, 4, 4, 0, {-1, -1, -1}, {-1, -1, -1}},
+  {"dq_accum", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 4, 16, 0, {-1, -1, -1, 64}, {-1, -1, 64, 1}},
 };
-static const fmha_kernels_variant fmha_kernels_variants[FMHA_KERNELS_NUM_KERNELS][FMHA_KERNELS_NUM_CUBINS] = {
+/* The first function, the same symbol and contract in both cubins: a grid
+   (min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1) over the rows, the
+   descriptors of all 11 operands. */
+static const fmha_kernels_grid_factor fmha_kernels_grid_2_0[] = {{3, 2, 8}, {3, 1, 1}, {3, 0, 1}};
+static const fmha_kernels_parameter fmha_kernels_parameters_2_0[] = {
+  {FMHA_KERNELS_MEMREF, 0, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 1, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 2, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 3, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 4, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 5, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 6, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 7, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 8, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 9, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 10, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+};
+/* The second function on sm_80: grid (ceildiv(k[2], 64), k[1], min(k[0],
+   65535)), the descriptors (the first function's parameters). */
+static const fmha_kernels_grid_factor fmha_kernels_grid_3_0[] = {{1, 2, 64}, {1, 1, 1}, {1, 0, 1}};
+/* The second function on sm_90a: grid (ceildiv(k[2], 128), k[1], min(k[0],
+   65535)), maps of q and k, then the descriptors. */
+static const fmha_kernels_grid_factor fmha_kernels_grid_3_1[] = {{1, 2, 128}, {1, 1, 1}, {1, 0, 1}};
+static const fmha_kernels_parameter fmha_kernels_parameters_3_1[] = {
+  {FMHA_KERNELS_TENSOR_MAP, 0, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 2, {64, 64}, CU_TENSOR_MAP_SWIZZLE_128B},
+  {FMHA_KERNELS_TENSOR_MAP, 1, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 2, {128, 64}, CU_TENSOR_MAP_SWIZZLE_128B},
+  {FMHA_KERNELS_MEMREF, 0, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 1, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 2, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 3, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 4, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 5, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 6, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 7, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 8, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 9, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+  {FMHA_KERNELS_MEMREF, 10, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {0}, CU_TENSOR_MAP_SWIZZLE_NONE},
+};
+
+static const fmha_kernels_kernel_table fmha_kernels_kernel_tables[FMHA_KERNELS_NUM_KERNELS] = {
+  {5, fmha_kernels_operands_0, 0, 1},
+  {4, fmha_kernels_operands_1, 1, 1},
+  {11, fmha_kernels_operands_2, 2, 2},
+};
+static const fmha_kernels_variant fmha_kernels_variants[FMHA_KERNELS_NUM_FUNCTIONS][FMHA_KERNELS_NUM_CUBINS] = {
   { /* attention */
     {"attention_sm80", 128, 32768, {1, 1, 1}, {0, 0, 65535}, 0, fmha_kernels_grid_0_0, 5, fmha_kernels_parameters_0_0},
     {"attention_sm90a", 384, 83024, {3, 0, 0}, {2147483647, 0, 0}, 1, fmha_kernels_grid_0_1, 8, fmha_kernels_parameters_0_1},
@@ -207,6 +268,14 @@ static const fmha_kernels_variant fmha_kernels_variants[FMHA_KERNELS_NUM_KERNELS
   { /* resample */
     {"resample_sm80", 256, 0, {1, 1, 0}, {0, 65535, 0}, 0, fmha_kernels_grid_1_0, 4, fmha_kernels_parameters_1_0},
     {"resample_sm90a", 128, 4096, {2, 0, 0}, {0, 0, 0}, 1, fmha_kernels_grid_1_1, 5, fmha_kernels_parameters_1_1},
+  },
+  { /* attention_grad */
+    {"attention_grad_rows", 256, 0, {3, 0, 0}, {2147483647, 0, 0}, 0, fmha_kernels_grid_2_0, 11, fmha_kernels_parameters_2_0},
+    {"attention_grad_rows", 256, 0, {3, 0, 0}, {2147483647, 0, 0}, 0, fmha_kernels_grid_2_0, 11, fmha_kernels_parameters_2_0},
+  },
+  { /* attention_grad */
+    {"attention_grad_keys_sm80", 128, 99328, {1, 1, 1}, {0, 0, 65535}, 0, fmha_kernels_grid_3_0, 11, fmha_kernels_parameters_2_0},
+    {"attention_grad_keys_sm90a", 384, 215088, {1, 1, 1}, {0, 0, 65535}, 0, fmha_kernels_grid_3_1, 13, fmha_kernels_parameters_3_1},
   },
 };
 /* fmha-aot:end tables */
@@ -270,7 +339,7 @@ fmha_kernels_status fmha_kernels_load(fmha_kernels_module *module) {
   CUdevice device;
   CUmodule loaded;
   CUresult result;
-  int major = 0, minor = 0, index, k;
+  int major = 0, minor = 0, index, f;
   if (!module)
     return FMHA_KERNELS_ERROR_INVALID_ARGUMENT;
   memset(module, 0, sizeof *module);
@@ -310,9 +379,9 @@ fmha_kernels_status fmha_kernels_load(fmha_kernels_module *module) {
              fmha_kernels_archs[index]);
     return fmha_kernels_cuda_failed(module, call, result);
   }
-  for (k = 0; k < FMHA_KERNELS_NUM_KERNELS; ++k) {
-    const fmha_kernels_variant *variant = &fmha_kernels_variants[k][index];
-    result = cuModuleGetFunction(&module->functions[k], loaded,
+  for (f = 0; f < FMHA_KERNELS_NUM_FUNCTIONS; ++f) {
+    const fmha_kernels_variant *variant = &fmha_kernels_variants[f][index];
+    result = cuModuleGetFunction(&module->functions[f], loaded,
                                  variant->function);
     if (result != CUDA_SUCCESS) {
       cuModuleUnload(loaded);
@@ -322,7 +391,7 @@ fmha_kernels_status fmha_kernels_load(fmha_kernels_module *module) {
        dynamic size is opted into; the size is fixed per kernel, so once. */
     if (variant->shared_bytes > 0) {
       result = cuFuncSetAttribute(
-          module->functions[k], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+          module->functions[f], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
           (int)variant->shared_bytes);
       if (result != CUDA_SUCCESS) {
         int allowed = 0;
@@ -331,10 +400,10 @@ fmha_kernels_status fmha_kernels_load(fmha_kernels_module *module) {
             device);
         cuModuleUnload(loaded);
         snprintf(module->message, sizeof module->message,
-                 "fmha_kernels: kernel %s needs %u bytes of dynamic shared "
-                 "memory; this device allows %d per block "
+                 "fmha_kernels: kernel function %s needs %u bytes of dynamic "
+                 "shared memory; this device allows %d per block "
                  "(cuFuncSetAttribute: %d)",
-                 fmha_kernels_kernels[k].name, variant->shared_bytes, allowed,
+                 variant->function, variant->shared_bytes, allowed,
                  (int)result);
         return FMHA_KERNELS_ERROR_CUDA;
       }
@@ -553,70 +622,111 @@ static fmha_kernels_status fmha_kernels_encode_map(
   return FMHA_KERNELS_SUCCESS;
 }
 
-/* Launches kernel k of the loaded module on its launch operands, as the
-   loaded cubin's variant says: checks each operand, evaluates the grid (an
-   empty one launches nothing), then makes the parameters in the variant's
-   order (a memref descriptor or a tensor map each) and launches. */
-static fmha_kernels_status fmha_kernels_launch_kernel(
-    fmha_kernels_module *module, int k, const fmha_kernels_tensor *tensors,
-    CUstream stream) {
-  const fmha_kernels_variant *variant =
-      &fmha_kernels_variants[k][module->cubin];
-  const fmha_kernels_operand_list *list = &fmha_kernels_operand_lists[k];
-  const char *kernel = fmha_kernels_kernels[k].name;
-  int64_t strides[FMHA_KERNELS_MAX_OPERANDS][FMHA_KERNELS_MAX_RANK];
-  int64_t grid[3], slots[FMHA_KERNELS_MAX_SLOTS];
-  void *params[FMHA_KERNELS_MAX_SLOTS + FMHA_KERNELS_MAX_MAPS];
+/* One function's launch: its grid, and its parameters (pointers into
+   `slots` and `maps`, which hold the memref descriptors' fields and the
+   tensor maps; NULL-terminated, which the driver does not need but a fake
+   one can read). */
+typedef struct fmha_kernels_launch {
+  int64_t grid[3];
+  int64_t slots[FMHA_KERNELS_MAX_SLOTS];
   FMHA_KERNELS_MAP_ALIGNED CUtensorMap maps[FMHA_KERNELS_MAX_MAPS];
+  void *params[FMHA_KERNELS_MAX_SLOTS + FMHA_KERNELS_MAX_MAPS + 1];
+} fmha_kernels_launch;
+
+/* Makes the parameters of `variant` in its order, a memref descriptor or a
+   tensor map each, from the launch operands and the strides they get. */
+static fmha_kernels_status fmha_kernels_make_parameters(
+    fmha_kernels_module *module, const char *kernel,
+    const fmha_kernels_kernel_table *table,
+    const fmha_kernels_variant *variant, const fmha_kernels_tensor *tensors,
+    int64_t strides[][FMHA_KERNELS_MAX_RANK], fmha_kernels_launch *launch) {
   int i, d, count = 0, slot = 0, map = 0;
   fmha_kernels_status status;
-  CUresult result;
-  for (i = 0; i < list->count; ++i) {
-    status = fmha_kernels_check_operand(
-        module, kernel, &list->operands[i], &tensors[i], strides[i]);
-    if (status != FMHA_KERNELS_SUCCESS)
-      return status;
-  }
-  fmha_kernels_grid(variant, tensors, module->multiprocessors, grid);
-  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
-    return FMHA_KERNELS_SUCCESS;
-  if (grid[0] > 2147483647 || grid[1] > 65535 || grid[2] > 65535) {
-    char what[160];
-    snprintf(what, sizeof what, "the grid (%lld, %lld, %lld) exceeds CUDA's "
-             "limits (2147483647, 65535, 65535)", (long long)grid[0],
-             (long long)grid[1], (long long)grid[2]);
-    return fmha_kernels_invalid(module, kernel, what);
-  }
   for (i = 0; i < variant->num_parameters; ++i) {
     const fmha_kernels_parameter *parameter = &variant->parameters[i];
-    const fmha_kernels_operand *operand = &list->operands[parameter->operand];
+    const fmha_kernels_operand *operand =
+        &table->operands[parameter->operand];
     const fmha_kernels_tensor *tensor = &tensors[parameter->operand];
     const int64_t *passed = strides[parameter->operand];
     if (parameter->kind == FMHA_KERNELS_TENSOR_MAP) {
-      status = fmha_kernels_encode_map(
-          module, kernel, operand, parameter, tensor, passed, &maps[map]);
+      status = fmha_kernels_encode_map(module, kernel, operand, parameter,
+                                       tensor, passed, &launch->maps[map]);
       if (status != FMHA_KERNELS_SUCCESS)
         return status;
-      params[count++] = &maps[map++];
+      launch->params[count++] = &launch->maps[map++];
       continue;
     }
     /* The pointer is the allocated and the aligned one, at offset 0. */
-    slots[slot] = (int64_t)(intptr_t)tensor->data;
-    slots[slot + 1] = slots[slot];
-    slots[slot + 2] = 0;
+    launch->slots[slot] = (int64_t)(intptr_t)tensor->data;
+    launch->slots[slot + 1] = launch->slots[slot];
+    launch->slots[slot + 2] = 0;
     for (d = 0; d < operand->rank; ++d) {
-      slots[slot + 3 + d] = tensor->sizes[d];
-      slots[slot + 3 + operand->rank + d] = passed[d];
+      launch->slots[slot + 3 + d] = tensor->sizes[d];
+      launch->slots[slot + 3 + operand->rank + d] = passed[d];
     }
     for (d = 0; d < 3 + 2 * operand->rank; ++d)
-      params[count++] = &slots[slot++];
+      launch->params[count++] = &launch->slots[slot++];
   }
-  result = cuLaunchKernel(module->functions[k], (unsigned)grid[0],
-                          (unsigned)grid[1], (unsigned)grid[2],
-                          variant->threads, 1, 1, variant->shared_bytes,
-                          stream, params, NULL);
-  if (result != CUDA_SUCCESS)
-    return fmha_kernels_cuda_failed(module, "cuLaunchKernel", result);
+  launch->params[count] = NULL;
+  return FMHA_KERNELS_SUCCESS;
+}
+
+/* Launches kernel k of the loaded module on its launch operands: checks
+   each operand, then evaluates each function's grid (as the loaded cubin's
+   variant says) and makes its parameters, and only then launches the
+   functions in order, skipping those with an empty grid. */
+static fmha_kernels_status fmha_kernels_launch_kernel(
+    fmha_kernels_module *module, int k, const fmha_kernels_tensor *tensors,
+    CUstream stream) {
+  const fmha_kernels_kernel_table *table = &fmha_kernels_kernel_tables[k];
+  const char *kernel = fmha_kernels_kernels[k].name;
+  int64_t strides[FMHA_KERNELS_MAX_OPERANDS][FMHA_KERNELS_MAX_RANK];
+  fmha_kernels_launch launches[FMHA_KERNELS_MAX_LAUNCHES];
+  int i, f;
+  fmha_kernels_status status;
+  CUresult result;
+  for (i = 0; i < table->num_operands; ++i) {
+    status = fmha_kernels_check_operand(
+        module, kernel, &table->operands[i], &tensors[i], strides[i]);
+    if (status != FMHA_KERNELS_SUCCESS)
+      return status;
+  }
+  for (f = 0; f < table->num_functions; ++f) {
+    const fmha_kernels_variant *variant =
+        &fmha_kernels_variants[table->first_function + f][module->cubin];
+    int64_t *grid = launches[f].grid;
+    fmha_kernels_grid(variant, tensors, module->multiprocessors, grid);
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+      continue;
+    if (grid[0] > 2147483647 || grid[1] > 65535 || grid[2] > 65535) {
+      char what[224];
+      snprintf(what, sizeof what, "the grid (%lld, %lld, %lld) of %s "
+               "exceeds CUDA's limits (2147483647, 65535, 65535)",
+               (long long)grid[0], (long long)grid[1], (long long)grid[2],
+               variant->function);
+      return fmha_kernels_invalid(module, kernel, what);
+    }
+    status = fmha_kernels_make_parameters(module, kernel, table, variant,
+                                          tensors, strides, &launches[f]);
+    if (status != FMHA_KERNELS_SUCCESS)
+      return status;
+  }
+  for (f = 0; f < table->num_functions; ++f) {
+    const fmha_kernels_variant *variant =
+        &fmha_kernels_variants[table->first_function + f][module->cubin];
+    const int64_t *grid = launches[f].grid;
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+      continue;
+    result = cuLaunchKernel(
+        module->functions[table->first_function + f], (unsigned)grid[0],
+        (unsigned)grid[1], (unsigned)grid[2], variant->threads, 1, 1,
+        variant->shared_bytes, stream, launches[f].params, NULL);
+    if (result != CUDA_SUCCESS) {
+      char call[160];
+      snprintf(call, sizeof call, "cuLaunchKernel(%s)", variant->function);
+      return fmha_kernels_cuda_failed(module, call, result);
+    }
+  }
   return FMHA_KERNELS_SUCCESS;
 }
 
@@ -635,6 +745,28 @@ static void fmha_kernels_set_tensor(
   tensor->strides = strides;
 }
 
+#if FMHA_KERNELS_ATTENTION_KERNELS || FMHA_KERNELS_ATTENTION_GRAD_KERNELS
+/* The sizes of an attention problem, forward or backward. */
+static fmha_kernels_status fmha_kernels_check_attention_sizes(
+    fmha_kernels_module *module, const char *kernel, int64_t batch,
+    int64_t q_heads, int64_t kv_heads, int64_t q_seq, int64_t k_seq) {
+  if (batch < 0 || q_heads < 0 || kv_heads < 0 || q_seq < 0 || k_seq < 0)
+    return fmha_kernels_invalid(
+        module, kernel,
+        "batch, q_heads, kv_heads, q_seq and k_seq must be >= 0");
+  if (q_heads > 0 && (kv_heads < 1 || q_heads % kv_heads != 0)) {
+    char what[128];
+    snprintf(what, sizeof what, "q_heads (%lld) must be a multiple of "
+             "kv_heads (%lld)", (long long)q_heads, (long long)kv_heads);
+    return fmha_kernels_invalid(module, kernel, what);
+  }
+  if (batch > 0 && q_heads > 0 && q_seq > 0 && k_seq < 1)
+    return fmha_kernels_invalid(
+        module, kernel, "k_seq must be >= 1 when there are queries");
+  return FMHA_KERNELS_SUCCESS;
+}
+#endif
+
 #if FMHA_KERNELS_ATTENTION_KERNELS
 /* fmha.attention kernel k: the launch operands q, k, v, o[, lse]. */
 static fmha_kernels_status fmha_kernels_launch_attention_kernel(
@@ -646,20 +778,10 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
   fmha_kernels_status status = fmha_kernels_check_loaded(module, kernel, a);
   if (status != FMHA_KERNELS_SUCCESS)
     return status;
-  if (a->batch < 0 || a->q_heads < 0 || a->kv_heads < 0 || a->q_seq < 0 ||
-      a->k_seq < 0)
-    return fmha_kernels_invalid(
-        module, kernel,
-        "batch, q_heads, kv_heads, q_seq and k_seq must be >= 0");
-  if (a->q_heads > 0 && (a->kv_heads < 1 || a->q_heads % a->kv_heads != 0)) {
-    char what[128];
-    snprintf(what, sizeof what, "q_heads (%lld) must be a multiple of "
-             "kv_heads (%lld)", (long long)a->q_heads, (long long)a->kv_heads);
-    return fmha_kernels_invalid(module, kernel, what);
-  }
-  if (a->batch > 0 && a->q_heads > 0 && a->q_seq > 0 && a->k_seq < 1)
-    return fmha_kernels_invalid(
-        module, kernel, "k_seq must be >= 1 when there are queries");
+  status = fmha_kernels_check_attention_sizes(
+      module, kernel, a->batch, a->q_heads, a->kv_heads, a->q_seq, a->k_seq);
+  if (status != FMHA_KERNELS_SUCCESS)
+    return status;
   if (info->lse && !a->lse)
     return fmha_kernels_invalid(
         module, kernel,
@@ -685,6 +807,87 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
     fmha_kernels_set_tensor(
         &tensors[4], a->lse, a->batch, a->q_heads, a->q_seq, 0,
         a->lse_strides);
+  return fmha_kernels_launch_kernel(module, k, tensors, stream);
+}
+#endif
+
+#if FMHA_KERNELS_ATTENTION_GRAD_KERNELS
+/* fmha.attention_grad kernel k: the launch operands q, k, v, o, dout, lse,
+   dq, dk, dv, delta[, dq_accum]. */
+static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
+    fmha_kernels_module *module, int k,
+    const fmha_kernels_attention_grad_args *a, CUstream stream) {
+  const fmha_kernels_kernel_info *info = &fmha_kernels_kernels[k];
+  const char *kernel = info->name;
+  const int64_t d = info->head_dim;
+  fmha_kernels_tensor tensors[FMHA_KERNELS_MAX_OPERANDS];
+  int i;
+  fmha_kernels_status status = fmha_kernels_check_loaded(module, kernel, a);
+  if (status != FMHA_KERNELS_SUCCESS)
+    return status;
+  status = fmha_kernels_check_attention_sizes(
+      module, kernel, a->batch, a->q_heads, a->kv_heads, a->q_seq, a->k_seq);
+  if (status != FMHA_KERNELS_SUCCESS)
+    return status;
+  /* As the JIT's backward: the dk/dv kernels run over the keys whatever
+     the queries, and a TMA map cannot describe an empty q. */
+  if (a->batch > 0 && (a->q_heads < 1 || a->q_seq < 1 || a->k_seq < 1)) {
+    char what[160];
+    snprintf(what, sizeof what, "q_heads (%lld), q_seq (%lld) and k_seq "
+             "(%lld) must be >= 1 (a batch of 0 launches nothing)",
+             (long long)a->q_heads, (long long)a->q_seq, (long long)a->k_seq);
+    return fmha_kernels_invalid(module, kernel, what);
+  }
+  if (info->dq_accum && !a->dq_accum)
+    return fmha_kernels_invalid(
+        module, kernel,
+        "dq_accum is NULL: the kernel was generated with dq_accum (f32 "
+        "[B, Hq, Sq, D] scratch)");
+  if (!info->dq_accum && a->dq_accum)
+    return fmha_kernels_invalid(
+        module, kernel,
+        "dq_accum must be NULL: the kernel was generated without it "
+        "(regenerate with --deterministic=false)");
+  fmha_kernels_set_tensor(&tensors[0], a->q, a->batch, a->q_heads, a->q_seq,
+                          d, a->q_strides);
+  fmha_kernels_set_tensor(&tensors[1], a->k, a->batch, a->kv_heads, a->k_seq,
+                          d, a->k_strides);
+  fmha_kernels_set_tensor(&tensors[2], a->v, a->batch, a->kv_heads, a->k_seq,
+                          d, a->v_strides);
+  fmha_kernels_set_tensor(&tensors[3], a->o, a->batch, a->q_heads, a->q_seq,
+                          d, a->o_strides);
+  fmha_kernels_set_tensor(&tensors[4], a->dout, a->batch, a->q_heads,
+                          a->q_seq, d, a->dout_strides);
+  fmha_kernels_set_tensor(&tensors[5], a->lse, a->batch, a->q_heads, a->q_seq,
+                          0, a->lse_strides);
+  fmha_kernels_set_tensor(&tensors[6], a->dq, a->batch, a->q_heads, a->q_seq,
+                          d, a->dq_strides);
+  fmha_kernels_set_tensor(&tensors[7], a->dk, a->batch, a->kv_heads,
+                          a->k_seq, d, a->dk_strides);
+  fmha_kernels_set_tensor(&tensors[8], a->dv, a->batch, a->kv_heads,
+                          a->k_seq, d, a->dv_strides);
+  fmha_kernels_set_tensor(&tensors[9], a->delta, a->batch, a->q_heads,
+                          a->q_seq, 0, a->delta_strides);
+  if (info->dq_accum) {
+    fmha_kernels_set_tensor(&tensors[10], a->dq_accum, a->batch, a->q_heads,
+                            a->q_seq, d, a->dq_accum_strides);
+    /* The dq_accum kernels read lse and delta at 32-bit element offsets,
+       as the JIT's launch checks (TypedLaunch.cpp). */
+    for (i = 5; i <= 9; i += 4) {
+      const int64_t *strides = tensors[i].strides;
+      int64_t last = 0;
+      if (a->batch > 0 && a->q_heads > 0 && a->q_seq > 0)
+        last = (a->batch - 1) * strides[0] + (a->q_heads - 1) * strides[1] +
+               (a->q_seq - 1) * strides[2];
+      if (last > 2147483647) {
+        char what[192];
+        snprintf(what, sizeof what, "%s's last element is %lld elements from "
+                 "its start, expected at most 2^31 - 1 for a kernel with "
+                 "dq_accum", i == 5 ? "lse" : "delta", (long long)last);
+        return fmha_kernels_invalid(module, kernel, what);
+      }
+    }
+  }
   return fmha_kernels_launch_kernel(module, k, tensors, stream);
 }
 #endif
@@ -768,16 +971,25 @@ fmha_kernels_status fmha_kernels_launch_resample(fmha_kernels_module *module,
   return fmha_kernels_launch_resample_kernel(module, 1, args, stream);
 }
 
+fmha_kernels_status fmha_kernels_launch_attention_grad(fmha_kernels_module *module,
+    const fmha_kernels_attention_grad_args *args, CUstream stream) {
+  return fmha_kernels_launch_attention_grad_kernel(module, 2, args, stream);
+}
+
 static const int fmha_kernels_features_1[] = {8};
 
 const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS] = {
   {"attention", "attention", "bf16",
-   64, 1, 1, 0, {0, 0}, 1.250000000e-01f,
+   64, 1, 1, 0, 0, {0, 0}, 1.250000000e-01f,
    NULL, 0, NULL, 0,
-   fmha_kernels_launch_attention, NULL},
+   fmha_kernels_launch_attention, NULL, NULL},
   {"resample", "resample", "f32",
-   0, 0, 0, 0, {0, 0}, 0.000000000e+00f,
+   0, 0, 0, 0, 0, {0, 0}, 0.000000000e+00f,
    "linear", 1, fmha_kernels_features_1, 0,
-   NULL, fmha_kernels_launch_resample},
+   NULL, NULL, fmha_kernels_launch_resample},
+  {"attention_grad", "attention_grad", "bf16",
+   64, 1, 0, 1, 0, {0, 0}, 1.250000000e-01f,
+   NULL, 0, NULL, 0,
+   NULL, fmha_kernels_launch_attention_grad, NULL},
 };
 /* fmha-aot:end kernels */

@@ -39,7 +39,8 @@ typedef enum fmha_kernels_status {
 enum {
 /* fmha-aot:begin counts */
   FMHA_KERNELS_NUM_CUBINS = 2,
-  FMHA_KERNELS_NUM_KERNELS = 2,
+  FMHA_KERNELS_NUM_KERNELS = 3,
+  FMHA_KERNELS_NUM_FUNCTIONS = 4,
 /* fmha-aot:end counts */
   FMHA_KERNELS_MESSAGE_SIZE = 512
 };
@@ -51,8 +52,10 @@ enum {
 typedef struct fmha_kernels_module {
   CUmodule module; /* NULL until loaded */
   int cubin;       /* index in fmha_kernels_archs of the cubin */
-  /* in the order of fmha_kernels_kernels */
-  CUfunction functions[FMHA_KERNELS_NUM_KERNELS];
+  /* the kernels' functions in the order of fmha_kernels_kernels, each
+     kernel's in the order it launches them (an attention_grad kernel has
+     several) */
+  CUfunction functions[FMHA_KERNELS_NUM_FUNCTIONS];
   int multiprocessors; /* the device's SMs */
   /* why the last call failed */
   char message[FMHA_KERNELS_MESSAGE_SIZE];
@@ -96,6 +99,26 @@ typedef struct fmha_kernels_attention_args {
   int64_t lse_strides[3];
 } fmha_kernels_attention_args;
 
+/** The operands of an fmha.attention_grad kernel, the backward of
+ *  fmha.attention: Q, K, V, O and LSE as the forward had them, dOut (the
+ *  gradient of O) [B, Hq, Sq, D]; written: dQ [B, Hq, Sq, D], dK and dV
+ *  [B, Hkv, Sk, D] (summed over the query heads of a KV head), delta
+ *  [B, Hq, Sq] f32 (scratch: rowsum(dout * o) afterwards); dq_accum
+ *  [B, Hq, Sq, D] f32, scratch that needs no zeroing, dense rows (strides
+ *  [?, ?, D, 1]), only for kernels generated with dq_accum (else NULL).
+ *  Strides are in elements, ordered like the sizes, as for attention. */
+typedef struct fmha_kernels_attention_grad_args {
+  const void *q, *k, *v, *o, *dout;
+  const float *lse;
+  void *dq, *dk, *dv;
+  float *delta, *dq_accum;
+  int64_t batch, q_heads, kv_heads, q_seq, k_seq;
+  int64_t q_strides[4], k_strides[4], v_strides[4], o_strides[4];
+  int64_t dout_strides[4], lse_strides[3];
+  int64_t dq_strides[4], dk_strides[4], dv_strides[4], delta_strides[3];
+  int64_t dq_accum_strides[4];
+} fmha_kernels_attention_grad_args;
+
 /** One source stream of an fmha.resample kernel: times [B, S] (f32,
  *  non-decreasing per row), values [B, S, D], lengths [B] (valid samples
  *  per row; only for kernels generated with lengths, else NULL). Strides
@@ -124,10 +147,10 @@ typedef struct fmha_kernels_resample_args {
 /** What each kernel computes, to pick one at run time. */
 typedef struct fmha_kernels_kernel_info {
   const char *name;  /* the launcher is fmha_kernels_launch_<name> */
-  const char *op;    /* "attention" or "resample" */
+  const char *op;    /* "attention", "attention_grad" or "resample" */
   const char *dtype; /* "f16", "bf16" or "f32" */
-  /* fmha.attention */
-  int head_dim, causal, lse, has_window;
+  /* fmha.attention and fmha.attention_grad (which takes lse: lse is 0) */
+  int head_dim, causal, lse, dq_accum, has_window;
   int64_t window[2]; /* keys visible left and right of the diagonal */
   float scale;
   /* fmha.resample */
@@ -135,10 +158,13 @@ typedef struct fmha_kernels_kernel_info {
   int num_streams;
   const int *features; /* D of each stream */
   int lengths;
-  /* the launcher of the kernel's op; the other one is NULL */
+  /* the launcher of the kernel's op; the others are NULL */
   fmha_kernels_status (*launch_attention)(
       fmha_kernels_module *module, const fmha_kernels_attention_args *args,
       CUstream stream);
+  fmha_kernels_status (*launch_attention_grad)(
+      fmha_kernels_module *module,
+      const fmha_kernels_attention_grad_args *args, CUstream stream);
   fmha_kernels_status (*launch_resample)(
       fmha_kernels_module *module, const fmha_kernels_resample_args *args,
       CUstream stream);
@@ -148,12 +174,14 @@ typedef struct fmha_kernels_kernel_info {
  *  functions. */
 extern const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS];
 
-/* Each launcher below launches its kernel on `stream`: the grid, block,
+/* Each launcher below launches its kernel's functions on `stream`, one
+ * after the other (each sees what the previous wrote): the grid, block,
  * dynamic shared memory and kernel parameters are those of the launch
- * contract that the compiler recorded for the loaded cubin's kernel,
- * evaluated on the sizes; an empty problem launches nothing. It checks
- * every size, stride and pointer against what the kernel was generated
- * for first, and fails with FMHA_KERNELS_ERROR_INVALID_ARGUMENT (the
+ * contract that the compiler recorded for the loaded cubin's function,
+ * evaluated on the sizes; a function with an empty grid is not launched.
+ * It checks every size, stride and pointer against what the kernel was
+ * generated for, and makes every function's parameters, before it
+ * launches any, and fails with FMHA_KERNELS_ERROR_INVALID_ARGUMENT (the
  * message names the operand, the value and what was expected);
  * FMHA_KERNELS_ERROR_CUDA when encoding a tensor map or cuLaunchKernel
  * fails. Errors inside the kernel surface at the next synchronization, as
@@ -180,6 +208,19 @@ fmha_kernels_status fmha_kernels_launch_attention(fmha_kernels_module *module,
  */
 fmha_kernels_status fmha_kernels_launch_resample(fmha_kernels_module *module,
     const fmha_kernels_resample_args *args, CUstream stream);
+
+/* attention_grad: a placeholder fmha.attention_grad bf16 kernel, head dim
+ * 64, causal, dq_accum. Operands:
+ *   q, k, v, o, dout [?, ?, ?, 64] strides [any, any, any, 1], 16-byte aligned
+ *   lse [?, ?, ?] any strides, 4-byte aligned
+ *   dq, dk, dv [?, ?, ?, 64] strides [any, any, any, 1], 16-byte aligned
+ *   delta [?, ?, ?] any strides, 4-byte aligned
+ *   dq_accum [?, ?, ?, 64] strides [any, any, 64, 1], 16-byte aligned
+ * Two functions on each cubin, in order.
+ */
+fmha_kernels_status fmha_kernels_launch_attention_grad(
+    fmha_kernels_module *module, const fmha_kernels_attention_grad_args *args,
+    CUstream stream);
 /* fmha-aot:end launchers */
 
 #ifdef __cplusplus

@@ -319,6 +319,16 @@ LogicalResult AttentionGradOp::verify() {
       if (failed(checkSameSize(op, std::string("dq_accum") + kNames[i],
                                dim(accumulator, i), "q's", dim(getQ(), i))))
         return failure();
+    // The kernels add a block of rows as one contiguous range.
+    auto accumulatorType = cast<MemRefType>(accumulator.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(accumulatorType.getStridesAndOffset(strides, offset)) ||
+        strides[2] != headDim || strides[3] != 1)
+      return emitOpError("dq_accum must be dense along its rows (strides "
+                         "[?, ?, ")
+             << headDim << ", 1]: a block's rows are one range), got "
+             << accumulatorType;
   }
   if (failed(checkHeadsAndLengths(op, getQ(), getK())))
     return failure();
