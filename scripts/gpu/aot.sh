@@ -10,7 +10,11 @@
 #      against kernels-ref: causal or not, GQA/MQA, odd lengths, BSHD, LSE,
 #      a window, head dims 64 to 256, resample; compute-sanitizer on one
 #      attention;
-#   3. prints a short table last.
+#   3. builds the generated backwards (.gpu/aot/grad-sm_90a and grad-sm_90,
+#      lowered for chip sm_80) with scripts/gpu/aot_grad_shim.c into shared
+#      objects and checks them against torch's fp32 autograd
+#      (scripts/gpu/aot_backward.py), then memcheck on a small case;
+#   4. prints a short table last.
 # Full logs go to $OUT (or /tmp/flashcore-aot): NNN.log per check, build
 # logs, checks.log with all of them. Exit status 0 when every row passed.
 set -uo pipefail
@@ -24,7 +28,7 @@ row() { rows+=("$(printf '%-62s %s' "$1" "$2")"); }
 finish() {
   cat "$out"/[0-9][0-9][0-9].log > "$out/checks.log" 2> /dev/null
   echo "== device: $(cat "$out/device.txt" 2> /dev/null)"
-  grep -h -E "^(device:|loaded:|aot:|checked|attention B=|time:)" "$out"/[0-9][0-9][0-9].log 2> /dev/null |
+  grep -h -E "^(device:|loaded:|aot:|checked|attention B=|time:|[0-9]+/[0-9]+ passed)" "$out"/[0-9][0-9][0-9].log 2> /dev/null |
     sort -u | sed 's/^/== /'
   echo
   printf '%s\n' "${rows[@]}"
@@ -98,4 +102,22 @@ else
   row "compute-sanitizer" "FAIL (not installed)"
 fi
 check "aot attention bf16 d128 causal lse 1x16x4096, timed"     0 $a --head-dim=128 --causal --lse --heads=16 --seq-q=4096 --time --no-check
+
+# 3. The backwards: C, libcuda and torch (the oracle) only.
+grads=()
+for arch in sm_90a sm_90; do
+  lib=$bin/fmha_aot_grad_$arch.so
+  check "build the attention_grad launchers for $arch (cc -shared)" 0 \
+    cc -std=c99 -O2 -Wall -Wextra -shared -fPIC -isystem "$cuda/include" \
+       -I "$src/grad-$arch" "$src/grad-$arch/fmha_aot_grad.c" \
+       "$root/scripts/gpu/aot_grad_shim.c" -L "$cuda/lib64/stubs" -lcuda -o "$lib"
+  grads+=("$lib")
+done
+check "aot attention_grad vs torch fp32 autograd (sm_90a and sm_80 kernels)" 0 \
+  timeout 600 python3 "$root/scripts/gpu/aot_backward.py" "${grads[@]}"
+if command -v compute-sanitizer > /dev/null; then
+  check "compute-sanitizer memcheck: aot attention_grad, small"   0 \
+    env AOT_BACKWARD_SMALL=1 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
+    python3 "$root/scripts/gpu/aot_backward.py" "${grads[@]}"
+fi
 finish

@@ -9,6 +9,10 @@
 #                                  sm_90 and sm_90a cubins, the last of
 #                                  which a Hopper GPU loads (the consumer
 #                                  checks the sm_90 cubin there)
+#   grad-sm_90a/fmha_aot_grad.{h,c} harness/aot-grad-kernels.mlir, the
+#   grad-sm_90/fmha_aot_grad.{h,c}  backwards scripts/gpu/aot_backward.py
+#                                  checks: for sm_90a, and for sm_90
+#                                  (lowered for chip sm_80)
 # The cubins are embedded in the .c files, so their files stay here.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,7 +25,12 @@ trap 'rm -rf "$work"' EXIT
 "$aot" $(cat "$root/examples/aot-consumer/fmha-aot.args") -o "$work/consumer"
 "$aot" "$root/harness/aot-kernels.mlir" --archs=sm_80,sm_90,sm_90a --name=fmha_aot \
   -o "$work/harness"
+for arch in sm_90a sm_90; do
+  "$aot" "$root/harness/aot-grad-kernels.mlir" --archs=$arch --name=fmha_aot_grad \
+    -o "$work/grad-$arch"
+done
 rm -f "$work"/*/*.cubin
 rm -rf "$root/.gpu/aot" && mkdir -p "$root/.gpu/aot"
-tar -C "$work" -cf - consumer harness | xz -T2 -9 > "$root/.gpu/aot/sources.tar.xz"
+tar -C "$work" -cf - consumer harness grad-sm_90a grad-sm_90 |
+  xz -T2 -9 > "$root/.gpu/aot/sources.tar.xz"
 ls -la "$root/.gpu/aot"

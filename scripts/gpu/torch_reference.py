@@ -1,0 +1,60 @@
+"""The torch oracle of the GPU checks (python_check.py, aot_backward.py):
+attention by its definition in fmha.attention's terms (FmhaOps.td), and
+FlashAttention's criterion for gradients."""
+
+import math
+
+import torch
+
+
+def reference(q, k, v, causal, window, scale, dtype):
+    """Attention on [B, S, H, D] tensors computed in dtype (float32: the
+    oracle; the inputs' dtype: torch's own rounding, the error bound's
+    yardstick), with the op's masks (FmhaOps.td). Returns o and lse."""
+    b, sq, hq, d = q.shape
+    sk, hkv = k.shape[1], k.shape[2]
+    qh = q.transpose(1, 2).to(dtype)
+    kh = k.transpose(1, 2).repeat_interleave(hq // hkv, dim=1).to(dtype)
+    vh = v.transpose(1, 2).repeat_interleave(hq // hkv, dim=1).to(dtype)
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    s = (qh @ kh.transpose(-1, -2)).float() * scale
+    i = torch.arange(sq, device=q.device)[:, None] + (sk - sq)
+    j = torch.arange(sk, device=q.device)[None, :]
+    visible = torch.ones(sq, sk, dtype=torch.bool, device=q.device)
+    if causal:
+        visible &= j <= i
+    if window is not None:
+        visible &= (j >= i - window[0]) & (j <= i + window[1])
+    s = s.masked_fill(~visible, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None]).nan_to_num(0.0)
+    o = (p.to(dtype) @ vh).float()
+    lse = torch.where(visible.any(-1), lse, torch.full_like(lse, math.inf))
+    return o.transpose(1, 2), lse
+
+
+def reference_gradients(q, k, v, dout, causal, window, scale, dtype):
+    """dq, dk, dv of reference() computed in dtype, by torch's autograd."""
+    leaves = [t.detach().to(dtype).requires_grad_() for t in (q, k, v)]
+    o, _ = reference(*leaves, causal, window, scale, dtype)
+    return torch.autograd.grad(o, leaves, dout.to(o.dtype))
+
+
+def check_gradients(got, q, k, v, dout, causal, window, scale):
+    """FlashAttention's criterion: each of dq, dk, dv within twice the error
+    of the same math in the inputs' dtype against the float32 oracle (plus
+    1e-3 of its largest value and 1e-4, for gradients that are zero in
+    exact arithmetic). Returns the errors and bounds as text; raises
+    AssertionError naming the first gradient past its bound."""
+    exact = reference_gradients(q, k, v, dout, causal, window, scale,
+                                torch.float32)
+    low = reference_gradients(q, k, v, dout, causal, window, scale, q.dtype)
+    details = []
+    for name, g, e, l in zip("qkv", got, exact, low):
+        error = (g.float() - e).abs().max().item()
+        bound = 2 * (l.float() - e).abs().max().item() + \
+            1e-3 * e.abs().max().item() + 1e-4
+        assert error <= bound, \
+            f"max |d{name} - ref| {error:.2e} > bound {bound:.2e}"
+        details.append(f"d{name} {error:.1e}/{bound:.1e}")
+    return ", ".join(details)
