@@ -201,13 +201,43 @@ private:
                     Value query);
   SmallVector<Value> buildConsumer(Value batch, Value iteration,
                                    Value consumed);
-  /// One query block: returns dK and dV.
-  std::pair<Value, Value> buildBlock(Value batch, Value step, Value consumed,
-                                     Value gradKey, Value gradValue);
-  /// Stores the block's LSE log2e and delta to shared memory; returns
-  /// where (i32).
-  Value storeRowTerms(Value batch, Value head, Value firstQuery,
-                      Value consumed);
+  /// S^T = K Q^T and dP^T = V dO^T of the block in the buffers of
+  /// \p consumed (two WGMMA groups), once its tiles have landed.
+  std::pair<Value, Value> issueScores(Value consumed);
+  /// A query block's work up to its dQ: from its S^T and dP^T (in flight)
+  /// and its row terms (in shared memory), adds to dK and dV and computes
+  /// dQ = dS K; every WGMMA completed. Returns dK, dV and dQ.
+  std::tuple<Value, Value, Value> buildBlock(Value step, Value consumed,
+                                             Value gradKey, Value gradValue,
+                                             Value scores, Value gradProbs);
+  /// Hands a block's dQ to the reduce-add: stages it, then (where
+  /// \p hasNext) issues the next block's S^T and dP^T and stores its row
+  /// terms \p nextTerms, so that those GEMMs run under the hand-off, then
+  /// meets the other consumer and issues the reduce-add. Returns the next
+  /// block's S^T and dP^T (in flight) where \p hasNext.
+  std::pair<Value, Value> handOffQueryGrad(Value batch, Value step,
+                                           Value consumed, Value queryGrad,
+                                           bool hasNext,
+                                           std::pair<Value, Value> nextTerms);
+  /// Block \p step's LSE log2e and delta, loaded by the first consumer's
+  /// first 64 threads, one query each; 0 in the other threads.
+  std::pair<Value, Value> loadRowTerms(Value batch, Value step);
+  /// Stores what loadRowTerms loaded into the buffer of \p consumed's
+  /// parity.
+  void storeRowTerms(std::pair<Value, Value> terms, Value consumed);
+  /// Whether this consumer thread loads and stores a query's row terms.
+  Value isTermLoader() {
+    return b.slt(getConsumerThread(), b.i32(kBlockQueries));
+  }
+  /// The shared address (i32) of the row terms of \p consumed's parity.
+  Value getRowTerms(Value consumed) {
+    return address(layout.terms, b.urem(consumed, b.i32(2)),
+                   GradSharedLayout::kTermsBytes);
+  }
+  /// The consumer thread's index among the consumers (i32).
+  Value getConsumerThread() {
+    return b.word(b.sub(threadId, b.index(kWarpgroupThreads)));
+  }
   /// P^T and dS^T of the block from its S^T and dP^T WGMMAs (waited for
   /// here), as packed A registers of the dV and dK WGMMAs.
   std::pair<SmallVector<Value>, SmallVector<Value>>
@@ -360,42 +390,82 @@ Value GradDkvKernel::loadRowTerm(AttentionGradOperand operand, Value batch,
   return LLVM::LoadOp::create(b, b.getF32Type(), pointer, /*alignment=*/4);
 }
 
+// The loop is rotated so that no WGMMA is in flight across its back edge
+// (ptxas serializes WGMMAs whose results a loop-carried value may read,
+// C7514): iteration j hands off block j's dQ and, under that, runs block
+// j + 1 up to its dQ.
 SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
                                                 Value consumed) {
   pipeline.wait(barrier(kTilesFull), b.urem(iteration, b.i32(2)));
-  Type accType = getAccumulatorType(b, shape.headDim);
-  Value zero = LLVM::ZeroOp::create(b, accType);
-  auto loop = scf::ForOp::create(b, b.i32(0), steps, b.i32(1),
-                                 ValueRange{zero, zero, consumed});
+  Value zero = LLVM::ZeroOp::create(b, getAccumulatorType(b, shape.headDim));
+  Value queryGradZero = LLVM::ZeroOp::create(
+      b, getAccumulatorType(b, shape.headDim / kConsumers));
+  // Block 0, up to its dQ.
+  auto first = scf::IfOp::create(
+      b, TypeRange{zero.getType(), zero.getType(), queryGradZero.getType()},
+      b.slt(b.i32(0), steps), /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    auto [scores, gradProbs] = issueScores(consumed);
+    storeRowTerms(loadRowTerms(batch, b.i32(0)), consumed);
+    syncConsumers(kTermsStored);
+    auto [gradKey, gradValue, queryGrad] =
+        buildBlock(b.i32(0), consumed, zero, zero, scores, gradProbs);
+    scf::YieldOp::create(b, ValueRange{gradKey, gradValue, queryGrad});
+    b.setInsertionPointToStart(first.elseBlock());
+    scf::YieldOp::create(b, ValueRange{zero, zero, queryGradZero});
+  }
+  auto loop = scf::ForOp::create(
+      b, b.i32(0), steps, b.i32(1),
+      ValueRange{first.getResult(0), first.getResult(1), first.getResult(2),
+                 consumed});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     ValueRange carried = loop.getRegionIterArgs();
-    auto [gradKey, gradValue] = buildBlock(batch, loop.getInductionVar(),
-                                           carried[2], carried[0], carried[1]);
-    scf::YieldOp::create(
-        b, ValueRange{gradKey, gradValue, b.add(carried[2], b.i32(1))});
+    Value step = loop.getInductionVar(), current = carried[3];
+    Value next = b.add(step, b.i32(1));
+    Value nextConsumed = b.add(current, b.i32(1));
+    auto branch =
+        scf::IfOp::create(b, TypeRange{carried[0].getType(),
+                                       carried[1].getType(),
+                                       carried[2].getType()},
+                          b.slt(next, steps), /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      std::pair<Value, Value> nextTerms = loadRowTerms(batch, next);
+      auto [scores, gradProbs] = handOffQueryGrad(
+          batch, step, current, carried[2], /*hasNext=*/true, nextTerms);
+      auto [gradKey, gradValue, queryGrad] = buildBlock(
+          next, nextConsumed, carried[0], carried[1], scores, gradProbs);
+      scf::YieldOp::create(b, ValueRange{gradKey, gradValue, queryGrad});
+      b.setInsertionPointToStart(branch.elseBlock());
+      handOffQueryGrad(batch, step, current, carried[2], /*hasNext=*/false,
+                       {});
+      scf::YieldOp::create(b, carried.take_front(3));
+    }
+    scf::YieldOp::create(b, ValueRange{branch.getResult(0),
+                                       branch.getResult(1),
+                                       branch.getResult(2), nextConsumed});
   }
-  // Every WGMMA that read K and V has completed (each block ends waiting
-  // for its dQ).
+  // Every WGMMA that read K and V has completed (each block waits for its
+  // dQ).
   release(barrier(kTilesEmpty));
   FragmentLanes lanes = FragmentLanes::derive(b, threadId);
   storeRows(lanes, loop.getResult(0), shape.scale, arg(kGradDk), batch);
   storeRows(lanes, loop.getResult(1), 1.0f, arg(kGradDv), batch);
-  return {loop.getResult(2)};
+  return {loop.getResult(3)};
 }
 
-std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
-                                                  Value consumed, Value gradKey,
-                                                  Value gradValue) {
+std::pair<Value, Value> GradDkvKernel::issueScores(Value consumed) {
   FragmentLanes lanes = FragmentLanes::derive(b, threadId);
-  auto [head, firstQuery] = locate(step);
   auto [stage, phase] = pipeline.getStageAndPhase(consumed);
   Value queries = address(layout.queries, stage, layout.blockBytes);
   Value gradOut = address(layout.gradOut, stage, layout.blockBytes);
   Value keyRows = b.mul(b.word(lanes.consumerRow), b.i32(kSwizzleBytes));
   pipeline.wait(barrier(kBlockFull, stage), phase);
-
   gemm.fence();
   Value scores =
       gemm.multiplyKMajor(b.add(address(layout.keys), keyRows), kBlockKeys,
@@ -405,12 +475,20 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
       gemm.multiplyKMajor(b.add(address(layout.values), keyRows), kBlockKeys,
                           gradOut, kBlockQueries, kBlockQueries);
   gemm.commitGroup();
+  return {scores, gradProbs};
+}
 
-  Value firstQueryIndex = b.toIndex(firstQuery);
-  Value terms = storeRowTerms(batch, head, firstQuery, consumed);
-  syncConsumers(kTermsStored);
+std::tuple<Value, Value, Value>
+GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
+                          Value gradValue, Value scores, Value gradProbs) {
+  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  auto [head, firstQuery] = locate(step);
+  auto [stage, phase] = pipeline.getStageAndPhase(consumed);
+  Value queries = address(layout.queries, stage, layout.blockBytes);
+  Value gradOut = address(layout.gradOut, stage, layout.blockBytes);
   auto [packedProbs, packedGradScores] =
-      computeGradScores(lanes, scores, gradProbs, terms, firstQueryIndex);
+      computeGradScores(lanes, scores, gradProbs, getRowTerms(consumed),
+                        b.toIndex(firstQuery));
 
   gemm.fence();
   gradValue = gemm.accumulateRegisterA(packedProbs, gradOut, kBlockQueries,
@@ -423,8 +501,8 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
   // block's (each waited for its dQ before the last staged barrier).
   storeGradScores(lanes, packedGradScores);
   fenceAsyncShared();
-  // The staging buffer this block takes was read by the reduce-add of two
-  // blocks ago.
+  // The staging buffer this block's dQ takes was read by the reduce-add
+  // of two blocks ago.
   onThread(isReducer(), [&] {
     NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(1),
                                          b.getUnitAttr());
@@ -436,41 +514,72 @@ std::pair<Value, Value> GradDkvKernel::buildBlock(Value batch, Value step,
   gemm.waitGroup(0);
   // Q and dO were read by dK's and dV's WGMMAs.
   release(barrier(kBlockEmpty, stage));
+  return {gradKey, gradValue, queryGrad};
+}
 
+std::pair<Value, Value>
+GradDkvKernel::handOffQueryGrad(Value batch, Value step, Value consumed,
+                                Value queryGrad, bool hasNext,
+                                std::pair<Value, Value> nextTerms) {
+  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  auto [head, firstQuery] = locate(step);
   Value staging =
       address(layout.staging, b.urem(consumed, b.i32(2)), layout.stagingBytes);
   stageQueryGrad(lanes, queryGrad, staging);
+  // The next block's terms go to the other buffer, last read by the
+  // previous block before its dS^T barrier.
+  std::pair<Value, Value> next;
+  if (hasNext) {
+    Value nextConsumed = b.add(consumed, b.i32(1));
+    next = issueScores(nextConsumed);
+    storeRowTerms(nextTerms, nextConsumed);
+  }
   fenceAsyncShared();
   syncConsumers(kQueryGradStaged);
   onThread(isReducer(),
            [&] { reduceQueryGrad(batch, head, firstQuery, staging); });
-  return {gradKey, gradValue};
+  return next;
 }
 
-// The block's LSE log2e and delta, loaded under the GEMMs by the first
-// consumer's first 64 threads, one query each (clamped: a query past Sq is
-// masked), into the buffer of this block's parity (the last reads of that
-// buffer were two blocks ago, before that block's dS^T barrier), then read
-// where each is used: held in registers they would take 32 of them across
-// the GEMMs.
-Value GradDkvKernel::storeRowTerms(Value batch, Value head, Value firstQuery,
-                                   Value consumed) {
-  Value consumerThread = b.word(b.sub(threadId, b.index(kWarpgroupThreads)));
-  Value terms = address(layout.terms, b.urem(consumed, b.i32(2)),
-                        GradSharedLayout::kTermsBytes);
-  onThread(b.slt(consumerThread, b.i32(kBlockQueries)), [&] {
+// The LSE log2e and delta of a block, one query per thread of the first
+// consumer's first 64 (clamped: a query past Sq is masked), into shared
+// memory, where each consumer thread reads those of its columns: held in
+// registers they would take 32 of them across the GEMMs. Loaded a block
+// ahead, so that their latency hides under a block's work.
+std::pair<Value, Value> GradDkvKernel::loadRowTerms(Value batch,
+                                                    Value step) {
+  Value consumerThread = getConsumerThread();
+  Type f32 = b.getF32Type();
+  auto branch = scf::IfOp::create(b, TypeRange{f32, f32}, isTermLoader(),
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    auto [head, firstQuery] = locate(step);
     Value query = b.smin(b.add(firstQuery, consumerThread),
                          b.sub(b.word(seqQ), b.i32(1)));
     Value lse2 = b.fmul(loadRowTerm(kGradLse, batch, head, query),
                         b.f32(static_cast<float>(M_LOG2E)));
     Value delta = loadRowTerm(kGradDelta, batch, head, query);
-    Value slot = b.add(terms, b.mul(consumerThread, b.i32(4)));
-    LLVM::StoreOp::create(b, lse2, pipeline.getSharedPointer(slot), 4);
+    scf::YieldOp::create(b, ValueRange{lse2, delta});
+    b.setInsertionPointToStart(branch.elseBlock());
+    Value zero = b.f32(0.0f);
+    scf::YieldOp::create(b, ValueRange{zero, zero});
+  }
+  return {branch.getResult(0), branch.getResult(1)};
+}
+
+void GradDkvKernel::storeRowTerms(std::pair<Value, Value> terms,
+                                  Value consumed) {
+  Value consumerThread = getConsumerThread();
+  onThread(isTermLoader(), [&] {
+    Value slot =
+        b.add(getRowTerms(consumed), b.mul(consumerThread, b.i32(4)));
+    LLVM::StoreOp::create(b, terms.first, pipeline.getSharedPointer(slot), 4);
     LLVM::StoreOp::create(
-        b, delta,
+        b, terms.second,
         pipeline.getSharedPointer(b.add(slot, b.i32(kBlockQueries * 4))), 4);
   });
-  return terms;
 }
 
 std::pair<SmallVector<Value>, SmallVector<Value>>
