@@ -23,7 +23,7 @@
 // CHECK-LABEL: func.func @grad_atomic
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_delta_0
 // SM80: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} dynamic_shared_memory_size %c108544_i32
-// SM90A: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} threads in (%c384, {{.*}} dynamic_shared_memory_size %c215088_i32
+// SM90A: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} threads in (%c384, {{.*}} dynamic_shared_memory_size %c231504_i32
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_convert
 // CHECK-NOT: attention_grad_dq_0
 
@@ -57,22 +57,23 @@
 // CHECK: gpu.func @attention_grad_dkv_0(
 // SM80: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<64x72xbf16, #gpu.address_space<workgroup>>
 // SM80: memref.atomic_rmw addf
-// SM90A-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum], threads = 384, shared_bytes = 215088, grid = [ceildiv(k[2], 128), k[1], min(k[0], 65535)], parameters = [tensor_map(q, bf16, box = [64, 64], swizzle = 128), tensor_map(k, bf16, box = [128, 64], swizzle = 128), tensor_map(v, bf16, box = [128, 64], swizzle = 128), tensor_map(dout, bf16, box = [64, 64], swizzle = 128), q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]>
+// SM90A-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum], threads = 384, shared_bytes = 231504, grid = [ceildiv(k[2], 128), k[1], min(k[0], 65535)], parameters = [tensor_map(q, bf16, box = [64, 64], swizzle = 128), tensor_map(k, bf16, box = [128, 64], swizzle = 128), tensor_map(v, bf16, box = [128, 64], swizzle = 128), tensor_map(dout, bf16, box = [64, 64], swizzle = 128), q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]>
 // SM90A-SAME: nvvm.maxnreg = 168 : i32
-// The producer: one thread's TMA loads of K and V, then of each block's Q
-// and dO.
+// The producer warpgroup: one thread's TMA loads of K and V, then of each
+// block's Q and dO; another's bulk reduce-add of each block's staged dQ
+// into dq_accum.
 // SM90A: nvvm.setmaxregister decrease 24
 // SM90A: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// SM90A: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // The consumers: S^T = K Q^T and dP^T = V dO^T, the block's LSE and delta
 // (64 threads' loads to shared memory), dV += P^T dO and dK += dS^T Q (A
-// from registers), dQ = dS K (both operands transposed), added to dq_accum
-// by a bulk reduce-add.
+// from registers), dQ = dS K (both operands transposed), staged for the
+// reduce-add.
 // SM90A: nvvm.setmaxregister increase 240
 // SM90A-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // SM90A: llvm.load %{{.+}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
 // SM90A: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // SM90A: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
-// SM90A: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // CHECK: gpu.func @attention_grad_dq_convert(
 // CHECK-SAME: grid = [min(ceildiv(q[2], 8) * q[1] * q[0], 2147483647), 1, 1]
 // CHECK: arith.truncf %{{.+}} : vector<4xf32> to vector<4xbf16>

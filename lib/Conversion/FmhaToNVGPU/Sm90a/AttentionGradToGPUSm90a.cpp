@@ -9,25 +9,33 @@
 //
 // One CTA per block of 128 keys of one (batch, KV head); warpgroup 0 is the
 // producer, warpgroups 1 and 2 the consumers, each owning 64 of the keys.
-// The producer's one thread loads the K and V tiles once, then Q and dO of
-// every block of 64 queries of every query head of the group through two
-// buffers (TMA, a full and an empty mbarrier each). Per query block each
-// consumer computes, with keys as rows (so that P^T and dS^T come out of
-// the WGMMA accumulators already as register A fragments):
+// The producer's first thread loads the K and V tiles once, then Q and dO
+// of every block of 64 queries of every query head of the group through
+// two buffers (TMA, a full and an empty mbarrier each); its second warp's
+// first thread is the dQ writer. Per query block each consumer computes,
+// with keys as rows (so that P^T and dS^T come out of the WGMMA
+// accumulators already as register A fragments):
 //
 //   S^T = K Q^T, dP^T = V dO^T        (WGMMA, both operands in shared memory)
-//   the block's LSE log2e and delta, loaded meanwhile by 64 consumer
-//   threads into shared memory; both consumers meet (named barrier 1)
 //   P^T = exp2(S^T scale log2e - LSE log2e), masked;  dS^T = P^T (dP^T - D)
+//   (the block's LSE log2e and delta stored in shared memory two blocks
+//   earlier by 64 consumer threads)
 //   dV += P^T dO, dK += dS^T Q        (WGMMA, A from registers)
 //   dS^T to shared memory (bf16/f16, as the TMA's 128-byte swizzle lays a
-//   tile out); both meet (named barrier 2)
+//   tile out; two buffers); both consumers meet (named barrier 2), their
+//   only meeting per block
 //   dQ = dS K                          (WGMMA, both transposed from shared
 //                                      memory; consumer c computes the
 //                                      head-dim columns [c D/2, (c+1) D/2))
-//   dQ (f32) to a staging buffer; both meet (named barrier 3); one thread
-//   adds the block's rows to dq_accum with one bulk reduce-add
-//   (cp.reduce.async.bulk .add.f32), the staging buffers alternating.
+//   dQ (f32) to a staging buffer once the writer has freed it (an
+//   mbarrier), arriving on its staged mbarrier; the next block's S^T and
+//   dP^T issued under that hand-off
+//
+// The writer adds each staged block's rows to dq_accum with one bulk
+// reduce-add (cp.reduce.async.bulk .add.f32) and frees the buffer once the
+// add has read it; the staging buffers alternate. So the consumers do not
+// wait for each other's staging, and run out of step between their dS^T
+// meetings.
 //
 // The producer warpgroup keeps 24 registers, the consumers 240: all that
 // the CTA launches with (nvvm.maxnreg 168 x 384 threads).
@@ -90,19 +98,23 @@ constexpr int64_t kRegistersPerSm = 65536;
 constexpr int32_t getLaunchRegisters() {
   return kRegistersPerSm / ((kConsumers + 1) * kWarpgroupThreads) / 8 * 8;
 }
-/// Named barriers among the consumers (0 is __syncthreads): a block's LSE
-/// and delta stored, its dS^T stored, its dQ staged.
-constexpr int32_t kTermsStored = 1, kScoresStored = 2, kQueryGradStaged = 3;
+/// Named barriers among the consumers (0 is __syncthreads): the first
+/// blocks' LSE and delta stored, a block's dS^T stored.
+constexpr int32_t kTermsStored = 1, kScoresStored = 2;
+/// The thread that adds each block's staged dQ to dq_accum (the producer
+/// warpgroup's second warp, which has no other work).
+constexpr int64_t kWriterThread = kThreadsPerWarp;
 
 /// Where everything lives in shared memory, from the 1024-byte aligned
 /// base: the K and V tiles (128 rows), the Q and the dO buffers (64 rows
-/// each), dS^T (128 key rows of 64 queries: one 128-byte swizzled column
-/// block), two f32 dQ staging buffers (64 x D, dense), two buffers of a
+/// each), two dS^T buffers (128 key rows of 64 queries: one 128-byte
+/// swizzled column block each), two f32 dQ staging buffers (64 x D, dense), two buffers of a
 /// block's LSE log2e and delta (64 f32 each), then the mbarriers: K and V
-/// full, K and V empty, then per buffer a full and an empty one.
+/// full, K and V empty, per buffer a full and an empty one, then per
+/// staging buffer a staged and a free one.
 struct GradSharedLayout {
   static constexpr int64_t kTermsBytes = 2 * kBlockQueries * 4;
-  int64_t keyTileBytes, blockBytes, stagingBytes;
+  int64_t keyTileBytes, blockBytes, gradScoresBytes, stagingBytes;
   int64_t keys, values, queries, gradOut, gradScores, staging, terms, barriers;
   int64_t totalBytes;
 
@@ -115,13 +127,14 @@ struct GradSharedLayout {
     l.values = l.keys + l.keyTileBytes;
     l.queries = l.values + l.keyTileBytes;
     l.gradOut = l.queries + kStages * l.blockBytes;
+    l.gradScoresBytes = kBlockKeys * kBlockQueries * elementBytes;
     l.gradScores = l.gradOut + kStages * l.blockBytes;
-    l.staging = l.gradScores + kBlockKeys * kBlockQueries * elementBytes;
+    l.staging = l.gradScores + 2 * l.gradScoresBytes;
     l.terms = l.staging + 2 * l.stagingBytes;
     l.barriers = l.terms + 2 * kTermsBytes;
     // The dynamic shared memory is 16-byte aligned; the base is rounded
     // up to the swizzle atom.
-    l.totalBytes = l.barriers + 8 * (2 + 2 * kStages) + kAtomBytes;
+    l.totalBytes = l.barriers + 8 * (2 + 2 * kStages + 2 * 2) + kAtomBytes;
     return l;
   }
 };
@@ -159,7 +172,14 @@ public:
   void build();
 
 private:
-  enum Barrier { kTilesFull, kTilesEmpty, kBlockFull, kBlockEmpty };
+  enum Barrier {
+    kTilesFull,
+    kTilesEmpty,
+    kBlockFull,
+    kBlockEmpty,
+    kQueryGradStaged,
+    kQueryGradFree
+  };
 
   Value arg(AttentionGradOperand operand) {
     return func.getArgument(kMaps + operand);
@@ -172,10 +192,12 @@ private:
     return stage ? b.add(at, b.mul(stage, b.i32(stride))) : at;
   }
   Value barrier(Barrier which, Value stage = Value()) {
-    int64_t slot = which == kTilesFull    ? 0
-                   : which == kTilesEmpty ? 1
-                   : which == kBlockFull  ? 2
-                                          : 2 + kStages;
+    int64_t slot = which == kTilesFull         ? 0
+                   : which == kTilesEmpty      ? 1
+                   : which == kBlockFull       ? 2
+                   : which == kBlockEmpty      ? 2 + kStages
+                   : which == kQueryGradStaged ? 2 + 2 * kStages
+                                               : 4 + 2 * kStages;
     return pipeline.getSharedPointer(
         address(layout.barriers + 8 * slot, stage, 8));
   }
@@ -195,6 +217,9 @@ private:
                         Value batch, Value iteration, ValueRange carried)>
                         body);
   SmallVector<Value> buildProducer(Value batch, Value iteration, Value loaded);
+  /// The dQ writer: each block's staged dQ, once staged, added to
+  /// dq_accum; its buffer freed once the add has read it.
+  SmallVector<Value> buildWriter(Value batch, Value written);
   /// \p operand (lse or delta, [B, Hq, Sq] f32) at (\p batch (index),
   /// \p head, \p query (i32)).
   Value loadRowTerm(AttentionGradOperand operand, Value batch, Value head,
@@ -210,24 +235,27 @@ private:
   std::tuple<Value, Value, Value> buildBlock(Value step, Value consumed,
                                              Value gradKey, Value gradValue,
                                              Value scores, Value gradProbs);
-  /// Hands a block's dQ to the reduce-add: stages it, then (where
-  /// \p hasNext) issues the next block's S^T and dP^T and stores its row
-  /// terms \p nextTerms, so that those GEMMs run under the hand-off, then
-  /// meets the other consumer and issues the reduce-add. Returns the next
-  /// block's S^T and dP^T (in flight) where \p hasNext.
-  std::pair<Value, Value> handOffQueryGrad(Value batch, Value step,
-                                           Value consumed, Value queryGrad,
-                                           bool hasNext,
-                                           std::pair<Value, Value> nextTerms);
+  /// Hands a block's dQ to the writer: stages it once the writer has freed
+  /// its buffer, then (where \p hasNext) issues the next block's S^T and
+  /// dP^T, so that they run under the staging's tail, and stores the row
+  /// terms \p laterTerms of the block after it. Returns the next block's
+  /// S^T and dP^T (in flight) where \p hasNext.
+  std::pair<Value, Value> handOffQueryGrad(Value step, Value consumed,
+                                           Value queryGrad, bool hasNext,
+                                           std::pair<Value, Value> laterTerms);
   /// Block \p step's LSE log2e and delta, loaded by the first consumer's
-  /// first 64 threads, one query each; 0 in the other threads.
+  /// first 64 threads, one query each, where \p step is a block; 0 in the
+  /// other threads.
   std::pair<Value, Value> loadRowTerms(Value batch, Value step);
-  /// Stores what loadRowTerms loaded into the buffer of \p consumed's
-  /// parity.
-  void storeRowTerms(std::pair<Value, Value> terms, Value consumed);
-  /// Whether this consumer thread loads and stores a query's row terms.
-  Value isTermLoader() {
-    return b.slt(getConsumerThread(), b.i32(kBlockQueries));
+  /// Stores what loadRowTerms loaded for block \p step into the buffer of
+  /// \p consumed's parity.
+  void storeRowTerms(std::pair<Value, Value> terms, Value step,
+                     Value consumed);
+  /// Whether this consumer thread loads and stores the row terms of block
+  /// \p step (a query each).
+  Value isTermLoader(Value step) {
+    return b.and_(b.slt(step, steps),
+                  b.slt(getConsumerThread(), b.i32(kBlockQueries)));
   }
   /// The shared address (i32) of the row terms of \p consumed's parity.
   Value getRowTerms(Value consumed) {
@@ -244,8 +272,10 @@ private:
   computeGradScores(const FragmentLanes &lanes, Value scores, Value gradProbs,
                     Value terms, Value firstQueryIndex);
   /// Issues dQ = dS K for this consumer's half of D's columns.
-  Value issueQueryGrad(const FragmentLanes &lanes);
-  void storeGradScores(const FragmentLanes &lanes, ArrayRef<Value> packed);
+  Value issueQueryGrad(const FragmentLanes &lanes, Value gradScores);
+  /// Stores dS^T into \p gradScores (shared, i32), in the TMA swizzle.
+  void storeGradScores(const FragmentLanes &lanes, ArrayRef<Value> packed,
+                       Value gradScores);
   void stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                       Value staging);
   void reduceQueryGrad(Value batch, Value head, Value firstQuery,
@@ -271,8 +301,7 @@ private:
   }
   /// Lane 0 of each consumer warp arrives on \p barrier.
   void release(Value barrier) { pipeline.release(barrier, threadId); }
-  /// The consumer thread that issues the bulk reduce-adds.
-  Value isReducer() { return b.eq(threadId, b.index(kWarpgroupThreads)); }
+
 
   AttentionGradOp op;
   gpu::GPUFuncOp func;
@@ -302,6 +331,12 @@ void GradDkvKernel::initBarriers() {
                                    Value());
       NVVM::MBarrierInitOp::create(b, barrier(kBlockEmpty, b.i32(s)),
                                    consumerWarps, Value());
+    }
+    for (int64_t s = 0; s < 2; ++s) {
+      NVVM::MBarrierInitOp::create(b, barrier(kQueryGradStaged, b.i32(s)),
+                                   b.i32(kConsumerThreads), Value());
+      NVVM::MBarrierInitOp::create(b, barrier(kQueryGradFree, b.i32(s)), one,
+                                   Value());
     }
     NVVM::FenceMbarrierInitOp::create(b);
   });
@@ -368,6 +403,28 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
   return {loop.getResult(0)};
 }
 
+SmallVector<Value> GradDkvKernel::buildWriter(Value batch, Value written) {
+  auto loop =
+      scf::ForOp::create(b, b.i32(0), steps, b.i32(1), ValueRange{written});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value current = loop.getRegionIterArgs()[0];
+  auto [head, firstQuery] = locate(loop.getInductionVar());
+  Value slot = b.urem(current, b.i32(2));
+  Value phase = b.urem(b.udiv(current, b.i32(2)), b.i32(2));
+  pipeline.wait(barrier(kQueryGradStaged, slot), phase);
+  reduceQueryGrad(batch, head, firstQuery,
+                  address(layout.staging, slot, layout.stagingBytes));
+  // The add has read the buffer: the consumers may stage into it again.
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(0),
+                                       b.getUnitAttr());
+  NVVM::MBarrierArriveOp::create(b, b.getI64Type(),
+                                 barrier(kQueryGradFree, slot), Value(),
+                                 NVVM::MemScopeKindAttr());
+  scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
+  return {loop.getResult(0)};
+}
+
 // The element offset in 32 bits (checkAttentionGradTensors refuses lse and
 // delta that span more): memref.load's 64-bit arithmetic takes registers
 // that the consumers' loop does not have.
@@ -407,8 +464,12 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(first.thenBlock());
+    // Each block's row terms are stored two blocks ahead, so that the
+    // dS^T barrier of the block between orders them (handOffQueryGrad).
     auto [scores, gradProbs] = issueScores(consumed);
-    storeRowTerms(loadRowTerms(batch, b.i32(0)), consumed);
+    for (int64_t step = 0; step < 2; ++step)
+      storeRowTerms(loadRowTerms(batch, b.i32(step)), b.i32(step),
+                    b.add(consumed, b.i32(step)));
     syncConsumers(kTermsStored);
     auto [gradKey, gradValue, queryGrad] =
         buildBlock(b.i32(0), consumed, zero, zero, scores, gradProbs);
@@ -435,15 +496,15 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(branch.thenBlock());
-      std::pair<Value, Value> nextTerms = loadRowTerms(batch, next);
+      Value later = b.add(step, b.i32(2));
+      std::pair<Value, Value> laterTerms = loadRowTerms(batch, later);
       auto [scores, gradProbs] = handOffQueryGrad(
-          batch, step, current, carried[2], /*hasNext=*/true, nextTerms);
+          step, current, carried[2], /*hasNext=*/true, laterTerms);
       auto [gradKey, gradValue, queryGrad] = buildBlock(
           next, nextConsumed, carried[0], carried[1], scores, gradProbs);
       scf::YieldOp::create(b, ValueRange{gradKey, gradValue, queryGrad});
       b.setInsertionPointToStart(branch.elseBlock());
-      handOffQueryGrad(batch, step, current, carried[2], /*hasNext=*/false,
-                       {});
+      handOffQueryGrad(step, current, carried[2], /*hasNext=*/false, {});
       scf::YieldOp::create(b, carried.take_front(3));
     }
     scf::YieldOp::create(b, ValueRange{branch.getResult(0),
@@ -497,19 +558,16 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
                                      shape.headDim, gradKey);
   gemm.commitGroup();
 
-  // dS^T for dQ: both consumers' rows, after both are done with the last
-  // block's (each waited for its dQ before the last staged barrier).
-  storeGradScores(lanes, packedGradScores);
+  // dS^T for dQ: both consumers' rows, into the buffer of this block's
+  // parity, last read by the dQ of two blocks ago, which both consumers
+  // waited for before the last block's dS^T barrier.
+  Value gradScores = address(layout.gradScores, b.urem(consumed, b.i32(2)),
+                             layout.gradScoresBytes);
+  storeGradScores(lanes, packedGradScores, gradScores);
   fenceAsyncShared();
-  // The staging buffer this block's dQ takes was read by the reduce-add
-  // of two blocks ago.
-  onThread(isReducer(), [&] {
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(1),
-                                         b.getUnitAttr());
-  });
   syncConsumers(kScoresStored);
 
-  Value queryGrad = issueQueryGrad(lanes);
+  Value queryGrad = issueQueryGrad(lanes, gradScores);
   gemm.commitGroup();
   gemm.waitGroup(0);
   // Q and dO were read by dK's and dV's WGMMAs.
@@ -518,26 +576,29 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
 }
 
 std::pair<Value, Value>
-GradDkvKernel::handOffQueryGrad(Value batch, Value step, Value consumed,
-                                Value queryGrad, bool hasNext,
-                                std::pair<Value, Value> nextTerms) {
+GradDkvKernel::handOffQueryGrad(Value step, Value consumed, Value queryGrad,
+                                bool hasNext,
+                                std::pair<Value, Value> laterTerms) {
   FragmentLanes lanes = FragmentLanes::derive(b, threadId);
-  auto [head, firstQuery] = locate(step);
-  Value staging =
-      address(layout.staging, b.urem(consumed, b.i32(2)), layout.stagingBytes);
+  Value slot = b.urem(consumed, b.i32(2));
+  Value staging = address(layout.staging, slot, layout.stagingBytes);
+  // The buffer's last add (two blocks ago) has read it; a fresh barrier
+  // reports the phase before its first as complete.
+  Value phase = b.urem(b.udiv(consumed, b.i32(2)), b.i32(2));
+  pipeline.wait(barrier(kQueryGradFree, slot), b.xor_(phase, b.i32(1)));
   stageQueryGrad(lanes, queryGrad, staging);
-  // The next block's terms go to the other buffer, last read by the
-  // previous block before its dS^T barrier.
-  std::pair<Value, Value> next;
-  if (hasNext) {
-    Value nextConsumed = b.add(consumed, b.i32(1));
-    next = issueScores(nextConsumed);
-    storeRowTerms(nextTerms, nextConsumed);
-  }
+  // Every thread's stores, made visible to the writer's bulk copy.
   fenceAsyncShared();
-  syncConsumers(kQueryGradStaged);
-  onThread(isReducer(),
-           [&] { reduceQueryGrad(batch, head, firstQuery, staging); });
+  NVVM::MBarrierArriveOp::create(b, b.getI64Type(),
+                                 barrier(kQueryGradStaged, slot), Value(),
+                                 NVVM::MemScopeKindAttr());
+  if (!hasNext)
+    return {};
+  std::pair<Value, Value> next = issueScores(b.add(consumed, b.i32(1)));
+  // The block after next takes this block's terms buffer: every consumer
+  // read it before this block's dS^T barrier, and reads the new terms
+  // after the next block's.
+  storeRowTerms(laterTerms, b.add(step, b.i32(2)), consumed);
   return next;
 }
 
@@ -550,7 +611,7 @@ std::pair<Value, Value> GradDkvKernel::loadRowTerms(Value batch,
                                                     Value step) {
   Value consumerThread = getConsumerThread();
   Type f32 = b.getF32Type();
-  auto branch = scf::IfOp::create(b, TypeRange{f32, f32}, isTermLoader(),
+  auto branch = scf::IfOp::create(b, TypeRange{f32, f32}, isTermLoader(step),
                                   /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -569,10 +630,10 @@ std::pair<Value, Value> GradDkvKernel::loadRowTerms(Value batch,
   return {branch.getResult(0), branch.getResult(1)};
 }
 
-void GradDkvKernel::storeRowTerms(std::pair<Value, Value> terms,
+void GradDkvKernel::storeRowTerms(std::pair<Value, Value> terms, Value step,
                                   Value consumed) {
   Value consumerThread = getConsumerThread();
-  onThread(isTermLoader(), [&] {
+  onThread(isTermLoader(step), [&] {
     Value slot =
         b.add(getRowTerms(consumed), b.mul(consumerThread, b.i32(4)));
     LLVM::StoreOp::create(b, terms.first, pipeline.getSharedPointer(slot), 4);
@@ -631,14 +692,15 @@ GradDkvKernel::computeGradScores(const FragmentLanes &lanes, Value scores,
 
 // Each consumer its half of D's columns: from column block c at head dim
 // 128, from column 32 c of the one block at 64.
-Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes) {
+Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes,
+                                    Value gradScores) {
   gemm.fence();
   int64_t half = shape.headDim / kConsumers;
   Value consumer = b.udiv(b.word(lanes.consumerRow), b.i32(kWgmmaM));
   int64_t halfBytes = half % kBoxColumns == 0
                           ? (half / kBoxColumns) * kBlockKeys * kSwizzleBytes
                           : half * 2;
-  return gemm.multiplyMnMajor(address(layout.gradScores),
+  return gemm.multiplyMnMajor(gradScores,
                               address(layout.keys, consumer, halfBytes),
                               kBlockKeys, half);
 }
@@ -647,7 +709,7 @@ Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes) {
 // chunk c ^ (r % 8). Element 4 i + 2 h + e of the lane is key row
 // g + 8 h (so r % 8 = g), query 8 i + 2 t + e: the pair is word t of chunk i.
 void GradDkvKernel::storeGradScores(const FragmentLanes &lanes,
-                                    ArrayRef<Value> packed) {
+                                    ArrayRef<Value> packed, Value gradScores) {
   Value laneRow = b.word(lanes.laneRow);
   Value swizzle = b.urem(laneRow, b.i32(8));
   Value quad = b.mul(b.word(lanes.quadCol), b.i32(4));
@@ -655,7 +717,7 @@ void GradDkvKernel::storeGradScores(const FragmentLanes &lanes,
     for (int64_t h = 0; h < 2; ++h) {
       Value row = b.add(laneRow, b.i32(8 * h));
       Value chunk = b.xor_(b.i32(i), swizzle);
-      Value at = b.add(address(layout.gradScores),
+      Value at = b.add(gradScores,
                        b.add(b.mul(row, b.i32(kSwizzleBytes)),
                              b.add(b.mul(chunk, b.i32(16)), quad)));
       LLVM::StoreOp::create(b, packed[2 * i + h], pipeline.getSharedPointer(at),
@@ -796,6 +858,15 @@ void GradDkvKernel::build() {
                          return buildProducer(batch, iteration, carried[0]);
                        });
         });
+        onThread(b.eq(threadId, b.index(kWriterThread)), [&] {
+          forEachBatch({b.i32(0)},
+                       [&](Value batch, Value, ValueRange carried) {
+                         return buildWriter(batch, carried[0]);
+                       });
+          // The last adds complete before the kernel does.
+          NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(0),
+                                               UnitAttr());
+        });
         scf::YieldOp::create(b);
       },
       [&](OpBuilder &, Location) {
@@ -805,11 +876,6 @@ void GradDkvKernel::build() {
                      [&](Value batch, Value iteration, ValueRange carried) {
                        return buildConsumer(batch, iteration, carried[0]);
                      });
-        // The last reduce-adds complete before the kernel does.
-        onThread(isReducer(), [&] {
-          NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(0),
-                                               UnitAttr());
-        });
         scf::YieldOp::create(b);
       });
 }
