@@ -28,7 +28,7 @@ row() { rows+=("$(printf '%-62s %s' "$1" "$2")"); }
 finish() {
   cat "$out"/[0-9][0-9][0-9].log > "$out/checks.log" 2> /dev/null
   echo "== device: $(cat "$out/device.txt" 2> /dev/null)"
-  grep -h -E "^(device:|loaded:|aot:|checked|attention B=|time:|[0-9]+/[0-9]+ passed)" "$out"/[0-9][0-9][0-9].log 2> /dev/null |
+  grep -h -E "^(device:|loaded:|aot:|checked|attention B=|time:|aot_backward: [0-9]+/[0-9]+ passed)" "$out"/[0-9][0-9][0-9].log 2> /dev/null |
     sort -u | sed 's/^/== /'
   echo
   printf '%s\n' "${rows[@]}"

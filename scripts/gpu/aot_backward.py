@@ -17,10 +17,10 @@ Usage (GPU machine): python3 scripts/gpu/aot_backward.py LIB...
 import ctypes
 import os
 import sys
-import traceback
 
 import torch
 
+from check_table import check, print_table
 from torch_reference import check_gradients, reference
 
 
@@ -53,19 +53,6 @@ class GradArgs(ctypes.Structure):
 
 
 DTYPES = {b"bf16": torch.bfloat16, b"f16": torch.float16}
-results = []
-
-
-def check(name, fn):
-    try:
-        detail = fn() or ""
-        results.append((name, "PASS", detail))
-    except Exception as e:  # noqa: BLE001 - the table reports every failure
-        results.append((name, "FAIL", f"{type(e).__name__}: {e}"[:300]))
-        traceback.print_exc()
-    print(f"{results[-1][1]}  {name}  {results[-1][2]}", flush=True)
-
-
 def open_library(path):
     lib = ctypes.CDLL(path)
     lib.shim_message.restype = ctypes.c_char_p
@@ -188,14 +175,7 @@ def main():
                 name = (f"{arch} {info.name.decode()} B={b} Hq={hq} Hkv={hkv}"
                         f" Sq={sq} Sk={sk}{' bhsd' if bhsd else ''}")
                 check(name, grad_case(lib, k, info, b, hq, hkv, sq, sk, bhsd))
-    print()
-    print("| check | result | detail |")
-    print("|---|---|---|")
-    for name, result, detail in results:
-        print(f"| {name} | {result} | {detail} |")
-    failed = sum(result != "PASS" for _, result, _ in results)
-    print(f"\n{len(results) - failed}/{len(results)} passed")
-    return 1 if failed or not results else 0
+    return print_table("aot_backward")
 
 
 if __name__ == "__main__":

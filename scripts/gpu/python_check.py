@@ -14,26 +14,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import traceback
 
 import torch
 import torch.nn.functional as F
 
 import flashcore
+from check_table import check, print_table
 from torch_reference import check_gradients, reference
-
-results = []
-
-
-def check(name, fn):
-    try:
-        detail = fn() or ""
-        results.append((name, "PASS", detail))
-    except Exception as e:  # noqa: BLE001 - the table reports every failure
-        results.append((name, "FAIL", f"{type(e).__name__}: {e}"[:300]))
-        traceback.print_exc()
-    print(f"{results[-1][1]}  {name}  {results[-1][2]}", flush=True)
-
 
 def attention_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
                    scale=None, bhsd=False, lse=True):
@@ -534,12 +521,7 @@ def main():
                       f"{' lengths' if with_lengths else ''}",
                       resample_case(mode, dtype, with_lengths))
     check("bad CUDA input", bad_input)
-    failed = [r for r in results if r[1] != "PASS"]
-    print("\n| check | result | detail |\n|---|---|---|")
-    for name, verdict, detail in results:
-        print(f"| {name} | {verdict} | {detail} |")
-    print(f"\npython_check: {len(results) - len(failed)}/{len(results)} passed")
-    return 1 if failed else 0
+    return print_table("python_check")
 
 
 if __name__ == "__main__":

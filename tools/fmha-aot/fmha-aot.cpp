@@ -463,6 +463,25 @@ describeOperands(ResampleOp op) {
   return operands;
 }
 
+/// What fmha.attention and its backward share into \p kernel: the element
+/// type, head dim, mask, scale and the operands.
+template <typename Op>
+static llvm::Error describeAttention(Op op, AotKernel &kernel) {
+  auto qType = cast<MemRefType>(op.getQ().getType());
+  kernel.elementType = getElementTypeName(qType.getElementType()).str();
+  kernel.headDim = op.getHeadDim();
+  kernel.causal = op.getCausal();
+  kernel.scale = op.getScaleOrDefault();
+  kernel.scaleIsDefault = !op.getScale();
+  if (std::optional<ArrayRef<int64_t>> sides = op.getWindow())
+    kernel.window = {{(*sides)[0], (*sides)[1]}};
+  auto operands = describeOperands(op);
+  if (!operands)
+    return operands.takeError();
+  kernel.operands = std::move(*operands);
+  return llvm::Error::success();
+}
+
 /// The kernels of \p source lowered for \p chip: the ops with their tiles
 /// (what fmha-materialize-tiles picks for the chip, or their own), and the
 /// module with the tiles attached, which is what gets compiled. The
@@ -536,19 +555,9 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
     unsigned functions = 1;
     if (auto grad = dyn_cast<AttentionGradOp>(op)) {
       kernel.kind = AotKernel::Kind::AttentionGrad;
-      auto qType = cast<MemRefType>(grad.getQ().getType());
-      kernel.elementType = getElementTypeName(qType.getElementType()).str();
-      kernel.headDim = grad.getHeadDim();
-      kernel.causal = grad.getCausal();
       kernel.withDqAccum = static_cast<bool>(grad.getDqAccum());
-      kernel.scale = grad.getScaleOrDefault();
-      kernel.scaleIsDefault = !grad.getScale();
-      if (std::optional<ArrayRef<int64_t>> sides = grad.getWindow())
-        kernel.window = {{(*sides)[0], (*sides)[1]}};
-      auto operands = describeOperands(grad);
-      if (!operands)
-        return operands.takeError();
-      kernel.operands = std::move(*operands);
+      if (llvm::Error err = describeAttention(grad, kernel))
+        return std::move(err);
       llvm::SmallVector<AttentionGradKernel, 4> gradKernels =
           getAttentionGradKernels(kernel.headDim, kernel.withDqAccum);
       functions = gradKernels.size();
@@ -561,19 +570,9 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                      ", ");
     } else if (auto attention = dyn_cast<AttentionOp>(op)) {
       kernel.kind = AotKernel::Kind::Attention;
-      auto qType = cast<MemRefType>(attention.getQ().getType());
-      kernel.elementType = getElementTypeName(qType.getElementType()).str();
-      kernel.headDim = attention.getHeadDim();
-      kernel.causal = attention.getCausal();
       kernel.withLse = static_cast<bool>(attention.getLse());
-      kernel.scale = attention.getScaleOrDefault();
-      kernel.scaleIsDefault = !attention.getScale();
-      if (std::optional<ArrayRef<int64_t>> sides = attention.getWindow())
-        kernel.window = {{(*sides)[0], (*sides)[1]}};
-      auto operands = describeOperands(attention);
-      if (!operands)
-        return operands.takeError();
-      kernel.operands = std::move(*operands);
+      if (llvm::Error err = describeAttention(attention, kernel))
+        return std::move(err);
       AttentionTiling tiling = attention.getTile()->getAttentionTiling();
       variant.tile = llvm::formatv("tile {0}: block_m {1}, block_n {2}, "
                                    "{3} warps, {4} stage(s)",

@@ -56,17 +56,24 @@ static void strides4(int64_t h, int64_t s, int64_t d, int bshd,
   out[3] = 1;
 }
 
+/* The sizes of an attention or attention_grad args struct (both name them
+   alike) from the options. */
+#define READ_SIZES(a)                                                        \
+  do {                                                                       \
+    (a).batch = option(argc, argv, "b", 1);                                  \
+    (a).q_heads = option(argc, argv, "hq", 1);                               \
+    (a).kv_heads = option(argc, argv, "hkv", (a).q_heads);                   \
+    (a).q_seq = option(argc, argv, "sq", 1);                                 \
+    (a).k_seq = option(argc, argv, "sk", (a).q_seq);                         \
+  } while (0)
+
 static t_status launchAttention(t_module *m, const t_kernel_info *info,
                                 int argc, char **argv) {
   t_attention_args a;
   int bshd = isBshd(argc, argv);
   long long misalign = option(argc, argv, "misalign", 0);
   memset(&a, 0, sizeof a);
-  a.batch = option(argc, argv, "b", 1);
-  a.q_heads = option(argc, argv, "hq", 1);
-  a.kv_heads = option(argc, argv, "hkv", a.q_heads);
-  a.q_seq = option(argc, argv, "sq", 1);
-  a.k_seq = option(argc, argv, "sk", a.q_seq);
+  READ_SIZES(a);
   a.q = (const void *)(intptr_t)(4096 + misalign);
   a.k = (const void *)8192;
   a.v = (const void *)12288;
@@ -98,11 +105,7 @@ static t_status launchAttentionGrad(t_module *m, const t_kernel_info *info,
   int bshd = isBshd(argc, argv);
   int64_t d = info->head_dim;
   memset(&a, 0, sizeof a);
-  a.batch = option(argc, argv, "b", 1);
-  a.q_heads = option(argc, argv, "hq", 1);
-  a.kv_heads = option(argc, argv, "hkv", a.q_heads);
-  a.q_seq = option(argc, argv, "sq", 1);
-  a.k_seq = option(argc, argv, "sk", a.q_seq);
+  READ_SIZES(a);
   a.q = (const void *)(intptr_t)(4096 + option(argc, argv, "misalign", 0));
   a.k = (const void *)(4096 * 2);
   a.v = (const void *)(4096 * 3);

@@ -1,0 +1,31 @@
+"""The result table of the Python GPU checks (python_check.py,
+aot_backward.py): each check runs a function, a failure is recorded with
+its traceback printed, and the table comes last."""
+
+import traceback
+
+results = []
+
+
+def check(name, fn):
+    """Runs fn (which returns a detail string or None, and raises on
+    failure) as the check \\p name; one line per check as it completes."""
+    try:
+        detail = fn() or ""
+        results.append((name, "PASS", detail))
+    except Exception as e:  # noqa: BLE001 - the table reports every failure
+        results.append((name, "FAIL", f"{type(e).__name__}: {e}"[:300]))
+        traceback.print_exc()
+    print(f"{results[-1][1]}  {name}  {results[-1][2]}", flush=True)
+
+
+def print_table(title):
+    """The markdown table of every check, then `title: passed/total
+    passed`; returns the exit status (0 when all passed and there was
+    one)."""
+    failed = [r for r in results if r[1] != "PASS"]
+    print("\n| check | result | detail |\n|---|---|---|")
+    for name, verdict, detail in results:
+        print(f"| {name} | {verdict} | {detail} |")
+    print(f"\n{title}: {len(results) - len(failed)}/{len(results)} passed")
+    return 1 if failed or not results else 0
