@@ -123,15 +123,15 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     it holds `rowsum(dout * o)` afterwards.
 
     `dq_accum` (optional, f32 `[B, Hq, Sq, D]`, dense along its rows:
-    strides `[?, ?, D, 1]`, scratch) picks the other of two ways to compute `dq`: with it, each
-    block of keys adds its part of `dq` into `dq_accum` (FlashAttention's
-    way, one pass over the blocks: on sm_90a FlashAttention-3's WGMMA
-    kernel, which adds a block's rows with one bulk reduce-add and keeps
-    each row's 16-byte chunks in its own order; on sm_80 f32 atomics) and a
-    last kernel scales and rounds it into `dq`; the order of the additions,
-    and so the last bits of `dq`, vary from run to run. Without it, `dq` is
-    computed by blocks of queries, S and dP once more: the same bits every
-    run.
+    strides `[?, ?, D, 1]`, scratch) picks the other of two ways to
+    compute `dq`: with it, each block of keys adds its part of `dq` into
+    `dq_accum` (FlashAttention's way, one pass over the blocks: on sm_90a
+    FlashAttention-3's WGMMA kernel, which adds a block's rows with one
+    bulk reduce-add and keeps each row's 16-byte chunks in its own order;
+    on sm_80 f32 atomics) and a last kernel scales and rounds it into
+    `dq`; the order of the additions, and so the last bits of `dq`, vary
+    from run to run. Without it, `dq` is computed by blocks of queries, S
+    and dP once more: the same bits every run.
 
     Sizes, strides and the rest of the contract are `fmha.attention`'s; a
     query row that saw no key (`lse` `+inf`) has zero gradients, and so has
