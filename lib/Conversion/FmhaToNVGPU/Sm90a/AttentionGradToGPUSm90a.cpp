@@ -266,11 +266,20 @@ private:
   Value getConsumerThread() {
     return b.word(b.sub(threadId, b.index(kWarpgroupThreads)));
   }
-  /// P^T and dS^T of the block from its S^T and dP^T WGMMAs (waited for
-  /// here), as packed A registers of the dV and dK WGMMAs.
+  /// P^T of the block from its S^T WGMMA (waited for here, under dP^T's):
+  /// the probabilities, and them packed as the A registers of dV's WGMMA.
   std::pair<SmallVector<Value>, SmallVector<Value>>
-  computeGradScores(const FragmentLanes &lanes, Value scores, Value gradProbs,
-                    Value terms, Value firstQueryIndex);
+  computeProbs(const FragmentLanes &lanes, Value scores, Value terms,
+               Value firstQueryIndex);
+  /// dS^T = P^T (dP^T - delta) from the dP^T WGMMA (complete), packed as
+  /// the A registers of dK's WGMMA.
+  SmallVector<Value> computeGradScores(const FragmentLanes &lanes,
+                                       Value gradProbs,
+                                       ArrayRef<Value> probabilities,
+                                       Value terms);
+  /// Element i's row term (0: LSE log2e, 1: delta) from \p terms.
+  Value loadTerm(const FragmentLanes &lanes, Value terms, int64_t which,
+                 int64_t i);
   /// Issues dQ = dS K for this consumer's half of D's columns.
   Value issueQueryGrad(const FragmentLanes &lanes, Value gradScores);
   /// Stores dS^T into \p gradScores (shared, i32), in the TMA swizzle.
@@ -547,13 +556,19 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
   auto [stage, phase] = pipeline.getStageAndPhase(consumed);
   Value queries = address(layout.queries, stage, layout.blockBytes);
   Value gradOut = address(layout.gradOut, stage, layout.blockBytes);
-  auto [packedProbs, packedGradScores] =
-      computeGradScores(lanes, scores, gradProbs, getRowTerms(consumed),
-                        b.toIndex(firstQuery));
-
+  Value terms = getRowTerms(consumed);
+  auto [probabilities, packedProbs] =
+      computeProbs(lanes, scores, terms, b.toIndex(firstQuery));
+  // dV's GEMM runs under dS^T's arithmetic.
   gemm.fence();
   gradValue = gemm.accumulateRegisterA(packedProbs, gradOut, kBlockQueries,
                                        shape.headDim, gradValue);
+  gemm.commitGroup();
+  // dP^T (the group before dV's) is complete.
+  gemm.waitGroup(1);
+  SmallVector<Value> packedGradScores =
+      computeGradScores(lanes, gradProbs, probabilities, terms);
+  gemm.fence();
   gradKey = gemm.accumulateRegisterA(packedGradScores, queries, kBlockQueries,
                                      shape.headDim, gradKey);
   gemm.commitGroup();
@@ -643,51 +658,57 @@ void GradDkvKernel::storeRowTerms(std::pair<Value, Value> terms, Value step,
   });
 }
 
-std::pair<SmallVector<Value>, SmallVector<Value>>
-GradDkvKernel::computeGradScores(const FragmentLanes &lanes, Value scores,
-                                 Value gradProbs, Value terms,
-                                 Value firstQueryIndex) {
-  // The term (0: LSE log2e, 1: delta) of element i of the lane's
-  // fragment: 4 i' + 2 h + e is query column 8 i' + 2 t + e.
+// The term of element i of the lane's fragment: 4 i' + 2 h + e is query
+// column 8 i' + 2 t + e.
+Value GradDkvKernel::loadTerm(const FragmentLanes &lanes, Value terms,
+                              int64_t which, int64_t i) {
   Value laneTerms = b.add(terms, b.mul(b.word(lanes.quadCol), b.i32(8)));
-  auto loadTerm = [&](int64_t which, int64_t i) -> Value {
-    int64_t column = 8 * (i / 4) + i % 2;
-    return LLVM::LoadOp::create(
-        b, b.getF32Type(),
-        pipeline.getSharedPointer(
-            b.add(laneTerms, b.i32((which * kBlockQueries + column) * 4))),
-        /*alignment=*/4);
-  };
+  int64_t column = 8 * (i / 4) + i % 2;
+  return LLVM::LoadOp::create(
+      b, b.getF32Type(),
+      pipeline.getSharedPointer(
+          b.add(laneTerms, b.i32((which * kBlockQueries + column) * 4))),
+      /*alignment=*/4);
+}
 
-  // P^T, under dP^T's WGMMA. Element 4 i + 2 h + e is key row g + 8 h,
-  // query column 8 i + 2 t + e: its column terms are 2 i + e.
+std::pair<SmallVector<Value>, SmallVector<Value>>
+GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
+                            Value terms, Value firstQueryIndex) {
+  // Element 4 i + 2 h + e is key row g + 8 h, query column 8 i + 2 t + e.
   gemm.waitGroup(1);
   int64_t count = kBlockQueries / 2;
   SmallVector<Value> values = unpackAccumulator(b, scores, count);
   masking.applyMask(values, firstQueryIndex, lanes, tile);
   Value scaleLog2 = b.f32(shape.scaleLog2);
-  SmallVector<Value> probabilities(count);
+  SmallVector<Value> probabilities(count), packed;
   for (int64_t i = 0; i < count; ++i)
     // A masked score is -inf: P = 0. So is one of a query that saw no key
     // in the forward (LSE +inf).
     probabilities[i] = emitExp2(
-        b, math::FmaOp::create(b, values[i], scaleLog2,
-                               arith::NegFOp::create(b, loadTerm(0, i))));
-  gemm.waitGroup(0);
-  SmallVector<Value> gradProbValues = unpackAccumulator(b, gradProbs, count);
-  SmallVector<Value> packedProbs, packedGradScores;
-  for (int64_t i = 0; i < count; i += 2) {
-    auto gradScore = [&](int64_t j) {
-      return b.fmul(
-          probabilities[j],
-          arith::SubFOp::create(b, gradProbValues[j], loadTerm(1, j)));
-    };
-    packedProbs.push_back(
+        b, math::FmaOp::create(
+               b, values[i], scaleLog2,
+               arith::NegFOp::create(b, loadTerm(lanes, terms, 0, i))));
+  for (int64_t i = 0; i < count; i += 2)
+    packed.push_back(
         packPair(b, shape.elementType, probabilities[i], probabilities[i + 1]));
-    packedGradScores.push_back(
+  return {probabilities, packed};
+}
+
+SmallVector<Value>
+GradDkvKernel::computeGradScores(const FragmentLanes &lanes, Value gradProbs,
+                                 ArrayRef<Value> probabilities, Value terms) {
+  int64_t count = kBlockQueries / 2;
+  SmallVector<Value> gradProbValues = unpackAccumulator(b, gradProbs, count);
+  auto gradScore = [&](int64_t j) {
+    return b.fmul(probabilities[j],
+                  arith::SubFOp::create(b, gradProbValues[j],
+                                        loadTerm(lanes, terms, 1, j)));
+  };
+  SmallVector<Value> packed;
+  for (int64_t i = 0; i < count; i += 2)
+    packed.push_back(
         packPair(b, shape.elementType, gradScore(i), gradScore(i + 1)));
-  }
-  return {packedProbs, packedGradScores};
+  return packed;
 }
 
 // Each consumer its half of D's columns: from column block c at head dim
