@@ -784,11 +784,20 @@ int main(int argc, char **argv) {
     file.cubins.push_back(std::move(cubin));
 
     // The same ops in the same order for every chip: only the variants
-    // (function, tile, launch contract) differ.
+    // (functions, tile, launch contracts) differ, not how many functions
+    // an op launches (the generated tables have one row per function).
     if (!kernels)
       kernels = analysis.kernels;
-    for (auto [kernel, variant] : llvm::zip(*kernels, analysis.variants))
+    for (auto [kernel, variant] : llvm::zip(*kernels, analysis.variants)) {
+      if (!kernel.variants.empty() &&
+          kernel.variants.front().launches.size() != variant.launches.size())
+        return fail(llvm::formatv(
+            "{0}: {1} ({2}) lowers to {3} kernels, for {4} to {5}; the "
+            "generated launcher needs the same number for every arch",
+            context, kernel.name, kernel.origin, variant.launches.size(),
+            file.cubins.front().arch, kernel.variants.front().launches.size()));
       kernel.variants.push_back(variant);
+    }
   }
   file.kernels = std::move(*kernels);
   if (fromFlags)
