@@ -257,6 +257,12 @@ private:
     return b.and_(b.slt(step, steps),
                   b.slt(getConsumerThread(), b.i32(kBlockQueries)));
   }
+  /// The dQ staging buffer of the \p count th block (i32) and the phase of
+  /// its staged and free barriers: the two buffers alternate.
+  std::pair<Value, Value> getStagingSlotAndPhase(Value count) {
+    return {b.urem(count, b.i32(2)),
+            b.urem(b.udiv(count, b.i32(2)), b.i32(2))};
+  }
   /// The shared address (i32) of the row terms of \p consumed's parity.
   Value getRowTerms(Value consumed) {
     return address(layout.terms, b.urem(consumed, b.i32(2)),
@@ -419,8 +425,7 @@ SmallVector<Value> GradDkvKernel::buildWriter(Value batch, Value written) {
   b.setInsertionPointToStart(loop.getBody());
   Value current = loop.getRegionIterArgs()[0];
   auto [head, firstQuery] = locate(loop.getInductionVar());
-  Value slot = b.urem(current, b.i32(2));
-  Value phase = b.urem(b.udiv(current, b.i32(2)), b.i32(2));
+  auto [slot, phase] = getStagingSlotAndPhase(current);
   pipeline.wait(barrier(kQueryGradStaged, slot), phase);
   reduceQueryGrad(batch, head, firstQuery,
                   address(layout.staging, slot, layout.stagingBytes));
@@ -595,11 +600,10 @@ GradDkvKernel::handOffQueryGrad(Value step, Value consumed, Value queryGrad,
                                 bool hasNext,
                                 std::pair<Value, Value> laterTerms) {
   FragmentLanes lanes = FragmentLanes::derive(b, threadId);
-  Value slot = b.urem(consumed, b.i32(2));
+  auto [slot, phase] = getStagingSlotAndPhase(consumed);
   Value staging = address(layout.staging, slot, layout.stagingBytes);
   // The buffer's last add (two blocks ago) has read it; a fresh barrier
   // reports the phase before its first as complete.
-  Value phase = b.urem(b.udiv(consumed, b.i32(2)), b.i32(2));
   pipeline.wait(barrier(kQueryGradFree, slot), b.xor_(phase, b.i32(1)));
   stageQueryGrad(lanes, queryGrad, staging);
   // Every thread's stores, made visible to the writer's bulk copy.
