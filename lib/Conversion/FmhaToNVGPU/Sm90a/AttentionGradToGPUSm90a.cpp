@@ -108,9 +108,9 @@ constexpr int64_t kWriterThread = kThreadsPerWarp;
 /// Where everything lives in shared memory, from the 1024-byte aligned
 /// base: the K and V tiles (128 rows), the Q and the dO buffers (64 rows
 /// each), two dS^T buffers (128 key rows of 64 queries: one 128-byte
-/// swizzled column block each), two f32 dQ staging buffers (64 x D, dense), two buffers of a
-/// block's LSE log2e and delta (64 f32 each), then the mbarriers: K and V
-/// full, K and V empty, per buffer a full and an empty one, then per
+/// swizzled column block each), two f32 dQ staging buffers (64 x D, dense), two
+/// buffers of a block's LSE log2e and delta (64 f32 each), then the mbarriers:
+/// K and V full, K and V empty, per buffer a full and an empty one, then per
 /// staging buffer a staged and a free one.
 struct GradSharedLayout {
   static constexpr int64_t kTermsBytes = 2 * kBlockQueries * 4;
@@ -249,8 +249,7 @@ private:
   std::pair<Value, Value> loadRowTerms(Value batch, Value step);
   /// Stores what loadRowTerms loaded for block \p step into the buffer of
   /// \p consumed's parity.
-  void storeRowTerms(std::pair<Value, Value> terms, Value step,
-                     Value consumed);
+  void storeRowTerms(std::pair<Value, Value> terms, Value step, Value consumed);
   /// Whether this consumer thread loads and stores the row terms of block
   /// \p step (a query each).
   Value isTermLoader(Value step) {
@@ -260,8 +259,7 @@ private:
   /// The dQ staging buffer of the \p count th block (i32) and the phase of
   /// its staged and free barriers: the two buffers alternate.
   std::pair<Value, Value> getStagingSlotAndPhase(Value count) {
-    return {b.urem(count, b.i32(2)),
-            b.urem(b.udiv(count, b.i32(2)), b.i32(2))};
+    return {b.urem(count, b.i32(2)), b.urem(b.udiv(count, b.i32(2)), b.i32(2))};
   }
   /// The shared address (i32) of the row terms of \p consumed's parity.
   Value getRowTerms(Value consumed) {
@@ -316,7 +314,6 @@ private:
   }
   /// Lane 0 of each consumer warp arrives on \p barrier.
   void release(Value barrier) { pipeline.release(barrier, threadId); }
-
 
   AttentionGradOp op;
   gpu::GPUFuncOp func;
@@ -491,10 +488,10 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
     b.setInsertionPointToStart(first.elseBlock());
     scf::YieldOp::create(b, ValueRange{zero, zero, queryGradZero});
   }
-  auto loop = scf::ForOp::create(
-      b, b.i32(0), steps, b.i32(1),
-      ValueRange{first.getResult(0), first.getResult(1), first.getResult(2),
-                 consumed});
+  auto loop =
+      scf::ForOp::create(b, b.i32(0), steps, b.i32(1),
+                         ValueRange{first.getResult(0), first.getResult(1),
+                                    first.getResult(2), consumed});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -503,17 +500,17 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
     Value next = b.add(step, b.i32(1));
     Value nextConsumed = b.add(current, b.i32(1));
     auto branch =
-        scf::IfOp::create(b, TypeRange{carried[0].getType(),
-                                       carried[1].getType(),
-                                       carried[2].getType()},
+        scf::IfOp::create(b,
+                          TypeRange{carried[0].getType(), carried[1].getType(),
+                                    carried[2].getType()},
                           b.slt(next, steps), /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(branch.thenBlock());
       Value later = b.add(step, b.i32(2));
       std::pair<Value, Value> laterTerms = loadRowTerms(batch, later);
-      auto [scores, gradProbs] = handOffQueryGrad(
-          step, current, carried[2], /*hasNext=*/true, laterTerms);
+      auto [scores, gradProbs] = handOffQueryGrad(step, current, carried[2],
+                                                  /*hasNext=*/true, laterTerms);
       auto [gradKey, gradValue, queryGrad] = buildBlock(
           next, nextConsumed, carried[0], carried[1], scores, gradProbs);
       scf::YieldOp::create(b, ValueRange{gradKey, gradValue, queryGrad});
@@ -521,8 +518,7 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
       handOffQueryGrad(step, current, carried[2], /*hasNext=*/false, {});
       scf::YieldOp::create(b, carried.take_front(3));
     }
-    scf::YieldOp::create(b, ValueRange{branch.getResult(0),
-                                       branch.getResult(1),
+    scf::YieldOp::create(b, ValueRange{branch.getResult(0), branch.getResult(1),
                                        branch.getResult(2), nextConsumed});
   }
   // Every WGMMA that read K and V has completed (each block waits for its
@@ -626,8 +622,7 @@ GradDkvKernel::handOffQueryGrad(Value step, Value consumed, Value queryGrad,
 // memory, where each consumer thread reads those of its columns: held in
 // registers they would take 32 of them across the GEMMs. Loaded a block
 // ahead, so that their latency hides under a block's work.
-std::pair<Value, Value> GradDkvKernel::loadRowTerms(Value batch,
-                                                    Value step) {
+std::pair<Value, Value> GradDkvKernel::loadRowTerms(Value batch, Value step) {
   Value consumerThread = getConsumerThread();
   Type f32 = b.getF32Type();
   auto branch = scf::IfOp::create(b, TypeRange{f32, f32}, isTermLoader(step),
@@ -653,8 +648,7 @@ void GradDkvKernel::storeRowTerms(std::pair<Value, Value> terms, Value step,
                                   Value consumed) {
   Value consumerThread = getConsumerThread();
   onThread(isTermLoader(step), [&] {
-    Value slot =
-        b.add(getRowTerms(consumed), b.mul(consumerThread, b.i32(4)));
+    Value slot = b.add(getRowTerms(consumed), b.mul(consumerThread, b.i32(4)));
     LLVM::StoreOp::create(b, terms.first, pipeline.getSharedPointer(slot), 4);
     LLVM::StoreOp::create(
         b, terms.second,
@@ -688,10 +682,10 @@ GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
   for (int64_t i = 0; i < count; ++i)
     // A masked score is -inf: P = 0. So is one of a query that saw no key
     // in the forward (LSE +inf).
-    probabilities[i] = emitExp2(
-        b, math::FmaOp::create(
-               b, values[i], scaleLog2,
-               arith::NegFOp::create(b, loadTerm(lanes, terms, 0, i))));
+    probabilities[i] =
+        emitExp2(b, math::FmaOp::create(b, values[i], scaleLog2,
+                                        arith::NegFOp::create(
+                                            b, loadTerm(lanes, terms, 0, i))));
   for (int64_t i = 0; i < count; i += 2)
     packed.push_back(
         packPair(b, shape.elementType, probabilities[i], probabilities[i + 1]));
@@ -725,9 +719,8 @@ Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes,
   int64_t halfBytes = half % kBoxColumns == 0
                           ? (half / kBoxColumns) * kBlockKeys * kSwizzleBytes
                           : half * 2;
-  return gemm.multiplyMnMajor(gradScores,
-                              address(layout.keys, consumer, halfBytes),
-                              kBlockKeys, half);
+  return gemm.multiplyMnMajor(
+      gradScores, address(layout.keys, consumer, halfBytes), kBlockKeys, half);
 }
 
 // The 128-byte swizzle of a TMA tile: 16-byte chunk c of row r sits at
@@ -742,9 +735,8 @@ void GradDkvKernel::storeGradScores(const FragmentLanes &lanes,
     for (int64_t h = 0; h < 2; ++h) {
       Value row = b.add(laneRow, b.i32(8 * h));
       Value chunk = b.xor_(b.i32(i), swizzle);
-      Value at = b.add(gradScores,
-                       b.add(b.mul(row, b.i32(kSwizzleBytes)),
-                             b.add(b.mul(chunk, b.i32(16)), quad)));
+      Value at = b.add(gradScores, b.add(b.mul(row, b.i32(kSwizzleBytes)),
+                                         b.add(b.mul(chunk, b.i32(16)), quad)));
       LLVM::StoreOp::create(b, packed[2 * i + h], pipeline.getSharedPointer(at),
                             /*alignment=*/4);
     }
@@ -884,10 +876,9 @@ void GradDkvKernel::build() {
                        });
         });
         onThread(b.eq(threadId, b.index(kWriterThread)), [&] {
-          forEachBatch({b.i32(0)},
-                       [&](Value batch, Value, ValueRange carried) {
-                         return buildWriter(batch, carried[0]);
-                       });
+          forEachBatch({b.i32(0)}, [&](Value batch, Value, ValueRange carried) {
+            return buildWriter(batch, carried[0]);
+          });
           // The last adds complete before the kernel does.
           NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(0),
                                                UnitAttr());
