@@ -17,11 +17,14 @@
    GQA, and a few query tokens per sequence, bytes of q + k + v + o over
    the time, with cuDNN, flash2 and FA4 (SDPA with enable_gqa, non-causal:
    SDPA's is_causal is top-left aligned, which for Sq < Sk is not decode).
+5. Forward TFLOP/s at head dims outside that grid (--head-dims), with the
+   peers that take them.
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
-                                [--decode] [--backward] [--no-host]
+                                [--decode] [--backward] [--head-dims]
+                                [--no-host]
                                 [--no-tflops]
 Prints markdown tables for docs/BENCHMARKS.md.
 """
@@ -189,6 +192,51 @@ def tflops_rows(rows_regex, rounds):
         torch.cuda.empty_cache()
 
 
+# Head dims outside ANCHORS.md's grid (64, 128, 256): B x H x S with
+# H x D near 2048 (as the grid's 4k rows), bf16.
+HEAD_DIM_ROWS = [(4, max(1, 2048 // d), 4096, d)
+                 for d in (32, 48, 80, 96, 112, 160, 192, 224)]
+
+
+def head_dim_rows(rounds):
+    """Forward TFLOP/s at the other head dims, with the peers that take
+    them (a peer that refuses a head dim shows '-')."""
+    print("\n## Forward TFLOP/s at other head dims (BSHD, bf16; median of "
+          f"{rounds} interleaved rounds of back_to_back_ms)\n")
+    names = ["flashcore", "cudnn", "flash2"] + (
+        ["fa4"] if fa4_func is not None else [])
+    print("| B x H x S x D | causal | " + " | ".join(names) +
+          " | flashcore / best |\n|---|---|" + "---|" * (len(names) + 1))
+    for b, h, s, d in HEAD_DIM_ROWS:
+        for causal in (False, True):
+            q, k, v = (torch.randn(b, s, h, d, device="cuda",
+                                   dtype=torch.bfloat16) for _ in range(3))
+            flops = 4 * b * h * s * s * d / (2 if causal else 1)
+            found = candidates(q, k, v, causal)
+            usable = []
+            for name in names:
+                try:
+                    timed(found[name], lambda fn: fn())
+                    torch.cuda.synchronize()
+                    usable.append(name)
+                except Exception:  # noqa: BLE001 - a peer without this D
+                    pass
+            per = {name: [] for name in usable}
+            for round_ in range(rounds):
+                for name in rotated(usable, round_):
+                    ms = timed(found[name], back_to_back_ms)
+                    per[name].append(flops / ms / 1e9)
+            med = {name: statistics.median(per[name]) for name in usable}
+            peers = [med[n] for n in usable if n != "flashcore"]
+            ratio = (f"{med['flashcore'] / max(peers):.2f}"
+                     if peers and "flashcore" in med else "-")
+            print(f"| {b}x{h}x{s}x{d} | {'yes' if causal else 'no'} | " +
+                  " | ".join(f"{med[n]:.0f}" if n in med else "-"
+                             for n in names) + f" | {ratio} |", flush=True)
+            del q, k, v, found
+            torch.cuda.empty_cache()
+
+
 def backward_candidates(q, k, v, causal):
     """name -> a call that runs one backward (dq, dk, dv by autograd) of a
     forward made once, on [B, S, H, D] leaves (SDPA: their [B, H, S, D]
@@ -351,6 +399,7 @@ def main():
     parser.add_argument("--decode", action="store_true")
     parser.add_argument("--backward", action="store_true")
     parser.add_argument("--no-host", action="store_true")
+    parser.add_argument("--head-dims", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
@@ -365,6 +414,8 @@ def main():
         backward_rows(args.rows, args.rounds)
     if args.decode:
         decode_rows(args.rounds)
+    if args.head_dims:
+        head_dim_rows(args.rounds)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
     | `o`   | `[B, Hq, Sq, D]`  | same as `q` (written) |
     | `lse` | `[B, Hq, Sq]`     | f32 (written, optional) |
 
-    `D` is static and one of 64, 128, 256; every other size may be dynamic
+    `D` is static, a multiple of 16 from 32 to 256 (the kernels' shared tiles
+    round it up to their swizzle unit); every other size may be dynamic
     (`?`) and becomes a kernel argument, as do the strides, so BHSD and BSHD
     layouts both work. `Hq % Hkv == 0`: query head `h` reads key/value head
     `h / (Hq / Hkv)` (grouped-query and multi-query attention). Any

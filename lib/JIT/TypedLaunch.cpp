@@ -37,12 +37,13 @@ void AttentionTensors::setDenseStrides(unsigned headDim) {
 }
 
 /// The checks an attention spec and its backward's share: the kind, the
-/// element type, the head dim (one of \p headDims, listed as \p expected)
-/// and the window.
-static llvm::Error checkAttentionAttributes(const KernelSpec &spec,
-                                           OpKind kind, llvm::StringRef op,
-                                           llvm::ArrayRef<int64_t> headDims,
-                                           llvm::StringRef expected) {
+/// element type, the head dim (one that \p supported accepts, described as
+/// \p expected) and the window.
+static llvm::Error
+checkAttentionAttributes(const KernelSpec &spec, OpKind kind,
+                         llvm::StringRef op,
+                         llvm::function_ref<bool(int64_t)> supported,
+                         llvm::StringRef expected) {
   auto fail = [&](const llvm::Twine &what) {
     return llvm::make_error<OperandError>((op + ": " + what).str());
   };
@@ -50,7 +51,7 @@ static llvm::Error checkAttentionAttributes(const KernelSpec &spec,
     return fail("the kernel spec is not an " + op + " spec");
   if (spec.elementType == ElementType::F32)
     return fail("q, k, v and o are f16 or bf16, got f32");
-  if (!llvm::is_contained(headDims, int64_t(spec.headDim)))
+  if (!supported(int64_t(spec.headDim)))
     return fail(llvm::formatv("headDim is {0}, expected {1}", spec.headDim,
                               expected));
   if (spec.window) {
@@ -69,7 +70,8 @@ static llvm::Error checkAttentionAttributes(const KernelSpec &spec,
 
 llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
   return checkAttentionAttributes(spec, OpKind::Attention, "attention",
-                                  kSupportedHeadDims, "64, 128 or 256");
+                                  isSupportedAttentionHeadDim,
+                                  kSupportedAttentionHeadDimsText);
 }
 
 /// The checks of the sizes alone (batch, lengths, head counts), which is
@@ -482,7 +484,10 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
   };
   if (llvm::Error err = checkAttentionAttributes(
           spec, OpKind::AttentionGrad, "attention_grad",
-          kSupportedGradHeadDims, "64, 128 or 256"))
+          [](int64_t headDim) {
+            return llvm::is_contained(kSupportedGradHeadDims, headDim);
+          },
+          kSupportedGradHeadDimsText))
     return err;
   if (!spec.deterministic && spec.headDim > 128)
     return fail(llvm::formatv("headDim is {0} with a workspace, expected 64 "

@@ -441,8 +441,8 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     q is [batch, seqlen_q, heads_q, head_dim], k and v [batch, seqlen_k,
     heads_kv, head_dim] (heads_q a multiple of heads_kv: GQA and MQA), f16
     or bf16 on one CUDA device. Any strides with a dense head_dim, so a
-    [B, H, S, D] tensor passes as its .transpose(1, 2). head_dim 64, 128 or
-    256.
+    [B, H, S, D] tensor passes as its .transpose(1, 2). head_dim a multiple
+    of 16 from 32 to 256 (differentiable at 64, 128 and 256).
 
     causal: query i sees key j only if j <= i + seqlen_k - seqlen_q
     (bottom-right aligned). window=(left, right): query i sees key j only if

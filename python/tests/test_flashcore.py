@@ -298,9 +298,9 @@ def test_non_dense_head_dim_is_refused_not_copied():
 
 
 def test_unsupported_head_dim_carries_the_c_api_message():
-    q = meta(1, 64, 4, 96)
-    assert "fmhaAttention: attention: headDim is 96, expected 64, 128 or " \
-        "256" in error_of(lambda: flashcore.attention(q, q, q))
+    q = meta(1, 64, 4, 72)
+    assert "fmhaAttention: attention: headDim is 72, expected a multiple of " \
+        "16 from 32 to 256" in error_of(lambda: flashcore.attention(q, q, q))
 
 
 def test_head_ratio_carries_the_c_api_message():

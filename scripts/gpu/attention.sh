@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The generated attention kernel (fmha-runner-jit --candidate=jit) against
 # kernels-ref on the GPU machine, on fresh random inputs (seeds in the log):
-# every head dim and dtype, causal and not, Sq != Sk, lengths 1, 17, 113,
+# head dims 64, 128 and 256 and every other multiple of 16 from 32, both
+# dtypes, causal and not, Sq != Sk, lengths 1, 17, 113,
 # 1000, 4097, GQA 8:1 and MQA, windows, LSE, BSHD, then compute-sanitizer.
 # Usage (repository root, .gpu/ carried): scripts/gpu/attention.sh [RUNNER]
 # RUNNER defaults to the fmha-runner-jit unpacked from .gpu/. FMHA_CHIPS
@@ -37,6 +38,20 @@ for dtype in bf16 f16; do
     done
   done
 done
+# The other head dims (tiles wider than D: sm_90a rounds D up to 64
+# columns, sm_80 to 64, 128 or 256).
+for d in 32 48 80 96 112 144 160 176 192 208 224 240; do
+  check "$FMHA_CHIP jit bf16 d$d non-causal Sq=1000 Sk=1000" $j --head-dim=$d --seq-q=1000 --seq-k=1000 --heads=2 --lse
+done
+for d in 32 96 192; do
+  for shape in "1 1" "17 113" "4097 4097"; do
+    set -- $shape
+    check "$FMHA_CHIP jit f16 d$d causal Sq=$1 Sk=$2" $j --dtype=f16 --head-dim=$d --causal --seq-q=$1 --seq-k=$2 --heads=2 --lse
+  done
+done
+check "$FMHA_CHIP jit GQA 4:1 window 64,0 causal d96 BSHD Sq=Sk=1000" $j --head-dim=96 --heads=8 --kv-heads=2 --seq-q=1000 --causal --window=64,0 --layout=bshd --lse
+check "$FMHA_CHIP jit decode GQA 4:1 d80 B=3 Sk=1000"             $j --head-dim=80 --batch=3 --heads=32 --kv-heads=8 --seq-q=1 --seq-k=1000 --causal --lse
+check "$FMHA_CHIP jit decode split-KV GQA 8:1 d192 Sk=4097"       $j --head-dim=192 --heads=16 --kv-heads=2 --seq-q=1 --seq-k=4097 --lse
 check "$FMHA_CHIP jit GQA 8:1 causal d128 B=2 Sq=333 Sk=1000 lse" $j --batch=2 --heads=16 --kv-heads=2 --seq-q=333 --seq-k=1000 --causal --lse
 check "$FMHA_CHIP jit MQA d64 Sq=1000 Sk=17"                      $j --heads=8 --kv-heads=1 --seq-q=1000 --seq-k=17 --head-dim=64 --lse
 check "$FMHA_CHIP jit MQA causal d256 f16 Sq=17 Sk=4097"          $j --heads=4 --kv-heads=1 --seq-q=17 --seq-k=4097 --head-dim=256 --dtype=f16 --causal --lse
@@ -73,6 +88,10 @@ check "$FMHA_CHIP jit non-causal d64 Sq=Sk=200, cpu oracle"       $j --heads=2 -
 if command -v compute-sanitizer > /dev/null; then
   check "$FMHA_CHIP compute-sanitizer: jit attention d128 causal GQA" \
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=150 --seq-k=170 --causal --lse --heads=2 --kv-heads=1 --seed=1
+  check "$FMHA_CHIP compute-sanitizer: jit attention d96 causal GQA" \
+    "$root/scripts/gpu/sanitize.sh" $j --seq-q=150 --seq-k=170 --causal --lse --heads=2 --kv-heads=1 --head-dim=96 --seed=1
+  check "$FMHA_CHIP compute-sanitizer: jit attention d32" \
+    "$root/scripts/gpu/sanitize.sh" $j --seq-q=130 --seq-k=90 --lse --heads=2 --head-dim=32 --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention d64 window" \
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=90 --seq-k=130 --window=20,10 --head-dim=64 --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention GQA decode" \

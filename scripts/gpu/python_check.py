@@ -67,7 +67,23 @@ def attention_grid():
                     check(name, attention_case(1, 2, 2, sq, sk, d, dtype,
                                                causal=causal))
     bf16 = torch.bfloat16
+    # The other head dims: every multiple of 16 from 32 to 256.
+    for d in range(32, 257, 16):
+        if d in (64, 128, 256):
+            continue
+        check(f"attention bf16 d{d} GQA 2:1 non-causal Sq=1000 Sk=700",
+              attention_case(1, 4, 2, 1000, 700, d, bf16))
+    for d in (48, 96, 160, 192):
+        check(f"attention f16 d{d} causal BHSD Sq=Sk=1537",
+              attention_case(1, 2, 2, 1537, 1537, d, torch.float16,
+                             causal=True, bhsd=True))
     for name, case in [
+        ("decode GQA 4:1 d96 B=3 Sk=1000",
+         attention_case(3, 32, 8, 1, 1000, 96, bf16, causal=True)),
+        ("decode split-KV B=1 GQA 8:1 d192 Sk=20000",
+         attention_case(1, 16, 2, 1, 20000, 192, bf16)),
+        ("GQA 8:1 causal d80 Sq=17 Sk=4097",
+         attention_case(2, 16, 2, 17, 4097, 80, bf16, causal=True)),
         ("GQA 8:1 causal d128 B=2 Sq=333 Sk=1000",
          attention_case(2, 16, 2, 333, 1000, 128, bf16, causal=True)),
         ("MQA d64 Sq=1000 Sk=17", attention_case(1, 8, 1, 1000, 17, 64, bf16)),
@@ -471,11 +487,16 @@ def resample_case(mode, dtype, with_lengths):
 
 def bad_input():
     q = torch.randn(1, 64, 4, 64, device="cuda", dtype=torch.float16)
+    q96 = torch.randn(1, 64, 4, 96, device="cuda", dtype=torch.float16,
+                      requires_grad=True)
     cases = [
+        (lambda: flashcore.attention(q96, q96, q96).sum().backward(),
+         "attention_grad: headDim is 96, expected 64, 128 or 256 (the "
+         "backward's"),
         (lambda: flashcore.attention(q, q.cpu(), q), "k is on cpu and q on cuda:0"),
         (lambda: flashcore.attention(q, q.float(), q), "k is torch.float32"),
-        (lambda: flashcore.attention(q[..., :48], q[..., :48], q[..., :48]),
-         "headDim is 48, expected 64, 128 or 256"),
+        (lambda: flashcore.attention(q[..., :56], q[..., :56], q[..., :56]),
+         "headDim is 56, expected a multiple of 16 from 32 to 256"),
         (lambda: flashcore.attention(q, q[:, :, :3], q[:, :, :3]),
          "queryHeads (Hq) 4 and kvHeads (Hkv) 3"),
         (lambda: flashcore.attention(q.view(-1)[4:4 + q.numel() - 256]

@@ -82,7 +82,7 @@ static cl::opt<std::string> dtype("dtype",
                                   cl::desc("f16 or bf16 (resample: also f32)"),
                                   cl::init("bf16"), cl::cat(opCategory));
 static cl::opt<unsigned> headDim("head-dim",
-                                 cl::desc("attention(_grad): 64, 128 or 256"),
+                                 cl::desc("attention: a multiple of 16 from 32 to 256; attention_grad: 64, 128 or 256"),
                                  cl::init(128), cl::cat(opCategory));
 static cl::opt<bool> causal("causal",
                             cl::desc("attention(_grad): causal mask"),

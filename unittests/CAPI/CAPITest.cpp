@@ -147,8 +147,8 @@ TEST(CAPI, AttentionCheckNeedsNoJitAndNamesTheValue) {
     const char *expected;
   };
   for (Case c : {
-           Case{[](fmhaAttentionDesc &d) { d.headDim = 96; },
-                "headDim is 96, expected 64, 128 or 256"},
+           Case{[](fmhaAttentionDesc &d) { d.headDim = 264; },
+                "headDim is 264, expected a multiple of 16 from 32 to 256"},
            Case{[](fmhaAttentionDesc &d) { d.kvHeads = 3; },
                 "queryHeads (Hq) 4 and kvHeads (Hkv) 3"},
            Case{[](fmhaAttentionDesc &d) { d.vStride[2] = 12; },
@@ -468,10 +468,10 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
                 FMHA_SUCCESS)
           << take(message);
     }
-    variants[1].headDim = 80;
+    variants[1].headDim = 88;
     EXPECT_EQ(fmhaAttentionPrecompile(jit, variants, 2, 0, &message),
               FMHA_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(take(message).find("descs[1]: attention: headDim is 80"),
+    EXPECT_NE(take(message).find("descs[1]: attention: headDim is 88"),
               std::string::npos);
     ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
     fmhaJitDestroy(jit);
@@ -688,7 +688,8 @@ static void checkBackwardOnAGpu(long long D) {
                                     &message),
               FMHA_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(take(message).find(
-                  "attention_grad: headDim is 96, expected 64, 128 or 256"),
+                  "attention_grad: headDim is 96, expected 64, 128 or 256 "
+                  "(the backward's"),
               std::string::npos);
     bad = desc;
     bad.forward.lse = nullptr;

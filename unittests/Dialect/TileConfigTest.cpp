@@ -92,6 +92,47 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
   EXPECT_EQ(fa2.warps, 8u);
 }
 
+TEST(TileConfig, AttentionHeadDimsAreMultiplesOf16From32To256) {
+  for (int64_t headDim = 0; headDim <= 300; ++headDim)
+    EXPECT_EQ(isSupportedAttentionHeadDim(headDim),
+              headDim >= 32 && headDim <= 256 && headDim % 16 == 0)
+        << headDim;
+}
+
+TEST(TileConfig, EveryHeadDimHasALegalDefaultTileThatFits) {
+  for (Chip chip : kChips)
+    for (unsigned headDim = 32; headDim <= 256; headDim += 16)
+      for (bool causal : {false, true}) {
+        AttentionTiling tiling = getDefaultAttentionTiling(chip, headDim,
+                                                           causal, 16384);
+        SCOPED_TRACE(std::string(stringifyChip(chip)) + " d=" +
+                     std::to_string(headDim));
+        EXPECT_EQ(errorText(checkAttentionTiling(tiling)), "");
+        EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, headDim, 2)), "");
+      }
+}
+
+TEST(TileConfig, TilesRoundTheHeadDimUpToTheSwizzleUnit) {
+  // sm_90a: whole 64-column TMA boxes; sm_80: 64, 128 or 256 columns.
+  EXPECT_EQ(getAttentionTileColumns(Chip::sm_90a, 32), 64u);
+  EXPECT_EQ(getAttentionTileColumns(Chip::sm_90a, 96), 128u);
+  EXPECT_EQ(getAttentionTileColumns(Chip::sm_90a, 192), 192u);
+  EXPECT_EQ(getAttentionTileColumns(Chip::sm_90a, 256), 256u);
+  EXPECT_EQ(getAttentionTileColumns(Chip::sm_80, 48), 64u);
+  EXPECT_EQ(getAttentionTileColumns(Chip::sm_80, 96), 128u);
+  EXPECT_EQ(getAttentionTileColumns(Chip::sm_80, 160), 256u);
+  // The shared layout holds the tile's columns, the messages both.
+  AttentionSharedLayout d96 =
+      getAttentionSharedLayout({Chip::sm_90a, 128, 128, 12, 2}, 96, 2);
+  EXPECT_EQ(d96.keys, 128u * 128 * 2);
+  EXPECT_EQ(errorText(checkAttentionTilingFits(
+                {Chip::sm_90a, 128, 256, 12, 2}, 160, 2)),
+            "tile needs 443472 bytes of shared memory at head dim 160 (tiles "
+            "of 192 columns) ((block_m + 2 * stages * block_n) * 192 * 2 "
+            "bytes + 1024 of alignment + 8 per mbarrier), but sm_90a allows "
+            "232448 per block");
+}
+
 TEST(TileConfig, SharedLayoutIsOneQTileThenStagedKThenStagedV) {
   AttentionTiling tiling{Chip::sm_90a, 128, 176, 12, 2};
   AttentionSharedLayout hopper = getAttentionSharedLayout(tiling, 128, 2);
@@ -170,6 +211,9 @@ TEST(TileConfig, OutputStagingPassesFitTheLastValueBuffer) {
   EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 80, 12, 2}, 256), 2u);
   EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 192, 128, 16, 2}, 64), 2u);
   EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 32, 12, 2}, 64), 4u);
+  // 192 columns (head dims 144 to 192): slabs of 64, a power of two.
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 80, 12, 2}, 160), 3u);
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 32, 12, 2}, 192), 6u);
   // 16-column slabs at least: 8 passes at head dim 64 are too many.
   EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 16, 12, 2}, 64), 0u);
   EXPECT_EQ(errorText(checkAttentionTilingFits({Chip::sm_90a, 128, 16, 12, 2},

@@ -96,11 +96,12 @@ TEST(Compile, ParseErrorsCarryTheDiagnostic) {
 
 TEST(Compile, InvalidSpecIsAnErrorWithTheVerifiersWords) {
   KernelSpec spec;
-  spec.headDim = 96;
+  spec.headDim = 72;
   std::string error = errorOf(compileKernelSpec(spec, {}));
-  EXPECT_EQ(error.rfind("invalid kernel spec (attention bf16 d96):\n", 0), 0u)
+  EXPECT_EQ(error.rfind("invalid kernel spec (attention bf16 d72):\n", 0), 0u)
       << error;
-  EXPECT_NE(error.find("head dim must be 64, 128 or 256, got 96"),
+  EXPECT_NE(error.find("head dim must be a multiple of 16 from 32 to 256, "
+                       "got 72"),
             std::string::npos)
       << error;
 }
@@ -677,10 +678,13 @@ TEST(KernelSpec, CheckAttentionSpecNamesTheValue) {
   KernelSpec spec;
   EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(spec)));
   spec.headDim = 96;
+  EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(spec)));
+  spec.headDim = 72;
   llvm::Error err = checkAttentionSpec(spec);
   EXPECT_TRUE(err.isA<OperandError>());
   EXPECT_EQ(llvm::toString(std::move(err)),
-            "attention: headDim is 96, expected 64, 128 or 256");
+            "attention: headDim is 72, expected a multiple of 16 from 32 to "
+            "256");
   spec.headDim = 128;
   spec.causal = true;
   spec.window = {{16, 4}};

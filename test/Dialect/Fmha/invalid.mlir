@@ -48,10 +48,28 @@ func.func @case4(%q: memref<2x8x64x?xbf16>, %k: memref<2x8x64x128xbf16>, %v: mem
 
 // -----
 
-// unsupported head dim
-func.func @case5(%q: memref<2x8x64x96xbf16>, %k: memref<2x8x64x96xbf16>, %v: memref<2x8x64x96xbf16>, %o: memref<2x8x64x96xbf16>) {
-  // expected-error @+1 {{head dim must be 64, 128 or 256, got 96}}
-  fmha.attention q(%q : memref<2x8x64x96xbf16>) k(%k : memref<2x8x64x96xbf16>) v(%v : memref<2x8x64x96xbf16>) -> o(%o : memref<2x8x64x96xbf16>)
+// unsupported head dim: not a multiple of 16
+func.func @case5(%q: memref<2x8x64x72xbf16>, %k: memref<2x8x64x72xbf16>, %v: memref<2x8x64x72xbf16>, %o: memref<2x8x64x72xbf16>) {
+  // expected-error @+1 {{head dim must be a multiple of 16 from 32 to 256, got 72}}
+  fmha.attention q(%q : memref<2x8x64x72xbf16>) k(%k : memref<2x8x64x72xbf16>) v(%v : memref<2x8x64x72xbf16>) -> o(%o : memref<2x8x64x72xbf16>)
+  return
+}
+
+// -----
+
+// unsupported head dim: past 256
+func.func @case5b(%q: memref<2x8x64x272xbf16>, %k: memref<2x8x64x272xbf16>, %v: memref<2x8x64x272xbf16>, %o: memref<2x8x64x272xbf16>) {
+  // expected-error @+1 {{head dim must be a multiple of 16 from 32 to 256, got 272}}
+  fmha.attention q(%q : memref<2x8x64x272xbf16>) k(%k : memref<2x8x64x272xbf16>) v(%v : memref<2x8x64x272xbf16>) -> o(%o : memref<2x8x64x272xbf16>)
+  return
+}
+
+// -----
+
+// unsupported head dim: under 32
+func.func @case5c(%q: memref<2x8x64x16xbf16>, %k: memref<2x8x64x16xbf16>, %v: memref<2x8x64x16xbf16>, %o: memref<2x8x64x16xbf16>) {
+  // expected-error @+1 {{head dim must be a multiple of 16 from 32 to 256, got 16}}
+  fmha.attention q(%q : memref<2x8x64x16xbf16>) k(%k : memref<2x8x64x16xbf16>) v(%v : memref<2x8x64x16xbf16>) -> o(%o : memref<2x8x64x16xbf16>)
   return
 }
 
@@ -662,7 +680,7 @@ func.func @merge_lse_seq(%outs: memref<3x1x8x5x128xf32>, %lses: memref<3x1x8x5xf
 // -----
 
 func.func @grad_head_dim(%q: memref<1x8x100x96xbf16>, %k: memref<1x2x300x96xbf16>, %v: memref<1x2x300x96xbf16>, %dq: memref<1x8x100x96xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
-  // expected-error @+1 {{head dim must be 64, 128 or 256, got 96}}
+  // expected-error @+1 {{head dim must be 64, 128 or 256 (the backward's; the forward's other head dims have no backward yet), got 96}}
   fmha.attention_grad q(%q : memref<1x8x100x96xbf16>) k(%k : memref<1x2x300x96xbf16>) v(%v : memref<1x2x300x96xbf16>) o(%q : memref<1x8x100x96xbf16>) dout(%q : memref<1x8x100x96xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x96xbf16>) dk(%k : memref<1x2x300x96xbf16>) dv(%v : memref<1x2x300x96xbf16>) delta(%delta : memref<1x8x100xf32>)
   return
 }

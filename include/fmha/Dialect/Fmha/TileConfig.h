@@ -21,12 +21,39 @@
 
 namespace mlir::fmha {
 
-/// The head dims fmha.attention is lowered for (its verifier's, and the
-/// JIT's launch check's).
-inline constexpr int64_t kSupportedHeadDims[] = {64, 128, 256};
+/// The head dims fmha.attention is lowered for: multiples of
+/// kAttentionHeadDimStep from kMinAttentionHeadDim to kMaxAttentionHeadDim
+/// (its verifier's, and the JIT's launch check's). The step is the k extent
+/// of one 16-bit MMA, the unit in which both chips' kernels walk D in Q K^T.
+inline constexpr int64_t kMinAttentionHeadDim = 32, kMaxAttentionHeadDim = 256,
+                         kAttentionHeadDimStep = 16;
+/// Whether fmha.attention is lowered for head dim \p headDim.
+inline bool isSupportedAttentionHeadDim(int64_t headDim) {
+  return headDim >= kMinAttentionHeadDim && headDim <= kMaxAttentionHeadDim &&
+         headDim % kAttentionHeadDimStep == 0;
+}
+/// What isSupportedAttentionHeadDim accepts, in words (for diagnostics).
+inline constexpr llvm::StringLiteral kSupportedAttentionHeadDimsText =
+    "a multiple of 16 from 32 to 256";
+
+/// The columns of D that an attention kernel's shared tiles hold for head
+/// dim \p headDim on \p chip: D rounded up to the unit of the chip's
+/// swizzle. sm_90a: a multiple of 64 (one 128-byte swizzle row of 16-bit
+/// elements: its TMA boxes and WGMMA descriptors); TMA fills the columns
+/// past D with zeros. sm_80: 64, 128 or 256 (Swizzle<3,3,3> over 8 chunks,
+/// and whole rows per cp.async pass); the columns past D are never copied
+/// nor read. The kernels compute on D's columns where the MMA allows it
+/// (Q K^T in k steps of 16 on both chips, P V in n8 tiles on sm_80) and on
+/// the tile's (P V on sm_90a: its MN-major B operand spans whole 64-column
+/// blocks).
+unsigned getAttentionTileColumns(Chip chip, unsigned headDim);
 /// The head dims fmha.attention_grad is lowered for (its dq_accum mode: 64
 /// and 128, where one kernel holds a key block's dK and dV in registers).
 inline constexpr int64_t kSupportedGradHeadDims[] = {64, 128, 256};
+/// kSupportedGradHeadDims in words, and why the forward takes more.
+inline constexpr llvm::StringLiteral kSupportedGradHeadDimsText =
+    "64, 128 or 256 (the backward's; the forward's other head dims have no "
+    "backward yet)";
 
 /// The kernels fmha.attention_grad lowers to. Delta writes rowsum(dout * o)
 /// (and zeroes dq_accum); Dq computes dq over blocks of queries; Dkv dk and
@@ -84,7 +111,8 @@ struct AttentionTiling {
 inline constexpr int64_t kLongAttentionQueries = 4096;
 
 /// The default tiling of attention with head dim \p headDim on \p chip.
-/// \p headDim must be one the dialect accepts (64, 128 or 256).
+/// \p headDim must be one the dialect accepts
+/// (isSupportedAttentionHeadDim).
 /// \p querySeq, where the caller knows it (a JIT launch), picks the tile
 /// measured best at that length; without it, the one for every length.
 AttentionTiling
@@ -165,10 +193,11 @@ inline bool pairsAttentionRowBlocks(bool causal, bool hasWindow) {
 
 /// The passes in which the sm_90a attention epilogue writes O: each
 /// consumer warp stages its 16 output rows in the V buffer of the tile's
-/// last key block, head_dim / passes columns at a time (at least 16, for
-/// 16-byte stores of two 8-column chunks per stmatrix). The fewest passes (a
-/// power of two) whose slabs of every consumer warp fit the buffer; 0 if
-/// none does (block_n too small for the consumers).
+/// last key block, columns / passes at a time (columns: the tile's,
+/// getAttentionTileColumns), a power of two of at least 16 (16-byte stores
+/// of two 8-column chunks per stmatrix; the slab's chunk swizzle XORs chunk
+/// indices). The fewest passes whose slabs of every consumer warp fit the
+/// buffer; 0 if none does (block_n too small for the consumers).
 unsigned getAttentionOutputPasses(const AttentionTiling &tiling,
                                   unsigned headDim);
 

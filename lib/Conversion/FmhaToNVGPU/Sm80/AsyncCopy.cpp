@@ -68,6 +68,14 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
   // previous pass's copy and its own: with one base, ptxas carries the
   // passes' addresses through the key loop, and d128 (128x64, 4 warps)
   // spills 36 bytes in it.
+  // Where the tile is wider than D, the threads of the chunks past D copy
+  // nothing (those columns are never read).
+  scf::IfOp insideHead;
+  if (shape.headChunks < shape.rowChunks) {
+    insideHead = scf::IfOp::create(b, b.slt(chunk, b.i32(shape.headChunks)),
+                                   /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&insideHead.getThenRegion().front());
+  }
   Value sharedRow, sharedSourceRow;
   if (shape.copyPassesShareBase) {
     sharedRow = hideFromHoisting(b, firstLocalRow);
@@ -97,6 +105,8 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
         destination, global, source, b.getIndexAttr(shape.chunkElements),
         sourceElements, b.getUnitAttr());
   }
+  if (insideHead)
+    b.setInsertionPointAfter(insideHead);
 }
 
 void AsyncCopy::copyKeyBlock(const Lanes &lanes, const TileCoordinates &tile,

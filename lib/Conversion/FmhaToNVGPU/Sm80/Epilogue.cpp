@@ -90,11 +90,12 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
   gpu::BarrierOp::create(b);
 }
 
-/// Copies the output tile from shared memory to O, rows below Sq only.
+/// Copies the output tile from shared memory to O, rows below Sq and D's
+/// columns only.
 void Epilogue::storeOutputTile(const Lanes &lanes,
                                const TileCoordinates &tile) {
   int64_t threads = shape.warps * kThreadsPerWarp;
-  int64_t rowChunks = shape.rowChunks;
+  int64_t rowChunks = shape.headChunks;
   int64_t chunks = shape.blockM * rowChunks;
   auto chunkType = VectorType::get({shape.chunkElements}, shape.elementType);
   for (int64_t start = 0; start < chunks; start += threads) {

@@ -25,10 +25,12 @@ KernelShape KernelShape::get(int64_t blockM, int64_t blockN, int64_t warps,
   shape.blockN = blockN;
   shape.warps = warps;
   shape.headDim = headDim;
+  shape.tileColumns = getAttentionTileColumns(Chip::sm_80, headDim);
   shape.elementType = elementType;
   shape.chunkElements =
       kChunkBytes / (shape.elementType.getIntOrFloatBitWidth() / 8);
-  shape.rowChunks = shape.headDim / shape.chunkElements;
+  shape.rowChunks = shape.tileColumns / shape.chunkElements;
+  shape.headChunks = shape.headDim / shape.chunkElements;
   shape.mTiles = shape.blockM / (kMmaM * shape.warps);
   shape.nTiles = shape.blockN / kMmaN;
   shape.dTiles = shape.headDim / kMmaN;
@@ -62,7 +64,7 @@ SharedTiles SharedTiles::create(KernelBuilder &b, const KernelShape &shape) {
                          workgroup));
   const AttentionSharedLayout &layout = shape.sharedLayout;
   auto tileAt = [&](int64_t rows, int64_t byteOffset) -> Value {
-    auto type = MemRefType::get({rows, shape.headDim}, shape.elementType,
+    auto type = MemRefType::get({rows, shape.tileColumns}, shape.elementType,
                                 nullptr, workgroup);
     return memref::ViewOp::create(b, type, bytes, b.index(byteOffset),
                                   ValueRange{});

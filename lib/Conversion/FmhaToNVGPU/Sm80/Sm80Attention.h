@@ -8,9 +8,9 @@
 // their swizzle, which fragment elements and ldmatrix rows a lane holds, and
 // a warp's running state.
 //
-// Shared tiles are rows of D elements in 16-byte chunks, chunk c of row r
-// stored at c ^ (r mod 8) (Swizzle<3,3,3>): the 8 rows one ldmatrix phase
-// reads hit 8 different bank groups.
+// Shared tiles are rows of D elements (rounded up to 64, 128 or 256) in
+// 16-byte chunks, chunk c of row r stored at c ^ (r mod 8) (Swizzle<3,3,3>):
+// the 8 rows one ldmatrix phase reads hit 8 different bank groups.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,9 +38,12 @@ enum KernelArgument { kQ, kK, kV, kO, kLse };
 /// What the op and its tile fix for the whole kernel.
 struct KernelShape {
   int64_t blockM, blockN, warps, headDim;
+  /// Columns of a shared tile's row (getAttentionTileColumns): D rounded up
+  /// to 64, 128 or 256; the columns past D are never copied nor read.
+  int64_t tileColumns;
   Type elementType;
-  /// Elements per 16-byte chunk, chunks per row of D.
-  int64_t chunkElements, rowChunks;
+  /// Elements per 16-byte chunk, chunks per tile row, chunks of D.
+  int64_t chunkElements, rowChunks, headChunks;
   /// m16 tiles of a warp's rows, n8 tiles of a key block, n8 tiles of D.
   int64_t mTiles, nTiles, dTiles;
   float scale, scaleLog2;

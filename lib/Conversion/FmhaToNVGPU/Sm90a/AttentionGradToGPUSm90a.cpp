@@ -152,6 +152,7 @@ KernelShape getGradShape(AttentionGradOp op) {
   shape.stages = kStages;
   shape.consumers = kConsumers;
   shape.headDim = op.getHeadDim();
+  shape.tileColumns = shape.headDim;
   shape.columnBlocks = shape.headDim / kBoxColumns;
   shape.elementType = op.getQ().getType().getElementType();
   shape.scale = op.getScaleOrDefault();

@@ -32,9 +32,9 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   // Word (chunk, half): this lane's two columns of n8 chunk `chunk` in
   // row g (half 0) or g + 8, normalized and rounded.
   SmallVector<Value> values =
-      unpackAccumulator(b, state.out, shape.headDim / 2);
-  SmallVector<std::array<Value, 2>> words(shape.headDim / 8);
-  for (int64_t chunk = 0; chunk < shape.headDim / 8; ++chunk)
+      unpackAccumulator(b, state.out, shape.tileColumns / 2);
+  SmallVector<std::array<Value, 2>> words(shape.tileColumns / 8);
+  for (int64_t chunk = 0; chunk < shape.tileColumns / 8; ++chunk)
     for (int64_t half = 0; half < 2; ++half) {
       int64_t i = 4 * chunk + 2 * half;
       words[chunk][half] = packPair(
@@ -46,7 +46,7 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   // before overwriting it.
   turns.waitForAllDrained();
   WarpLanes lanes = getWarpLanes();
-  int64_t columns = shape.headDim / shape.outputPasses;
+  int64_t columns = shape.tileColumns / shape.outputPasses;
   int64_t slabBytes = kWarpRows * columns * 2;
   Value slab =
       b.add(pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
@@ -57,7 +57,10 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   Value stagedRow = b.add(b.mul(b.urem(matrix, b.i32(2)), b.i32(8)),
                           b.urem(lanes.lane, b.i32(8)));
   Value matrixChunk = b.udiv(matrix, b.i32(2));
-  for (int64_t pass = 0; pass < shape.outputPasses; ++pass) {
+  // Passes past D (tiles wider than D) have nothing to store.
+  for (int64_t pass = 0; pass < shape.outputPasses &&
+                         pass * columns < shape.headDim;
+       ++pass) {
     int64_t firstChunk = pass * columns / 8;
     // The previous pass's reads are done before its slab is overwritten.
     if (pass > 0)
@@ -114,7 +117,8 @@ Epilogue::WarpLanes Epilogue::getWarpLanes() {
 }
 
 /// Stores columns [first, first + columns) of this warp's 16 rows of O,
-/// one 16-byte chunk per lane at a time, rows below Sq only; \p chunkAt
+/// one 16-byte chunk per lane at a time, rows below Sq and columns below D
+/// only; \p chunkAt
 /// gives chunk `chunk` (vector<4xi32>) of the warp's row `row` (both i32,
 /// relative to the slab).
 void Epilogue::storeWarpRows(
@@ -132,6 +136,8 @@ void Epilogue::storeWarpRows(
     Value chunk = b.urem(unit, b.i32(rowChunks));
     Value outRow = b.add(warpFirstRow, b.toIndex(row));
     Value valid = b.slt(outRow, tile.seqQ);
+    if (first + columns > shape.headDim)
+      valid = b.and_(valid, b.slt(chunk, b.i32((shape.headDim - first) / 8)));
     Value data = vector::BitCastOp::create(b, chunkType, chunkAt(row, chunk));
     scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
       Value column = b.add(b.index(first), b.toIndex(b.mul(chunk, b.i32(8))));

@@ -27,7 +27,8 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.consumers = tile.getWarps() / 4 - 1;
   shape.headDim = op.getHeadDim();
   shape.elementType = cast<MemRefType>(op.getQ().getType()).getElementType();
-  shape.columnBlocks = shape.headDim / kBoxColumns;
+  shape.tileColumns = getAttentionTileColumns(Chip::sm_90a, shape.headDim);
+  shape.columnBlocks = shape.tileColumns / kBoxColumns;
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   shape.sharedLayout = getAttentionSharedLayout(op, tile);

@@ -37,7 +37,11 @@ enum KernelArgument { kQMap, kKMap, kVMap, kQ, kK, kV, kO, kLse };
 /// What the op and its tile fix for the whole kernel.
 struct KernelShape {
   int64_t blockM, blockN, stages, consumers, headDim;
-  /// 64-column blocks of a row of D: TMA boxes per tile.
+  /// Columns of a tile's row (getAttentionTileColumns): D rounded up to a
+  /// multiple of 64, the columns past D zeros (TMA's out-of-bounds fill).
+  /// Q K^T walks D's columns, P V (and so O) the tile's.
+  int64_t tileColumns;
+  /// 64-column blocks of a tile's row: TMA boxes per tile.
   int64_t columnBlocks;
   /// Where the tiles and the mbarriers live in shared memory.
   AttentionSharedLayout sharedLayout;

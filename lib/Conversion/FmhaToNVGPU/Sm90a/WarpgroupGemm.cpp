@@ -59,7 +59,7 @@ Value WarpgroupGemm::issueValues(ArrayRef<Value> probabilities, Value stage,
   return accumulateRegisterA(
       probabilities,
       pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
-      shape.blockN, shape.headDim, out);
+      shape.blockN, shape.tileColumns, out);
 }
 
 // Both operands K-major: k step j reads bytes 32 j of each 128-byte row, in

@@ -174,8 +174,9 @@ LogicalResult AttentionOp::verify() {
     return failure();
   Type elementType = getQ().getType().getElementType();
   int64_t headDim = getHeadDim();
-  if (!llvm::is_contained(kSupportedHeadDims, headDim))
-    return emitOpError("head dim must be 64, 128 or 256, got ") << headDim;
+  if (!isSupportedAttentionHeadDim(headDim))
+    return emitOpError("head dim must be ")
+           << kSupportedAttentionHeadDimsText << ", got " << headDim;
 
   int64_t batch = dim(getQ(), 0), queryHeads = dim(getQ(), 1);
   int64_t querySeq = dim(getQ(), 2), keySeq = dim(getK(), 2);
@@ -276,7 +277,8 @@ LogicalResult AttentionGradOp::verify() {
 
   int64_t headDim = getHeadDim();
   if (!llvm::is_contained(kSupportedGradHeadDims, headDim))
-    return emitOpError("head dim must be 64, 128 or 256, got ") << headDim;
+    return emitOpError("head dim must be ")
+           << kSupportedGradHeadDimsText << ", got " << headDim;
   if (getDqAccum() && headDim > 128)
     return emitOpError("dq_accum needs head dim 64 or 128 (its dk/dv kernel "
                        "holds dK and dV of a key block in registers), got ")

@@ -8,6 +8,7 @@
 
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -51,6 +52,16 @@ llvm::Expected<Chip> fmha::parseChip(llvm::StringRef name) {
       llvm::formatv("unknown chip '{0}'; expected sm_80 or sm_90a", name));
 }
 
+unsigned fmha::getAttentionTileColumns(Chip chip, unsigned headDim) {
+  switch (chip) {
+  case Chip::sm_80:
+    return headDim <= 64 ? 64 : headDim <= 128 ? 128 : 256;
+  case Chip::sm_90a:
+    return llvm::alignTo(headDim, 64);
+  }
+  llvm_unreachable("unknown chip");
+}
+
 AttentionTiling
 fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
                                 std::optional<int64_t> querySeq) {
@@ -62,6 +73,10 @@ fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
     // warps is the best of the tiles tried at head dims 64 and 128 (286.5 /
     // 320-323 TFLOP/s non-causal; FA2's own 128x128 at d64: 265.7), and
     // 128x64 with 8 warps at 256 (275.0; 4 warps and 64-row tiles 228-245).
+    // The other head dims take the tile of the next of these (d96 on the
+    // H100, 4 x 21 x 4096: 128x64 with 4 warps 318 / 277 TFLOP/s non-causal
+    // / causal, though ptxas spills 64 bytes, against 270 / 245 for 128x32,
+    // 265 / 245 for 64x64, 228 / 208 for 8 warps).
     if (headDim <= 128)
       return {chip, 128, 64, 4, 1};
     return {chip, 128, 64, 8, 1};
@@ -88,8 +103,18 @@ fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
     if (headDim <= 64)
       return causal && !longQueries ? AttentionTiling{chip, 128, 128, 12, 2}
                                     : AttentionTiling{chip, 192, 128, 16, 2};
+    // The other head dims: the tile of the next of these, but 128x96 for
+    // tiles of 192 columns (d144 to d192; the widest 128x112 that fits did
+    // as well at 4k and worse at 1k). Measured on the H100 (bench/
+    // attention-tiles.sh, 4 x 2048/D heads x 4096 and 16 x 2048/D x 1024):
+    // d96 128x128 560 / 474 / 474 / 326 TFLOP/s (4k, causal; 1k, causal)
+    // against 554 / 459 / 457 / 275 for 128x176; d192 128x96 732 / 652 /
+    // 607 / 413 against 716 / 638 / 599 / 407 for 128x80; d32 d64's tiles
+    // (294 / 234 / 228 / 160) against 252 / 218 / 216 / 159 for 128x128.
     if (headDim <= 128)
       return {chip, 128, 128, 12, 2};
+    if (getAttentionTileColumns(chip, headDim) == 192)
+      return {chip, 128, 96, 12, 2};
     return {chip, 128, 80, 12, 2};
   }
   llvm_unreachable("unknown chip");
@@ -173,7 +198,8 @@ uint64_t fmha::getSm80RowSumSharedBytes(const AttentionTiling &tiling,
 AttentionSharedLayout
 fmha::getAttentionSharedLayout(const AttentionTiling &tiling,
                                unsigned headDim, unsigned elementBytes) {
-  uint64_t rowBytes = uint64_t(headDim) * elementBytes;
+  uint64_t rowBytes =
+      uint64_t(getAttentionTileColumns(tiling.chip, headDim)) * elementBytes;
   AttentionSharedLayout layout;
   layout.bufferBytes = tiling.blockN * rowBytes;
   layout.keys = layout.query + tiling.blockM * rowBytes;
@@ -191,28 +217,40 @@ fmha::getAttentionSharedLayout(const AttentionTiling &tiling,
 
 unsigned fmha::getAttentionOutputPasses(const AttentionTiling &tiling,
                                         unsigned headDim) {
-  // All consumer warps' slabs, 16 rows of head_dim / passes columns each,
-  // against the buffer's block_n rows of head_dim columns.
+  // All consumer warps' slabs, 16 rows of a pass's columns each, against
+  // the buffer's block_n rows of the tile's columns. A pass's columns are
+  // a power of two (the slab's chunk swizzle XORs chunk indices), the
+  // widest that divides the tile's and fits.
+  unsigned columns = getAttentionTileColumns(tiling.chip, headDim);
   unsigned consumerRows = (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows;
-  unsigned passes = 1;
-  while (consumerRows > tiling.blockN * passes)
-    passes *= 2;
-  return headDim / passes >= kOutputSlabMinColumns ? passes : 0;
+  unsigned passColumns = columns & -columns;
+  while (passColumns >= kOutputSlabMinColumns &&
+         consumerRows * passColumns > tiling.blockN * columns)
+    passColumns /= 2;
+  return passColumns >= kOutputSlabMinColumns ? columns / passColumns : 0;
 }
 
 llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
                                            unsigned headDim,
                                            unsigned elementBytes) {
+  unsigned columns = getAttentionTileColumns(tiling.chip, headDim);
+  // Where the tiles hold more columns than D, the messages say both.
+  std::string headDimText =
+      columns == headDim
+          ? llvm::formatv("head dim {0}", headDim).str()
+          : llvm::formatv("head dim {0} (tiles of {1} columns)", headDim,
+                          columns)
+                .str();
   if (tiling.chip == Chip::sm_90a &&
       getAttentionOutputPasses(tiling, headDim) == 0)
     return llvm::createStringError(llvm::formatv(
         "sm_90a stages O in the last V buffer, {0} columns of every consumer "
         "warp's 16 rows at least: block_n must be at least {1} with {2} "
-        "consumer warpgroups at head dim {3}, got {4}",
+        "consumer warpgroups at {3}, got {4}",
         kOutputSlabMinColumns,
         (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows *
-            kOutputSlabMinColumns / headDim,
-        tiling.warps / kWarpsPerWarpgroup - 1, headDim, tiling.blockN));
+            kOutputSlabMinColumns / columns,
+        tiling.warps / kWarpsPerWarpgroup - 1, headDimText, tiling.blockN));
   uint64_t needed =
       getAttentionSharedLayout(tiling, headDim, elementBytes).totalBytes;
   uint64_t limit = getChipLimits(tiling.chip).maxSharedBytesPerBlock;
@@ -224,10 +262,10 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
   else if (uint64_t sums = getSm80RowSumSharedBytes(tiling, headDim))
     beyondTiles = llvm::formatv(" + {0} of row sums", sums).str();
   return llvm::createStringError(llvm::formatv(
-      "tile needs {0} bytes of shared memory at head dim {1} ((block_m + 2 * "
-      "stages * block_n) * {1} * {2} bytes{3}), but {4} allows {5} per block",
-      needed, headDim, elementBytes, beyondTiles, stringifyChip(tiling.chip),
-      limit));
+      "tile needs {0} bytes of shared memory at {1} ((block_m + 2 * stages * "
+      "block_n) * {2} * {3} bytes{4}), but {5} allows {6} per block",
+      needed, headDimText, columns, elementBytes, beyondTiles,
+      stringifyChip(tiling.chip), limit));
 }
 
 ResampleTiling fmha::getDefaultResampleTiling(Chip chip) {
