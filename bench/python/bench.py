@@ -61,7 +61,7 @@ def c_api_call(q, k, v, causal):
     o = torch.empty_like(q)
     _ops._pack_attention(q, k, v, (q.data_ptr(), k.data_ptr(), v.data_ptr(),
                                    o.data_ptr(), 0),
-                         o.stride(), causal, None, None)
+                         o.stride(), causal, None, None, 0.0)
     desc = ctypes.create_string_buffer(_ops._state.desc.raw,
                                        _capi.ATTENTION_DESC.size)
     device = q.device.index
@@ -373,11 +373,11 @@ def breakdown(calls):
         "raw stream": lambda: _ops._raw_stream(0),
         "_pack_attention": lambda: _ops._pack_attention(
             q, k, v, (q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                      0), o.stride(), False, None, None),
+                      0), o.stride(), False, None, None, 0.0),
         "_fill_attention_desc": lambda: _ops._fill_attention_desc(
-            q, k, v, o.data_ptr(), 0, False, None, None),
+            q, k, v, o.data_ptr(), 0, False, None, None, 0.0),
         "_run_attention (fill + C)": lambda: _ops._run_attention(
-            q, k, v, o.data_ptr(), 0, False, None, None, 0),
+            q, k, v, o.data_ptr(), 0, False, None, None, 0.0, 0),
         "C API, prebuilt": c_api_call(q, k, v, False),
         "flashcore.attention": lambda: flashcore.attention(q, k, v),
     }

@@ -42,6 +42,9 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
       must be 0.
     - `tile`: a `#fmha.tile` for the target chip; without it the lowering
       picks the chip's default for this head dimension.
+    - `softcap = c` (f32, positive): logit softcapping (Gemma 2): each
+      logit `x = scale * q . k` becomes `c * tanh(x / c)` before the mask
+      and the softmax (and the LSE). No `fmha.attention_grad` yet.
 
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
@@ -75,7 +78,8 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,
     OptionalAttr<Fmha_TileAttr>:$tile,
-    UnitAttr:$split_keys
+    UnitAttr:$split_keys,
+    OptionalAttr<F32Attr>:$softcap
   );
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`

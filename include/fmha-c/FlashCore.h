@@ -131,6 +131,10 @@ typedef struct fmhaAttentionDesc {
   /** NULL: no LSE output. */
   float *lse;
   long long qStride[3], kStride[3], vStride[3], oStride[3], lseStride[3];
+  /** Logit softcapping (Gemma 2): each logit x = scale * q . k becomes
+   *  softcap * tanh(x / softcap) before the mask and the softmax. 0: none;
+   *  otherwise positive. The backward refuses it (none yet). */
+  float softcap;
   /** Device memory (16-byte aligned) of workspaceBytes bytes, with which a
    *  decode call (querySeq 1) whose batch x heads leave SMs idle splits
    *  each row's keys over several CTAs and merges their partial states:

@@ -211,8 +211,8 @@ void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc) {
     std::copy(from->begin(), from->end(), to);
 }
 
-/// The kernel spec of \p desc: its element type, head dim, masks, scale and
-/// whether it has an lse; not yet checked (checkAttentionSpec).
+/// The kernel spec of \p desc: its element type, head dim, masks, scale,
+/// softcap and whether it has an lse; not yet checked (checkAttentionSpec).
 static llvm::Expected<KernelSpec>
 getAttentionSpec(const fmhaAttentionDesc &desc) {
   KernelSpec spec;
@@ -228,6 +228,8 @@ getAttentionSpec(const fmhaAttentionDesc &desc) {
   spec.withLse = desc.lse != nullptr;
   if (desc.scale != 0.0f)
     spec.scale = desc.scale;
+  if (desc.softcap != 0.0f)
+    spec.softcap = desc.softcap;
   if (desc.hasWindow)
     spec.window = {{desc.windowLeft, desc.windowRight}};
   return spec;

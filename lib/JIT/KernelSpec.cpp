@@ -73,6 +73,9 @@ std::string KernelSpec::getKey() const {
     // The bits of the scale: two scales that print alike are not alike.
     if (scale)
       os << llvm::formatv(" scale {0:x8}", llvm::bit_cast<uint32_t>(*scale));
+    if (softcap)
+      os << llvm::formatv(" softcap {0:x8}",
+                          llvm::bit_cast<uint32_t>(*softcap));
     if (grad) {
       if (!deterministic)
         os << " atomic";
@@ -168,7 +171,8 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
         spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
-        tile, spec.splitKeys);
+        tile, spec.splitKeys,
+        spec.softcap ? b.getF32FloatAttr(*spec.softcap) : FloatAttr());
     func::ReturnOp::create(b, loc);
     return module;
   }
@@ -333,6 +337,7 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
   grad.causal = spec.causal;
   grad.window = spec.window;
   grad.scale = spec.scale;
+  grad.softcap = spec.softcap;
   grad.deterministic = deterministic;
   return grad;
 }

@@ -11,6 +11,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -54,6 +55,10 @@ checkAttentionAttributes(const KernelSpec &spec, OpKind kind,
   if (!supported(int64_t(spec.headDim)))
     return fail(llvm::formatv("headDim is {0}, expected {1}", spec.headDim,
                               expected));
+  if (spec.softcap && !(*spec.softcap > 0.0f && std::isfinite(*spec.softcap)))
+    return fail(llvm::formatv("softcap is {0:e}, expected a positive finite "
+                              "value (0 in the C API: none)",
+                              *spec.softcap));
   if (spec.window) {
     auto [left, right] = *spec.window;
     if (left < 0 || right < 0)
@@ -489,6 +494,10 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
           },
           kSupportedGradHeadDimsText))
     return err;
+  if (spec.softcap)
+    return fail(llvm::formatv("softcap is {0:e}: logit softcapping has no "
+                              "backward yet (the forward has)",
+                              *spec.softcap));
   if (!spec.deterministic && spec.headDim > 128)
     return fail(llvm::formatv("headDim is {0} with a workspace, expected 64 "
                               "or 128 (the atomic backward; pass no "

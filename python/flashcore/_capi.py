@@ -87,6 +87,7 @@ class AttentionDesc(ctypes.Structure):
                 ("vStride", _Strides),
                 ("oStride", _Strides),
                 ("lseStride", _Strides),
+                ("softcap", ctypes.c_float),
                 ("workspace", ctypes.c_void_p),
                 ("workspaceBytes", ctypes.c_size_t)]
 

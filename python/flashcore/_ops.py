@@ -24,11 +24,11 @@ _RESAMPLE_DTYPES = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16,
 
 _lib = torch.library.Library("flashcore", "DEF")
 _lib.define("attention(Tensor q, Tensor k, Tensor v, bool causal=False, "
-            "int[]? window=None, float? scale=None, bool return_lse=False) "
-            "-> (Tensor, Tensor)")
+            "int[]? window=None, float? scale=None, bool return_lse=False, "
+            "float softcap=0.0) -> (Tensor, Tensor)")
 _lib.define("attention_backward(Tensor dout, Tensor q, Tensor k, Tensor v, "
             "Tensor o, Tensor lse, bool causal=False, int[]? window=None, "
-            "float? scale=None) -> (Tensor, Tensor, Tensor)")
+            "float? scale=None, float softcap=0.0) -> (Tensor, Tensor, Tensor)")
 _lib.define("merge_attention(Tensor outs, Tensor lses) -> (Tensor, Tensor)")
 _lib.define("resample(Tensor targets, Tensor[] times, Tensor[] values, "
             "Tensor[]? lengths=None, str mode='linear') -> Tensor")
@@ -131,7 +131,8 @@ _capturing = torch._C._cuda_isCurrentStreamCapturing if hasattr(
     torch._C, "_cuda_isCurrentStreamCapturing") else (lambda: False)
 
 
-def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale):
+def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
+                    softcap):
     """Packs the descriptor of q, k, v (FlashAttention's [B, S, H, D], any
     strides with a dense head dim) and an output o of o_strides into this
     thread's buffer; pointers are q, k, v, o and lse (0: none)."""
@@ -145,7 +146,7 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale):
         0.0 if scale is None else scale, 0 if window is None else 1,
         left, right, b, hq, hkv, sq, sk, *pointers,
         qs[0], qs[2], qs[1], ks[0], ks[2], ks[1], vs[0], vs[2], vs[1],
-        os_[0], os_[2], os_[1], hq * sq, sq, 1, 0, 0)
+        os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, 0, 0)
 
 
 # Descriptors less their pointers, by what they are packed from: a call
@@ -170,20 +171,21 @@ def _workspace_bytes(device):
     return size.value
 
 
-def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale):
+def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
+                         softcap):
     """Fills this thread's descriptor for q, k, v and o = torch.empty_like(q)
     at o_ptr (and lse at lse_ptr, 0: none), without a workspace; checks once
     per signature. Returns the bytes of workspace with which the call splits
     its keys (decode only; 0: no split)."""
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
            q.dtype, k.dtype, v.dtype, q.get_device(), k.get_device(),
-           v.get_device(), causal, window, scale, lse_ptr != 0)
+           v.get_device(), causal, window, scale, softcap, lse_ptr != 0)
     template = _templates.get(key)
     if template is None:
         _check_attention(q, k, v, window)
         o_strides = torch.empty_like(q, device="meta").stride()
         _pack_attention(q, k, v, (0, 0, 0, 0, 0), o_strides, causal, window,
-                        scale)
+                        scale, softcap)
         # Only decode (one query) splits its keys.
         workspace = _workspace_bytes(q.get_device()) if q.shape[1] == 1 \
             else 0
@@ -201,7 +203,8 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale):
 _attention_ex = None
 
 
-def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, flags):
+def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
+                   flags):
     """fmhaAttentionEx on the current stream of q's device, o being
     torch.empty_like(q) at o_ptr. A decode call that splits its keys gets
     its workspace from torch's allocator on that stream (inside CUDA graph
@@ -211,7 +214,7 @@ def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, flags):
         _check_window(window, "flashcore.attention")
         window = tuple(window)
     workspace_bytes = _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal,
-                                           window, scale)
+                                           window, scale, softcap)
     workspace = None
     if workspace_bytes:
         # A prepare-only call reads the size alone.
@@ -236,7 +239,7 @@ def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, flags):
 _STAND_IN = 1 << 12
 
 
-def _check_with_capi(q, k, v, causal, window, scale, return_lse):
+def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap):
     """fmhaAttentionCheck on the sizes and strides alone (head dim, head
     ratio, lengths, strides), so that a traced call fails where a run
     would. Symbolic sizes are left to the run."""
@@ -246,7 +249,7 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse):
     o_strides = torch.empty_like(q, device="meta").stride()
     _pack_attention(q, k, v, (_STAND_IN,) * 4 +
                     ((_STAND_IN,) if return_lse else (0,)), o_strides,
-                    causal, window, scale)
+                    causal, window, scale, softcap)
     state = _state
     status = _capi.lib().fmhaAttentionCheck(state.desc_address,
                                             state.message_ref)
@@ -255,27 +258,27 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse):
 
 
 def _attention_impl(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False):
+                    return_lse=False, softcap=0.0):
     _check_attention(q, k, v, window)
     o, lse = _attention_outputs(q, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     _run_attention(q, k, v, o.data_ptr(), lse.data_ptr() if return_lse else 0,
-                   causal, window, scale, flags)
+                   causal, window, scale, softcap, flags)
     return o, lse
 
 
 def _attention_fake(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False):
+                    return_lse=False, softcap=0.0):
     _check_attention(q, k, v, window)
-    _check_with_capi(q, k, v, causal, window, scale, return_lse)
+    _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap)
     return _attention_outputs(q, return_lse)
 
 
 def _setup_attention(ctx, inputs, output):
-    q, k, v, causal, window, scale, _ = inputs
+    q, k, v, causal, window, scale, _, softcap = inputs
     o, lse = output
     ctx.save_for_backward(q, k, v, o, lse)
-    ctx.attributes = (causal, window, scale)
+    ctx.attributes = (causal, window, scale, softcap)
     # A gradient that does not flow into lse arrives as None, not zeros.
     ctx.set_materialize_grads(False)
 
@@ -294,11 +297,11 @@ def _attention_backward(ctx, grad_o, grad_lse):
               "call flashcore.attention, which keeps it when inputs require "
               "grad")
     if grad_o is None:
-        return (None,) * 7
-    causal, window, scale = ctx.attributes
+        return (None,) * 8
+    causal, window, scale, softcap = ctx.attributes
     dq, dk, dv = torch.ops.flashcore.attention_backward.default(
-        grad_o, q, k, v, o, lse, causal, window, scale)
-    return dq, dk, dv, None, None, None, None
+        grad_o, q, k, v, o, lse, causal, window, scale, softcap)
+    return dq, dk, dv, None, None, None, None, None
 
 
 def _setup_nothing(ctx, inputs, output):
@@ -348,7 +351,7 @@ def _fast_backward(head_dim, device):
 
 
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
-                             scale=None):
+                             scale=None, softcap=0.0):
     """fmhaAttentionBackward on the current stream: dq, dk, dv like q, k and
     v, delta (rowsum(dout * o), f32) and, where _fast_backward, the dq
     workspace from torch's allocator."""
@@ -369,7 +372,7 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
         window = tuple(window)
     _pack_attention(q, k, v, (q.data_ptr(), k.data_ptr(), v.data_ptr(),
                               o.data_ptr(), lse.data_ptr()), o.stride(),
-                    causal, window, scale)
+                    causal, window, scale, softcap)
     desc = _capi.AttentionBackwardDesc()
     ctypes.memmove(ctypes.addressof(desc.forward), _state.desc_address,
                    ctypes.sizeof(desc.forward))
@@ -397,7 +400,7 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
 
 
 def _attention_backward_fake(dout, q, k, v, o, lse, causal=False, window=None,
-                             scale=None):
+                             scale=None, softcap=0.0):
     _check_attention(q, k, v, window)
     return _attention_backward_outputs(q, k, v)
 
@@ -435,7 +438,7 @@ def _direct(tensors):
 
 
 def attention(q, k, v, *, causal=False, window=None, scale=None,
-              return_lse=False):
+              return_lse=False, softcap=0.0):
     """Softmax attention, FlashAttention's layout and masks.
 
     q is [batch, seqlen_q, heads_q, head_dim], k and v [batch, seqlen_k,
@@ -447,8 +450,11 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     causal: query i sees key j only if j <= i + seqlen_k - seqlen_q
     (bottom-right aligned). window=(left, right): query i sees key j only if
     i + seqlen_k - seqlen_q - left <= j <= ... + right. scale: the softmax
-    scale (default 1/sqrt(head_dim)). return_lse: also return the
-    log-sum-exp of each row's scores, [batch, heads_q, seqlen_q] f32.
+    scale (default 1/sqrt(head_dim)). softcap (FlashAttention's; 0: none):
+    logit softcapping, each logit x = scale * q . k becoming
+    softcap * tanh(x / softcap) (Gemma 2; not differentiable yet).
+    return_lse: also return the log-sum-exp of each row's logits, [batch,
+    heads_q, seqlen_q] f32.
 
     Differentiable in q, k and v: the backward runs
     FlashCore's kernels too (flashcore::attention_backward), with no
@@ -467,12 +473,12 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
         flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
         if not return_lse:
             _run_attention(q, k, v, o.data_ptr(), 0, causal, window, scale,
-                           flags)
+                           softcap, flags)
             return o
         b, sq, hq, _ = q.shape
         lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
         _run_attention(q, k, v, o.data_ptr(), lse.data_ptr(), causal, window,
-                       scale, flags)
+                       scale, softcap, flags)
         return o, lse
     _check_window(window, "flashcore.attention")
     # The backward needs the LSE: computed whenever autograd may ask.
@@ -480,12 +486,12 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
         isinstance(t, torch.Tensor) and t.requires_grad for t in (q, k, v)))
     o, lse = torch.ops.flashcore.attention.default(
         q, k, v, causal, None if window is None else list(window), scale,
-        keep_lse)
+        keep_lse, softcap)
     return (o, lse) if return_lse else o
 
 
 def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
-                          return_lse=False):
+                          return_lse=False, softcap=0.0):
     _check_attention(q, k, v, window)
     if q.device.type != "cuda":
         _fail(f"flashcore.precompile: q is on {q.device}, expected a CUDA "
@@ -493,7 +499,7 @@ def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
     # Nothing is written: q's address stands for o's, and for lse's where
     # one is asked for (its presence picks the kernel).
     _run_attention(q, k, v, q.data_ptr(), q.data_ptr() if return_lse else 0,
-                   causal, window, scale, _capi.CALL_PREPARE_ONLY)
+                   causal, window, scale, softcap, _capi.CALL_PREPARE_ONLY)
 
 
 _MERGE_DTYPES = _RESAMPLE_DTYPES
@@ -741,7 +747,7 @@ def _precompile_resample(targets, times, values, lengths=None, *,
 
 
 _VARIANT_KEYS = {"dtype", "head_dim", "causal", "window", "scale",
-                 "return_lse", "seqlen_q", "backward"}
+                 "softcap", "return_lse", "seqlen_q", "backward"}
 
 
 def precompile_attention(variants, *, device=None, threads=0):
@@ -750,7 +756,7 @@ def precompile_attention(variants, *, device=None, threads=0):
     cache, or compiled, then loaded on `device` (default: the current CUDA
     device). Each variant is a dict with dtype (torch.float16 or
     torch.bfloat16) and head_dim, and optionally flashcore.attention's
-    causal, window, scale and return_lse, seqlen_q (default: every
+    causal, window, scale, softcap and return_lse, seqlen_q (default: every
     query length; a length: the kernel for that length only), and backward
     (True: the backward's kernels too). Launches
     nothing; afterwards those calls, CUDA graph capture included, only
@@ -778,6 +784,7 @@ def precompile_attention(variants, *, device=None, threads=0):
         d.headDim = variant["head_dim"]
         d.causal = bool(variant.get("causal", False))
         d.scale = variant.get("scale") or 0.0
+        d.softcap = variant.get("softcap") or 0.0
         if window is not None:
             d.hasWindow, d.windowLeft, d.windowRight = 1, window[0], window[1]
         # Only whether lse is NULL is read.

@@ -112,8 +112,8 @@ def test_attention_schema():
     schema = str(torch.ops.flashcore.attention.default._schema)
     assert schema == (
         "flashcore::attention(Tensor q, Tensor k, Tensor v, bool causal=False,"
-        " int[]? window=None, float? scale=None, bool return_lse=False) -> "
-        "(Tensor, Tensor)")
+        " int[]? window=None, float? scale=None, bool return_lse=False, "
+        "float softcap=0.) -> (Tensor, Tensor)")
 
 
 # --- shape inference -------------------------------------------------------
@@ -303,6 +303,13 @@ def test_unsupported_head_dim_carries_the_c_api_message():
         "16 from 32 to 256" in error_of(lambda: flashcore.attention(q, q, q))
 
 
+def test_softcap_keeps_the_shapes_and_a_bad_one_carries_the_c_api_message():
+    q = meta(1, 64, 4, 96)
+    assert flashcore.attention(q, q, q, softcap=30.0).shape == q.shape
+    assert "softcap is -1.000000e+00, expected a positive finite value" in \
+        error_of(lambda: flashcore.attention(q, q, q, softcap=-1.0))
+
+
 def test_head_ratio_carries_the_c_api_message():
     q, k = meta(1, 64, 8, 64), meta(1, 64, 3, 64)
     assert "queryHeads (Hq) 8 and kvHeads (Hkv) 3" in error_of(
@@ -379,7 +386,8 @@ def test_attention_backward_schema():
     assert schema == (
         "flashcore::attention_backward(Tensor dout, Tensor q, Tensor k, "
         "Tensor v, Tensor o, Tensor lse, bool causal=False, int[]? "
-        "window=None, float? scale=None) -> (Tensor, Tensor, Tensor)")
+        "window=None, float? scale=None, float softcap=0.) -> (Tensor, "
+        "Tensor, Tensor)")
 
 
 def test_gradients_flow_through_the_backward_op():

@@ -23,7 +23,7 @@ from check_table import check, print_table
 from torch_reference import check_gradients, reference
 
 def attention_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
-                   scale=None, bhsd=False, lse=True):
+                   scale=None, bhsd=False, lse=True, softcap=0.0):
     def run():
         shape_q, shape_k = (b, sq, hq, d), (b, sk, hkv, d)
         if bhsd:  # [B, H, S, D] storage, passed as its transpose
@@ -35,10 +35,12 @@ def attention_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
             k = torch.randn(shape_k, device="cuda", dtype=dtype)
             v = torch.randn(shape_k, device="cuda", dtype=dtype)
         got = flashcore.attention(q, k, v, causal=causal, window=window,
-                                  scale=scale, return_lse=lse)
+                                  scale=scale, return_lse=lse,
+                                  softcap=softcap)
         o, o_lse = got if lse else (got, None)
-        ref, ref_lse = reference(q, k, v, causal, window, scale, torch.float32)
-        low, _ = reference(q, k, v, causal, window, scale, dtype)
+        ref, ref_lse = reference(q, k, v, causal, window, scale, torch.float32,
+                                 softcap)
+        low, _ = reference(q, k, v, causal, window, scale, dtype, softcap)
         error = (o.float() - ref).abs().max().item()
         bound = 2 * (low - ref).abs().max().item() + 1e-3
         assert o.shape == q.shape and o.stride() == q.stride(), (o.shape, o.stride())
@@ -77,6 +79,28 @@ def attention_grid():
         check(f"attention f16 d{d} causal BHSD Sq=Sk=1537",
               attention_case(1, 2, 2, 1537, 1537, d, torch.float16,
                              causal=True, bhsd=True))
+    # Logit softcapping (Gemma 2's 50, and caps that bend most logits: a
+    # scale of 1 puts them in the tens).
+    for name, case in [
+        ("softcap 50 GQA 2:1 causal d256 Sq=Sk=1000",
+         attention_case(1, 4, 2, 1000, 1000, 256, bf16, causal=True,
+                        softcap=50.0)),
+        ("softcap 5 scale 1 d128 Sq=333 Sk=1000",
+         attention_case(2, 4, 4, 333, 1000, 128, bf16, scale=1.0,
+                        softcap=5.0)),
+        ("softcap 2 scale 1 window 64,16 d64 f16 BHSD Sq=Sk=700",
+         attention_case(1, 2, 2, 700, 700, 64, torch.float16, scale=1.0,
+                        window=(64, 16), softcap=2.0, bhsd=True)),
+        ("softcap 3 scale 0.5 causal d96 Sq=17 Sk=4097",
+         attention_case(1, 2, 2, 17, 4097, 96, bf16, causal=True, scale=0.5,
+                        softcap=3.0)),
+        ("softcap 30 decode GQA 8:1 d128 B=3 Sk=1000",
+         attention_case(3, 16, 2, 1, 1000, 128, bf16, causal=True,
+                        softcap=30.0)),
+        ("softcap 30 decode split-KV GQA 4:1 d128 Sk=50000",
+         attention_case(1, 32, 8, 1, 50000, 128, bf16, softcap=30.0)),
+    ]:
+        check("attention " + name, case)
     for name, case in [
         ("decode GQA 4:1 d96 B=3 Sk=1000",
          attention_case(3, 32, 8, 1, 1000, 96, bf16, causal=True)),
@@ -489,7 +513,15 @@ def bad_input():
     q = torch.randn(1, 64, 4, 64, device="cuda", dtype=torch.float16)
     q96 = torch.randn(1, 64, 4, 96, device="cuda", dtype=torch.float16,
                       requires_grad=True)
+    q64 = torch.randn(1, 64, 4, 64, device="cuda", dtype=torch.float16,
+                      requires_grad=True)
     cases = [
+        (lambda: flashcore.attention(q64, q64, q64, softcap=30.0).sum()
+         .backward(),
+         "attention_grad: softcap is 3.000000e+01: logit softcapping has no "
+         "backward yet"),
+        (lambda: flashcore.attention(q, q, q, softcap=-1.0),
+         "softcap is -1.000000e+00, expected a positive finite value"),
         (lambda: flashcore.attention(q96, q96, q96).sum().backward(),
          "attention_grad: headDim is 96, expected 64, 128 or 256 (the "
          "backward's"),

@@ -7,10 +7,11 @@ import math
 import torch
 
 
-def reference(q, k, v, causal, window, scale, dtype):
+def reference(q, k, v, causal, window, scale, dtype, softcap=0.0):
     """Attention on [B, S, H, D] tensors computed in dtype (float32: the
     oracle; the inputs' dtype: torch's own rounding, the error bound's
-    yardstick), with the op's masks (FmhaOps.td). Returns o and lse."""
+    yardstick), with the op's masks and softcap (FmhaOps.td). Returns o and
+    lse."""
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
     qh = q.transpose(1, 2).to(dtype)
@@ -18,6 +19,8 @@ def reference(q, k, v, causal, window, scale, dtype):
     vh = v.transpose(1, 2).repeat_interleave(hq // hkv, dim=1).to(dtype)
     scale = 1.0 / math.sqrt(d) if scale is None else scale
     s = (qh @ kh.transpose(-1, -2)).float() * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
     i = torch.arange(sq, device=q.device)[:, None] + (sk - sq)
     j = torch.arange(sk, device=q.device)[None, :]
     visible = torch.ones(sq, sk, dtype=torch.bool, device=q.device)

@@ -308,6 +308,96 @@ float fromBf16(uint16_t value) {
   return result;
 }
 
+/// A causal GQA forward on dense [B, H, S, D] bf16 inputs made here, and
+/// its o and lse by the op's definition (FmhaOps.td) computed in double:
+/// logits scale * q . k (capped by softcap, where not 0), bottom-right
+/// aligned causal mask.
+struct HostAttention {
+  long long B, Hq, Hkv, Sq, Sk, D;
+  double scale, softcap;
+  std::vector<uint16_t> q, k, v;
+  std::vector<double> o, lse;
+
+  HostAttention(long long B, long long Hq, long long Hkv, long long Sq,
+                long long Sk, long long D, double scale = 0,
+                double softcap = 0)
+      : B(B), Hq(Hq), Hkv(Hkv), Sq(Sq), Sk(Sk), D(D),
+        scale(scale != 0 ? scale : 1.0 / std::sqrt(double(D))),
+        softcap(softcap), q(B * Hq * Sq * D), k(B * Hkv * Sk * D),
+        v(B * Hkv * Sk * D), o(q.size()), lse(B * Hq * Sq) {
+    Lcg random{12345};
+    for (auto *tensor : {&q, &k, &v})
+      for (uint16_t &x : *tensor)
+        x = toBf16(random.signedNext());
+    for (long long b = 0; b < B; ++b)
+      for (long long h = 0; h < Hq; ++h)
+        for (long long i = 0; i < Sq; ++i)
+          computeRow(b, h, i);
+  }
+
+  void computeRow(long long b, long long h, long long i) {
+    long long kvh = h / (Hq / Hkv);
+    const uint16_t *qi = &q[((b * Hq + h) * Sq + i) * D];
+    std::vector<double> scores;
+    double max = -std::numeric_limits<double>::infinity();
+    for (long long j = 0; j <= i + Sk - Sq; ++j) {
+      const uint16_t *kj = &k[((b * Hkv + kvh) * Sk + j) * D];
+      double dot = 0;
+      for (long long d = 0; d < D; ++d)
+        dot += double(fromBf16(qi[d])) * fromBf16(kj[d]);
+      double logit = dot * scale;
+      if (softcap != 0)
+        logit = softcap * std::tanh(logit / softcap);
+      scores.push_back(logit);
+      max = std::max(max, logit);
+    }
+    double sum = 0;
+    for (double &score : scores)
+      sum += score = std::exp(score - max);
+    lse[(b * Hq + h) * Sq + i] = max + std::log(sum);
+    for (long long d = 0; d < D; ++d) {
+      double out = 0;
+      for (size_t j = 0; j < scores.size(); ++j)
+        out += scores[j] * fromBf16(v[((b * Hkv + kvh) * Sk + j) * D + d]);
+      o[((b * Hq + h) * Sq + i) * D + d] = out / sum;
+    }
+  }
+
+  /// A descriptor of this problem (dense strides) on device buffers.
+  fmhaAttentionDesc getDesc(void *q, void *k, void *v, void *o,
+                            float *lse) const {
+    fmhaAttentionDesc desc;
+    fmhaAttentionDescInit(&desc);
+    desc.headDim = D;
+    desc.causal = 1;
+    desc.batch = B;
+    desc.queryHeads = Hq;
+    desc.kvHeads = Hkv;
+    desc.querySeq = Sq;
+    desc.keySeq = Sk;
+    desc.q = q;
+    desc.k = k;
+    desc.v = v;
+    desc.o = o;
+    desc.lse = lse;
+    fmhaAttentionDescSetDenseStrides(&desc);
+    return desc;
+  }
+
+  /// Expects the bf16 o and f32 lse read back from the device to match:
+  /// a few units of o's rounding (8 bits), f32 sums in lse.
+  void expectMatches(const std::vector<uint16_t> &gotO,
+                     const std::vector<float> &gotLse) const {
+    double outError = 0, lseError = 0;
+    for (size_t i = 0; i < o.size(); ++i)
+      outError = std::max(outError, std::fabs(fromBf16(gotO[i]) - o[i]));
+    for (size_t i = 0; i < lse.size(); ++i)
+      lseError = std::max(lseError, std::fabs(gotLse[i] - lse[i]));
+    EXPECT_LT(outError, 4.0 / 256);
+    EXPECT_LT(lseError, 1e-3);
+  }
+};
+
 // On a machine with a GPU: fmhaAttention for each chip the device runs,
 // causal GQA with LSE at sizes that are no multiple of any tile, against
 // attention computed here in double; and bad descriptions refused with the
@@ -318,44 +408,17 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
   if (!driver)
     GTEST_SKIP() << llvm::toString(driver.takeError());
   std::vector<const char *> chips = getChipsToTest(*driver);
+  // A JIT makes the device's context current for the buffers below (run
+  // alone, no earlier test has).
+  std::string holderError;
+  fmhaJit holder = createUncachedJit(nullptr, holderError);
+  ASSERT_NE(holder, nullptr) << holderError;
 
-  constexpr long long B = 2, Hq = 4, Hkv = 2, Sq = 77, Sk = 130, D = 64;
-  size_t qCount = B * Hq * Sq * D, kCount = B * Hkv * Sk * D;
-  std::vector<uint16_t> q(qCount), k(kCount), v(kCount);
-  Lcg random{12345};
-  for (auto *tensor : {&q, &k, &v})
-    for (uint16_t &x : *tensor)
-      x = toBf16(random.signedNext());
-
-  // The reference: causal, bottom-right aligned, scale 1/sqrt(D).
-  std::vector<double> expectedO(qCount), expectedLse(B * Hq * Sq);
-  double scale = 1.0 / std::sqrt(double(D));
-  for (long long b = 0; b < B; ++b)
-    for (long long h = 0; h < Hq; ++h)
-      for (long long i = 0; i < Sq; ++i) {
-        long long kvh = h / (Hq / Hkv);
-        const uint16_t *qi = &q[((b * Hq + h) * Sq + i) * D];
-        std::vector<double> scores;
-        double max = -std::numeric_limits<double>::infinity();
-        for (long long j = 0; j <= i + Sk - Sq; ++j) {
-          const uint16_t *kj = &k[((b * Hkv + kvh) * Sk + j) * D];
-          double dot = 0;
-          for (long long d = 0; d < D; ++d)
-            dot += double(fromBf16(qi[d])) * fromBf16(kj[d]);
-          scores.push_back(dot * scale);
-          max = std::max(max, scores.back());
-        }
-        double sum = 0;
-        for (double &score : scores)
-          sum += score = std::exp(score - max);
-        expectedLse[(b * Hq + h) * Sq + i] = max + std::log(sum);
-        for (long long d = 0; d < D; ++d) {
-          double out = 0;
-          for (size_t j = 0; j < scores.size(); ++j)
-            out += scores[j] * fromBf16(v[((b * Hkv + kvh) * Sk + j) * D + d]);
-          expectedO[((b * Hq + h) * Sq + i) * D + d] = out / sum;
-        }
-      }
+  constexpr long long B = 2, Hq = 4, Sq = 77, D = 64;
+  HostAttention expected(B, Hq, /*Hkv=*/2, Sq, /*Sk=*/130, D);
+  const std::vector<uint16_t> &q = expected.q, &k = expected.k,
+                              &v = expected.v;
+  size_t qCount = q.size();
 
   auto upload = [&](const std::vector<uint16_t> &host) {
     llvm::Expected<CUdeviceptr> buffer = driver->allocate(host.size() * 2);
@@ -377,21 +440,9 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
     ASSERT_NE(jit, nullptr) << error;
     char *message = nullptr;
 
-    fmhaAttentionDesc desc;
-    fmhaAttentionDescInit(&desc);
-    desc.headDim = D;
-    desc.causal = 1;
-    desc.batch = B;
-    desc.queryHeads = Hq;
-    desc.kvHeads = Hkv;
-    desc.querySeq = Sq;
-    desc.keySeq = Sk;
-    desc.q = pointer(dq);
-    desc.k = pointer(dk);
-    desc.v = pointer(dv);
-    desc.o = pointer(dout);
-    desc.lse = static_cast<float *>(pointer(*dlse));
-    fmhaAttentionDescSetDenseStrides(&desc);
+    fmhaAttentionDesc desc =
+        expected.getDesc(pointer(dq), pointer(dk), pointer(dv), pointer(dout),
+                         static_cast<float *>(pointer(*dlse)));
     ASSERT_EQ(fmhaAttention(jit, &desc, nullptr, &message), FMHA_SUCCESS)
         << take(message);
     ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
@@ -401,14 +452,7 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
         driver->copyToHost(out.data(), dout, qCount * 2)));
     ASSERT_FALSE(static_cast<bool>(
         driver->copyToHost(lse.data(), *dlse, lse.size() * 4)));
-    // bf16 output: a few units of its rounding (8 bits); LSE: f32 sums.
-    double outError = 0, lseError = 0;
-    for (size_t i = 0; i < qCount; ++i)
-      outError = std::max(outError, std::fabs(fromBf16(out[i]) - expectedO[i]));
-    for (size_t i = 0; i < lse.size(); ++i)
-      lseError = std::max(lseError, std::fabs(lse[i] - expectedLse[i]));
-    EXPECT_LT(outError, 4.0 / 256);
-    EXPECT_LT(lseError, 1e-3);
+    expected.expectMatches(out, lse);
 
     // Refused before any launch, naming the value.
     fmhaAttentionDesc bad = desc;
@@ -478,6 +522,74 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
   }
   for (CUdeviceptr p : {dq, dk, dv, dout, *dlse})
     llvm::consumeError(driver->release(p));
+  fmhaJitDestroy(holder);
+}
+
+// On a machine with a GPU, for each chip the device runs: logit
+// softcapping at a head dim that is not 64, 128 or 256 (96: tiles of 128
+// columns), with a scale of 1 so that the cap of 2 bends most logits;
+// against the host. Its backward is refused by name.
+TEST(CAPI, SoftcapAtHeadDim96OnAGpuMatchesTheHost) {
+  llvm::Expected<mlir::fmha::CudaDriver &> driver =
+      mlir::fmha::CudaDriver::get();
+  if (!driver)
+    GTEST_SKIP() << llvm::toString(driver.takeError());
+  std::vector<const char *> chips = getChipsToTest(*driver);
+  std::string error;
+  fmhaJit holder = createUncachedJit(nullptr, error);
+  ASSERT_NE(holder, nullptr) << error;
+
+  HostAttention expected(/*B=*/2, /*Hq=*/4, /*Hkv=*/2, /*Sq=*/77, /*Sk=*/130,
+                         /*D=*/96, /*scale=*/1.0, /*softcap=*/2.0);
+  std::vector<CUdeviceptr> buffers;
+  auto upload = [&](const void *host, size_t bytes) {
+    llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
+    EXPECT_TRUE(static_cast<bool>(buffer));
+    if (host)
+      EXPECT_FALSE(
+          static_cast<bool>(driver->copyToDevice(*buffer, host, bytes)));
+    buffers.push_back(*buffer);
+    return reinterpret_cast<void *>(*buffer);
+  };
+  size_t qBytes = expected.q.size() * 2, kBytes = expected.k.size() * 2;
+  void *q = upload(expected.q.data(), qBytes);
+  void *k = upload(expected.k.data(), kBytes);
+  void *v = upload(expected.v.data(), kBytes);
+  void *o = upload(nullptr, qBytes);
+  auto *lse = static_cast<float *>(upload(nullptr, expected.lse.size() * 4));
+  for (const char *chip : chips) {
+    SCOPED_TRACE(chip);
+    fmhaJit jit = createUncachedJit(chip, error);
+    ASSERT_NE(jit, nullptr) << error;
+    char *message = nullptr;
+    fmhaAttentionDesc desc = expected.getDesc(q, k, v, o, lse);
+    desc.scale = 1.0f;
+    desc.softcap = 2.0f;
+    ASSERT_EQ(fmhaAttention(jit, &desc, nullptr, &message), FMHA_SUCCESS)
+        << take(message);
+    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+    std::vector<uint16_t> gotO(expected.o.size());
+    std::vector<float> gotLse(expected.lse.size());
+    ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
+        gotO.data(), reinterpret_cast<CUdeviceptr>(o), qBytes)));
+    ASSERT_FALSE(static_cast<bool>(
+        driver->copyToHost(gotLse.data(), reinterpret_cast<CUdeviceptr>(lse),
+                           gotLse.size() * 4)));
+    expected.expectMatches(gotO, gotLse);
+
+    fmhaAttentionBackwardDesc grad{};
+    grad.forward = desc;
+    grad.forward.headDim = 128;
+    EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
+                                    &message),
+              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(take(message).find("logit softcapping has no backward yet"),
+              std::string::npos);
+    fmhaJitDestroy(jit);
+  }
+  for (CUdeviceptr p : buffers)
+    llvm::consumeError(driver->release(p));
+  fmhaJitDestroy(holder);
 }
 
 // On a machine with a GPU: fmhaAttentionBackward (GQA 2:1, causal with

@@ -108,7 +108,7 @@ TEST(Compile, InvalidSpecIsAnErrorWithTheVerifiersWords) {
 
 // Every field a kernel is specialized on is in the spec's key.
 TEST(Compile, SpecKeysTellSpecsApart) {
-  std::vector<KernelSpec> specs(9);
+  std::vector<KernelSpec> specs(11);
   specs[1].elementType = ElementType::F16;
   specs[2].headDim = 64;
   specs[3].causal = true;
@@ -117,6 +117,8 @@ TEST(Compile, SpecKeysTellSpecsApart) {
   specs[6].scale = 0.125f;
   specs[7].scale = std::nextafter(0.125f, 1.0f);
   specs[8].attentionTile = AttentionTiling{Chip::sm_90a, 128, 128, 12, 2};
+  specs[9].softcap = 30.0f;
+  specs[10].softcap = 50.0f;
   std::set<std::string> keys;
   for (const KernelSpec &spec : specs)
     EXPECT_TRUE(keys.insert(spec.getKey()).second) << spec.getKey();
@@ -686,6 +688,13 @@ TEST(KernelSpec, CheckAttentionSpecNamesTheValue) {
             "attention: headDim is 72, expected a multiple of 16 from 32 to "
             "256");
   spec.headDim = 128;
+  spec.softcap = -2.0f;
+  EXPECT_EQ(llvm::toString(checkAttentionSpec(spec)),
+            "attention: softcap is -2.000000e+00, expected a positive finite value (0 "
+            "in the C API: none)");
+  spec.softcap = 30.0f;
+  EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(spec)));
+  spec.softcap.reset();
   spec.causal = true;
   spec.window = {{16, 4}};
   EXPECT_EQ(llvm::toString(checkAttentionSpec(spec)),

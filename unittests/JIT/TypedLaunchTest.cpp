@@ -96,3 +96,18 @@ TEST(TypedLaunch, BackwardWithAWorkspaceRefusesRowTermsPast31Bits) {
     EXPECT_EQ(check(deterministic, t), "");
   }
 }
+
+// A softcapped forward's backward is refused by name, never run without
+// the cap (which would be a wrong gradient).
+TEST(TypedLaunch, BackwardOfASoftcappedForwardIsRefused) {
+  KernelSpec forward;
+  forward.headDim = 128;
+  forward.withLse = true;
+  forward.softcap = 30.0f;
+  for (bool deterministic : {true, false}) {
+    KernelSpec grad = getAttentionGradSpec(forward, deterministic);
+    EXPECT_EQ(check(grad, getTensors(grad)),
+              "attention_grad: softcap is 3.000000e+01: logit softcapping has no "
+              "backward yet (the forward has)");
+  }
+}

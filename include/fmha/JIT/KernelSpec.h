@@ -44,6 +44,9 @@ struct KernelSpec {
   bool withLse = false;
   std::optional<std::array<int64_t, 2>> window;
   std::optional<float> scale;
+  /// fmha.attention's softcap (logit softcapping); an attention_grad spec
+  /// carries its forward's, which the backward refuses (none yet).
+  std::optional<float> softcap;
   std::optional<AttentionTiling> attentionTile;
   /// fmha.attention's split_keys: o and lse hold partial states of key
   /// splits.

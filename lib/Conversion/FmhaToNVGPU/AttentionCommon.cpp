@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
 
@@ -201,6 +202,42 @@ Value fmha::reduceOverLanes(ImplicitLocOpBuilder &b, Value value, bool max,
 
 Value fmha::reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max) {
   return reduceOverLanes(b, value, max, 4);
+}
+
+std::optional<ScoreCap> ScoreCap::get(AttentionOp op) {
+  std::optional<APFloat> cap = op.getSoftcap();
+  if (!cap)
+    return std::nullopt;
+  float c = cap->convertToFloat(), scale = op.getScaleOrDefault();
+  return ScoreCap{scale / c, c / scale};
+}
+
+void ScoreCap::apply(KernelBuilder &b, MutableArrayRef<Value> scores) const {
+  auto cap = [&](Value score) -> Value {
+    // llvm.tanh with afn, which NVPTX emits as tanh.approx.f32 (sm_75+;
+    // max relative error 2^-10.987, below what the bf16/f16 P that follows
+    // keeps).
+    Value tanh = LLVM::TanhOp::create(
+        b, arith::MulFOp::create(b, score, b.f32(inner)),
+        LLVM::FastmathFlagsAttr::get(b.getContext(),
+                                     LLVM::FastmathFlags::afn));
+    return arith::MulFOp::create(b, tanh, b.f32(outer));
+  };
+  for (Value &score : scores) {
+    auto vector = dyn_cast<VectorType>(score.getType());
+    if (!vector) {
+      score = cap(score);
+      continue;
+    }
+    auto flat = VectorType::get({vector.getNumElements()},
+                                vector.getElementType());
+    Value elements = vector::ShapeCastOp::create(b, flat, score);
+    SmallVector<Value> capped;
+    for (int64_t i = 0; i < flat.getNumElements(); ++i)
+      capped.push_back(cap(vector::ExtractOp::create(b, elements, i)));
+    score = vector::ShapeCastOp::create(
+        b, vector, vector::FromElementsOp::create(b, flat, capped));
+  }
 }
 
 Value fmha::emitExp2(ImplicitLocOpBuilder &b, Value x) {

@@ -102,6 +102,23 @@ LaunchContract getAttentionLaunchContract(AttentionOp op, TileAttr tile);
 /// kernels place their tiles, and what their contracts ask for.
 AttentionSharedLayout getAttentionSharedLayout(AttentionOp op, TileAttr tile);
 
+/// fmha.attention's logit softcapping with cap c: a score s (q . k, before
+/// the scale) becomes outer * tanh(inner * s), inner = scale / c and outer
+/// = c / scale, so that scale times it is c * tanh(scale * s / c) and the
+/// softmax that follows is unchanged. Applied before the mask (which then
+/// hides capped scores as any others).
+struct ScoreCap {
+  float inner, outer;
+
+  /// \p op's cap, or none without a softcap attribute.
+  static std::optional<ScoreCap> get(AttentionOp op);
+
+  /// Caps every score in \p scores in place: f32 values, or vectors of
+  /// them (the sm_80 accumulator fragments), one FMUL, one tanh.approx
+  /// (MUFU) and one FMUL each.
+  void apply(KernelBuilder &b, MutableArrayRef<Value> scores) const;
+};
+
 /// One lane's part of the online-softmax update of one query row: the new
 /// running max (quad-reduced), the factor alpha = exp2((old - new max) *
 /// scale * log2 e) that the row's O and sum must be rescaled by, the lane's

@@ -144,3 +144,13 @@ func.func @attention_grad_atomic(%q: memref<?x4x?x64xf16>, %lse: memref<?x4x?xf3
                       dq_accum(%acc : memref<?x4x?x64xf32>)
   return
 }
+
+// Logit softcapping, at a head dim other than 64, 128 and 256.
+// CHECK-LABEL: func @attention_softcap
+func.func @attention_softcap(%q: memref<1x8x100x96xbf16>, %o: memref<1x8x100x96xbf16>) {
+  // CHECK: fmha.attention {{.*}} causal {softcap = 5.000000e+01 : f32}
+  fmha.attention q(%q : memref<1x8x100x96xbf16>) k(%q : memref<1x8x100x96xbf16>)
+                 v(%q : memref<1x8x100x96xbf16>) -> o(%o : memref<1x8x100x96xbf16>)
+                 causal {softcap = 50.0 : f32}
+  return
+}

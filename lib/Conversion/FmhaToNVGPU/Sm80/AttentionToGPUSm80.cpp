@@ -174,6 +174,8 @@ SoftmaxState RowBlockSchedule::buildKeyBlock(const TileCoordinates &tile,
   copies.commit();
 
   SmallVector<Value> scores = mma.computeScores(lanes);
+  if (shape.softcap)
+    shape.softcap->apply(b, scores);
   if (masked)
     softmax.applyMask(lanes, tile, scores, keyBase);
 

@@ -47,6 +47,7 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
       cast<MemRefType>(op.getQ().getType()).getElementType(),
       op.getScaleOrDefault());
   AttentionTiling tiling = tile.getAttentionTiling();
+  shape.softcap = ScoreCap::get(op);
   shape.sharedLayout = getAttentionSharedLayout(op, tile);
   shape.sumsInShared = shape.sharedLayout.tailBytes != 0;
   shape.copyPassesShareBase =

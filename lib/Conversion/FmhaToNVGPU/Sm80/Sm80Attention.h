@@ -17,6 +17,7 @@
 #ifndef LIB_CONVERSION_FMHATONVGPU_SM80_SM80ATTENTION_H
 #define LIB_CONVERSION_FMHATONVGPU_SM80_SM80ATTENTION_H
 
+#include "AttentionCommon.h"
 #include "KernelBuilder.h"
 #include "fmha/Dialect/Fmha/FmhaDialect.h"
 
@@ -47,6 +48,8 @@ struct KernelShape {
   /// m16 tiles of a warp's rows, n8 tiles of a key block, n8 tiles of D.
   int64_t mTiles, nTiles, dTiles;
   float scale, scaleLog2;
+  /// The op's logit softcapping, applied to each score before the mask.
+  std::optional<ScoreCap> softcap;
   /// Where Q, K, V and the held row sums live in shared memory.
   AttentionSharedLayout sharedLayout;
   /// Whether the held row sums live in shared memory (FragmentSoftmax).

@@ -245,6 +245,8 @@ SmallVector<Value> Consumer::buildFirstBlock(const TileCoordinates &tile,
   gemm.waitGroup(0);
   pipeline.release(pipeline.getBarrier(TmaPipeline::kKeyEmpty, stage));
   SmallVector<Value> values = unpackAccumulator(b, scores, shape.blockN / 2);
+  if (shape.softcap)
+    shape.softcap->apply(b, values);
   softmax.applyMask(values, b.mul(block, b.index(shape.blockN)), lanes, tile);
   // O is still zero: its rescale can be skipped.
   SmallVector<Value> probabilities = softmax.update(values, state).first;
@@ -306,6 +308,8 @@ SmallVector<Value> Consumer::buildKeyBlock(const TileCoordinates &tile,
   gemm.waitGroup(1);
   pipeline.release(pipeline.getBarrier(TmaPipeline::kKeyEmpty, stage));
   SmallVector<Value> values = unpackAccumulator(b, scores, shape.blockN / 2);
+  if (shape.softcap)
+    shape.softcap->apply(b, values);
   if (masked)
     softmax.applyMask(values, b.mul(block, b.index(shape.blockN)), lanes, tile);
   auto [probabilities, alpha] = softmax.update(values, state);

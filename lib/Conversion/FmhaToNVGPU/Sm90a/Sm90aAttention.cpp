@@ -31,6 +31,7 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.columnBlocks = shape.tileColumns / kBoxColumns;
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
+  shape.softcap = ScoreCap::get(op);
   shape.sharedLayout = getAttentionSharedLayout(op, tile);
   shape.queryBytes = shape.sharedLayout.keys - shape.sharedLayout.query;
   shape.keyBytes = shape.sharedLayout.bufferBytes;

@@ -13,6 +13,7 @@
 #ifndef LIB_CONVERSION_FMHATONVGPU_SM90A_SM90AATTENTION_H
 #define LIB_CONVERSION_FMHATONVGPU_SM90A_SM90AATTENTION_H
 
+#include "AttentionCommon.h"
 #include "KernelBuilder.h"
 #include "fmha/Dialect/Fmha/FmhaDialect.h"
 
@@ -52,6 +53,8 @@ struct KernelShape {
   int64_t outputPasses;
   Type elementType;
   float scale, scaleLog2;
+  /// The op's logit softcapping, applied to each score before the mask.
+  std::optional<ScoreCap> softcap;
 
   static KernelShape get(AttentionOp op, TileAttr tile);
 };

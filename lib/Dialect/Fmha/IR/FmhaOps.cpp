@@ -234,6 +234,11 @@ LogicalResult AttentionOp::verify() {
 
   if (failed(checkMaskAttributes(op, getCausal(), getScale(), getWindow())))
     return failure();
+  if (std::optional<APFloat> softcap = getSoftcap()) {
+    float c = softcap->convertToFloat();
+    if (!(c > 0.0f) || !std::isfinite(c))
+      return emitOpError("softcap must be a positive finite f32, got ") << c;
+  }
 
   if (std::optional<TileAttr> tile = getTile()) {
     AttentionTiling tiling = tile->getAttentionTiling();
