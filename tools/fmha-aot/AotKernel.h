@@ -87,6 +87,8 @@ struct AotKernel {
   std::optional<std::array<int64_t, 2>> window;
   float scale = 0;
   bool scaleIsDefault = true;
+  /// fmha.attention's softcap; 0: none.
+  float softcap = 0;
   // Resample.
   std::string mode;
   std::vector<unsigned> streamFeatures;

@@ -150,6 +150,8 @@ static std::string describe(const AotKernel &kernel) {
        << (kernel.withDqAccum ? ", dq_accum" : "") << ", scale "
        << llvm::format("%.7g", kernel.scale)
        << (kernel.scaleIsDefault ? " (1/sqrt(D))" : "");
+    if (kernel.softcap != 0)
+      os << ", softcap " << llvm::format("%.7g", kernel.softcap);
     if (kernel.window)
       os << ", window [" << (*kernel.window)[0] << ", " << (*kernel.window)[1]
          << "]";
@@ -684,11 +686,12 @@ static std::string getKernels(const AotFile &file) {
     };
     os << "  {" << quote(kernel.name) << ", " << quote(getOpName(kernel))
        << ", " << quote(kernel.elementType) << ",\n   "
-       << llvm::formatv("{0}, {1}, {2}, {3}, {4}, {{{5}, {6}}, {7},\n   ",
+       << llvm::formatv("{0}, {1}, {2}, {3}, {4}, {{{5}, {6}}, {7}, {8},\n   ",
                         kernel.headDim, kernel.causal ? 1 : 0,
                         kernel.withLse ? 1 : 0, kernel.withDqAccum ? 1 : 0,
                         kernel.window ? 1 : 0, window[0], window[1],
-                        floatLiteral(kernel.scale))
+                        floatLiteral(kernel.scale),
+                        floatLiteral(kernel.softcap))
        << (resample ? quote(kernel.mode) : "NULL") << ", "
        << kernel.streamFeatures.size() << ", "
        << (resample ? p + "_features_" + std::to_string(index) : "NULL")

@@ -50,6 +50,7 @@
 #include "llvm/Support/WithColor.h"
 
 #include <map>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -102,6 +103,10 @@ static cl::opt<float> scale("scale",
                             cl::desc("attention(_grad): softmax scale "
                                      "(default 1/sqrt(head dim))"),
                             cl::cat(opCategory));
+static cl::opt<float> softcap("softcap",
+                              cl::desc("attention: logit softcapping "
+                                       "c * tanh(x / c) (positive)"),
+                              cl::cat(opCategory));
 static cl::opt<std::string> mode("mode",
                                  cl::desc("resample: linear, nearest or "
                                           "previous"),
@@ -183,7 +188,7 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
   if (attention) {
     if (llvm::Error err = misplaced({&mode, &features, &lengths}, "resample"))
       return std::move(err);
-    if (llvm::Error err = grad ? misplaced({&lse, &tile}, "attention")
+    if (llvm::Error err = grad ? misplaced({&lse, &tile, &softcap}, "attention")
                                : misplaced({&deterministic}, "attention_grad"))
       return std::move(err);
     spec.headDim = headDim;
@@ -192,6 +197,8 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
     spec.deterministic = deterministic;
     if (scale.getNumOccurrences())
       spec.scale = scale;
+    if (softcap.getNumOccurrences())
+      spec.softcap = softcap;
     if (!window.empty()) {
       auto sides = parseIntegers("window", window, 2);
       if (!sides)
@@ -212,7 +219,7 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
   if (llvm::Error err = misplaced({&headDim, &causal, &window, &scale},
                                   "attention or attention_grad"))
     return std::move(err);
-  if (llvm::Error err = misplaced({&lse}, "attention"))
+  if (llvm::Error err = misplaced({&lse, &softcap}, "attention"))
     return std::move(err);
   if (llvm::Error err = misplaced({&deterministic}, "attention_grad"))
     return std::move(err);
@@ -473,6 +480,9 @@ static llvm::Error describeAttention(Op op, AotKernel &kernel) {
   kernel.causal = op.getCausal();
   kernel.scale = op.getScaleOrDefault();
   kernel.scaleIsDefault = !op.getScale();
+  if constexpr (std::is_same_v<Op, AttentionOp>)
+    if (std::optional<APFloat> softcap = op.getSoftcap())
+      kernel.softcap = softcap->convertToFloat();
   if (std::optional<ArrayRef<int64_t>> sides = op.getWindow())
     kernel.window = {{(*sides)[0], (*sides)[1]}};
   auto operands = describeOperands(op);
@@ -652,7 +662,7 @@ int main(int argc, char **argv) {
   if (!inputFile.empty()) {
     for (cl::Option *option : std::initializer_list<cl::Option *>{
              &opKind, &dtype, &headDim, &causal, &lse, &deterministic,
-             &window, &scale, &mode, &features, &lengths, &tile})
+             &window, &scale, &softcap, &mode, &features, &lengths, &tile})
       if (option->getNumOccurrences())
         return fail("--" + option->ArgStr +
                     " describes an op, but the ops come from '" + inputFile +

@@ -980,15 +980,15 @@ static const int fmha_kernels_features_1[] = {8};
 
 const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS] = {
   {"attention", "attention", "bf16",
-   64, 1, 1, 0, 0, {0, 0}, 1.250000000e-01f,
+   64, 1, 1, 0, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
    NULL, 0, NULL, 0,
    fmha_kernels_launch_attention, NULL, NULL},
   {"resample", "resample", "f32",
-   0, 0, 0, 0, 0, {0, 0}, 0.000000000e+00f,
+   0, 0, 0, 0, 0, {0, 0}, 0.000000000e+00f, 0.000000000e+00f,
    "linear", 1, fmha_kernels_features_1, 0,
    NULL, NULL, fmha_kernels_launch_resample},
   {"attention_grad", "attention_grad", "bf16",
-   64, 1, 0, 1, 0, {0, 0}, 1.250000000e-01f,
+   64, 1, 0, 1, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
    NULL, 0, NULL, 0,
    NULL, fmha_kernels_launch_attention_grad, NULL},
 };
