@@ -375,9 +375,9 @@ def breakdown(calls):
             q, k, v, (q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
                       0), o.stride(), False, None, None, 0.0),
         "_fill_attention_desc": lambda: _ops._fill_attention_desc(
-            q, k, v, o.data_ptr(), 0, False, None, None, 0.0),
+            q, k, v, o.data_ptr(), 0, False, None, None, 0.0, None),
         "_run_attention (fill + C)": lambda: _ops._run_attention(
-            q, k, v, o.data_ptr(), 0, False, None, None, 0.0, 0),
+            q, k, v, o.data_ptr(), 0, False, None, None, 0.0, None, 0),
         "C API, prebuilt": c_api_call(q, k, v, False),
         "flashcore.attention": lambda: flashcore.attention(q, k, v),
     }

@@ -12,7 +12,7 @@ include "FmhaAttrs.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpBase.td"
 
-def Fmha_AttentionOp : Fmha_Op<"attention"> {
+def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention forward (FlashAttention-style)";
   let description = [{
     Computes `O = softmax(scale * Q K^T + mask) V` per batch and query head,
@@ -26,6 +26,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
     | `v`   | `[B, Hkv, Sk, D]` | same as `q` |
     | `o`   | `[B, Hq, Sq, D]`  | same as `q` (written) |
     | `lse` | `[B, Hq, Sq]`     | f32 (written, optional) |
+    | `sinks` | `[Hq]`          | f32 (optional) |
 
     `D` is static, a multiple of 16 from 32 to 256 (the kernels' shared tiles
     round it up to their swizzle unit); every other size may be dynamic
@@ -45,6 +46,14 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
     - `softcap = c` (f32, positive): logit softcapping (Gemma 2): each
       logit `x = scale * q . k` becomes `c * tanh(x / c)` before the mask
       and the softmax (and the LSE). No `fmha.attention_grad` yet.
+    - `sinks` (gpt-oss's attention sinks): one logit per query head that
+      joins every row's softmax denominator, `exp(sinks[h])` added to the
+      sum of `exp(logit)`, with no value: `O = sum_j exp(x_j) v_j /
+      (exp(sinks[h]) + sum_j exp(x_j))`, `LSE = log(exp(sinks[h]) + sum_j
+      exp(x_j))`. A row that sees no key then writes zeros and `sinks[h]`.
+      The backward of `q`, `k` and `v` is `fmha.attention_grad`'s with
+      this `lse`; that of `sinks[h]` is `-sum exp(sinks[h] - lse) * delta`
+      over the head's rows. Not with `split_keys`.
 
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
@@ -74,6 +83,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
     Arg<AnyMemRef, "values [B, Hkv, Sk, D]", [MemRead]>:$v,
     Arg<AnyMemRef, "output [B, Hq, Sq, D]", [MemWrite]>:$o,
     Arg<Optional<AnyMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
+    Arg<Optional<AnyMemRef>, "attention sinks [Hq]", [MemRead]>:$sinks,
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -87,6 +97,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention"> {
     `v` `(` $v `:` type($v) `)`
     `->` `o` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`causal` $causal^)?
     (`split_keys` $split_keys^)?
     attr-dict

@@ -135,6 +135,15 @@ typedef struct fmhaAttentionDesc {
    *  softcap * tanh(x / softcap) before the mask and the softmax. 0: none;
    *  otherwise positive. The backward refuses it (none yet). */
   float softcap;
+  /** Attention sinks (gpt-oss): queryHeads f32 logits, dense, 4-byte
+   *  aligned; sinks[h] joins the softmax denominator of every row of query
+   *  head h (exp(sinks[h]) added, no value), and the LSE. NULL: none. A
+   *  decode call with sinks neither folds GQA groups nor splits its keys.
+   *  The backward takes the forward's desc with its lse (which holds the
+   *  sinks) and gives dq, dk and dv; the gradient of sinks[h] is
+   *  -sum(exp(sinks[h] - lse) * delta) over the rows of head h, from the
+   *  backward's delta. */
+  const float *sinks;
   /** Device memory (16-byte aligned) of workspaceBytes bytes, with which a
    *  decode call (querySeq 1) whose batch x heads leave SMs idle splits
    *  each row's keys over several CTAs and merges their partial states:
@@ -169,8 +178,9 @@ FMHA_C_API fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **m
  *  attention kernel that \p count descriptions need (from the disk cache or
  *  compiled, then loaded), so that no later fmhaAttention compiles, inside
  *  CUDA graph capture or not. Of each description only elementType,
- *  headDim, causal, scale, the window, whether lse is NULL (any non-NULL
- *  value asks for the LSE kernel) and querySeq are read: querySeq 0
+ *  headDim, causal, scale, softcap, the window, whether lse and sinks are
+ *  NULL (any non-NULL value asks for the kernel with them) and querySeq
+ *  are read: querySeq 0
  *  prepares the kernels of every query length, a length the one for it.
  *  Launches nothing; the error names each kernel that failed. */
 FMHA_C_API fmhaStatus fmhaAttentionPrecompile(fmhaJit jit,

@@ -182,6 +182,7 @@ static AttentionTensors getTensors(const fmhaAttentionDesc &desc) {
   tensors.v = desc.v;
   tensors.o = desc.o;
   tensors.lse = desc.lse;
+  tensors.sinks = desc.sinks;
   tensors.batch = desc.batch;
   tensors.queryHeads = desc.queryHeads;
   tensors.kvHeads = desc.kvHeads;
@@ -230,6 +231,7 @@ getAttentionSpec(const fmhaAttentionDesc &desc) {
     spec.scale = desc.scale;
   if (desc.softcap != 0.0f)
     spec.softcap = desc.softcap;
+  spec.withSinks = desc.sinks != nullptr;
   if (desc.hasWindow)
     spec.window = {{desc.windowLeft, desc.windowRight}};
   return spec;

@@ -76,6 +76,8 @@ std::string KernelSpec::getKey() const {
     if (softcap)
       os << llvm::formatv(" softcap {0:x8}",
                           llvm::bit_cast<uint32_t>(*softcap));
+    if (withSinks)
+      os << " sinks";
     if (grad) {
       if (!deterministic)
         os << " atomic";
@@ -160,6 +162,9 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
       types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
                                      b.getF32Type(),
                                      /*denseInnermost=*/false));
+    // sinks [Hq]: dense (the C API's and torch's are).
+    if (spec.withSinks)
+      types.push_back(MemRefType::get({kDynamic}, b.getF32Type()));
     ValueRange arguments = createFunc(b, "attention", types);
     TileAttr tile;
     if (const std::optional<AttentionTiling> &t = spec.attentionTile)
@@ -167,7 +172,8 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
                            t->stages);
     AttentionOp::create(
         b, loc, arguments[0], arguments[1], arguments[2], arguments[3],
-        spec.withLse ? arguments[4] : Value(), spec.causal,
+        spec.withLse ? arguments[4] : Value(),
+        spec.withSinks ? arguments[spec.withLse ? 5 : 4] : Value(), spec.causal,
         spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
@@ -370,7 +376,7 @@ fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
   else
     for (int64_t length : kAttentionQueryLengthClasses)
       add(getAttentionLaunchSpec(spec, chip, length));
-  if (!spec.splitKeys && querySeq.value_or(1) == 1) {
+  if (!spec.splitKeys && !spec.withSinks && querySeq.value_or(1) == 1) {
     KernelSpec split = getAttentionLaunchSpec(spec, chip, 1);
     split.splitKeys = split.withLse = true;
     add(split);

@@ -165,6 +165,11 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                     ? "the spec has an LSE output but no lse tensor is given"
                     : "an lse tensor is given but the spec has no LSE output "
                       "(set withLse)");
+  if (spec.withSinks != (t.sinks != nullptr))
+    return fail(spec.withSinks
+                    ? "the spec has sinks but no sinks tensor is given"
+                    : "a sinks tensor is given but the spec has no sinks "
+                      "(set withSinks)");
   if (llvm::Error err = checkAttentionSizes(t))
     return err;
   if (llvm::Error err = checkAttentionOperands(
@@ -173,7 +178,7 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
            {"k", t.k, t.kStrides},
            {"v", t.v, t.vStrides},
            {"o", t.o, t.oStrides}},
-          {{"lse", t.lse}}))
+          {{"lse", t.lse}, {"sinks", t.sinks}}))
     return err;
   return llvm::Error::success();
 }
@@ -186,7 +191,7 @@ KernelSpec JIT::getAttentionLaunchSpec(const KernelSpec &spec,
 AttentionTensors fmha::foldGroupedQueries(const KernelSpec &spec,
                                           const AttentionTensors &t) {
   int64_t group = t.queryHeads / t.kvHeads;
-  if (t.querySeq != 1 || group == 1 || spec.window)
+  if (t.querySeq != 1 || group == 1 || spec.window || spec.withSinks)
     return t;
   // Query head h = g * group + i of batch b becomes row i of head g.
   auto fold = [&](const std::array<int64_t, 3> &strides) {
@@ -252,7 +257,7 @@ private:
   /// queries: decode only.
   unsigned getKeySplits(const JIT &jit, int64_t querySeq,
                         std::optional<unsigned> chosen) const {
-    if (querySeq != 1 || launched.splitKeys)
+    if (querySeq != 1 || launched.splitKeys || launched.withSinks)
       return 1;
     AttentionTiling tiling = jit.getAttentionTiling(launched, querySeq);
     const AttentionTensors &t = tensors;
@@ -304,7 +309,8 @@ static llvm::Error launchMergeKernel(const Kernel &kernel, int64_t headDim,
   return llvm::Error::success();
 }
 
-/// The launch operands of attention on \p t: q, k, v, o, then lse.
+/// The launch operands of attention on \p t: q, k, v, o, then lse and
+/// sinks where given.
 static llvm::SmallVector<LaunchOperand, 5>
 getAttentionOperands(const AttentionTensors &t, int64_t headDim,
                      int64_t outputEntries) {
@@ -324,6 +330,8 @@ getAttentionOperands(const AttentionTensors &t, int64_t headDim,
         t.lse,
         {outputEntries, t.queryHeads, t.querySeq},
         {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
+  if (t.sinks)
+    operands.push_back(LaunchOperand{t.sinks, {t.queryHeads}, {1}});
   return operands;
 }
 

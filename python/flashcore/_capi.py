@@ -88,6 +88,7 @@ class AttentionDesc(ctypes.Structure):
                 ("oStride", _Strides),
                 ("lseStride", _Strides),
                 ("softcap", ctypes.c_float),
+                ("sinks", ctypes.c_void_p),
                 ("workspace", ctypes.c_void_p),
                 ("workspaceBytes", ctypes.c_size_t)]
 

@@ -25,7 +25,7 @@ _RESAMPLE_DTYPES = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16,
 _lib = torch.library.Library("flashcore", "DEF")
 _lib.define("attention(Tensor q, Tensor k, Tensor v, bool causal=False, "
             "int[]? window=None, float? scale=None, bool return_lse=False, "
-            "float softcap=0.0) -> (Tensor, Tensor)")
+            "float softcap=0.0, Tensor? sinks=None) -> (Tensor, Tensor)")
 _lib.define("attention_backward(Tensor dout, Tensor q, Tensor k, Tensor v, "
             "Tensor o, Tensor lse, bool causal=False, int[]? window=None, "
             "float? scale=None, float softcap=0.0) -> (Tensor, Tensor, Tensor)")
@@ -65,9 +65,10 @@ def _check_window(window, op):
               "non-negative ints (None: no window)")
 
 
-def _check_attention(q, k, v, window):
+def _check_attention(q, k, v, window, sinks=None):
     """The checks the C API cannot make: what the tensors are, where, of
-    which dtype, and the sizes its descriptor has one of (batch, head dim).
+    which dtype, and the sizes its descriptor has one of (batch, head dim;
+    sinks: the query heads).
     Head counts, lengths, strides, alignment and the head dim itself are
     checked by the C API, whose message the error carries."""
     op = "flashcore.attention"
@@ -98,6 +99,14 @@ def _check_attention(q, k, v, window):
                   "expected 1 (a dense last dimension; FlashCore does not "
                   "copy: pass .contiguous())")
     _check_window(window, op)
+    if sinks is not None:
+        _check_tensor("sinks", sinks, op)
+        _check_device(("q", "sinks"), (q, sinks), op)
+        if sinks.dtype != torch.float32 or sinks.shape != (q.shape[2],) or \
+                not sinks.is_contiguous():
+            _fail(f"{op}: sinks is {sinks.dtype} {tuple(sinks.shape)}, "
+                  f"expected a contiguous torch.float32 ({q.shape[2]},): one "
+                  "logit per query head")
 
 
 def _attention_outputs(q, return_lse):
@@ -132,10 +141,11 @@ _capturing = torch._C._cuda_isCurrentStreamCapturing if hasattr(
 
 
 def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
-                    softcap):
+                    softcap, sinks_ptr=0):
     """Packs the descriptor of q, k, v (FlashAttention's [B, S, H, D], any
     strides with a dense head dim) and an output o of o_strides into this
-    thread's buffer; pointers are q, k, v, o and lse (0: none)."""
+    thread's buffer; pointers are q, k, v, o and lse (0: none), sinks_ptr
+    the sinks' (0: none)."""
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
     qs, ks, vs, os_ = q.stride(), k.stride(), v.stride(), o_strides
@@ -146,7 +156,7 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
         0.0 if scale is None else scale, 0 if window is None else 1,
         left, right, b, hq, hkv, sq, sk, *pointers,
         qs[0], qs[2], qs[1], ks[0], ks[2], ks[1], vs[0], vs[2], vs[1],
-        os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, 0, 0)
+        os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, sinks_ptr, 0, 0)
 
 
 # Descriptors less their pointers, by what they are packed from: a call
@@ -158,6 +168,8 @@ _templates = {}
 _MAX_TEMPLATES = 4096
 _POINTERS = struct.Struct("=5Q")  # q, k, v, o, lse: consecutive in the desc
 _POINTERS_OFFSET = _capi.AttentionDesc.q.offset
+_SINKS = struct.Struct("=Q")
+_SINKS_OFFSET = _capi.AttentionDesc.sinks.offset
 _WORKSPACE = struct.Struct("=2Q")  # workspace, workspaceBytes
 _WORKSPACE_OFFSET = _capi.AttentionDesc.workspace.offset
 
@@ -172,20 +184,22 @@ def _workspace_bytes(device):
 
 
 def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
-                         softcap):
+                         softcap, sinks):
     """Fills this thread's descriptor for q, k, v and o = torch.empty_like(q)
     at o_ptr (and lse at lse_ptr, 0: none), without a workspace; checks once
     per signature. Returns the bytes of workspace with which the call splits
     its keys (decode only; 0: no split)."""
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
            q.dtype, k.dtype, v.dtype, q.get_device(), k.get_device(),
-           v.get_device(), causal, window, scale, softcap, lse_ptr != 0)
+           v.get_device(), causal, window, scale, softcap, lse_ptr != 0,
+           None if sinks is None else (sinks.shape, sinks.stride(),
+                                       sinks.dtype, sinks.get_device()))
     template = _templates.get(key)
     if template is None:
-        _check_attention(q, k, v, window)
+        _check_attention(q, k, v, window, sinks)
         o_strides = torch.empty_like(q, device="meta").stride()
         _pack_attention(q, k, v, (0, 0, 0, 0, 0), o_strides, causal, window,
-                        scale, softcap)
+                        scale, softcap, _STAND_IN if sinks is not None else 0)
         # Only decode (one query) splits its keys.
         workspace = _workspace_bytes(q.get_device()) if q.shape[1] == 1 \
             else 0
@@ -197,6 +211,8 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
         ctypes.memmove(_state.desc_address, template[0], len(template[0]))
     _POINTERS.pack_into(_state.desc, _POINTERS_OFFSET, q.data_ptr(),
                         k.data_ptr(), v.data_ptr(), o_ptr, lse_ptr)
+    if sinks is not None:
+        _SINKS.pack_into(_state.desc, _SINKS_OFFSET, sinks.data_ptr())
     return template[1]
 
 
@@ -204,7 +220,7 @@ _attention_ex = None
 
 
 def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
-                   flags):
+                   sinks, flags):
     """fmhaAttentionEx on the current stream of q's device, o being
     torch.empty_like(q) at o_ptr. A decode call that splits its keys gets
     its workspace from torch's allocator on that stream (inside CUDA graph
@@ -214,7 +230,7 @@ def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
         _check_window(window, "flashcore.attention")
         window = tuple(window)
     workspace_bytes = _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal,
-                                           window, scale, softcap)
+                                           window, scale, softcap, sinks)
     workspace = None
     if workspace_bytes:
         # A prepare-only call reads the size alone.
@@ -239,7 +255,8 @@ def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
 _STAND_IN = 1 << 12
 
 
-def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap):
+def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
+                     sinks):
     """fmhaAttentionCheck on the sizes and strides alone (head dim, head
     ratio, lengths, strides), so that a traced call fails where a run
     would. Symbolic sizes are left to the run."""
@@ -249,7 +266,8 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap):
     o_strides = torch.empty_like(q, device="meta").stride()
     _pack_attention(q, k, v, (_STAND_IN,) * 4 +
                     ((_STAND_IN,) if return_lse else (0,)), o_strides,
-                    causal, window, scale, softcap)
+                    causal, window, scale, softcap,
+                    _STAND_IN if sinks is not None else 0)
     state = _state
     status = _capi.lib().fmhaAttentionCheck(state.desc_address,
                                             state.message_ref)
@@ -258,26 +276,27 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap):
 
 
 def _attention_impl(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0):
-    _check_attention(q, k, v, window)
+                    return_lse=False, softcap=0.0, sinks=None):
+    _check_attention(q, k, v, window, sinks)
     o, lse = _attention_outputs(q, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     _run_attention(q, k, v, o.data_ptr(), lse.data_ptr() if return_lse else 0,
-                   causal, window, scale, softcap, flags)
+                   causal, window, scale, softcap, sinks, flags)
     return o, lse
 
 
 def _attention_fake(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0):
-    _check_attention(q, k, v, window)
-    _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap)
+                    return_lse=False, softcap=0.0, sinks=None):
+    _check_attention(q, k, v, window, sinks)
+    _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
+                     sinks)
     return _attention_outputs(q, return_lse)
 
 
 def _setup_attention(ctx, inputs, output):
-    q, k, v, causal, window, scale, _, softcap = inputs
+    q, k, v, causal, window, scale, _, softcap, sinks = inputs
     o, lse = output
-    ctx.save_for_backward(q, k, v, o, lse)
+    ctx.save_for_backward(q, k, v, o, lse, sinks)
     ctx.attributes = (causal, window, scale, softcap)
     # A gradient that does not flow into lse arrives as None, not zeros.
     ctx.set_materialize_grads(False)
@@ -290,18 +309,26 @@ def _attention_backward(ctx, grad_o, grad_lse):
             f"{op}: the loss depends on the returned lse, and FlashCore's "
             "backward takes the gradient of o only: detach lse "
             "(lse.detach()) where it enters the loss")
-    q, k, v, o, lse = ctx.saved_tensors
+    q, k, v, o, lse, sinks = ctx.saved_tensors
     if lse.numel() == 0:
         _fail(f"{op}: the forward ran without its lse (return_lse=False on "
               "torch.ops.flashcore.attention), which the backward needs: "
               "call flashcore.attention, which keeps it when inputs require "
               "grad")
     if grad_o is None:
-        return (None,) * 8
+        return (None,) * 9
     causal, window, scale, softcap = ctx.attributes
+    # The lse holds the sinks: the backward of q, k and v is the one
+    # without them.
     dq, dk, dv = torch.ops.flashcore.attention_backward.default(
         grad_o, q, k, v, o, lse, causal, window, scale, softcap)
-    return dq, dk, dv, None, None, None, None, None
+    dsinks = None
+    if sinks is not None and ctx.needs_input_grad[8]:
+        # d loss / d sinks[h] = -sum over the head's rows of P(sink) * delta,
+        # P(sink) = exp(sinks[h] - lse), delta = rowsum(dout * o).
+        delta = (grad_o.float() * o.float()).sum(-1).transpose(1, 2)
+        dsinks = -(torch.exp(sinks.view(1, -1, 1) - lse) * delta).sum((0, 2))
+    return dq, dk, dv, None, None, None, None, None, dsinks
 
 
 def _setup_nothing(ctx, inputs, output):
@@ -438,7 +465,7 @@ def _direct(tensors):
 
 
 def attention(q, k, v, *, causal=False, window=None, scale=None,
-              return_lse=False, softcap=0.0):
+              return_lse=False, softcap=0.0, sinks=None):
     """Softmax attention, FlashAttention's layout and masks.
 
     q is [batch, seqlen_q, heads_q, head_dim], k and v [batch, seqlen_k,
@@ -453,8 +480,11 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     scale (default 1/sqrt(head_dim)). softcap (FlashAttention's; 0: none):
     logit softcapping, each logit x = scale * q . k becoming
     softcap * tanh(x / softcap) (Gemma 2; not differentiable yet).
-    return_lse: also return the log-sum-exp of each row's logits, [batch,
-    heads_q, seqlen_q] f32.
+    sinks (gpt-oss's attention sinks; None: none): a [heads_q] float32
+    tensor, one logit per query head that joins each row's softmax
+    denominator (exp(sinks[h]) added, with no value) and its lse;
+    differentiable. return_lse: also return the log-sum-exp of each row's
+    logits, [batch, heads_q, seqlen_q] f32.
 
     Differentiable in q, k and v: the backward runs
     FlashCore's kernels too (flashcore::attention_backward), with no
@@ -467,39 +497,41 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     graph capture a call never compiles: an uncompiled kernel is a
     NotLoadedError.
     """
-    if _direct((q, k, v)):
+    if _direct((q, k, v) if sinks is None else (q, k, v, sinks)):
         # _attention_impl without the op's placeholder lse.
         o = torch.empty_like(q)
         flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
         if not return_lse:
             _run_attention(q, k, v, o.data_ptr(), 0, causal, window, scale,
-                           softcap, flags)
+                           softcap, sinks, flags)
             return o
         b, sq, hq, _ = q.shape
         lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
         _run_attention(q, k, v, o.data_ptr(), lse.data_ptr(), causal, window,
-                       scale, softcap, flags)
+                       scale, softcap, sinks, flags)
         return o, lse
     _check_window(window, "flashcore.attention")
     # The backward needs the LSE: computed whenever autograd may ask.
     keep_lse = return_lse or (torch.is_grad_enabled() and any(
-        isinstance(t, torch.Tensor) and t.requires_grad for t in (q, k, v)))
+        isinstance(t, torch.Tensor) and t.requires_grad
+        for t in (q, k, v, sinks)))
     o, lse = torch.ops.flashcore.attention.default(
         q, k, v, causal, None if window is None else list(window), scale,
-        keep_lse, softcap)
+        keep_lse, softcap, sinks)
     return (o, lse) if return_lse else o
 
 
 def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
-                          return_lse=False, softcap=0.0):
-    _check_attention(q, k, v, window)
+                          return_lse=False, softcap=0.0, sinks=None):
+    _check_attention(q, k, v, window, sinks)
     if q.device.type != "cuda":
         _fail(f"flashcore.precompile: q is on {q.device}, expected a CUDA "
               "device")
     # Nothing is written: q's address stands for o's, and for lse's where
     # one is asked for (its presence picks the kernel).
     _run_attention(q, k, v, q.data_ptr(), q.data_ptr() if return_lse else 0,
-                   causal, window, scale, softcap, _capi.CALL_PREPARE_ONLY)
+                   causal, window, scale, softcap, sinks,
+                   _capi.CALL_PREPARE_ONLY)
 
 
 _MERGE_DTYPES = _RESAMPLE_DTYPES
@@ -747,7 +779,7 @@ def _precompile_resample(targets, times, values, lengths=None, *,
 
 
 _VARIANT_KEYS = {"dtype", "head_dim", "causal", "window", "scale",
-                 "softcap", "return_lse", "seqlen_q", "backward"}
+                 "softcap", "sinks", "return_lse", "seqlen_q", "backward"}
 
 
 def precompile_attention(variants, *, device=None, threads=0):
@@ -756,7 +788,8 @@ def precompile_attention(variants, *, device=None, threads=0):
     cache, or compiled, then loaded on `device` (default: the current CUDA
     device). Each variant is a dict with dtype (torch.float16 or
     torch.bfloat16) and head_dim, and optionally flashcore.attention's
-    causal, window, scale, softcap and return_lse, seqlen_q (default: every
+    causal, window, scale, softcap, sinks (True: the kernel with sinks) and
+    return_lse, seqlen_q (default: every
     query length; a length: the kernel for that length only), and backward
     (True: the backward's kernels too). Launches
     nothing; afterwards those calls, CUDA graph capture included, only
@@ -785,6 +818,8 @@ def precompile_attention(variants, *, device=None, threads=0):
         d.causal = bool(variant.get("causal", False))
         d.scale = variant.get("scale") or 0.0
         d.softcap = variant.get("softcap") or 0.0
+        # Only whether sinks is NULL is read.
+        d.sinks = _STAND_IN if variant.get("sinks") else None
         if window is not None:
             d.hasWindow, d.windowLeft, d.windowRight = 1, window[0], window[1]
         # Only whether lse is NULL is read.

@@ -113,7 +113,7 @@ def test_attention_schema():
     assert schema == (
         "flashcore::attention(Tensor q, Tensor k, Tensor v, bool causal=False,"
         " int[]? window=None, float? scale=None, bool return_lse=False, "
-        "float softcap=0.) -> (Tensor, Tensor)")
+        "float softcap=0., Tensor? sinks=None) -> (Tensor, Tensor)")
 
 
 # --- shape inference -------------------------------------------------------
@@ -308,6 +308,24 @@ def test_softcap_keeps_the_shapes_and_a_bad_one_carries_the_c_api_message():
     assert flashcore.attention(q, q, q, softcap=30.0).shape == q.shape
     assert "softcap is -1.000000e+00, expected a positive finite value" in \
         error_of(lambda: flashcore.attention(q, q, q, softcap=-1.0))
+
+
+def test_sinks_keep_the_shapes_and_flow_gradients():
+    q = meta(1, 64, 4, 64).requires_grad_()
+    sinks = torch.zeros(4, device="meta", requires_grad=True)
+    o = flashcore.attention(q, q, q, sinks=sinks)
+    assert o.shape == q.shape
+    o.sum().backward()
+    assert sinks.grad.shape == (4,) and q.grad.shape == q.shape
+
+
+def test_sinks_of_the_wrong_shape_or_dtype_are_refused():
+    q = meta(1, 64, 4, 64)
+    for sinks in (torch.zeros(3, device="meta"),
+                  torch.zeros(4, device="meta", dtype=torch.float16)):
+        assert "expected a contiguous torch.float32 (4,): one logit per " \
+            "query head" in error_of(
+                lambda: flashcore.attention(q, q, q, sinks=sinks))
 
 
 def test_head_ratio_carries_the_c_api_message():

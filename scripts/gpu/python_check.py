@@ -23,7 +23,8 @@ from check_table import check, print_table
 from torch_reference import check_gradients, reference
 
 def attention_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
-                   scale=None, bhsd=False, lse=True, softcap=0.0):
+                   scale=None, bhsd=False, lse=True, softcap=0.0,
+                   sinks=False):
     def run():
         shape_q, shape_k = (b, sq, hq, d), (b, sk, hkv, d)
         if bhsd:  # [B, H, S, D] storage, passed as its transpose
@@ -34,13 +35,16 @@ def attention_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
             q = torch.randn(shape_q, device="cuda", dtype=dtype)
             k = torch.randn(shape_k, device="cuda", dtype=dtype)
             v = torch.randn(shape_k, device="cuda", dtype=dtype)
+        # Sinks around the rows' logits, and one far above them.
+        s = (torch.randn(hq, device="cuda") * 2).index_fill_(
+            0, torch.tensor([0], device="cuda"), 12.0) if sinks else None
         got = flashcore.attention(q, k, v, causal=causal, window=window,
                                   scale=scale, return_lse=lse,
-                                  softcap=softcap)
+                                  softcap=softcap, sinks=s)
         o, o_lse = got if lse else (got, None)
         ref, ref_lse = reference(q, k, v, causal, window, scale, torch.float32,
-                                 softcap)
-        low, _ = reference(q, k, v, causal, window, scale, dtype, softcap)
+                                 softcap, s)
+        low, _ = reference(q, k, v, causal, window, scale, dtype, softcap, s)
         error = (o.float() - ref).abs().max().item()
         bound = 2 * (low - ref).abs().max().item() + 1e-3
         assert o.shape == q.shape and o.stride() == q.stride(), (o.shape, o.stride())
@@ -101,6 +105,26 @@ def attention_grid():
          attention_case(1, 32, 8, 1, 50000, 128, bf16, softcap=30.0)),
     ]:
         check("attention " + name, case)
+    # Attention sinks (gpt-oss): GQA, windows, decode (not folded, not
+    # split), rows that see no key (Sq > Sk causal).
+    for name, case in [
+        ("sinks GQA 8:1 causal d64 Sq=Sk=1000",
+         attention_case(2, 16, 2, 1000, 1000, 64, bf16, causal=True,
+                        sinks=True)),
+        ("sinks window 128,0 causal d64 BHSD Sq=Sk=2000",
+         attention_case(1, 8, 8, 2000, 2000, 64, bf16, causal=True,
+                        window=(128, 0), bhsd=True, sinks=True)),
+        ("sinks causal d128 f16 Sq=300 Sk=100 (rows without keys)",
+         attention_case(1, 4, 4, 300, 100, 128, torch.float16, causal=True,
+                        sinks=True)),
+        ("sinks decode GQA 8:1 d64 B=4 Sk=4097",
+         attention_case(4, 64, 8, 1, 4097, 64, bf16, causal=True,
+                        sinks=True)),
+        ("sinks softcap 20 d96 Sq=333 Sk=777",
+         attention_case(1, 4, 2, 333, 777, 96, bf16, softcap=20.0,
+                        sinks=True)),
+    ]:
+        check("attention " + name, case)
     for name, case in [
         ("decode GQA 4:1 d96 B=3 Sk=1000",
          attention_case(3, 32, 8, 1, 1000, 96, bf16, causal=True)),
@@ -152,7 +176,7 @@ def attention_grid():
 
 
 def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
-                  scale=None, bhsd=False, deterministic=False):
+                  scale=None, bhsd=False, deterministic=False, sinks=False):
     """dq, dk and dv of flashcore.attention by autograd against torch's
     autograd of the float32 reference, with FlashAttention's criterion:
     each within twice the error of the same math in the inputs' dtype (plus
@@ -160,13 +184,15 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
     exact arithmetic). \p deterministic runs it under
     torch.use_deterministic_algorithms(True), and then checks for the same
     bits on a second backward (without it, on the H100 at head dims 64 and
-    128, dq is summed by reduce-adds in any order)."""
+    128, dq is summed by reduce-adds in any order). \p sinks adds attention
+    sinks, whose gradient is checked too."""
     def flashcore_gradients(inputs, dout):
         previous = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(deterministic)
         try:
-            o = flashcore.attention(*inputs, causal=causal, window=window,
-                                    scale=scale)
+            o = flashcore.attention(*inputs[:3], causal=causal, window=window,
+                                    scale=scale,
+                                    sinks=inputs[3] if sinks else None)
             return torch.autograd.grad(o, inputs, dout)
         finally:
             torch.use_deterministic_algorithms(previous)
@@ -180,14 +206,19 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
         q, k, v = make(hq, sq), make(hkv, sk), make(hkv, sk)
         dout = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
         inputs = [t.detach().requires_grad_() for t in (q, k, v)]
+        s = None
+        if sinks:
+            s = torch.randn(hq, device="cuda") * 2
+            inputs.append(s.detach().requires_grad_())
         got = flashcore_gradients(inputs, dout)
         again = flashcore_gradients(inputs, dout)
-        for name, g, g2, t in zip("qkv", got, again, inputs):
+        for name, g, g2, t in zip(("q", "k", "v", "sinks"), got, again,
+                                  inputs):
             assert g.shape == t.shape and g.stride() == t.stride(), \
                 (name, g.shape, g.stride())
             assert not deterministic or torch.equal(g, g2), \
                 f"d{name} differs between two deterministic runs"
-        return check_gradients(got, q, k, v, dout, causal, window, scale)
+        return check_gradients(got, q, k, v, dout, causal, window, scale, s)
     return run
 
 
@@ -213,6 +244,17 @@ def backward_grid():
          backward_case(2, 16, 2, 333, 1000, 128, bf16, causal=True)),
         ("MQA d64 f16 Sq=1000 Sk=17",
          backward_case(1, 8, 1, 1000, 17, 64, torch.float16)),
+        # Sinks: dq, dk and dv through the backward with the forward's lse
+        # (which holds them), dsinks from lse and rowsum(dout * o).
+        ("sinks GQA 4:1 causal d128 B=2 Sq=333 Sk=1000",
+         backward_case(2, 8, 2, 333, 1000, 128, bf16, causal=True,
+                       sinks=True)),
+        ("sinks d64 f16 Sq=Sk=700 deterministic",
+         backward_case(1, 4, 4, 700, 700, 64, torch.float16, sinks=True,
+                       deterministic=True)),
+        ("sinks causal d64 Sq=300 Sk=100 (rows without keys)",
+         backward_case(1, 4, 4, 300, 100, 64, bf16, causal=True,
+                       sinks=True)),
         ("window 32,0 causal GQA d128 Sq=Sk=1000",
          backward_case(1, 4, 2, 1000, 1000, 128, bf16, causal=True,
                        window=(32, 0))),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # compute-sanitizer (memcheck, racecheck, synccheck) on kernels that only
 # flashcore.attention reaches with its options (kernels-ref, the harness's
-# oracle, has no softcap): a small causal GQA call of each, through the
+# oracle, has no softcap or sinks): a small causal GQA call of each, through the
 # installed wheel (scripts/gpu/python.sh installs it into /tmp/flashcore-site).
 # Usage (GPU machine, repository root, after python.sh):
 #   scripts/gpu/sanitize_python.sh
@@ -31,4 +31,5 @@ torch.cuda.synchronize()
 }
 run softcap-d128 "softcap=30.0" 128
 run softcap-d96 "softcap=5.0, scale=1.0" 96
+run sinks-d64 "sinks=torch.randn(4, device='cuda')" 64
 exit $status

@@ -7,11 +7,12 @@ import math
 import torch
 
 
-def reference(q, k, v, causal, window, scale, dtype, softcap=0.0):
+def reference(q, k, v, causal, window, scale, dtype, softcap=0.0,
+              sinks=None):
     """Attention on [B, S, H, D] tensors computed in dtype (float32: the
     oracle; the inputs' dtype: torch's own rounding, the error bound's
-    yardstick), with the op's masks and softcap (FmhaOps.td). Returns o and
-    lse."""
+    yardstick), with the op's masks, softcap and sinks ([Hq] float32
+    logits in each row's denominator; FmhaOps.td). Returns o and lse."""
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
     qh = q.transpose(1, 2).to(dtype)
@@ -29,31 +30,44 @@ def reference(q, k, v, causal, window, scale, dtype, softcap=0.0):
     if window is not None:
         visible &= (j >= i - window[0]) & (j <= i + window[1])
     s = s.masked_fill(~visible, float("-inf"))
-    lse = torch.logsumexp(s, dim=-1)
+    if sinks is None:
+        lse = torch.logsumexp(s, dim=-1)
+    else:
+        sink = sinks.float().view(1, hq, 1, 1).expand(b, hq, sq, 1)
+        lse = torch.logsumexp(torch.cat([s, sink], dim=-1), dim=-1)
     p = torch.exp(s - lse[..., None]).nan_to_num(0.0)
     o = (p.to(dtype) @ vh).float()
-    lse = torch.where(visible.any(-1), lse, torch.full_like(lse, math.inf))
+    if sinks is None:
+        lse = torch.where(visible.any(-1), lse,
+                          torch.full_like(lse, math.inf))
     return o.transpose(1, 2), lse
 
 
-def reference_gradients(q, k, v, dout, causal, window, scale, dtype):
-    """dq, dk, dv of reference() computed in dtype, by torch's autograd."""
+def reference_gradients(q, k, v, dout, causal, window, scale, dtype,
+                        sinks=None):
+    """dq, dk, dv (and dsinks, with sinks) of reference() computed in dtype
+    (sinks in float32), by torch's autograd."""
     leaves = [t.detach().to(dtype).requires_grad_() for t in (q, k, v)]
-    o, _ = reference(*leaves, causal, window, scale, dtype)
+    if sinks is not None:
+        leaves.append(sinks.detach().float().requires_grad_())
+    o, _ = reference(*leaves[:3], causal, window, scale, dtype,
+                     sinks=leaves[3] if sinks is not None else None)
     return torch.autograd.grad(o, leaves, dout.to(o.dtype))
 
 
-def check_gradients(got, q, k, v, dout, causal, window, scale):
+def check_gradients(got, q, k, v, dout, causal, window, scale, sinks=None):
     """FlashAttention's criterion: each of dq, dk, dv within twice the error
     of the same math in the inputs' dtype against the float32 oracle (plus
     1e-3 of its largest value and 1e-4, for gradients that are zero in
     exact arithmetic). Returns the errors and bounds as text; raises
     AssertionError naming the first gradient past its bound."""
     exact = reference_gradients(q, k, v, dout, causal, window, scale,
-                                torch.float32)
-    low = reference_gradients(q, k, v, dout, causal, window, scale, q.dtype)
+                                torch.float32, sinks)
+    low = reference_gradients(q, k, v, dout, causal, window, scale, q.dtype,
+                              sinks)
     details = []
-    for name, g, e, l in zip("qkv", got, exact, low):
+    names = ["q", "k", "v"] + (["sinks"] if sinks is not None else [])
+    for name, g, e, l in zip(names, got, exact, low):
         error = (g.float() - e).abs().max().item()
         bound = 2 * (l.float() - e).abs().max().item() + \
             1e-3 * e.abs().max().item() + 1e-4

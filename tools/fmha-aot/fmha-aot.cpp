@@ -579,6 +579,11 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                      }),
                      ", ");
     } else if (auto attention = dyn_cast<AttentionOp>(op)) {
+      if (attention.getSinks())
+        return llvm::createStringError(
+            kernel.origin + ": fmha.attention with sinks is not supported by "
+                            "fmha-aot yet (its attention_args have no sinks); "
+                            "the JIT and the C API run it");
       kernel.kind = AotKernel::Kind::Attention;
       kernel.withLse = static_cast<bool>(attention.getLse());
       if (llvm::Error err = describeAttention(attention, kernel))

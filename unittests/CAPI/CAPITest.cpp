@@ -311,20 +311,23 @@ float fromBf16(uint16_t value) {
 /// A causal GQA forward on dense [B, H, S, D] bf16 inputs made here, and
 /// its o and lse by the op's definition (FmhaOps.td) computed in double:
 /// logits scale * q . k (capped by softcap, where not 0), bottom-right
-/// aligned causal mask.
+/// aligned causal mask, and with sinks (one per query head, where given)
+/// in each row's denominator.
 struct HostAttention {
   long long B, Hq, Hkv, Sq, Sk, D;
   double scale, softcap;
+  std::vector<float> sinks;
   std::vector<uint16_t> q, k, v;
   std::vector<double> o, lse;
 
   HostAttention(long long B, long long Hq, long long Hkv, long long Sq,
                 long long Sk, long long D, double scale = 0,
-                double softcap = 0)
+                double softcap = 0, std::vector<float> sinks = {})
       : B(B), Hq(Hq), Hkv(Hkv), Sq(Sq), Sk(Sk), D(D),
         scale(scale != 0 ? scale : 1.0 / std::sqrt(double(D))),
-        softcap(softcap), q(B * Hq * Sq * D), k(B * Hkv * Sk * D),
-        v(B * Hkv * Sk * D), o(q.size()), lse(B * Hq * Sq) {
+        softcap(softcap), sinks(std::move(sinks)), q(B * Hq * Sq * D),
+        k(B * Hkv * Sk * D), v(B * Hkv * Sk * D), o(q.size()),
+        lse(B * Hq * Sq) {
     Lcg random{12345};
     for (auto *tensor : {&q, &k, &v})
       for (uint16_t &x : *tensor)
@@ -351,7 +354,9 @@ struct HostAttention {
       scores.push_back(logit);
       max = std::max(max, logit);
     }
-    double sum = 0;
+    if (!sinks.empty())
+      max = std::max(max, double(sinks[h]));
+    double sum = sinks.empty() ? 0 : std::exp(sinks[h] - max);
     for (double &score : scores)
       sum += score = std::exp(score - max);
     lse[(b * Hq + h) * Sq + i] = max + std::log(sum);
@@ -589,6 +594,75 @@ TEST(CAPI, SoftcapAtHeadDim96OnAGpuMatchesTheHost) {
   }
   for (CUdeviceptr p : buffers)
     llvm::consumeError(driver->release(p));
+  fmhaJitDestroy(holder);
+}
+
+// On a machine with a GPU, for each chip the device runs: attention sinks
+// (one at 8, which takes most of its rows' weight) on a causal GQA problem
+// and on GQA decode (one query: not folded, not split), against the host.
+TEST(CAPI, SinksOnAGpuMatchTheHost) {
+  llvm::Expected<mlir::fmha::CudaDriver &> driver =
+      mlir::fmha::CudaDriver::get();
+  if (!driver)
+    GTEST_SKIP() << llvm::toString(driver.takeError());
+  std::vector<const char *> chips = getChipsToTest(*driver);
+  std::string error;
+  fmhaJit holder = createUncachedJit(nullptr, error);
+  ASSERT_NE(holder, nullptr) << error;
+
+  std::vector<float> sinks = {-1.0f, 0.5f, 2.0f, 8.0f, 0.0f, -3.0f, 1.0f,
+                              4.0f};
+  for (long long Sq : {77LL, 1LL}) {
+    SCOPED_TRACE("Sq = " + std::to_string(Sq));
+    HostAttention expected(/*B=*/2, /*Hq=*/8, /*Hkv=*/2, Sq, /*Sk=*/1300,
+                           /*D=*/128, 0, 0, sinks);
+    std::vector<CUdeviceptr> buffers;
+    auto upload = [&](const void *host, size_t bytes) {
+      llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
+      EXPECT_TRUE(static_cast<bool>(buffer));
+      if (host)
+        EXPECT_FALSE(
+            static_cast<bool>(driver->copyToDevice(*buffer, host, bytes)));
+      buffers.push_back(*buffer);
+      return reinterpret_cast<void *>(*buffer);
+    };
+    size_t qBytes = expected.q.size() * 2, kBytes = expected.k.size() * 2;
+    void *q = upload(expected.q.data(), qBytes);
+    void *k = upload(expected.k.data(), kBytes);
+    void *v = upload(expected.v.data(), kBytes);
+    void *o = upload(nullptr, qBytes);
+    auto *lse = static_cast<float *>(upload(nullptr, expected.lse.size() * 4));
+    auto *deviceSinks = static_cast<const float *>(
+        upload(sinks.data(), sinks.size() * sizeof(float)));
+    for (const char *chip : chips) {
+      SCOPED_TRACE(chip);
+      fmhaJit jit = createUncachedJit(chip, error);
+      ASSERT_NE(jit, nullptr) << error;
+      char *message = nullptr;
+      fmhaAttentionDesc desc = expected.getDesc(q, k, v, o, lse);
+      desc.sinks = deviceSinks;
+      size_t workspaceBytes = 1;
+      ASSERT_EQ(fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes,
+                                           &message),
+                FMHA_SUCCESS)
+          << take(message);
+      EXPECT_EQ(workspaceBytes, 0u) << "decode with sinks does not split";
+      ASSERT_EQ(fmhaAttention(jit, &desc, nullptr, &message), FMHA_SUCCESS)
+          << take(message);
+      ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+      std::vector<uint16_t> gotO(expected.o.size());
+      std::vector<float> gotLse(expected.lse.size());
+      ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
+          gotO.data(), reinterpret_cast<CUdeviceptr>(o), qBytes)));
+      ASSERT_FALSE(static_cast<bool>(
+          driver->copyToHost(gotLse.data(), reinterpret_cast<CUdeviceptr>(lse),
+                             gotLse.size() * 4)));
+      expected.expectMatches(gotO, gotLse);
+      fmhaJitDestroy(jit);
+    }
+    for (CUdeviceptr p : buffers)
+      llvm::consumeError(driver->release(p));
+  }
   fmhaJitDestroy(holder);
 }
 

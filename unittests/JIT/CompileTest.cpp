@@ -108,7 +108,7 @@ TEST(Compile, InvalidSpecIsAnErrorWithTheVerifiersWords) {
 
 // Every field a kernel is specialized on is in the spec's key.
 TEST(Compile, SpecKeysTellSpecsApart) {
-  std::vector<KernelSpec> specs(11);
+  std::vector<KernelSpec> specs(12);
   specs[1].elementType = ElementType::F16;
   specs[2].headDim = 64;
   specs[3].causal = true;
@@ -119,6 +119,7 @@ TEST(Compile, SpecKeysTellSpecsApart) {
   specs[8].attentionTile = AttentionTiling{Chip::sm_90a, 128, 128, 12, 2};
   specs[9].softcap = 30.0f;
   specs[10].softcap = 50.0f;
+  specs[11].withSinks = true;
   std::set<std::string> keys;
   for (const KernelSpec &spec : specs)
     EXPECT_TRUE(keys.insert(spec.getKey()).second) << spec.getKey();
@@ -593,6 +594,10 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   // split one and the merge.
   EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_80).size(), 4u);
   EXPECT_EQ(getLaunchSpecs(nonCausal, Chip::sm_80).size(), 3u);
+  // With sinks decode neither splits nor merges.
+  KernelSpec sinks = nonCausal;
+  sinks.withSinks = true;
+  EXPECT_EQ(getLaunchSpecs(sinks, Chip::sm_80).size(), 1u);
   spec.headDim = 128;
   EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 4u);
   // A spec with a tile keeps it.
@@ -660,12 +665,13 @@ TEST(AttentionTensors, DecodeFoldsGroupedQueryHeadsIntoRows) {
   EXPECT_EQ(folded.oStrides, (std::array<int64_t, 3>{32 * 128, 4 * 128, 128}));
   EXPECT_EQ(folded.lseStrides, (std::array<int64_t, 3>{32, 4, 1}));
   EXPECT_EQ(folded.kStrides, t.kStrides);
-  // Not folded: more than one query, no GQA, a window.
+  // Not folded: more than one query, no GQA, a window, sinks.
   for (auto change : std::initializer_list<std::function<void(
            KernelSpec &, AttentionTensors &)>>{
            [](KernelSpec &, AttentionTensors &u) { u.querySeq = 2; },
            [](KernelSpec &, AttentionTensors &u) { u.kvHeads = 32; },
-           [](KernelSpec &s, AttentionTensors &) { s.window = {{8, 0}}; }}) {
+           [](KernelSpec &s, AttentionTensors &) { s.window = {{8, 0}}; },
+           [](KernelSpec &s, AttentionTensors &) { s.withSinks = true; }}) {
     KernelSpec s = spec;
     AttentionTensors u = t;
     change(s, u);

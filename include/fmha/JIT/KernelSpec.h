@@ -47,6 +47,10 @@ struct KernelSpec {
   /// fmha.attention's softcap (logit softcapping); an attention_grad spec
   /// carries its forward's, which the backward refuses (none yet).
   std::optional<float> softcap;
+  /// fmha.attention's sinks operand (one logit per query head). A launch
+  /// with sinks neither folds a GQA group's decode queries nor splits its
+  /// keys (their kernels index sinks by head and add them once per row).
+  bool withSinks = false;
   std::optional<AttentionTiling> attentionTile;
   /// fmha.attention's split_keys: o and lse hold partial states of key
   /// splits.
@@ -125,7 +129,8 @@ KernelSpec getMergeSpec(const KernelSpec &spec);
 /// any number) may compile on \p chip: for an attention spec,
 /// getAttentionLaunchSpec for that length (or each class of lengths,
 /// kAttentionQueryLengthClasses), and for one query its split_keys kernel
-/// and the merge (decode may split its keys); else \p spec.
+/// and the merge (decode may split its keys, but not with sinks); else
+/// \p spec.
 std::vector<KernelSpec>
 getLaunchSpecs(const KernelSpec &spec, Chip chip,
                std::optional<int64_t> querySeq = std::nullopt);

@@ -143,6 +143,8 @@ LaunchContract fmha::getAttentionLaunchContract(AttentionOp op, TileAttr tile) {
   contract.operands = {"q", "k", "v", "o"};
   if (op.getLse())
     contract.operands.push_back("lse");
+  if (op.getSinks())
+    contract.operands.push_back("sinks");
   contract.threads = tile.getWarps() * kThreadsPerWarp;
   contract.sharedBytes = getAttentionSharedLayout(op, tile).totalBytes;
   return contract;
@@ -238,6 +240,46 @@ void ScoreCap::apply(KernelBuilder &b, MutableArrayRef<Value> scores) const {
     score = vector::ShapeCastOp::create(
         b, vector, vector::FromElementsOp::create(b, flat, capped));
   }
+}
+
+RowTotal RowTotal::get(KernelBuilder &b, Value rowMax, Value sum, float scale,
+                       Value sink) {
+  Value zero = b.f32(0.0f), one = b.f32(1.0f);
+  Value inf = b.f32(std::numeric_limits<float>::infinity());
+  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+  // The keys' own LSE (-inf for a row that saw none: log 0).
+  Value keysLse =
+      math::FmaOp::create(b, rowMax, b.f32(scale), math::LogOp::create(b, sum));
+  if (!sink)
+    return {b.select(empty, zero, arith::DivFOp::create(b, one, sum)),
+            b.select(empty, inf, keysLse)};
+  Value high = arith::MaximumFOp::create(b, keysLse, sink);
+  Value low = arith::MinimumFOp::create(b, keysLse, sink);
+  // log(exp(high) + exp(low)); where low is -inf (a row with no key, or a
+  // sink of -inf) it is high, and where both are, no term: +inf as above.
+  Value lse = arith::AddFOp::create(
+      b, high,
+      math::LogOp::create(
+          b, arith::AddFOp::create(
+                 b, one,
+                 math::ExpOp::create(b, arith::SubFOp::create(b, low, high)))));
+  Value lowIsNone = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, low,
+                                          b.f32(-std::numeric_limits<float>::infinity()));
+  lse = b.select(lowIsNone, high, lse);
+  Value highIsNone = arith::CmpFOp::create(
+      b, arith::CmpFPredicate::OEQ, high,
+      b.f32(-std::numeric_limits<float>::infinity()));
+  lse = b.select(highIsNone, inf, lse);
+  Value inverse = math::ExpOp::create(
+      b, arith::SubFOp::create(
+             b, arith::MulFOp::create(b, rowMax, b.f32(scale)), lse));
+  return {b.select(empty, zero, inverse), lse};
+}
+
+Value fmha::loadSink(KernelBuilder &b, Value sinks, Value head) {
+  if (!sinks)
+    return Value();
+  return memref::LoadOp::create(b, sinks, ValueRange{head});
 }
 
 Value fmha::emitExp2(ImplicitLocOpBuilder &b, Value x) {

@@ -93,8 +93,15 @@ enum AttentionOperand : unsigned {
   kLseOperand
 };
 
+/// The kernel parameter of \p op's sinks, where the kernel's parameters
+/// put lse at \p lseArgument: the one after lse, or lse's own where the op
+/// has no lse (the parameters follow the op's operands).
+inline unsigned getSinksArgument(AttentionOp op, unsigned lseArgument) {
+  return lseArgument + (op.getLse() ? 1 : 0);
+}
+
 /// What the launch contracts of both attention kernels share: the operands
-/// (q, k, v, o, lse if present), 32 * warps threads and the shared-memory
+/// (q, k, v, o, lse and sinks where present), 32 * warps threads and the shared-memory
 /// layout's total. The grid and the parameters are each kernel's.
 LaunchContract getAttentionLaunchContract(AttentionOp op, TileAttr tile);
 
@@ -132,6 +139,25 @@ struct RowSoftmax {
   static RowSoftmax update(ImplicitLocOpBuilder &b, ArrayRef<Value> scores,
                            Value oldMax, Value oldSum, float scaleLog2);
 };
+
+/// How one query row's O and LSE come out of its online softmax: from its
+/// running max \p rowMax (of raw scores) and its whole sum \p sum (of
+/// exp(scale * (score - rowMax))), the factor O's accumulator is multiplied
+/// by and the LSE. Without a sink, 1 / sum and rowMax * scale + log(sum);
+/// with \p sink (a logit, f32), the denominator gains exp(sink): the LSE is
+/// log(exp(rowMax * scale) * sum + exp(sink)), computed from the larger of
+/// the two terms, and the factor exp(rowMax * scale - LSE). A row that saw
+/// no key (sum 0) gets factor 0 and LSE +inf, or with a sink the sink.
+struct RowTotal {
+  Value inverse, lse;
+
+  static RowTotal get(KernelBuilder &b, Value rowMax, Value sum, float scale,
+                      Value sink);
+};
+
+/// The sink of query head \p head (index) from the kernel's \p sinks
+/// parameter, or null without one.
+Value loadSink(KernelBuilder &b, Value sinks, Value head);
 
 /// \p value reduced (max or sum) over the \p lanes consecutive lanes (a
 /// power of two, up to a warp's 32) that each hold a part of it.

@@ -25,8 +25,7 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
   // and a thread's copies land in other warps' rows: wait for them all.
   copies.waitForAll();
   Lanes lanes = Lanes::derive(b, shape, hideFromHoisting(b, threadId));
-  Value zero = b.f32(0.0f), one = b.f32(1.0f);
-  Value inf = b.f32(std::numeric_limits<float>::infinity());
+  Value sink = loadSink(b, sinks, tile.head);
   auto pairType = VectorType::get({2}, shape.elementType);
   SmallVector<Value> rowLse;
   for (int64_t m = 0; m < shape.mTiles; ++m)
@@ -38,10 +37,9 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
                       b.add(b.mul(lanes.quadRow, b.i32(4)), b.i32(slot % 4)),
                       b.i32(kThreadsPerWarp), gpu::ShuffleMode::IDX)
                       .getShuffleResult();
-      // A row that saw no key has sum 0: O = 0 and LSE = +inf.
-      Value empty =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
-      Value inverse = b.select(empty, zero, arith::DivFOp::create(b, one, sum));
+      RowTotal total =
+          RowTotal::get(b, state.rowMax[slot], sum, shape.scale, sink);
+      Value inverse = total.inverse;
       Value rowRow = b.add(lanes.warpRow,
                            b.add(lanes.quadRow, b.i32(m * kMmaM + half * 8)));
       Value inversePair = vector::BroadcastOp::create(
@@ -58,13 +56,8 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
             b, rounded, tiles.q,
             ValueRange{b.toIndex(rowRow), b.toIndex(column)});
       }
-      if (lse) {
-        Value logSum = math::LogOp::create(b, sum);
-        rowLse.push_back(
-            b.select(empty, inf,
-                     math::FmaOp::create(b, state.rowMax[slot],
-                                         b.f32(shape.scale), logSum)));
-      }
+      if (lse)
+        rowLse.push_back(total.lse);
     }
   gpu::BarrierOp::create(b);
   storeOutputTile(lanes, tile);

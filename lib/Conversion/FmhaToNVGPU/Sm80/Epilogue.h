@@ -18,13 +18,14 @@ namespace mlir::fmha::sm80 {
 
 class Epilogue {
 public:
-  /// \p out and \p lse are the kernel's O and LSE parameters (\p lse null
-  /// when the op has none); \p threadId is the thread's id (i32).
+  /// \p out, \p lse and \p sinks are the kernel's O, LSE and sinks
+  /// parameters (\p lse and \p sinks null when the op has none);
+  /// \p threadId is the thread's id (i32).
   Epilogue(KernelBuilder &b, const KernelShape &shape, const SharedTiles &tiles,
            AsyncCopy &copies, FragmentSoftmax &softmax, Value threadId,
-           Value out, Value lse)
+           Value out, Value lse, Value sinks)
       : b(b), shape(shape), tiles(tiles), copies(copies), softmax(softmax),
-        threadId(threadId), out(out), lse(lse) {}
+        threadId(threadId), out(out), lse(lse), sinks(sinks) {}
 
   /// Writes the O and LSE of \p tile from \p state.
   void build(const TileCoordinates &tile, const SoftmaxState &state);
@@ -37,7 +38,7 @@ private:
   const SharedTiles &tiles;
   AsyncCopy &copies;
   FragmentSoftmax &softmax;
-  Value threadId, out, lse;
+  Value threadId, out, lse, sinks;
 };
 
 } // namespace mlir::fmha::sm80

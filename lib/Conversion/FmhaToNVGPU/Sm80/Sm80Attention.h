@@ -33,7 +33,8 @@ constexpr int64_t kChunkBytes = 16;
 /// Rows of one swizzle period: chunk c of row r lives at c ^ (r % 8).
 constexpr int64_t kSwizzleRows = 8;
 
-/// The kernel's parameters: the op's operands in order.
+/// The kernel's parameters: the op's operands in order (sinks, where
+/// the op has them, after the last: getSinksArgument).
 enum KernelArgument { kQ, kK, kV, kO, kLse };
 
 /// What the op and its tile fix for the whole kernel.

@@ -353,7 +353,9 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
       op.getSplitKeys());
   ConsumerTurns turns(b, shape.consumers, threadId);
   Epilogue epilogue(b, shape, pipeline, turns, threadId, func.getArgument(kO),
-                    op.getLse() ? func.getArgument(kLse) : Value());
+                    op.getLse() ? func.getArgument(kLse) : Value(),
+                    op.getSinks() ? func.getArgument(getSinksArgument(op, kLse))
+                                  : Value());
   Consumer consumer(b, shape, window, threadId, pipeline, turns, epilogue);
 
   Value warpgroup = b.udiv(threadId, b.index(kWarpgroupThreads));

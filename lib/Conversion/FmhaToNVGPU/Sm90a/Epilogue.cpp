@@ -28,7 +28,7 @@ constexpr int64_t kWarpRows = kWgmmaM / 4;
 void Epilogue::storeOutput(const ConsumerState &state, Value stage,
                            const TileCoordinates &tile) {
   FragmentLanes fragment = FragmentLanes::derive(b, threadId);
-  RowTotals totals = getRowTotals(state);
+  RowTotals totals = getRowTotals(state, tile);
   // Word (chunk, half): this lane's two columns of n8 chunk `chunk` in
   // row g (half 0) or g + 8, normalized and rounded.
   SmallVector<Value> values =
@@ -105,8 +105,9 @@ void Epilogue::storeEmptyRows(const TileCoordinates &tile) {
       b, b.getZeroAttr(VectorType::get({4}, b.getI32Type())));
   storeWarpRows(getWarpLanes(), tile, 0, shape.headDim,
                 [&](Value, Value) { return zeros; });
-  Value inf = b.f32(std::numeric_limits<float>::infinity());
-  storeLse(RowTotals{{Value(), Value()}, {inf, inf}}, fragment, tile);
+  Value empty = sinks ? loadSink(b, sinks, tile.head)
+                     : b.f32(std::numeric_limits<float>::infinity());
+  storeLse(RowTotals{{Value(), Value()}, {empty, empty}}, fragment, tile);
 }
 
 Epilogue::WarpLanes Epilogue::getWarpLanes() {
@@ -167,21 +168,17 @@ Value Epilogue::getStagedChunkAddress(Value slab, int64_t columns, Value row,
 
 void Epilogue::syncWarp() { NVVM::SyncWarpOp::create(b, b.i32(-1)); }
 
-Epilogue::RowTotals Epilogue::getRowTotals(const ConsumerState &state) {
-  Value zero = b.f32(0.0f), one = b.f32(1.0f);
-  Value inf = b.f32(std::numeric_limits<float>::infinity());
+Epilogue::RowTotals Epilogue::getRowTotals(const ConsumerState &state,
+                                           const TileCoordinates &tile) {
+  Value sink = loadSink(b, sinks, tile.head);
   RowTotals totals;
   for (int64_t half = 0; half < 2; ++half) {
-    Value sum = reduceOverQuad(b, state.rowSum[half], /*max=*/false);
-    // A row that saw no key has sum 0: O = 0 and LSE = +inf.
-    Value empty =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
-    totals.inverse[half] =
-        b.select(empty, zero, arith::DivFOp::create(b, one, sum));
-    totals.lse[half] =
-        b.select(empty, inf,
-                 math::FmaOp::create(b, state.rowMax[half], b.f32(shape.scale),
-                                     math::LogOp::create(b, sum)));
+    RowTotal row = RowTotal::get(
+        b, state.rowMax[half],
+        reduceOverQuad(b, state.rowSum[half], /*max=*/false), shape.scale,
+        sink);
+    totals.inverse[half] = row.inverse;
+    totals.lse[half] = row.lse;
   }
   return totals;
 }

@@ -23,18 +23,21 @@ namespace mlir::fmha::sm90a {
 
 class Epilogue {
 public:
-  /// \p out and \p lse are the kernel's O and LSE parameters (\p lse null
-  /// when the op has none); \p threadId is the thread's id (index).
+  /// \p out, \p lse and \p sinks are the kernel's O, LSE and sinks
+  /// parameters (\p lse and \p sinks null when the op has none);
+  /// \p threadId is the thread's id (index).
   Epilogue(KernelBuilder &b, const KernelShape &shape, TmaPipeline &pipeline,
-           ConsumerTurns &turns, Value threadId, Value out, Value lse)
+           ConsumerTurns &turns, Value threadId, Value out, Value lse,
+           Value sinks)
       : b(b), shape(shape), pipeline(pipeline), turns(turns),
-        threadId(threadId), out(out), lse(lse) {}
+        threadId(threadId), out(out), lse(lse), sinks(sinks) {}
 
   /// Writes the tile's O and LSE from \p state, staging O in V buffer
   /// \p stage (i32), which it then releases.
   void storeOutput(const ConsumerState &state, Value stage,
                    const TileCoordinates &tile);
-  /// The epilogue of a tile that saw no key block: O = 0 and LSE = +inf.
+  /// The epilogue of a tile that saw no key block: O = 0 and LSE = +inf
+  /// (with sinks, the head's sink).
   void storeEmptyRows(const TileCoordinates &tile);
 
 private:
@@ -44,12 +47,13 @@ private:
   };
   WarpLanes getWarpLanes();
 
-  /// Per row half (g, g + 8): the factor that normalizes O (0 for a row
-  /// that saw no key) and the LSE (+inf there).
+  /// Per row half (g, g + 8): the factor that normalizes O and the LSE
+  /// (RowTotal).
   struct RowTotals {
     std::array<Value, 2> inverse, lse;
   };
-  RowTotals getRowTotals(const ConsumerState &state);
+  RowTotals getRowTotals(const ConsumerState &state,
+                         const TileCoordinates &tile);
 
   void storeWarpRows(const WarpLanes &lanes, const TileCoordinates &tile,
                      int64_t first, int64_t columns,
@@ -64,7 +68,7 @@ private:
   const KernelShape &shape;
   TmaPipeline &pipeline;
   ConsumerTurns &turns;
-  Value threadId, out, lse;
+  Value threadId, out, lse, sinks;
 };
 
 } // namespace mlir::fmha::sm90a

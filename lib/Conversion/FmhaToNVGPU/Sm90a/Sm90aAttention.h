@@ -32,7 +32,8 @@ constexpr int64_t kAtomBytes = 8 * kSwizzleBytes;
 static_assert(kAtomBytes == kSm90aTileAlignment,
               "the shared layout aligns the tiles to the swizzle atom");
 
-/// The kernel's parameters, in the order getSm90aLaunchContract lists them.
+/// The kernel's parameters, in the order getSm90aLaunchContract lists them
+/// (sinks, where the op has them, after the last: getSinksArgument).
 enum KernelArgument { kQMap, kKMap, kVMap, kQ, kK, kV, kO, kLse };
 
 /// What the op and its tile fix for the whole kernel.

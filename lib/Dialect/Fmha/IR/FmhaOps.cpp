@@ -234,6 +234,19 @@ LogicalResult AttentionOp::verify() {
 
   if (failed(checkMaskAttributes(op, getCausal(), getScale(), getWindow())))
     return failure();
+  if (Value sinks = getSinks()) {
+    if (failed(checkRank(op, sinks, "sinks", 1, "[Hq]")))
+      return failure();
+    Type sinkType = cast<MemRefType>(sinks.getType()).getElementType();
+    if (!sinkType.isF32())
+      return emitOpError("sinks element type must be f32, got ") << sinkType;
+    if (failed(checkSameSize(op, "sinks size", dim(sinks, 0),
+                             "q's head count", queryHeads)))
+      return failure();
+    if (getSplitKeys())
+      return emitOpError("sinks with split_keys: a sink joins a row's "
+                         "softmax once, not once per key split");
+  }
   if (std::optional<APFloat> softcap = getSoftcap()) {
     float c = softcap->convertToFloat();
     if (!(c > 0.0f) || !std::isfinite(c))
