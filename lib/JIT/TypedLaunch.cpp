@@ -40,11 +40,9 @@ void AttentionTensors::setDenseStrides(unsigned headDim) {
 /// The checks an attention spec and its backward's share: the kind, the
 /// element type, the head dim (one that \p supported accepts, described as
 /// \p expected) and the window.
-static llvm::Error
-checkAttentionAttributes(const KernelSpec &spec, OpKind kind,
-                         llvm::StringRef op,
-                         llvm::function_ref<bool(int64_t)> supported,
-                         llvm::StringRef expected) {
+static llvm::Error checkAttentionAttributes(
+    const KernelSpec &spec, OpKind kind, llvm::StringRef op,
+    llvm::function_ref<bool(int64_t)> supported, llvm::StringRef expected) {
   auto fail = [&](const llvm::Twine &what) {
     return llvm::make_error<OperandError>((op + ": " + what).str());
   };
@@ -172,13 +170,13 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                       "(set withSinks)");
   if (llvm::Error err = checkAttentionSizes(t))
     return err;
-  if (llvm::Error err = checkAttentionOperands(
-          "attention",
-          {{"q", t.q, t.qStrides},
-           {"k", t.k, t.kStrides},
-           {"v", t.v, t.vStrides},
-           {"o", t.o, t.oStrides}},
-          {{"lse", t.lse}, {"sinks", t.sinks}}))
+  if (llvm::Error err =
+          checkAttentionOperands("attention",
+                                 {{"q", t.q, t.qStrides},
+                                  {"k", t.k, t.kStrides},
+                                  {"v", t.v, t.vStrides},
+                                  {"o", t.o, t.oStrides}},
+                                 {{"lse", t.lse}, {"sinks", t.sinks}}))
     return err;
   return llvm::Error::success();
 }

@@ -694,8 +694,8 @@ static std::string getKernels(const AotFile &file) {
                         floatLiteral(kernel.softcap))
        << (resample ? quote(kernel.mode) : "NULL") << ", "
        << kernel.streamFeatures.size() << ", "
-       << (resample ? p + "_features_" + std::to_string(index) : "NULL")
-       << ", " << (kernel.withLengths ? 1 : 0) << ",\n   "
+       << (resample ? p + "_features_" + std::to_string(index) : "NULL") << ", "
+       << (kernel.withLengths ? 1 : 0) << ",\n   "
        << launcher(AotKernel::Kind::Attention) << ", "
        << launcher(AotKernel::Kind::AttentionGrad) << ", "
        << launcher(AotKernel::Kind::Resample) << "},\n";

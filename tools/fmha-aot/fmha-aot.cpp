@@ -82,9 +82,11 @@ static cl::opt<std::string>
 static cl::opt<std::string> dtype("dtype",
                                   cl::desc("f16 or bf16 (resample: also f32)"),
                                   cl::init("bf16"), cl::cat(opCategory));
-static cl::opt<unsigned> headDim("head-dim",
-                                 cl::desc("attention: a multiple of 16 from 32 to 256; attention_grad: 64, 128 or 256"),
-                                 cl::init(128), cl::cat(opCategory));
+static cl::opt<unsigned>
+    headDim("head-dim",
+            cl::desc("attention: a multiple of 16 from 32 to 256; "
+                     "attention_grad: 64, 128 or 256"),
+            cl::init(128), cl::cat(opCategory));
 static cl::opt<bool> causal("causal",
                             cl::desc("attention(_grad): causal mask"),
                             cl::cat(opCategory));
@@ -666,8 +668,8 @@ int main(int argc, char **argv) {
   std::string source, sourceName;
   if (!inputFile.empty()) {
     for (cl::Option *option : std::initializer_list<cl::Option *>{
-             &opKind, &dtype, &headDim, &causal, &lse, &deterministic,
-             &window, &scale, &softcap, &mode, &features, &lengths, &tile})
+             &opKind, &dtype, &headDim, &causal, &lse, &deterministic, &window,
+             &scale, &softcap, &mode, &features, &lengths, &tile})
       if (option->getNumOccurrences())
         return fail("--" + option->ArgStr +
                     " describes an op, but the ops come from '" + inputFile +

@@ -153,8 +153,7 @@ TEST(CAPI, AttentionCheckNeedsNoJitAndNamesTheValue) {
                 "queryHeads (Hq) 4 and kvHeads (Hkv) 3"},
            Case{[](fmhaAttentionDesc &d) { d.vStride[2] = 12; },
                 "v's row stride is 12 elements"},
-           Case{[](fmhaAttentionDesc &d) { d.keySeq = 0; },
-                "keySeq (Sk) is 0"},
+           Case{[](fmhaAttentionDesc &d) { d.keySeq = 0; }, "keySeq (Sk) is 0"},
            Case{[](fmhaAttentionDesc &d) {
                   d.elementType = static_cast<fmhaElementType>(FMHA_F32);
                 },
@@ -321,8 +320,8 @@ struct HostAttention {
   std::vector<double> o, lse;
 
   HostAttention(long long B, long long Hq, long long Hkv, long long Sq,
-                long long Sk, long long D, double scale = 0,
-                double softcap = 0, std::vector<float> sinks = {})
+                long long Sk, long long D, double scale = 0, double softcap = 0,
+                std::vector<float> sinks = {})
       : B(B), Hq(Hq), Hkv(Hkv), Sq(Sq), Sk(Sk), D(D),
         scale(scale != 0 ? scale : 1.0 / std::sqrt(double(D))),
         softcap(softcap), sinks(std::move(sinks)), q(B * Hq * Sq * D),
@@ -421,8 +420,7 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
 
   constexpr long long B = 2, Hq = 4, Sq = 77, D = 64;
   HostAttention expected(B, Hq, /*Hkv=*/2, Sq, /*Sk=*/130, D);
-  const std::vector<uint16_t> &q = expected.q, &k = expected.k,
-                              &v = expected.v;
+  const std::vector<uint16_t> &q = expected.q, &k = expected.k, &v = expected.v;
   size_t qCount = q.size();
 
   auto upload = [&](const std::vector<uint16_t> &host) {
@@ -577,17 +575,16 @@ TEST(CAPI, SoftcapAtHeadDim96OnAGpuMatchesTheHost) {
     std::vector<float> gotLse(expected.lse.size());
     ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
         gotO.data(), reinterpret_cast<CUdeviceptr>(o), qBytes)));
-    ASSERT_FALSE(static_cast<bool>(
-        driver->copyToHost(gotLse.data(), reinterpret_cast<CUdeviceptr>(lse),
-                           gotLse.size() * 4)));
+    ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
+        gotLse.data(), reinterpret_cast<CUdeviceptr>(lse), gotLse.size() * 4)));
     expected.expectMatches(gotO, gotLse);
 
     fmhaAttentionBackwardDesc grad{};
     grad.forward = desc;
     grad.forward.headDim = 128;
-    EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
-                                    &message),
-              FMHA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(
+        fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT, &message),
+        FMHA_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(take(message).find("logit softcapping has no backward yet"),
               std::string::npos);
     fmhaJitDestroy(jit);
@@ -610,8 +607,7 @@ TEST(CAPI, SinksOnAGpuMatchTheHost) {
   fmhaJit holder = createUncachedJit(nullptr, error);
   ASSERT_NE(holder, nullptr) << error;
 
-  std::vector<float> sinks = {-1.0f, 0.5f, 2.0f, 8.0f, 0.0f, -3.0f, 1.0f,
-                              4.0f};
+  std::vector<float> sinks = {-1.0f, 0.5f, 2.0f, 8.0f, 0.0f, -3.0f, 1.0f, 4.0f};
   for (long long Sq : {77LL, 1LL}) {
     SCOPED_TRACE("Sq = " + std::to_string(Sq));
     HostAttention expected(/*B=*/2, /*Hq=*/8, /*Hkv=*/2, Sq, /*Sk=*/1300,
@@ -642,9 +638,9 @@ TEST(CAPI, SinksOnAGpuMatchTheHost) {
       fmhaAttentionDesc desc = expected.getDesc(q, k, v, o, lse);
       desc.sinks = deviceSinks;
       size_t workspaceBytes = 1;
-      ASSERT_EQ(fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes,
-                                           &message),
-                FMHA_SUCCESS)
+      ASSERT_EQ(
+          fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
+          FMHA_SUCCESS)
           << take(message);
       EXPECT_EQ(workspaceBytes, 0u) << "decode with sinks does not split";
       ASSERT_EQ(fmhaAttention(jit, &desc, nullptr, &message), FMHA_SUCCESS)

@@ -103,10 +103,10 @@ TEST(TileConfig, EveryHeadDimHasALegalDefaultTileThatFits) {
   for (Chip chip : kChips)
     for (unsigned headDim = 32; headDim <= 256; headDim += 16)
       for (bool causal : {false, true}) {
-        AttentionTiling tiling = getDefaultAttentionTiling(chip, headDim,
-                                                           causal, 16384);
-        SCOPED_TRACE(std::string(stringifyChip(chip)) + " d=" +
-                     std::to_string(headDim));
+        AttentionTiling tiling =
+            getDefaultAttentionTiling(chip, headDim, causal, 16384);
+        SCOPED_TRACE(std::string(stringifyChip(chip)) +
+                     " d=" + std::to_string(headDim));
         EXPECT_EQ(errorText(checkAttentionTiling(tiling)), "");
         EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, headDim, 2)), "");
       }
@@ -125,8 +125,8 @@ TEST(TileConfig, TilesRoundTheHeadDimUpToTheSwizzleUnit) {
   AttentionSharedLayout d96 =
       getAttentionSharedLayout({Chip::sm_90a, 128, 128, 12, 2}, 96, 2);
   EXPECT_EQ(d96.keys, 128u * 128 * 2);
-  EXPECT_EQ(errorText(checkAttentionTilingFits(
-                {Chip::sm_90a, 128, 256, 12, 2}, 160, 2)),
+  EXPECT_EQ(errorText(checkAttentionTilingFits({Chip::sm_90a, 128, 256, 12, 2},
+                                               160, 2)),
             "tile needs 443472 bytes of shared memory at head dim 160 (tiles "
             "of 192 columns) ((block_m + 2 * stages * block_n) * 192 * 2 "
             "bytes + 1024 of alignment + 8 per mbarrier), but sm_90a allows "

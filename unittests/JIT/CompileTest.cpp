@@ -666,11 +666,13 @@ TEST(AttentionTensors, DecodeFoldsGroupedQueryHeadsIntoRows) {
   EXPECT_EQ(folded.lseStrides, (std::array<int64_t, 3>{32, 4, 1}));
   EXPECT_EQ(folded.kStrides, t.kStrides);
   // Not folded: more than one query, no GQA, a window, sinks.
-  for (auto change : std::initializer_list<std::function<void(
-           KernelSpec &, AttentionTensors &)>>{
+  for (auto change : std::initializer_list<
+           std::function<void(KernelSpec &, AttentionTensors &)>>{
            [](KernelSpec &, AttentionTensors &u) { u.querySeq = 2; },
            [](KernelSpec &, AttentionTensors &u) { u.kvHeads = 32; },
-           [](KernelSpec &s, AttentionTensors &) { s.window = {{8, 0}}; },
+           [](KernelSpec &s, AttentionTensors &) {
+             s.window = {{8, 0}};
+           },
            [](KernelSpec &s, AttentionTensors &) { s.withSinks = true; }}) {
     KernelSpec s = spec;
     AttentionTensors u = t;
@@ -696,7 +698,8 @@ TEST(KernelSpec, CheckAttentionSpecNamesTheValue) {
   spec.headDim = 128;
   spec.softcap = -2.0f;
   EXPECT_EQ(llvm::toString(checkAttentionSpec(spec)),
-            "attention: softcap is -2.000000e+00, expected a positive finite value (0 "
+            "attention: softcap is -2.000000e+00, expected a positive finite "
+            "value (0 "
             "in the C API: none)");
   spec.softcap = 30.0f;
   EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(spec)));

@@ -106,8 +106,9 @@ TEST(TypedLaunch, BackwardOfASoftcappedForwardIsRefused) {
   forward.softcap = 30.0f;
   for (bool deterministic : {true, false}) {
     KernelSpec grad = getAttentionGradSpec(forward, deterministic);
-    EXPECT_EQ(check(grad, getTensors(grad)),
-              "attention_grad: softcap is 3.000000e+01: logit softcapping has no "
-              "backward yet (the forward has)");
+    EXPECT_EQ(
+        check(grad, getTensors(grad)),
+        "attention_grad: softcap is 3.000000e+01: logit softcapping has no "
+        "backward yet (the forward has)");
   }
 }

@@ -221,8 +221,7 @@ void ScoreCap::apply(KernelBuilder &b, MutableArrayRef<Value> scores) const {
     // keeps).
     Value tanh = LLVM::TanhOp::create(
         b, arith::MulFOp::create(b, score, b.f32(inner)),
-        LLVM::FastmathFlagsAttr::get(b.getContext(),
-                                     LLVM::FastmathFlags::afn));
+        LLVM::FastmathFlagsAttr::get(b.getContext(), LLVM::FastmathFlags::afn));
     return arith::MulFOp::create(b, tanh, b.f32(outer));
   };
   for (Value &score : scores) {
@@ -231,8 +230,8 @@ void ScoreCap::apply(KernelBuilder &b, MutableArrayRef<Value> scores) const {
       score = cap(score);
       continue;
     }
-    auto flat = VectorType::get({vector.getNumElements()},
-                                vector.getElementType());
+    auto flat =
+        VectorType::get({vector.getNumElements()}, vector.getElementType());
     Value elements = vector::ShapeCastOp::create(b, flat, score);
     SmallVector<Value> capped;
     for (int64_t i = 0; i < flat.getNumElements(); ++i)
@@ -246,30 +245,27 @@ RowTotal RowTotal::get(KernelBuilder &b, Value rowMax, Value sum, float scale,
                        Value sink) {
   Value zero = b.f32(0.0f), one = b.f32(1.0f);
   Value inf = b.f32(std::numeric_limits<float>::infinity());
-  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zero);
+  Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
+  auto equal = [&](Value lhs, Value rhs) {
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, lhs, rhs);
+  };
+  Value empty = equal(sum, zero);
   // The keys' own LSE (-inf for a row that saw none: log 0).
   Value keysLse =
       math::FmaOp::create(b, rowMax, b.f32(scale), math::LogOp::create(b, sum));
   if (!sink)
     return {b.select(empty, zero, arith::DivFOp::create(b, one, sum)),
             b.select(empty, inf, keysLse)};
+  // log(exp(high) + exp(low)); where low is -inf (a row with no key, or a
+  // sink of -inf) it is high, and where both are, there is no term: +inf,
+  // as without a sink.
   Value high = arith::MaximumFOp::create(b, keysLse, sink);
   Value low = arith::MinimumFOp::create(b, keysLse, sink);
-  // log(exp(high) + exp(low)); where low is -inf (a row with no key, or a
-  // sink of -inf) it is high, and where both are, no term: +inf as above.
+  Value lowTerm = math::ExpOp::create(b, arith::SubFOp::create(b, low, high));
   Value lse = arith::AddFOp::create(
-      b, high,
-      math::LogOp::create(
-          b, arith::AddFOp::create(
-                 b, one,
-                 math::ExpOp::create(b, arith::SubFOp::create(b, low, high)))));
-  Value lowIsNone = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, low,
-                                          b.f32(-std::numeric_limits<float>::infinity()));
-  lse = b.select(lowIsNone, high, lse);
-  Value highIsNone = arith::CmpFOp::create(
-      b, arith::CmpFPredicate::OEQ, high,
-      b.f32(-std::numeric_limits<float>::infinity()));
-  lse = b.select(highIsNone, inf, lse);
+      b, high, math::LogOp::create(b, arith::AddFOp::create(b, one, lowTerm)));
+  lse = b.select(equal(low, minusInf), high, lse);
+  lse = b.select(equal(high, minusInf), inf, lse);
   Value inverse = math::ExpOp::create(
       b, arith::SubFOp::create(
              b, arith::MulFOp::create(b, rowMax, b.f32(scale)), lse));

@@ -219,11 +219,10 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   AsyncCopy copies(b, shape);
   WarpMma mma(b, shape, tiles);
   FragmentSoftmax softmax(b, shape, window, threadId, tiles.sums);
-  Epilogue epilogue(b, shape, tiles, copies, softmax, threadId,
-                    func.getArgument(kO),
-                    op.getLse() ? func.getArgument(kLse) : Value(),
-                    op.getSinks() ? func.getArgument(getSinksArgument(op, kLse))
-                                  : Value());
+  Epilogue epilogue(
+      b, shape, tiles, copies, softmax, threadId, func.getArgument(kO),
+      op.getLse() ? func.getArgument(kLse) : Value(),
+      op.getSinks() ? func.getArgument(getSinksArgument(op, kLse)) : Value());
   RowBlockSchedule schedule(b, shape, window, func, threadId, tiles, copies,
                             mma, softmax, epilogue);
 

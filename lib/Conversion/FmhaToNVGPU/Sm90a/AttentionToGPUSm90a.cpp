@@ -169,8 +169,7 @@ Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
                 b.urem(iteration, b.i32(2)));
 
   ConsumerState state;
-  state.out =
-      LLVM::ZeroOp::create(b, getAccumulatorType(b, shape.tileColumns));
+  state.out = LLVM::ZeroOp::create(b, getAccumulatorType(b, shape.tileColumns));
   Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
   state.rowMax = {minusInf, minusInf};
   state.rowSum = {b.f32(0.0f), b.f32(0.0f)};

@@ -58,9 +58,8 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
                           b.urem(lanes.lane, b.i32(8)));
   Value matrixChunk = b.udiv(matrix, b.i32(2));
   // Passes past D (tiles wider than D) have nothing to store.
-  for (int64_t pass = 0; pass < shape.outputPasses &&
-                         pass * columns < shape.headDim;
-       ++pass) {
+  for (int64_t pass = 0;
+       pass < shape.outputPasses && pass * columns < shape.headDim; ++pass) {
     int64_t firstChunk = pass * columns / 8;
     // The previous pass's reads are done before its slab is overwritten.
     if (pass > 0)
@@ -106,7 +105,7 @@ void Epilogue::storeEmptyRows(const TileCoordinates &tile) {
   storeWarpRows(getWarpLanes(), tile, 0, shape.headDim,
                 [&](Value, Value) { return zeros; });
   Value empty = sinks ? loadSink(b, sinks, tile.head)
-                     : b.f32(std::numeric_limits<float>::infinity());
+                      : b.f32(std::numeric_limits<float>::infinity());
   storeLse(RowTotals{{Value(), Value()}, {empty, empty}}, fragment, tile);
 }
 
@@ -173,10 +172,10 @@ Epilogue::RowTotals Epilogue::getRowTotals(const ConsumerState &state,
   Value sink = loadSink(b, sinks, tile.head);
   RowTotals totals;
   for (int64_t half = 0; half < 2; ++half) {
-    RowTotal row = RowTotal::get(
-        b, state.rowMax[half],
-        reduceOverQuad(b, state.rowSum[half], /*max=*/false), shape.scale,
-        sink);
+    RowTotal row =
+        RowTotal::get(b, state.rowMax[half],
+                      reduceOverQuad(b, state.rowSum[half], /*max=*/false),
+                      shape.scale, sink);
     totals.inverse[half] = row.inverse;
     totals.lse[half] = row.lse;
   }

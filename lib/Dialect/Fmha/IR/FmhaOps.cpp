@@ -240,8 +240,8 @@ LogicalResult AttentionOp::verify() {
     Type sinkType = cast<MemRefType>(sinks.getType()).getElementType();
     if (!sinkType.isF32())
       return emitOpError("sinks element type must be f32, got ") << sinkType;
-    if (failed(checkSameSize(op, "sinks size", dim(sinks, 0),
-                             "q's head count", queryHeads)))
+    if (failed(checkSameSize(op, "sinks size", dim(sinks, 0), "q's head count",
+                             queryHeads)))
       return failure();
     if (getSplitKeys())
       return emitOpError("sinks with split_keys: a sink joins a row's "

@@ -236,11 +236,10 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
   unsigned columns = getAttentionTileColumns(tiling.chip, headDim);
   // Where the tiles hold more columns than D, the messages say both.
   std::string headDimText =
-      columns == headDim
-          ? llvm::formatv("head dim {0}", headDim).str()
-          : llvm::formatv("head dim {0} (tiles of {1} columns)", headDim,
-                          columns)
-                .str();
+      columns == headDim ? llvm::formatv("head dim {0}", headDim).str()
+                         : llvm::formatv("head dim {0} (tiles of {1} columns)",
+                                         headDim, columns)
+                               .str();
   if (tiling.chip == Chip::sm_90a &&
       getAttentionOutputPasses(tiling, headDim) == 0)
     return llvm::createStringError(llvm::formatv(
