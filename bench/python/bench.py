@@ -19,12 +19,14 @@
    SDPA's is_causal is top-left aligned, which for Sq < Sk is not decode).
 5. Forward TFLOP/s at head dims outside that grid (--head-dims), with the
    peers that take them.
+6. Softcap and sinks (--features): the forward with each beside the same
+   kernels without, flashcore and FA4, cuDNN as the yardstick.
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
                                 [--decode] [--backward] [--head-dims]
-                                [--no-host]
+                                [--features] [--no-host]
                                 [--no-tflops]
 Prints markdown tables for docs/BENCHMARKS.md.
 """
@@ -237,6 +239,79 @@ def head_dim_rows(rounds):
             torch.cuda.empty_cache()
 
 
+# Softcap and sinks (B, S, Hq, Hkv, Sk, D; bf16): prefill rows and a GQA
+# decode row (the decode with sinks is neither folded nor split).
+FEATURE_ROWS = [(4, 4096, 16, 16, 4096, 128), (1, 16384, 16, 16, 16384, 128),
+                (4, 4096, 32, 32, 4096, 64), (64, 1, 32, 8, 8192, 128)]
+
+
+def feature_rows(rows_regex, rounds):
+    """Forward time with softcap=30 and with sinks beside the same kernels
+    without them, flashcore and FA4 (its softcap and learnable_sink), cuDNN
+    without either as the yardstick; TFLOP/s of the plain attention's
+    FLOPs (decode: GB/s of q + k + v + o)."""
+    print("\n## Softcap and sinks: forward (bf16, BSHD; median of "
+          f"{rounds} interleaved rounds of back_to_back_ms)\n")
+    names = ["flashcore", "flashcore softcap", "flashcore sinks", "cudnn"]
+    if fa4_func is not None:
+        names += ["fa4", "fa4 softcap", "fa4 sinks"]
+    print("| B x Sq x Hq/Hkv x Sk x D | causal | unit | " + " | ".join(names)
+          + " |\n|---|---|---|" + "---|" * len(names))
+    for b, sq, hq, hkv, sk, d in FEATURE_ROWS:
+        if rows_regex and not re.search(rows_regex,
+                                        f"{b}x{sq}x{hq}/{hkv}x{sk}x{d}"):
+            continue
+        for causal in ((False, True) if sq > 1 else (True,)):
+            q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
+            k, v = (torch.randn(b, sk, hkv, d, device="cuda",
+                                dtype=torch.bfloat16) for _ in range(2))
+            sinks = torch.randn(hq, device="cuda")
+            decode = sq == 1
+            amount = (2 * q.numel() + k.numel() + v.numel()) * 2 if decode \
+                else 4 * b * hq * sq * sk * d / (2 if causal else 1)
+            qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+            found = {
+                "flashcore": lambda: flashcore.attention(q, k, v,
+                                                         causal=causal),
+                "flashcore softcap": lambda: flashcore.attention(
+                    q, k, v, causal=causal, softcap=30.0),
+                "flashcore sinks": lambda: flashcore.attention(
+                    q, k, v, causal=causal, sinks=sinks),
+                "cudnn": (SDPBackend.CUDNN_ATTENTION,
+                          lambda: F.scaled_dot_product_attention(
+                              qt, kt, vt, is_causal=causal and not decode,
+                              enable_gqa=hq != hkv)),
+            }
+            if fa4_func is not None:
+                found["fa4"] = lambda: fa4_func(q, k, v, causal=causal)
+                found["fa4 softcap"] = lambda: fa4_func(q, k, v, causal=causal,
+                                                        softcap=30.0)
+                found["fa4 sinks"] = lambda: fa4_func(q, k, v, causal=causal,
+                                                      learnable_sink=sinks)
+            usable = []
+            for name in names:
+                try:
+                    timed(found[name], lambda fn: fn())
+                    torch.cuda.synchronize()
+                    usable.append(name)
+                except Exception as e:  # noqa: BLE001 - report, go on
+                    print(f"{name}: {type(e).__name__}: {e}", file=sys.stderr)
+            per = {name: [] for name in usable}
+            for round_ in range(rounds):
+                for name in rotated(usable, round_):
+                    ms = timed(found[name], back_to_back_ms)
+                    # bytes / ms / 1e6 = GB/s; FLOPs / ms / 1e9 = TFLOP/s
+                    per[name].append(amount / ms / (1e6 if decode else 1e9))
+            med = {name: statistics.median(per[name]) for name in usable}
+            print(f"| {b}x{sq}x{hq}/{hkv}x{sk}x{d} | "
+                  f"{'yes' if causal else 'no'} | "
+                  f"{'GB/s' if decode else 'TFLOP/s'} | " +
+                  " | ".join(f"{med[n]:.0f}" if n in med else "-"
+                             for n in names) + " |", flush=True)
+            del q, k, v, found
+            torch.cuda.empty_cache()
+
+
 def backward_candidates(q, k, v, causal):
     """name -> a call that runs one backward (dq, dk, dv by autograd) of a
     forward made once, on [B, S, H, D] leaves (SDPA: their [B, H, S, D]
@@ -400,6 +475,7 @@ def main():
     parser.add_argument("--backward", action="store_true")
     parser.add_argument("--no-host", action="store_true")
     parser.add_argument("--head-dims", action="store_true")
+    parser.add_argument("--features", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
@@ -416,6 +492,8 @@ def main():
         decode_rows(args.rounds)
     if args.head_dims:
         head_dim_rows(args.rounds)
+    if args.features:
+        feature_rows(args.rows, args.rounds)
 
 
 if __name__ == "__main__":

@@ -402,6 +402,65 @@ struct HostAttention {
   }
 };
 
+/// A HostAttention's inputs on the device, and its o, lse (and sinks)
+/// buffers: run(jit, desc) launches a descriptor of them (getDesc, then
+/// changed by the caller) and expects the host's answer.
+struct DeviceAttention {
+  mlir::fmha::CudaDriver &driver;
+  const HostAttention &expected;
+  std::vector<CUdeviceptr> buffers;
+  void *q, *k, *v, *o;
+  float *lse;
+  const float *sinks = nullptr;
+
+  DeviceAttention(mlir::fmha::CudaDriver &driver, const HostAttention &host)
+      : driver(driver), expected(host) {
+    size_t kBytes = host.k.size() * 2;
+    q = upload(host.q.data(), host.q.size() * 2);
+    k = upload(host.k.data(), kBytes);
+    v = upload(host.v.data(), kBytes);
+    o = upload(nullptr, host.o.size() * 2);
+    lse = static_cast<float *>(upload(nullptr, host.lse.size() * 4));
+    if (!host.sinks.empty())
+      sinks = static_cast<const float *>(
+          upload(host.sinks.data(), host.sinks.size() * sizeof(float)));
+  }
+  ~DeviceAttention() {
+    for (CUdeviceptr p : buffers)
+      llvm::consumeError(driver.release(p));
+  }
+
+  void *upload(const void *host, size_t bytes) {
+    llvm::Expected<CUdeviceptr> buffer = driver.allocate(bytes);
+    EXPECT_TRUE(static_cast<bool>(buffer));
+    if (host)
+      EXPECT_FALSE(
+          static_cast<bool>(driver.copyToDevice(*buffer, host, bytes)));
+    buffers.push_back(*buffer);
+    return reinterpret_cast<void *>(*buffer);
+  }
+
+  fmhaAttentionDesc getDesc() const {
+    fmhaAttentionDesc desc = expected.getDesc(q, k, v, o, lse);
+    desc.sinks = sinks;
+    return desc;
+  }
+
+  void run(fmhaJit jit, const fmhaAttentionDesc &desc) {
+    char *message = nullptr;
+    ASSERT_EQ(fmhaAttention(jit, &desc, nullptr, &message), FMHA_SUCCESS)
+        << take(message);
+    ASSERT_FALSE(static_cast<bool>(driver.synchronize(nullptr)));
+    std::vector<uint16_t> gotO(expected.o.size());
+    std::vector<float> gotLse(expected.lse.size());
+    ASSERT_FALSE(static_cast<bool>(driver.copyToHost(
+        gotO.data(), reinterpret_cast<CUdeviceptr>(o), gotO.size() * 2)));
+    ASSERT_FALSE(static_cast<bool>(driver.copyToHost(
+        gotLse.data(), reinterpret_cast<CUdeviceptr>(lse), gotLse.size() * 4)));
+    expected.expectMatches(gotO, gotLse);
+  }
+};
+
 // On a machine with a GPU: fmhaAttention for each chip the device runs,
 // causal GQA with LSE at sizes that are no multiple of any tile, against
 // attention computed here in double; and bad descriptions refused with the
@@ -544,41 +603,17 @@ TEST(CAPI, SoftcapAtHeadDim96OnAGpuMatchesTheHost) {
 
   HostAttention expected(/*B=*/2, /*Hq=*/4, /*Hkv=*/2, /*Sq=*/77, /*Sk=*/130,
                          /*D=*/96, /*scale=*/1.0, /*softcap=*/2.0);
-  std::vector<CUdeviceptr> buffers;
-  auto upload = [&](const void *host, size_t bytes) {
-    llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
-    EXPECT_TRUE(static_cast<bool>(buffer));
-    if (host)
-      EXPECT_FALSE(
-          static_cast<bool>(driver->copyToDevice(*buffer, host, bytes)));
-    buffers.push_back(*buffer);
-    return reinterpret_cast<void *>(*buffer);
-  };
-  size_t qBytes = expected.q.size() * 2, kBytes = expected.k.size() * 2;
-  void *q = upload(expected.q.data(), qBytes);
-  void *k = upload(expected.k.data(), kBytes);
-  void *v = upload(expected.v.data(), kBytes);
-  void *o = upload(nullptr, qBytes);
-  auto *lse = static_cast<float *>(upload(nullptr, expected.lse.size() * 4));
+  DeviceAttention device(*driver, expected);
   for (const char *chip : chips) {
     SCOPED_TRACE(chip);
     fmhaJit jit = createUncachedJit(chip, error);
     ASSERT_NE(jit, nullptr) << error;
-    char *message = nullptr;
-    fmhaAttentionDesc desc = expected.getDesc(q, k, v, o, lse);
+    fmhaAttentionDesc desc = device.getDesc();
     desc.scale = 1.0f;
     desc.softcap = 2.0f;
-    ASSERT_EQ(fmhaAttention(jit, &desc, nullptr, &message), FMHA_SUCCESS)
-        << take(message);
-    ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
-    std::vector<uint16_t> gotO(expected.o.size());
-    std::vector<float> gotLse(expected.lse.size());
-    ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
-        gotO.data(), reinterpret_cast<CUdeviceptr>(o), qBytes)));
-    ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
-        gotLse.data(), reinterpret_cast<CUdeviceptr>(lse), gotLse.size() * 4)));
-    expected.expectMatches(gotO, gotLse);
+    device.run(jit, desc);
 
+    char *message = nullptr;
     fmhaAttentionBackwardDesc grad{};
     grad.forward = desc;
     grad.forward.headDim = 128;
@@ -589,8 +624,6 @@ TEST(CAPI, SoftcapAtHeadDim96OnAGpuMatchesTheHost) {
               std::string::npos);
     fmhaJitDestroy(jit);
   }
-  for (CUdeviceptr p : buffers)
-    llvm::consumeError(driver->release(p));
   fmhaJitDestroy(holder);
 }
 
@@ -612,52 +645,22 @@ TEST(CAPI, SinksOnAGpuMatchTheHost) {
     SCOPED_TRACE("Sq = " + std::to_string(Sq));
     HostAttention expected(/*B=*/2, /*Hq=*/8, /*Hkv=*/2, Sq, /*Sk=*/1300,
                            /*D=*/128, 0, 0, sinks);
-    std::vector<CUdeviceptr> buffers;
-    auto upload = [&](const void *host, size_t bytes) {
-      llvm::Expected<CUdeviceptr> buffer = driver->allocate(bytes);
-      EXPECT_TRUE(static_cast<bool>(buffer));
-      if (host)
-        EXPECT_FALSE(
-            static_cast<bool>(driver->copyToDevice(*buffer, host, bytes)));
-      buffers.push_back(*buffer);
-      return reinterpret_cast<void *>(*buffer);
-    };
-    size_t qBytes = expected.q.size() * 2, kBytes = expected.k.size() * 2;
-    void *q = upload(expected.q.data(), qBytes);
-    void *k = upload(expected.k.data(), kBytes);
-    void *v = upload(expected.v.data(), kBytes);
-    void *o = upload(nullptr, qBytes);
-    auto *lse = static_cast<float *>(upload(nullptr, expected.lse.size() * 4));
-    auto *deviceSinks = static_cast<const float *>(
-        upload(sinks.data(), sinks.size() * sizeof(float)));
+    DeviceAttention device(*driver, expected);
     for (const char *chip : chips) {
       SCOPED_TRACE(chip);
       fmhaJit jit = createUncachedJit(chip, error);
       ASSERT_NE(jit, nullptr) << error;
+      fmhaAttentionDesc desc = device.getDesc();
       char *message = nullptr;
-      fmhaAttentionDesc desc = expected.getDesc(q, k, v, o, lse);
-      desc.sinks = deviceSinks;
       size_t workspaceBytes = 1;
       ASSERT_EQ(
           fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
           FMHA_SUCCESS)
           << take(message);
       EXPECT_EQ(workspaceBytes, 0u) << "decode with sinks does not split";
-      ASSERT_EQ(fmhaAttention(jit, &desc, nullptr, &message), FMHA_SUCCESS)
-          << take(message);
-      ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
-      std::vector<uint16_t> gotO(expected.o.size());
-      std::vector<float> gotLse(expected.lse.size());
-      ASSERT_FALSE(static_cast<bool>(driver->copyToHost(
-          gotO.data(), reinterpret_cast<CUdeviceptr>(o), qBytes)));
-      ASSERT_FALSE(static_cast<bool>(
-          driver->copyToHost(gotLse.data(), reinterpret_cast<CUdeviceptr>(lse),
-                             gotLse.size() * 4)));
-      expected.expectMatches(gotO, gotLse);
+      device.run(jit, desc);
       fmhaJitDestroy(jit);
     }
-    for (CUdeviceptr p : buffers)
-      llvm::consumeError(driver->release(p));
   }
   fmhaJitDestroy(holder);
 }
