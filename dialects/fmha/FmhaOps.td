@@ -26,7 +26,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     | `v`   | `[B, Hkv, Sk, D]` | same as `q` |
     | `o`   | `[B, Hq, Sq, D]`  | same as `q` (written) |
     | `lse` | `[B, Hq, Sq]`     | f32 (written, optional) |
-    | `sinks` | `[Hq]`          | f32 (optional) |
+    | `sinks` | `[Hq, Sq]`      | f32 (optional) |
 
     `D` is static, a multiple of 16 from 32 to 256 (the kernels' shared tiles
     round it up to their swizzle unit); every other size may be dynamic
@@ -46,14 +46,17 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     - `softcap = c` (f32, positive): logit softcapping (Gemma 2): each
       logit `x = scale * q . k` becomes `c * tanh(x / c)` before the mask
       and the softmax (and the LSE). No `fmha.attention_grad` yet.
-    - `sinks` (gpt-oss's attention sinks): one logit per query head that
-      joins every row's softmax denominator, `exp(sinks[h])` added to the
-      sum of `exp(logit)`, with no value: `O = sum_j exp(x_j) v_j /
-      (exp(sinks[h]) + sum_j exp(x_j))`, `LSE = log(exp(sinks[h]) + sum_j
-      exp(x_j))`. A row that sees no key then writes zeros and `sinks[h]`.
-      The backward of `q`, `k` and `v` is `fmha.attention_grad`'s with
-      this `lse`; that of `sinks[h]` is `-sum exp(sinks[h] - lse) * delta`
-      over the head's rows. Not with `split_keys`.
+    - `sinks` (gpt-oss's attention sinks): a logit per query row that
+      joins its softmax denominator, `exp(sinks[h, i])` added to the sum of
+      `exp(logit)`, with no value: `O = sum_j exp(x_j) v_j /
+      (exp(sinks[h, i]) + sum_j exp(x_j))`, `LSE = log(exp(sinks[h, i]) +
+      sum_j exp(x_j))`. gpt-oss's one sink per head is its `[Hq]` vector
+      viewed with a row stride of 0 (any strides); a GQA group's decode
+      rows folded into one head's rows take theirs with a view too. A row
+      that sees no key then writes zeros and its sink. The backward of
+      `q`, `k` and `v` is `fmha.attention_grad`'s with this `lse`; that of
+      a sink is `-exp(sink - lse) * delta` summed over the rows that read
+      it. Not with `split_keys`.
 
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
@@ -83,7 +86,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     Arg<AnyMemRef, "values [B, Hkv, Sk, D]", [MemRead]>:$v,
     Arg<AnyMemRef, "output [B, Hq, Sq, D]", [MemWrite]>:$o,
     Arg<Optional<AnyMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
-    Arg<Optional<AnyMemRef>, "attention sinks [Hq]", [MemRead]>:$sinks,
+    Arg<Optional<AnyMemRef>, "attention sinks [Hq, Sq]", [MemRead]>:$sinks,
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,

@@ -162,9 +162,11 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
       types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
                                      b.getF32Type(),
                                      /*denseInnermost=*/false));
-    // sinks [Hq]: dense (the C API's and torch's are).
+    // sinks [Hq, Sq]: any strides (a launch passes the caller's [Hq] with a
+    // row stride of 0, or folded decode's view).
     if (spec.withSinks)
-      types.push_back(MemRefType::get({kDynamic}, b.getF32Type()));
+      types.push_back(getStridedType({kDynamic, kDynamic}, b.getF32Type(),
+                                     /*denseInnermost=*/false));
     ValueRange arguments = createFunc(b, "attention", types);
     TileAttr tile;
     if (const std::optional<AttentionTiling> &t = spec.attentionTile)

@@ -189,7 +189,7 @@ KernelSpec JIT::getAttentionLaunchSpec(const KernelSpec &spec,
 AttentionTensors fmha::foldGroupedQueries(const KernelSpec &spec,
                                           const AttentionTensors &t) {
   int64_t group = t.queryHeads / t.kvHeads;
-  if (t.querySeq != 1 || group == 1 || spec.window || spec.withSinks)
+  if (t.querySeq != 1 || group == 1 || spec.window)
     return t;
   // Query head h = g * group + i of batch b becomes row i of head g.
   auto fold = [&](const std::array<int64_t, 3> &strides) {
@@ -202,6 +202,7 @@ AttentionTensors fmha::foldGroupedQueries(const KernelSpec &spec,
   folded.qStrides = fold(t.qStrides);
   folded.oStrides = fold(t.oStrides);
   folded.lseStrides = fold(t.lseStrides);
+  folded.sinksStrides = {t.sinksStrides[0] * group, t.sinksStrides[0]};
   return folded;
 }
 
@@ -329,7 +330,9 @@ getAttentionOperands(const AttentionTensors &t, int64_t headDim,
         {outputEntries, t.queryHeads, t.querySeq},
         {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
   if (t.sinks)
-    operands.push_back(LaunchOperand{t.sinks, {t.queryHeads}, {1}});
+    operands.push_back(LaunchOperand{t.sinks,
+                                     {t.queryHeads, t.querySeq},
+                                     {t.sinksStrides[0], t.sinksStrides[1]}});
   return operands;
 }
 

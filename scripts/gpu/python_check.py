@@ -105,7 +105,7 @@ def attention_grid():
          attention_case(1, 32, 8, 1, 50000, 128, bf16, softcap=30.0)),
     ]:
         check("attention " + name, case)
-    # Attention sinks (gpt-oss): GQA, windows, decode (not folded, not
+    # Attention sinks (gpt-oss): GQA, windows, decode (folded, not
     # split), rows that see no key (Sq > Sk causal).
     for name, case in [
         ("sinks GQA 8:1 causal d64 Sq=Sk=1000",

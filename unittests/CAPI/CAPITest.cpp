@@ -629,7 +629,7 @@ TEST(CAPI, SoftcapAtHeadDim96OnAGpuMatchesTheHost) {
 
 // On a machine with a GPU, for each chip the device runs: attention sinks
 // (one at 8, which takes most of its rows' weight) on a causal GQA problem
-// and on GQA decode (one query: not folded, not split), against the host.
+// and on GQA decode (one query: folded, not split), against the host.
 TEST(CAPI, SinksOnAGpuMatchTheHost) {
   llvm::Expected<mlir::fmha::CudaDriver &> driver =
       mlir::fmha::CudaDriver::get();

@@ -665,15 +665,14 @@ TEST(AttentionTensors, DecodeFoldsGroupedQueryHeadsIntoRows) {
   EXPECT_EQ(folded.oStrides, (std::array<int64_t, 3>{32 * 128, 4 * 128, 128}));
   EXPECT_EQ(folded.lseStrides, (std::array<int64_t, 3>{32, 4, 1}));
   EXPECT_EQ(folded.kStrides, t.kStrides);
-  // Not folded: more than one query, no GQA, a window, sinks.
+  // Sinks [Hq] fold to [Hkv, G]: row i of head g reads sinks[G g + i].
+  EXPECT_EQ(folded.sinksStrides, (std::array<int64_t, 2>{4, 1}));
+  // Not folded: more than one query, no GQA, a window.
   for (auto change : std::initializer_list<
            std::function<void(KernelSpec &, AttentionTensors &)>>{
            [](KernelSpec &, AttentionTensors &u) { u.querySeq = 2; },
            [](KernelSpec &, AttentionTensors &u) { u.kvHeads = 32; },
-           [](KernelSpec &s, AttentionTensors &) {
-             s.window = {{8, 0}};
-           },
-           [](KernelSpec &s, AttentionTensors &) { s.withSinks = true; }}) {
+           [](KernelSpec &s, AttentionTensors &) { s.window = {{8, 0}}; }}) {
     KernelSpec s = spec;
     AttentionTensors u = t;
     change(s, u);

@@ -104,8 +104,11 @@ struct AttentionTensors {
   void *o = nullptr;
   /// Only with KernelSpec::withLse.
   float *lse = nullptr;
-  /// Only with KernelSpec::withSinks: queryHeads f32 logits, dense.
+  /// Only with KernelSpec::withSinks: queryHeads f32 logits, dense, which
+  /// the kernel reads as [Hq, Sq] with strides sinksStrides (a row stride
+  /// of 0: every row of a head has its sink).
   const float *sinks = nullptr;
+  std::array<int64_t, 2> sinksStrides = {1, 0};
   int64_t batch = 0, queryHeads = 0, kvHeads = 0, querySeq = 0, keySeq = 0;
   std::array<int64_t, 3> qStrides = {}, kStrides = {}, vStrides = {},
                          oStrides = {}, lseStrides = {};
@@ -126,8 +129,8 @@ struct AttentionTensors {
 /// or, for decode (one query, no window) with GQA groups of G > 1 query
 /// heads, the G query heads that share a KV head as the G rows of one head
 /// (q and o viewed [B, Hkv, G, D], lse [B, Hkv, G]), so that each K and V
-/// block is read once per group rather than G times (not with sinks: the
-/// kernel reads a row's sink by its head). The rows see every key
+/// block is read once per group rather than G times (sinks viewed [Hkv, G]
+/// alike). The rows see every key
 /// as the one query did (getAttentionLaunchSpec launches the non-causal
 /// kernel for one query). FlashAttention-2's seqlenq_ngroups_swapped
 /// (KERNELS.md section 7).

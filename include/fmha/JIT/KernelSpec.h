@@ -47,9 +47,9 @@ struct KernelSpec {
   /// fmha.attention's softcap (logit softcapping); an attention_grad spec
   /// carries its forward's, which the backward refuses (none yet).
   std::optional<float> softcap;
-  /// fmha.attention's sinks operand (one logit per query head). A launch
-  /// with sinks neither folds a GQA group's decode queries nor splits its
-  /// keys (their kernels index sinks by head and add them once per row).
+  /// fmha.attention's sinks operand (one logit per query head). A decode
+  /// launch with sinks does not split its keys (a row's sink joins its
+  /// softmax once).
   bool withSinks = false;
   std::optional<AttentionTiling> attentionTile;
   /// fmha.attention's split_keys: o and lse hold partial states of key

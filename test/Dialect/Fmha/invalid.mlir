@@ -807,24 +807,32 @@ func.func @softcap_zero(%q: memref<1x8x100x64xbf16>) {
 
 // -----
 
-func.func @sinks_size(%q: memref<1x8x100x64xbf16>, %s: memref<4xf32>) {
-  // expected-error @+1 {{sinks size must match q's head count (8), got 4}}
-  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) sinks(%s : memref<4xf32>)
+func.func @sinks_size(%q: memref<1x8x100x64xbf16>, %s: memref<4x100xf32>) {
+  // expected-error @+1 {{sinks head count must match q's (8), got 4}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) sinks(%s : memref<4x100xf32>)
   return
 }
 
 // -----
 
-func.func @sinks_type(%q: memref<1x8x100x64xbf16>, %s: memref<8xf16>) {
+func.func @sinks_rank(%q: memref<1x8x100x64xbf16>, %s: memref<8xf32>) {
+  // expected-error @+1 {{sinks must have rank 2 [Hq, Sq], got 'memref<8xf32>'}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) sinks(%s : memref<8xf32>)
+  return
+}
+
+// -----
+
+func.func @sinks_type(%q: memref<1x8x100x64xbf16>, %s: memref<8x100xf16>) {
   // expected-error @+1 {{sinks element type must be f32, got 'f16'}}
-  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) sinks(%s : memref<8xf16>)
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) sinks(%s : memref<8x100xf16>)
   return
 }
 
 // -----
 
-func.func @sinks_split(%q: memref<1x8x100x64xbf16>, %o: memref<2x8x100x64xbf16>, %lse: memref<2x8x100xf32>, %s: memref<8xf32>) {
+func.func @sinks_split(%q: memref<1x8x100x64xbf16>, %o: memref<2x8x100x64xbf16>, %lse: memref<2x8x100xf32>, %s: memref<8x100xf32>) {
   // expected-error @+1 {{sinks with split_keys: a sink joins a row's softmax once, not once per key split}}
-  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%o : memref<2x8x100x64xbf16>) lse(%lse : memref<2x8x100xf32>) sinks(%s : memref<8xf32>) split_keys
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%o : memref<2x8x100x64xbf16>) lse(%lse : memref<2x8x100xf32>) sinks(%s : memref<8x100xf32>) split_keys
   return
 }

@@ -155,14 +155,16 @@ func.func @attention_softcap(%q: memref<1x8x100x96xbf16>, %o: memref<1x8x100x96x
   return
 }
 
-// Attention sinks, one per query head.
+// Attention sinks, one per query head: [Hq] viewed [Hq, Sq] with a row
+// stride of 0.
 // CHECK-LABEL: func @attention_sinks
 func.func @attention_sinks(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
                            %o: memref<?x8x?x64xbf16>, %lse: memref<?x8x?xf32>,
-                           %s: memref<8xf32>) {
-  // CHECK: fmha.attention {{.*}} lse(%{{.*}} : memref<?x8x?xf32>) sinks(%{{.*}} : memref<8xf32>) causal
+                           %s: memref<8x?xf32, strided<[1, 0]>>) {
+  // CHECK: fmha.attention {{.*}} lse(%{{.*}} : memref<?x8x?xf32>) sinks(%{{.*}} : memref<8x?xf32, strided<[1, 0]>>) causal
   fmha.attention q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>)
                  v(%k : memref<?x2x?x64xbf16>) -> o(%o : memref<?x8x?x64xbf16>)
-                 lse(%lse : memref<?x8x?xf32>) sinks(%s : memref<8xf32>) causal
+                 lse(%lse : memref<?x8x?xf32>)
+                 sinks(%s : memref<8x?xf32, strided<[1, 0]>>) causal
   return
 }

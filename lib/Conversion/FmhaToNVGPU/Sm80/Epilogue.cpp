@@ -25,7 +25,6 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
   // and a thread's copies land in other warps' rows: wait for them all.
   copies.waitForAll();
   Lanes lanes = Lanes::derive(b, shape, hideFromHoisting(b, threadId));
-  Value sink = loadSink(b, sinks, tile.head);
   auto pairType = VectorType::get({2}, shape.elementType);
   SmallVector<Value> rowLse;
   for (int64_t m = 0; m < shape.mTiles; ++m)
@@ -37,6 +36,8 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
                       b.add(b.mul(lanes.quadRow, b.i32(4)), b.i32(slot % 4)),
                       b.i32(kThreadsPerWarp), gpu::ShuffleMode::IDX)
                       .getShuffleResult();
+      Value sink = loadSink(b, sinks, tile.head,
+                            lanes.getRow(b, tile.firstRow, m, half), tile.seqQ);
       RowTotal total =
           RowTotal::get(b, state.rowMax[slot], sum, shape.scale, sink);
       Value inverse = total.inverse;

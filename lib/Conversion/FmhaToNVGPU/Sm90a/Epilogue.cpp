@@ -28,7 +28,7 @@ constexpr int64_t kWarpRows = kWgmmaM / 4;
 void Epilogue::storeOutput(const ConsumerState &state, Value stage,
                            const TileCoordinates &tile) {
   FragmentLanes fragment = FragmentLanes::derive(b, threadId);
-  RowTotals totals = getRowTotals(state, tile);
+  RowTotals totals = getRowTotals(state, fragment, tile);
   // Word (chunk, half): this lane's two columns of n8 chunk `chunk` in
   // row g (half 0) or g + 8, normalized and rounded.
   SmallVector<Value> values =
@@ -104,9 +104,11 @@ void Epilogue::storeEmptyRows(const TileCoordinates &tile) {
       b, b.getZeroAttr(VectorType::get({4}, b.getI32Type())));
   storeWarpRows(getWarpLanes(), tile, 0, shape.headDim,
                 [&](Value, Value) { return zeros; });
-  Value empty = sinks ? loadSink(b, sinks, tile.head)
-                      : b.f32(std::numeric_limits<float>::infinity());
-  storeLse(RowTotals{{Value(), Value()}, {empty, empty}}, fragment, tile);
+  std::array<Value, 2> lse = loadSinks(fragment, tile);
+  for (Value &row : lse)
+    if (!row)
+      row = b.f32(std::numeric_limits<float>::infinity());
+  storeLse(RowTotals{{Value(), Value()}, lse}, fragment, tile);
 }
 
 Epilogue::WarpLanes Epilogue::getWarpLanes() {
@@ -167,15 +169,26 @@ Value Epilogue::getStagedChunkAddress(Value slab, int64_t columns, Value row,
 
 void Epilogue::syncWarp() { NVVM::SyncWarpOp::create(b, b.i32(-1)); }
 
+std::array<Value, 2> Epilogue::loadSinks(const FragmentLanes &fragment,
+                                         const TileCoordinates &tile) {
+  std::array<Value, 2> rows;
+  for (int64_t half = 0; half < 2; ++half)
+    rows[half] =
+        loadSink(b, sinks, tile.head, fragment.getRow(b, tile.firstRow, half),
+                 tile.seqQ);
+  return rows;
+}
+
 Epilogue::RowTotals Epilogue::getRowTotals(const ConsumerState &state,
+                                           const FragmentLanes &fragment,
                                            const TileCoordinates &tile) {
-  Value sink = loadSink(b, sinks, tile.head);
+  std::array<Value, 2> rowSinks = loadSinks(fragment, tile);
   RowTotals totals;
   for (int64_t half = 0; half < 2; ++half) {
     RowTotal row =
         RowTotal::get(b, state.rowMax[half],
                       reduceOverQuad(b, state.rowSum[half], /*max=*/false),
-                      shape.scale, sink);
+                      shape.scale, rowSinks[half]);
     totals.inverse[half] = row.inverse;
     totals.lse[half] = row.lse;
   }

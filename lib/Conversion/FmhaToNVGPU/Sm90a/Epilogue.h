@@ -53,7 +53,11 @@ private:
     std::array<Value, 2> inverse, lse;
   };
   RowTotals getRowTotals(const ConsumerState &state,
+                         const FragmentLanes &fragment,
                          const TileCoordinates &tile);
+  /// The sinks of this lane's rows (half 0 and 1), or nulls without sinks.
+  std::array<Value, 2> loadSinks(const FragmentLanes &fragment,
+                                 const TileCoordinates &tile);
 
   void storeWarpRows(const WarpLanes &lanes, const TileCoordinates &tile,
                      int64_t first, int64_t columns,

@@ -235,13 +235,15 @@ LogicalResult AttentionOp::verify() {
   if (failed(checkMaskAttributes(op, getCausal(), getScale(), getWindow())))
     return failure();
   if (Value sinks = getSinks()) {
-    if (failed(checkRank(op, sinks, "sinks", 1, "[Hq]")))
+    if (failed(checkRank(op, sinks, "sinks", 2, "[Hq, Sq]")))
       return failure();
     Type sinkType = cast<MemRefType>(sinks.getType()).getElementType();
     if (!sinkType.isF32())
       return emitOpError("sinks element type must be f32, got ") << sinkType;
-    if (failed(checkSameSize(op, "sinks size", dim(sinks, 0), "q's head count",
-                             queryHeads)))
+    if (failed(checkSameSize(op, "sinks head count", dim(sinks, 0), "q's",
+                             queryHeads)) ||
+        failed(checkSameSize(op, "sinks sequence length", dim(sinks, 1),
+                             "q's", querySeq)))
       return failure();
     if (getSplitKeys())
       return emitOpError("sinks with split_keys: a sink joins a row's "
