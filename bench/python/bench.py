@@ -239,10 +239,11 @@ def head_dim_rows(rounds):
             torch.cuda.empty_cache()
 
 
-# Softcap and sinks (B, S, Hq, Hkv, Sk, D; bf16): prefill rows and a GQA
-# decode row (the decode with sinks is neither folded nor split).
+# Softcap and sinks (B, Sq, Hq, Hkv, Sk, D; bf16): prefill rows, a GQA
+# decode row and a batch-1 long-cache decode (split-KV).
 FEATURE_ROWS = [(4, 4096, 16, 16, 4096, 128), (1, 16384, 16, 16, 16384, 128),
-                (4, 4096, 32, 32, 4096, 64), (64, 1, 32, 8, 8192, 128)]
+                (4, 4096, 32, 32, 4096, 64), (64, 1, 32, 8, 8192, 128),
+                (1, 1, 64, 8, 65536, 128)]
 
 
 def feature_rows(rows_regex, rounds):

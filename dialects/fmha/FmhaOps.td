@@ -56,7 +56,8 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
       that sees no key then writes zeros and its sink. The backward of
       `q`, `k` and `v` is `fmha.attention_grad`'s with this `lse`; that of
       a sink is `-exp(sink - lse) * delta` summed over the rows that read
-      it. Not with `split_keys`.
+      it. With `split_keys`, the sinks join split 0's partial state only,
+      so that the merge of the states counts each once.
 
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 

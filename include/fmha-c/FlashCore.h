@@ -137,8 +137,7 @@ typedef struct fmhaAttentionDesc {
   float softcap;
   /** Attention sinks (gpt-oss): queryHeads f32 logits, dense, 4-byte
    *  aligned; sinks[h] joins the softmax denominator of every row of query
-   *  head h (exp(sinks[h]) added, no value), and the LSE. NULL: none. A
-   *  decode call with sinks does not split its keys.
+   *  head h (exp(sinks[h]) added, no value), and the LSE. NULL: none.
    *  The backward takes the forward's desc with its lse (which holds the
    *  sinks) and gives dq, dk and dv; the gradient of sinks[h] is
    *  -sum(exp(sinks[h] - lse) * delta) over the rows of head h, from the

@@ -378,7 +378,7 @@ fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
   else
     for (int64_t length : kAttentionQueryLengthClasses)
       add(getAttentionLaunchSpec(spec, chip, length));
-  if (!spec.splitKeys && !spec.withSinks && querySeq.value_or(1) == 1) {
+  if (!spec.splitKeys && querySeq.value_or(1) == 1) {
     KernelSpec split = getAttentionLaunchSpec(spec, chip, 1);
     split.splitKeys = split.withLse = true;
     add(split);

@@ -256,7 +256,7 @@ private:
   /// queries: decode only.
   unsigned getKeySplits(const JIT &jit, int64_t querySeq,
                         std::optional<unsigned> chosen) const {
-    if (querySeq != 1 || launched.splitKeys || launched.withSinks)
+    if (querySeq != 1 || launched.splitKeys)
       return 1;
     AttentionTiling tiling = jit.getAttentionTiling(launched, querySeq);
     const AttentionTensors &t = tensors;

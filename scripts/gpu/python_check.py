@@ -105,8 +105,8 @@ def attention_grid():
          attention_case(1, 32, 8, 1, 50000, 128, bf16, softcap=30.0)),
     ]:
         check("attention " + name, case)
-    # Attention sinks (gpt-oss): GQA, windows, decode (folded, not
-    # split), rows that see no key (Sq > Sk causal).
+    # Attention sinks (gpt-oss): GQA, windows, decode (folded; split-KV,
+    # split 0 adding the sinks), rows that see no key (Sq > Sk causal).
     for name, case in [
         ("sinks GQA 8:1 causal d64 Sq=Sk=1000",
          attention_case(2, 16, 2, 1000, 1000, 64, bf16, causal=True,
@@ -120,6 +120,8 @@ def attention_grid():
         ("sinks decode GQA 8:1 d64 B=4 Sk=4097",
          attention_case(4, 64, 8, 1, 4097, 64, bf16, causal=True,
                         sinks=True)),
+        ("sinks decode split-KV B=1 GQA 8:1 d128 Sk=50000",
+         attention_case(1, 64, 8, 1, 50000, 128, bf16, sinks=True)),
         ("sinks softcap 20 d96 Sq=333 Sk=777",
          attention_case(1, 4, 2, 333, 777, 96, bf16, softcap=20.0,
                         sinks=True)),

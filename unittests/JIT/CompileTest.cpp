@@ -594,10 +594,12 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   // split one and the merge.
   EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_80).size(), 4u);
   EXPECT_EQ(getLaunchSpecs(nonCausal, Chip::sm_80).size(), 3u);
-  // With sinks decode neither splits nor merges.
+  // With sinks too: the split kernel has them (split 0 adds them).
   KernelSpec sinks = nonCausal;
   sinks.withSinks = true;
-  EXPECT_EQ(getLaunchSpecs(sinks, Chip::sm_80).size(), 1u);
+  std::vector<KernelSpec> sinkSpecs = getLaunchSpecs(sinks, Chip::sm_80);
+  ASSERT_EQ(sinkSpecs.size(), 3u);
+  EXPECT_TRUE(sinkSpecs[1].splitKeys && sinkSpecs[1].withSinks);
   spec.headDim = 128;
   EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 4u);
   // A spec with a tile keeps it.

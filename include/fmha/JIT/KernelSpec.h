@@ -47,9 +47,7 @@ struct KernelSpec {
   /// fmha.attention's softcap (logit softcapping); an attention_grad spec
   /// carries its forward's, which the backward refuses (none yet).
   std::optional<float> softcap;
-  /// fmha.attention's sinks operand (one logit per query head). A decode
-  /// launch with sinks does not split its keys (a row's sink joins its
-  /// softmax once).
+  /// fmha.attention's sinks operand (one logit per query head).
   bool withSinks = false;
   std::optional<AttentionTiling> attentionTile;
   /// fmha.attention's split_keys: o and lse hold partial states of key
@@ -129,8 +127,7 @@ KernelSpec getMergeSpec(const KernelSpec &spec);
 /// any number) may compile on \p chip: for an attention spec,
 /// getAttentionLaunchSpec for that length (or each class of lengths,
 /// kAttentionQueryLengthClasses), and for one query its split_keys kernel
-/// and the merge (decode may split its keys, but not with sinks); else
-/// \p spec.
+/// and the merge (decode may split its keys); else \p spec.
 std::vector<KernelSpec>
 getLaunchSpecs(const KernelSpec &spec, Chip chip,
                std::optional<int64_t> querySeq = std::nullopt);

@@ -272,14 +272,6 @@ RowTotal RowTotal::get(KernelBuilder &b, Value rowMax, Value sum, float scale,
   return {b.select(empty, zero, inverse), lse};
 }
 
-Value fmha::loadSink(KernelBuilder &b, Value sinks, Value head, Value row,
-                     Value seqQ) {
-  if (!sinks)
-    return Value();
-  Value inside = b.smin(row, b.sub(seqQ, b.index(1)));
-  return memref::LoadOp::create(b, sinks, ValueRange{head, inside});
-}
-
 Value fmha::emitExp2(ImplicitLocOpBuilder &b, Value x) {
   return LLVM::CallIntrinsicOp::create(
              b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),

@@ -155,12 +155,6 @@ struct RowTotal {
                       Value sink);
 };
 
-/// The sink of row \p row of query head \p head (index; a row at or past
-/// \p seqQ, which a tile may hold but never stores, reads row Sq - 1's)
-/// from the kernel's \p sinks parameter ([Hq, Sq]), or null without one.
-Value loadSink(KernelBuilder &b, Value sinks, Value head, Value row,
-               Value seqQ);
-
 /// \p value reduced (max or sum) over the \p lanes consecutive lanes (a
 /// power of two, up to a warp's 32) that each hold a part of it.
 Value reduceOverLanes(ImplicitLocOpBuilder &b, Value value, bool max,

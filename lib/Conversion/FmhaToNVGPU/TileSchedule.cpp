@@ -10,6 +10,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::fmha;
 
@@ -37,6 +39,18 @@ void TileCoordinates::setOutputBatch(KernelBuilder &b, Value entry,
   batchIndex = b.toIndex(b.urem(word, batchWord));
   split = b.udiv(word, batchWord);
   splits = b.udiv(b.word(entries), batchWord);
+}
+
+Value TileCoordinates::loadSink(KernelBuilder &b, Value sinks,
+                                Value row) const {
+  if (!sinks)
+    return Value();
+  Value inside = b.smin(row, b.sub(seqQ, b.index(1)));
+  Value sink = memref::LoadOp::create(b, sinks, ValueRange{head, inside});
+  if (!split)
+    return sink;
+  return b.select(b.eq(split, b.i32(0)), sink,
+                  b.f32(-std::numeric_limits<float>::infinity()));
 }
 
 void TileCoordinates::computeRange(KernelBuilder &b, int64_t blockM,

@@ -45,6 +45,12 @@ struct TileCoordinates {
   /// entries fit: TMA coordinates are 32-bit).
   void setOutputBatch(KernelBuilder &b, Value outputBatch, Value batch,
                       Value entries, bool splitKeys);
+  /// The sink of row \p row (index) of the tile's head (a row at or past
+  /// Sq, which a tile may hold but never stores, reads row Sq - 1's) from
+  /// the kernel's \p sinks parameter ([Hq, Sq]), or null without one. With
+  /// split_keys, -inf (no sink) in every split but split 0, so that the
+  /// merge of the states counts it once.
+  Value loadSink(KernelBuilder &b, Value sinks, Value row) const;
   /// The key blocks of the tile's rows (KeyBlockRange::compute), restricted
   /// to its split.
   void computeRange(KernelBuilder &b, int64_t blockM, int64_t blockN,

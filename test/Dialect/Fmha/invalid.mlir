@@ -828,11 +828,3 @@ func.func @sinks_type(%q: memref<1x8x100x64xbf16>, %s: memref<8x100xf16>) {
   fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) sinks(%s : memref<8x100xf16>)
   return
 }
-
-// -----
-
-func.func @sinks_split(%q: memref<1x8x100x64xbf16>, %o: memref<2x8x100x64xbf16>, %lse: memref<2x8x100xf32>, %s: memref<8x100xf32>) {
-  // expected-error @+1 {{sinks with split_keys: a sink joins a row's softmax once, not once per key split}}
-  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%o : memref<2x8x100x64xbf16>) lse(%lse : memref<2x8x100xf32>) sinks(%s : memref<8x100xf32>) split_keys
-  return
-}

@@ -36,8 +36,8 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
                       b.add(b.mul(lanes.quadRow, b.i32(4)), b.i32(slot % 4)),
                       b.i32(kThreadsPerWarp), gpu::ShuffleMode::IDX)
                       .getShuffleResult();
-      Value sink = loadSink(b, sinks, tile.head,
-                            lanes.getRow(b, tile.firstRow, m, half), tile.seqQ);
+      Value sink =
+          tile.loadSink(b, sinks, lanes.getRow(b, tile.firstRow, m, half));
       RowTotal total =
           RowTotal::get(b, state.rowMax[slot], sum, shape.scale, sink);
       Value inverse = total.inverse;

@@ -104,10 +104,16 @@ void Epilogue::storeEmptyRows(const TileCoordinates &tile) {
       b, b.getZeroAttr(VectorType::get({4}, b.getI32Type())));
   storeWarpRows(getWarpLanes(), tile, 0, shape.headDim,
                 [&](Value, Value) { return zeros; });
+  // LSE +inf, or with sinks the row's sink (-inf where a split has none:
+  // +inf as without).
+  Value inf = b.f32(std::numeric_limits<float>::infinity());
+  Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
   std::array<Value, 2> lse = loadSinks(fragment, tile);
   for (Value &row : lse)
-    if (!row)
-      row = b.f32(std::numeric_limits<float>::infinity());
+    row = row ? b.select(arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                               row, minusInf),
+                         inf, row)
+              : inf;
   storeLse(RowTotals{{Value(), Value()}, lse}, fragment, tile);
 }
 
@@ -174,8 +180,7 @@ std::array<Value, 2> Epilogue::loadSinks(const FragmentLanes &fragment,
   std::array<Value, 2> rows;
   for (int64_t half = 0; half < 2; ++half)
     rows[half] =
-        loadSink(b, sinks, tile.head, fragment.getRow(b, tile.firstRow, half),
-                 tile.seqQ);
+        tile.loadSink(b, sinks, fragment.getRow(b, tile.firstRow, half));
   return rows;
 }
 

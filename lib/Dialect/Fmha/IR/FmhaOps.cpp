@@ -245,9 +245,6 @@ LogicalResult AttentionOp::verify() {
         failed(checkSameSize(op, "sinks sequence length", dim(sinks, 1),
                              "q's", querySeq)))
       return failure();
-    if (getSplitKeys())
-      return emitOpError("sinks with split_keys: a sink joins a row's "
-                         "softmax once, not once per key split");
   }
   if (std::optional<APFloat> softcap = getSoftcap()) {
     float c = softcap->convertToFloat();
