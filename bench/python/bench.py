@@ -194,6 +194,27 @@ def tflops_rows(rows_regex, rounds):
         torch.cuda.empty_cache()
 
 
+def runnable_medians(found, names, amount, divisor, rounds):
+    """name -> the median of amount / ms / divisor over `rounds` interleaved
+    rounds of back_to_back_ms, for the candidates of `names` in `found`
+    that run (a peer that refuses the input is left out, its error on
+    stderr)."""
+    usable = []
+    for name in names:
+        try:
+            timed(found[name], lambda fn: fn())
+            torch.cuda.synchronize()
+            usable.append(name)
+        except Exception as e:  # noqa: BLE001 - report, go on
+            print(f"{name}: {type(e).__name__}: {e}", file=sys.stderr)
+    per = {name: [] for name in usable}
+    for round_ in range(rounds):
+        for name in rotated(usable, round_):
+            per[name].append(amount / timed(found[name], back_to_back_ms) /
+                             divisor)
+    return {name: statistics.median(per[name]) for name in usable}
+
+
 # Head dims outside ANCHORS.md's grid (64, 128, 256): B x H x S with
 # H x D near 2048 (as the grid's 4k rows), bf16.
 HEAD_DIM_ROWS = [(4, max(1, 2048 // d), 4096, d)
@@ -215,21 +236,8 @@ def head_dim_rows(rounds):
                                    dtype=torch.bfloat16) for _ in range(3))
             flops = 4 * b * h * s * s * d / (2 if causal else 1)
             found = candidates(q, k, v, causal)
-            usable = []
-            for name in names:
-                try:
-                    timed(found[name], lambda fn: fn())
-                    torch.cuda.synchronize()
-                    usable.append(name)
-                except Exception:  # noqa: BLE001 - a peer without this D
-                    pass
-            per = {name: [] for name in usable}
-            for round_ in range(rounds):
-                for name in rotated(usable, round_):
-                    ms = timed(found[name], back_to_back_ms)
-                    per[name].append(flops / ms / 1e9)
-            med = {name: statistics.median(per[name]) for name in usable}
-            peers = [med[n] for n in usable if n != "flashcore"]
+            med = runnable_medians(found, names, flops, 1e9, rounds)
+            peers = [med[n] for n in med if n != "flashcore"]
             ratio = (f"{med['flashcore'] / max(peers):.2f}"
                      if peers and "flashcore" in med else "-")
             print(f"| {b}x{h}x{s}x{d} | {'yes' if causal else 'no'} | " +
@@ -289,21 +297,9 @@ def feature_rows(rows_regex, rounds):
                                                         softcap=30.0)
                 found["fa4 sinks"] = lambda: fa4_func(q, k, v, causal=causal,
                                                       learnable_sink=sinks)
-            usable = []
-            for name in names:
-                try:
-                    timed(found[name], lambda fn: fn())
-                    torch.cuda.synchronize()
-                    usable.append(name)
-                except Exception as e:  # noqa: BLE001 - report, go on
-                    print(f"{name}: {type(e).__name__}: {e}", file=sys.stderr)
-            per = {name: [] for name in usable}
-            for round_ in range(rounds):
-                for name in rotated(usable, round_):
-                    ms = timed(found[name], back_to_back_ms)
-                    # bytes / ms / 1e6 = GB/s; FLOPs / ms / 1e9 = TFLOP/s
-                    per[name].append(amount / ms / (1e6 if decode else 1e9))
-            med = {name: statistics.median(per[name]) for name in usable}
+            # bytes / ms / 1e6 = GB/s; FLOPs / ms / 1e9 = TFLOP/s
+            med = runnable_medians(found, names, amount,
+                                   1e6 if decode else 1e9, rounds)
             print(f"| {b}x{sq}x{hq}/{hkv}x{sk}x{d} | "
                   f"{'yes' if causal else 'no'} | "
                   f"{'GB/s' if decode else 'TFLOP/s'} | " +
