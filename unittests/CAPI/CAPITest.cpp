@@ -433,9 +433,10 @@ struct DeviceAttention {
   void *upload(const void *host, size_t bytes) {
     llvm::Expected<CUdeviceptr> buffer = driver.allocate(bytes);
     EXPECT_TRUE(static_cast<bool>(buffer));
-    if (host)
+    if (host) {
       EXPECT_FALSE(
           static_cast<bool>(driver.copyToDevice(*buffer, host, bytes)));
+    }
     buffers.push_back(*buffer);
     return reinterpret_cast<void *>(*buffer);
   }
@@ -461,21 +462,38 @@ struct DeviceAttention {
   }
 };
 
+/// The GPU tests of fmhaAttention against HostAttention: skipped without a
+/// driver; the chips to run (getChipsToTest), and a JIT that keeps the
+/// device's context current for the buffers the test makes before its own
+/// JITs (run alone, no earlier test has).
+class CAPIOnAGpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    llvm::Expected<mlir::fmha::CudaDriver &> found =
+        mlir::fmha::CudaDriver::get();
+    if (!found)
+      GTEST_SKIP() << llvm::toString(found.takeError());
+    driver = &*found;
+    chips = getChipsToTest(*driver);
+    std::string error;
+    holder = createUncachedJit(nullptr, error);
+    ASSERT_NE(holder, nullptr) << error;
+  }
+  void TearDown() override {
+    if (holder)
+      fmhaJitDestroy(holder);
+  }
+
+  mlir::fmha::CudaDriver *driver = nullptr;
+  std::vector<const char *> chips;
+  fmhaJit holder = nullptr;
+};
+
 // On a machine with a GPU: fmhaAttention for each chip the device runs,
 // causal GQA with LSE at sizes that are no multiple of any tile, against
 // attention computed here in double; and bad descriptions refused with the
 // offending value.
-TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
-  llvm::Expected<mlir::fmha::CudaDriver &> driver =
-      mlir::fmha::CudaDriver::get();
-  if (!driver)
-    GTEST_SKIP() << llvm::toString(driver.takeError());
-  std::vector<const char *> chips = getChipsToTest(*driver);
-  // A JIT makes the device's context current for the buffers below (run
-  // alone, no earlier test has).
-  std::string holderError;
-  fmhaJit holder = createUncachedJit(nullptr, holderError);
-  ASSERT_NE(holder, nullptr) << holderError;
+TEST_F(CAPIOnAGpu, AttentionMatchesTheHost) {
 
   constexpr long long B = 2, Hq = 4, Sq = 77, D = 64;
   HostAttention expected(B, Hq, /*Hkv=*/2, Sq, /*Sk=*/130, D);
@@ -584,22 +602,14 @@ TEST(CAPI, AttentionOnAGpuMatchesTheHost) {
   }
   for (CUdeviceptr p : {dq, dk, dv, dout, *dlse})
     llvm::consumeError(driver->release(p));
-  fmhaJitDestroy(holder);
 }
 
 // On a machine with a GPU, for each chip the device runs: logit
 // softcapping at a head dim that is not 64, 128 or 256 (96: tiles of 128
 // columns), with a scale of 1 so that the cap of 2 bends most logits;
 // against the host. Its backward is refused by name.
-TEST(CAPI, SoftcapAtHeadDim96OnAGpuMatchesTheHost) {
-  llvm::Expected<mlir::fmha::CudaDriver &> driver =
-      mlir::fmha::CudaDriver::get();
-  if (!driver)
-    GTEST_SKIP() << llvm::toString(driver.takeError());
-  std::vector<const char *> chips = getChipsToTest(*driver);
+TEST_F(CAPIOnAGpu, SoftcapAtHeadDim96MatchesTheHost) {
   std::string error;
-  fmhaJit holder = createUncachedJit(nullptr, error);
-  ASSERT_NE(holder, nullptr) << error;
 
   HostAttention expected(/*B=*/2, /*Hq=*/4, /*Hkv=*/2, /*Sq=*/77, /*Sk=*/130,
                          /*D=*/96, /*scale=*/1.0, /*softcap=*/2.0);
@@ -624,22 +634,14 @@ TEST(CAPI, SoftcapAtHeadDim96OnAGpuMatchesTheHost) {
               std::string::npos);
     fmhaJitDestroy(jit);
   }
-  fmhaJitDestroy(holder);
 }
 
 // On a machine with a GPU, for each chip the device runs: attention sinks
 // (one at 8, which takes most of its rows' weight) on a causal GQA problem
 // and on GQA decode (one query: folded, and with a workspace split over
 // CTAs, split 0 adding the sinks), against the host.
-TEST(CAPI, SinksOnAGpuMatchTheHost) {
-  llvm::Expected<mlir::fmha::CudaDriver &> driver =
-      mlir::fmha::CudaDriver::get();
-  if (!driver)
-    GTEST_SKIP() << llvm::toString(driver.takeError());
-  std::vector<const char *> chips = getChipsToTest(*driver);
+TEST_F(CAPIOnAGpu, SinksMatchTheHost) {
   std::string error;
-  fmhaJit holder = createUncachedJit(nullptr, error);
-  ASSERT_NE(holder, nullptr) << error;
 
   std::vector<float> sinks = {-1.0f, 0.5f, 2.0f, 8.0f, 0.0f, -3.0f, 1.0f, 4.0f};
   for (long long Sq : {77LL, 1LL}) {
@@ -668,7 +670,6 @@ TEST(CAPI, SinksOnAGpuMatchTheHost) {
       fmhaJitDestroy(jit);
     }
   }
-  fmhaJitDestroy(holder);
 }
 
 // On a machine with a GPU: fmhaAttentionBackward (GQA 2:1, causal with
