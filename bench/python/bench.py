@@ -17,6 +17,8 @@
    GQA, and a few query tokens per sequence, bytes of q + k + v + o over
    the time, with cuDNN, flash2 and FA4 (SDPA with enable_gqa, non-causal:
    SDPA's is_causal is top-left aligned, which for Sq < Sk is not decode).
+   With --kvcache, decode over KV caches with cache_seqlens (full and
+   ragged), beside the dense calls on full caches and FA4's seqused_k.
 5. Forward TFLOP/s at head dims outside that grid (--head-dims), with the
    peers that take them.
 6. Softcap and sinks (--features): the forward with each beside the same
@@ -25,7 +27,7 @@ Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
-                                [--decode] [--backward] [--head-dims]
+                                [--decode] [--kvcache] [--backward] [--head-dims]
                                 [--features] [--no-host]
                                 [--no-tflops]
 Prints markdown tables for docs/BENCHMARKS.md.
@@ -52,8 +54,9 @@ from peers import ATTENTION_GRID  # noqa: E402
 
 try:
     from flash_attn.cute import flash_attn_func as fa4_func
+    from flash_attn.cute import flash_attn_varlen_func as fa4_varlen_func
 except Exception as e:  # noqa: BLE001 - FA4 is optional here
-    fa4_func = None
+    fa4_func = fa4_varlen_func = None
     print(f"FA4 not available ({type(e).__name__}: {e})", file=sys.stderr)
 
 
@@ -431,6 +434,56 @@ def decode_rows(rounds):
         torch.cuda.empty_cache()
 
 
+# Decode over KV caches (B, Hq, Hkv, cache length): filled to the end, or
+# to lengths drawn uniformly from [1, cache length] (ragged).
+KVCACHE_ROWS = [(64, 32, 8, 8192), (128, 32, 8, 2048), (1, 32, 8, 65536)]
+
+
+def kvcache_rows(rounds):
+    print("\n## Decode over a KV cache, GB/s (q + o and the k, v bytes of the "
+          "keys each sequence attends to, over the time; d128 bf16, one "
+          f"query, median of {rounds} interleaved rounds of back_to_back_ms). "
+          "flashcore with cache_seqlens; the dense calls read whole caches "
+          "(filled rows only)\n")
+    names = ["flashcore kvcache", "flashcore dense", "cudnn dense"] + (
+        ["fa4 seqused_k"] if fa4_varlen_func is not None else [])
+    print("| B x Hq/Hkv x cache | filled | MB | " + " | ".join(names) +
+          " |\n|---|---|---|" + "---|" * len(names))
+    d = 128
+    for b, hq, hkv, cache in KVCACHE_ROWS:
+        q = torch.randn(b, 1, hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(b, cache, hkv, d, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        for filled in ("full", "ragged"):
+            lengths = torch.full((b,), cache, dtype=torch.int32,
+                                 device="cuda") if filled == "full" else \
+                torch.randint(1, cache + 1, (b,), dtype=torch.int32,
+                              device="cuda")
+            keys = int(lengths.sum())
+            nbytes = 2 * (2 * q.numel() + 2 * keys * hkv * d)
+            qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+            found = {
+                "flashcore kvcache": lambda: flashcore.attention_with_kvcache(
+                    q, k, v, lengths),
+                "flashcore dense": lambda: flashcore.attention(q, k, v),
+                "cudnn dense": (SDPBackend.CUDNN_ATTENTION,
+                                lambda: F.scaled_dot_product_attention(
+                                    qt, kt, vt, enable_gqa=True)),
+            }
+            if fa4_varlen_func is not None:
+                found["fa4 seqused_k"] = lambda: fa4_varlen_func(
+                    q, k, v, seqused_k=lengths)
+            # The dense calls only where the caches are full: the same bytes.
+            chosen = [n for n in names
+                      if filled == "full" or "dense" not in n]
+            med = runnable_medians(found, chosen, nbytes, 1e6, rounds)
+            print(f"| {b}x{hq}/{hkv}x{cache} | {filled} | {nbytes / 1e6:.0f} "
+                  "| " + " | ".join(f"{med[n]:.0f}" if n in med else "n/a"
+                                    for n in names) + " |", flush=True)
+        del q, k, v
+        torch.cuda.empty_cache()
+
+
 def breakdown(calls):
     """Host cost of each step of flashcore.attention on the host-cost problem
     (us per call, one step repeated alone): where the Python time goes."""
@@ -469,6 +522,7 @@ def main():
     parser.add_argument("--no-tflops", action="store_true")
     parser.add_argument("--breakdown", action="store_true")
     parser.add_argument("--decode", action="store_true")
+    parser.add_argument("--kvcache", action="store_true")
     parser.add_argument("--backward", action="store_true")
     parser.add_argument("--no-host", action="store_true")
     parser.add_argument("--head-dims", action="store_true")
@@ -487,6 +541,8 @@ def main():
         backward_rows(args.rows, args.rounds)
     if args.decode:
         decode_rows(args.rounds)
+    if args.kvcache:
+        kvcache_rows(args.rounds)
     if args.head_dims:
         head_dim_rows(args.rounds)
     if args.features:

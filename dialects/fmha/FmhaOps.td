@@ -59,6 +59,14 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
       it. With `split_keys`, the sinks join split 0's partial state only,
       so that the merge of the states counts each once.
 
+    - `key_lengths` (a KV cache's filled lengths, FlashAttention's
+      `cache_seqlens` / `seqused_k`): `[B]` i32. Batch entry `b` attends to
+      the first `L_b = key_lengths[b]` keys of its `k` and `v` (clamped to
+      `[0, Sk]`), and its mask aligns to them: `Sk` above is `L_b` (query
+      `i` sees key `j <= i + L_b - Sq` under `causal`). Keys at or past `L_b`
+      never reach the result, whatever they hold (NaN included): the rows of
+      `v` past it are zeroed or skipped, never multiplied by a zero weight.
+
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
     - `split_keys`: `o` and `lse` (required) hold `S >= 1` partial states
@@ -88,6 +96,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     Arg<AnyMemRef, "output [B, Hq, Sq, D]", [MemWrite]>:$o,
     Arg<Optional<AnyMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
     Arg<Optional<AnyMemRef>, "attention sinks [Hq, Sq]", [MemRead]>:$sinks,
+    Arg<Optional<AnyMemRef>, "keys per batch entry [B]", [MemRead]>:$key_lengths,
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -102,6 +111,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     `->` `o` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     (`causal` $causal^)?
     (`split_keys` $split_keys^)?
     attr-dict

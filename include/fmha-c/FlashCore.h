@@ -151,6 +151,16 @@ typedef struct fmhaAttentionDesc {
    *  reads only workspaceBytes. */
   void *workspace;
   size_t workspaceBytes;
+  /** Per-sequence key counts (a KV cache's filled lengths, FlashAttention's
+   *  cache_seqlens): batch int32 values in device memory, 4-byte aligned.
+   *  Batch entry b attends to the first keyLengths[b] keys of its k and v
+   *  (values below 0 count as 0, above keySeq as keySeq); causal masks and
+   *  windows align the queries to those keys' end (query i sees key j only
+   *  if j <= i + keyLengths[b] - querySeq). Keys at or past the length
+   *  never reach the result, whatever they hold (NaN included). NULL:
+   *  keySeq keys for every batch entry. Forward only: the backward refuses
+   *  a desc with it. */
+  const int *keyLengths;
 } fmhaAttentionDesc;
 
 /** Zeroes \p desc (bf16, no causal mask, default scale, no window). */
@@ -177,8 +187,8 @@ FMHA_C_API fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **m
  *  attention kernel that \p count descriptions need (from the disk cache or
  *  compiled, then loaded), so that no later fmhaAttention compiles, inside
  *  CUDA graph capture or not. Of each description only elementType,
- *  headDim, causal, scale, softcap, the window, whether lse and sinks are
- *  NULL (any non-NULL value asks for the kernel with them) and querySeq
+ *  headDim, causal, scale, softcap, the window, whether lse, sinks and
+ *  keyLengths are NULL (any non-NULL value asks for the kernel with them) and querySeq
  *  are read: querySeq 0
  *  prepares the kernels of every query length, a length the one for it.
  *  Launches nothing; the error names each kernel that failed. */

@@ -183,6 +183,7 @@ static AttentionTensors getTensors(const fmhaAttentionDesc &desc) {
   tensors.o = desc.o;
   tensors.lse = desc.lse;
   tensors.sinks = desc.sinks;
+  tensors.keyLengths = desc.keyLengths;
   tensors.batch = desc.batch;
   tensors.queryHeads = desc.queryHeads;
   tensors.kvHeads = desc.kvHeads;
@@ -232,6 +233,7 @@ getAttentionSpec(const fmhaAttentionDesc &desc) {
   if (desc.softcap != 0.0f)
     spec.softcap = desc.softcap;
   spec.withSinks = desc.sinks != nullptr;
+  spec.withKeyLengths = desc.keyLengths != nullptr;
   if (desc.hasWindow)
     spec.window = {{desc.windowLeft, desc.windowRight}};
   return spec;

@@ -87,6 +87,8 @@ std::string KernelSpec::getKey() const {
       os << " tile " << stringifyChip(attentionTile->chip) << ','
          << attentionTile->blockM << ',' << attentionTile->blockN << ','
          << attentionTile->warps << ',' << attentionTile->stages;
+    if (withKeyLengths)
+      os << " key_lengths";
     if (splitKeys)
       os << " split_keys";
     return key;
@@ -167,15 +169,24 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
     if (spec.withSinks)
       types.push_back(getStridedType({kDynamic, kDynamic}, b.getF32Type(),
                                      /*denseInnermost=*/false));
+    // key_lengths [B]: dense (the C API's and torch's are).
+    if (spec.withKeyLengths)
+      types.push_back(MemRefType::get({kDynamic}, b.getI32Type()));
     ValueRange arguments = createFunc(b, "attention", types);
+    unsigned optional = 4;
+    auto takeIf = [&](bool present) {
+      return present ? arguments[optional++] : Value();
+    };
+    Value lse = takeIf(spec.withLse);
+    Value sinks = takeIf(spec.withSinks);
+    Value keyLengths = takeIf(spec.withKeyLengths);
     TileAttr tile;
     if (const std::optional<AttentionTiling> &t = spec.attentionTile)
       tile = TileAttr::get(&context, t->chip, t->blockM, t->blockN, t->warps,
                            t->stages);
     AttentionOp::create(
-        b, loc, arguments[0], arguments[1], arguments[2], arguments[3],
-        spec.withLse ? arguments[4] : Value(),
-        spec.withSinks ? arguments[spec.withLse ? 5 : 4] : Value(), spec.causal,
+        b, loc, arguments[0], arguments[1], arguments[2], arguments[3], lse,
+        sinks, keyLengths, spec.causal,
         spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
@@ -346,6 +357,7 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
   grad.window = spec.window;
   grad.scale = spec.scale;
   grad.softcap = spec.softcap;
+  grad.withKeyLengths = spec.withKeyLengths;
   grad.deterministic = deterministic;
   return grad;
 }

@@ -116,7 +116,8 @@ struct RowsOperand {
 
 /// Checks the alignment and strides of \p tensors (16-byte aligned,
 /// strides multiples of 16 bytes: cp.async, TMA and the vector stores move
-/// 16-byte chunks) and the alignment of \p rows (where given) for \p op.
+/// 16-byte chunks) and the 4-byte alignment of \p rows (f32 or i32, where
+/// given) for \p op.
 static llvm::Error checkAttentionOperands(llvm::StringRef op,
                                           llvm::ArrayRef<TensorOperand> tensors,
                                           llvm::ArrayRef<RowsOperand> rows) {
@@ -168,6 +169,12 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                     ? "the spec has sinks but no sinks tensor is given"
                     : "a sinks tensor is given but the spec has no sinks "
                       "(set withSinks)");
+  if (spec.withKeyLengths != (t.keyLengths != nullptr))
+    return fail(spec.withKeyLengths
+                    ? "the spec has key lengths but no keyLengths tensor is "
+                      "given"
+                    : "a keyLengths tensor is given but the spec has no key "
+                      "lengths (set withKeyLengths)");
   if (llvm::Error err = checkAttentionSizes(t))
     return err;
   if (llvm::Error err =
@@ -176,7 +183,9 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                                   {"k", t.k, t.kStrides},
                                   {"v", t.v, t.vStrides},
                                   {"o", t.o, t.oStrides}},
-                                 {{"lse", t.lse}, {"sinks", t.sinks}}))
+                                 {{"lse", t.lse},
+                                  {"sinks", t.sinks},
+                                  {"keyLengths", t.keyLengths}}))
     return err;
   return llvm::Error::success();
 }
@@ -333,6 +342,8 @@ getAttentionOperands(const AttentionTensors &t, int64_t headDim,
     operands.push_back(LaunchOperand{t.sinks,
                                      {t.queryHeads, t.querySeq},
                                      {t.sinksStrides[0], t.sinksStrides[1]}});
+  if (t.keyLengths)
+    operands.push_back(LaunchOperand{t.keyLengths, {t.batch}, {1}});
   return operands;
 }
 
@@ -507,6 +518,9 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
     return fail(llvm::formatv("softcap is {0:e}: logit softcapping has no "
                               "backward yet (the forward has)",
                               *spec.softcap));
+  if (spec.withKeyLengths)
+    return fail("the forward has key lengths (a KV cache's): the backward "
+                "takes whole sequences, without keyLengths");
   if (!spec.deterministic && spec.headDim > 128)
     return fail(llvm::formatv("headDim is {0} with a workspace, expected 64 "
                               "or 128 (the atomic backward; pass no "

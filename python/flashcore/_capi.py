@@ -90,7 +90,8 @@ class AttentionDesc(ctypes.Structure):
                 ("softcap", ctypes.c_float),
                 ("sinks", ctypes.c_void_p),
                 ("workspace", ctypes.c_void_p),
-                ("workspaceBytes", ctypes.c_size_t)]
+                ("workspaceBytes", ctypes.c_size_t),
+                ("keyLengths", ctypes.c_void_p)]
 
 
 class AttentionBackwardDesc(ctypes.Structure):

@@ -1,6 +1,6 @@
 """flashcore's torch operators: flashcore::attention (and its backward,
-flashcore::attention_backward), flashcore::merge_attention and
-flashcore::resample.
+flashcore::attention_backward), flashcore::attention_with_kvcache,
+flashcore::merge_attention and flashcore::resample.
 
 Each op has a schema, a CUDA implementation that launches FlashCore's kernel
 on torch's current stream with outputs from torch's allocator, a fake
@@ -24,6 +24,10 @@ _RESAMPLE_DTYPES = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16,
 
 _lib = torch.library.Library("flashcore", "DEF")
 _lib.define("attention(Tensor q, Tensor k, Tensor v, bool causal=False, "
+            "int[]? window=None, float? scale=None, bool return_lse=False, "
+            "float softcap=0.0, Tensor? sinks=None) -> (Tensor, Tensor)")
+_lib.define("attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, "
+            "Tensor? cache_seqlens=None, bool causal=False, "
             "int[]? window=None, float? scale=None, bool return_lse=False, "
             "float softcap=0.0, Tensor? sinks=None) -> (Tensor, Tensor)")
 _lib.define("attention_backward(Tensor dout, Tensor q, Tensor k, Tensor v, "
@@ -65,35 +69,44 @@ def _check_window(window, op):
               "non-negative ints (None: no window)")
 
 
-def _check_attention(q, k, v, window, sinks=None):
+_ATTENTION = "flashcore.attention"
+_KVCACHE = "flashcore.attention_with_kvcache"
+# How each attention op names its q, k and v in its errors.
+_QKV_NAMES = {_ATTENTION: ("q", "k", "v"),
+              _KVCACHE: ("q", "k_cache", "v_cache")}
+
+
+def _check_attention(q, k, v, window, sinks=None, cache_seqlens=None,
+                     op=_ATTENTION):
     """The checks the C API cannot make: what the tensors are, where, of
     which dtype, and the sizes its descriptor has one of (batch, head dim;
-    sinks: the query heads).
+    sinks: the query heads; cache_seqlens: the batch).
     Head counts, lengths, strides, alignment and the head dim itself are
     checked by the C API, whose message the error carries."""
-    op = "flashcore.attention"
-    for name, t in (("q", q), ("k", k), ("v", v)):
+    names = _QKV_NAMES[op]
+    _, kn, vn = names
+    for name, t in zip(names, (q, k, v)):
         _check_tensor(name, t, op)
         if t.dim() != 4:
             _fail(f"{op}: {name} has {t.dim()} dimensions "
                   f"{tuple(t.shape)}, expected 4: [batch, seq, heads, "
                   "head_dim]")
-    _check_device(("q", "k", "v"), (q, k, v), op)
+    _check_device(names, (q, k, v), op)
     if q.dtype not in _ATTENTION_DTYPES:
         _fail(f"{op}: q is {q.dtype}, expected torch.float16 or "
               "torch.bfloat16")
-    for name, t in (("k", k), ("v", v)):
+    for name, t in ((kn, k), (vn, v)):
         if t.dtype != q.dtype:
             _fail(f"{op}: {name} is {t.dtype} and q {q.dtype}, expected "
                   "one dtype")
     if k.shape != v.shape:
-        _fail(f"{op}: k is {tuple(k.shape)} and v {tuple(v.shape)}, "
-              "expected one shape")
+        _fail(f"{op}: {kn} is {tuple(k.shape)} and {vn} "
+              f"{tuple(v.shape)}, expected one shape")
     if k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
-        _fail(f"{op}: q is {tuple(q.shape)} and k {tuple(k.shape)}, "
+        _fail(f"{op}: q is {tuple(q.shape)} and {kn} {tuple(k.shape)}, "
               "expected the same batch and head_dim ([batch, seq, heads, "
               "head_dim])")
-    for name, t in (("q", q), ("k", k), ("v", v)):
+    for name, t in zip(names, (q, k, v)):
         if t.stride(3) != 1 and t.shape[3] > 1:
             _fail(f"{op}: {name}'s head_dim has stride {t.stride(3)}, "
                   "expected 1 (a dense last dimension; FlashCore does not "
@@ -107,6 +120,18 @@ def _check_attention(q, k, v, window, sinks=None):
             _fail(f"{op}: sinks is {sinks.dtype} {tuple(sinks.shape)}, "
                   f"expected a contiguous torch.float32 ({q.shape[2]},): one "
                   "logit per query head")
+    if cache_seqlens is not None:
+        _check_tensor("cache_seqlens", cache_seqlens, op)
+        _check_device(("q", "cache_seqlens"), (q, cache_seqlens), op)
+        if cache_seqlens.dtype != torch.int32 or \
+                cache_seqlens.shape != (q.shape[0],):
+            _fail(f"{op}: cache_seqlens is {cache_seqlens.dtype} "
+                  f"{tuple(cache_seqlens.shape)}, expected torch.int32 "
+                  f"({q.shape[0]},): one key count per batch entry")
+        if cache_seqlens.stride(0) != 1 and q.shape[0] > 1:
+            _fail(f"{op}: cache_seqlens has stride "
+                  f"{cache_seqlens.stride(0)}, expected 1 (a dense vector; "
+                  "FlashCore does not copy: pass .contiguous())")
 
 
 def _attention_outputs(q, return_lse):
@@ -141,11 +166,11 @@ _capturing = torch._C._cuda_isCurrentStreamCapturing if hasattr(
 
 
 def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
-                    softcap, sinks_ptr=0):
+                    softcap, sinks_ptr=0, key_lengths_ptr=0):
     """Packs the descriptor of q, k, v (FlashAttention's [B, S, H, D], any
     strides with a dense head dim) and an output o of o_strides into this
     thread's buffer; pointers are q, k, v, o and lse (0: none), sinks_ptr
-    the sinks' (0: none)."""
+    the sinks' and key_lengths_ptr the key counts' (0: none)."""
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
     qs, ks, vs, os_ = q.stride(), k.stride(), v.stride(), o_strides
@@ -156,7 +181,8 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
         0.0 if scale is None else scale, 0 if window is None else 1,
         left, right, b, hq, hkv, sq, sk, *pointers,
         qs[0], qs[2], qs[1], ks[0], ks[2], ks[1], vs[0], vs[2], vs[1],
-        os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, sinks_ptr, 0, 0)
+        os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, sinks_ptr, 0, 0,
+        key_lengths_ptr)
 
 
 # Descriptors less their pointers, by what they are packed from: a call
@@ -168,8 +194,9 @@ _templates = {}
 _MAX_TEMPLATES = 4096
 _POINTERS = struct.Struct("=5Q")  # q, k, v, o, lse: consecutive in the desc
 _POINTERS_OFFSET = _capi.AttentionDesc.q.offset
-_SINKS = struct.Struct("=Q")
+_POINTER = struct.Struct("=Q")  # sinks, keyLengths
 _SINKS_OFFSET = _capi.AttentionDesc.sinks.offset
+_KEY_LENGTHS_OFFSET = _capi.AttentionDesc.keyLengths.offset
 _WORKSPACE = struct.Struct("=2Q")  # workspace, workspaceBytes
 _WORKSPACE_OFFSET = _capi.AttentionDesc.workspace.offset
 
@@ -183,8 +210,14 @@ def _workspace_bytes(device):
     return size.value
 
 
+def _signature(t):
+    """What the checks and the descriptor read of an optional tensor."""
+    return None if t is None else (t.shape, t.stride(), t.dtype,
+                                   t.get_device())
+
+
 def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
-                         softcap, sinks):
+                         softcap, sinks, cache_seqlens=None, op=_ATTENTION):
     """Fills this thread's descriptor for q, k, v and o = torch.empty_like(q)
     at o_ptr (and lse at lse_ptr, 0: none), without a workspace; checks once
     per signature. Returns the bytes of workspace with which the call splits
@@ -192,14 +225,14 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
            q.dtype, k.dtype, v.dtype, q.get_device(), k.get_device(),
            v.get_device(), causal, window, scale, softcap, lse_ptr != 0,
-           None if sinks is None else (sinks.shape, sinks.stride(),
-                                       sinks.dtype, sinks.get_device()))
+           _signature(sinks), _signature(cache_seqlens))
     template = _templates.get(key)
     if template is None:
-        _check_attention(q, k, v, window, sinks)
+        _check_attention(q, k, v, window, sinks, cache_seqlens, op)
         o_strides = torch.empty_like(q, device="meta").stride()
         _pack_attention(q, k, v, (0, 0, 0, 0, 0), o_strides, causal, window,
-                        scale, softcap, _STAND_IN if sinks is not None else 0)
+                        scale, softcap, _STAND_IN if sinks is not None else 0,
+                        _STAND_IN if cache_seqlens is not None else 0)
         # Only decode (one query) splits its keys.
         workspace = _workspace_bytes(q.get_device()) if q.shape[1] == 1 \
             else 0
@@ -212,7 +245,10 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
     _POINTERS.pack_into(_state.desc, _POINTERS_OFFSET, q.data_ptr(),
                         k.data_ptr(), v.data_ptr(), o_ptr, lse_ptr)
     if sinks is not None:
-        _SINKS.pack_into(_state.desc, _SINKS_OFFSET, sinks.data_ptr())
+        _POINTER.pack_into(_state.desc, _SINKS_OFFSET, sinks.data_ptr())
+    if cache_seqlens is not None:
+        _POINTER.pack_into(_state.desc, _KEY_LENGTHS_OFFSET,
+                           cache_seqlens.data_ptr())
     return template[1]
 
 
@@ -220,17 +256,18 @@ _attention_ex = None
 
 
 def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
-                   sinks, flags):
+                   sinks, flags, cache_seqlens=None, op=_ATTENTION):
     """fmhaAttentionEx on the current stream of q's device, o being
     torch.empty_like(q) at o_ptr. A decode call that splits its keys gets
     its workspace from torch's allocator on that stream (inside CUDA graph
     capture too, from the graph's pool)."""
     global _attention_ex
     if window is not None and type(window) is not tuple:
-        _check_window(window, "flashcore.attention")
+        _check_window(window, op)
         window = tuple(window)
     workspace_bytes = _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal,
-                                           window, scale, softcap, sinks)
+                                           window, scale, softcap, sinks,
+                                           cache_seqlens, op)
     workspace = None
     if workspace_bytes:
         # A prepare-only call reads the size alone.
@@ -256,7 +293,7 @@ _STAND_IN = 1 << 12
 
 
 def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
-                     sinks):
+                     sinks, cache_seqlens=None):
     """fmhaAttentionCheck on the sizes and strides alone (head dim, head
     ratio, lengths, strides), so that a traced call fails where a run
     would. Symbolic sizes are left to the run."""
@@ -267,7 +304,8 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
     _pack_attention(q, k, v, (_STAND_IN,) * 4 +
                     ((_STAND_IN,) if return_lse else (0,)), o_strides,
                     causal, window, scale, softcap,
-                    _STAND_IN if sinks is not None else 0)
+                    _STAND_IN if sinks is not None else 0,
+                    _STAND_IN if cache_seqlens is not None else 0)
     state = _state
     status = _capi.lib().fmhaAttentionCheck(state.desc_address,
                                             state.message_ref)
@@ -276,20 +314,23 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
 
 
 def _attention_impl(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0, sinks=None):
-    _check_attention(q, k, v, window, sinks)
+                    return_lse=False, softcap=0.0, sinks=None,
+                    cache_seqlens=None, op=_ATTENTION):
+    _check_attention(q, k, v, window, sinks, cache_seqlens, op)
     o, lse = _attention_outputs(q, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     _run_attention(q, k, v, o.data_ptr(), lse.data_ptr() if return_lse else 0,
-                   causal, window, scale, softcap, sinks, flags)
+                   causal, window, scale, softcap, sinks, flags,
+                   cache_seqlens, op)
     return o, lse
 
 
 def _attention_fake(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0, sinks=None):
-    _check_attention(q, k, v, window, sinks)
+                    return_lse=False, softcap=0.0, sinks=None,
+                    cache_seqlens=None, op=_ATTENTION):
+    _check_attention(q, k, v, window, sinks, cache_seqlens, op)
     _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
-                     sinks)
+                     sinks, cache_seqlens)
     return _attention_outputs(q, return_lse)
 
 
@@ -341,6 +382,40 @@ for _key in ("CUDA", "CPU"):
 torch.library.register_fake("flashcore::attention", _attention_fake, lib=_lib)
 torch.library.register_autograd("flashcore::attention", _attention_backward,
                                 setup_context=_setup_attention, lib=_lib)
+
+
+# flashcore::attention_with_kvcache: the attention's implementation and
+# fake with the key counts (the op's argument order).
+def _kvcache_impl(q, k_cache, v_cache, cache_seqlens=None, causal=False,
+                  window=None, scale=None, return_lse=False, softcap=0.0,
+                  sinks=None):
+    return _attention_impl(q, k_cache, v_cache, causal, window, scale,
+                           return_lse, softcap, sinks, cache_seqlens,
+                           _KVCACHE)
+
+
+def _kvcache_fake(q, k_cache, v_cache, cache_seqlens=None, causal=False,
+                  window=None, scale=None, return_lse=False, softcap=0.0,
+                  sinks=None):
+    return _attention_fake(q, k_cache, v_cache, causal, window, scale,
+                           return_lse, softcap, sinks, cache_seqlens,
+                           _KVCACHE)
+
+
+def _kvcache_backward(ctx, grad_o, grad_lse):
+    raise NotImplementedError(
+        "flashcore.attention_with_kvcache has no backward: it is for "
+        "inference (call it on tensors that do not require grad, or under "
+        "torch.no_grad())")
+
+
+for _key in ("CUDA", "CPU"):
+    _lib.impl("attention_with_kvcache", _kvcache_impl, _key)
+torch.library.register_fake("flashcore::attention_with_kvcache",
+                            _kvcache_fake, lib=_lib)
+torch.library.register_autograd("flashcore::attention_with_kvcache",
+                                _kvcache_backward,
+                                setup_context=_setup_nothing, lib=_lib)
 
 
 def _dense_gradient(dout, op):
@@ -464,6 +539,22 @@ def _direct(tensors):
     return True
 
 
+def _attention_direct(q, k, v, causal, window, scale, return_lse, softcap,
+                      sinks, cache_seqlens=None, op=_ATTENTION):
+    """_attention_impl without the op's placeholder lse: o, or (o, lse)."""
+    o = torch.empty_like(q)
+    flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
+    if not return_lse:
+        _run_attention(q, k, v, o.data_ptr(), 0, causal, window, scale,
+                       softcap, sinks, flags, cache_seqlens, op)
+        return o
+    b, sq, hq, _ = q.shape
+    lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
+    _run_attention(q, k, v, o.data_ptr(), lse.data_ptr(), causal, window,
+                   scale, softcap, sinks, flags, cache_seqlens, op)
+    return o, lse
+
+
 def attention(q, k, v, *, causal=False, window=None, scale=None,
               return_lse=False, softcap=0.0, sinks=None):
     """Softmax attention, FlashAttention's layout and masks.
@@ -498,18 +589,8 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     NotLoadedError.
     """
     if _direct((q, k, v) if sinks is None else (q, k, v, sinks)):
-        # _attention_impl without the op's placeholder lse.
-        o = torch.empty_like(q)
-        flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
-        if not return_lse:
-            _run_attention(q, k, v, o.data_ptr(), 0, causal, window, scale,
-                           softcap, sinks, flags)
-            return o
-        b, sq, hq, _ = q.shape
-        lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
-        _run_attention(q, k, v, o.data_ptr(), lse.data_ptr(), causal, window,
-                       scale, softcap, sinks, flags)
-        return o, lse
+        return _attention_direct(q, k, v, causal, window, scale, return_lse,
+                                 softcap, sinks)
     _check_window(window, "flashcore.attention")
     # The backward needs the LSE: computed whenever autograd may ask.
     keep_lse = return_lse or (torch.is_grad_enabled() and any(
@@ -521,9 +602,65 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     return (o, lse) if return_lse else o
 
 
+def _key_counts(q, cache_seqlens):
+    """cache_seqlens as the op takes it: an int becomes a [batch] int32
+    tensor of it on q's device; a tensor or None stays as it is."""
+    if cache_seqlens is None or isinstance(cache_seqlens, torch.Tensor):
+        return cache_seqlens
+    if not isinstance(cache_seqlens, (int, torch.SymInt)) or \
+            isinstance(cache_seqlens, bool):
+        _fail(f"{_KVCACHE}: cache_seqlens is a "
+              f"{type(cache_seqlens).__name__}, expected a torch.int32 "
+              "tensor [batch], an int or None")
+    _check_tensor("q", q, _KVCACHE)
+    return torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32,
+                      device=q.device)
+
+
+def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, *,
+                           causal=False, window=None, scale=None, softcap=0.0,
+                           sinks=None, return_lse=False):
+    """Attention of new queries over KV caches filled to different lengths,
+    FlashAttention's flash_attn_with_kvcache (without appending to the
+    cache): decode, speculative decoding, chunked prefill. For inference:
+    it has no backward.
+
+    q is [batch, seqlen_q, heads_q, head_dim], k_cache and v_cache [batch,
+    seqlen_cache, heads_kv, head_dim], with flashcore.attention's dtypes,
+    layouts and strides. cache_seqlens (FlashAttention's): a [batch] int32
+    tensor on q's device, or an int for every batch entry; entry b attends
+    to the first cache_seqlens[b] keys of its cache (below 0 counts as 0,
+    above seqlen_cache as seqlen_cache), and whatever the positions past
+    them hold (NaN included) never reaches the result. None: every cache
+    is full (flashcore.attention). An entry with no keys gets zeros (and
+    lse +inf).
+
+    causal and window are flashcore.attention's, aligned to each entry's
+    own length: query i sees key j only if j <= i + cache_seqlens[b] -
+    seqlen_q. scale, softcap, sinks and return_lse are
+    flashcore.attention's. Returns o like q (and lse [batch, heads_q,
+    seqlen_q] f32). Decode folds GQA groups and splits long caches over
+    the GPU as flashcore.attention does.
+    """
+    cache_seqlens = _key_counts(q, cache_seqlens)
+    tensors = (q, k_cache, v_cache) + tuple(
+        t for t in (cache_seqlens, sinks) if t is not None)
+    if _direct(tensors):
+        return _attention_direct(q, k_cache, v_cache, causal, window, scale,
+                                 return_lse, softcap, sinks, cache_seqlens,
+                                 _KVCACHE)
+    _check_window(window, _KVCACHE)
+    o, lse = torch.ops.flashcore.attention_with_kvcache.default(
+        q, k_cache, v_cache, cache_seqlens, causal,
+        None if window is None else list(window), scale, return_lse, softcap,
+        sinks)
+    return (o, lse) if return_lse else o
+
+
 def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
-                          return_lse=False, softcap=0.0, sinks=None):
-    _check_attention(q, k, v, window, sinks)
+                          return_lse=False, softcap=0.0, sinks=None,
+                          cache_seqlens=None, op=_ATTENTION):
+    _check_attention(q, k, v, window, sinks, cache_seqlens, op)
     if q.device.type != "cuda":
         _fail(f"flashcore.precompile: q is on {q.device}, expected a CUDA "
               "device")
@@ -531,7 +668,14 @@ def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
     # one is asked for (its presence picks the kernel).
     _run_attention(q, k, v, q.data_ptr(), q.data_ptr() if return_lse else 0,
                    causal, window, scale, softcap, sinks,
-                   _capi.CALL_PREPARE_ONLY)
+                   _capi.CALL_PREPARE_ONLY, cache_seqlens, op)
+
+
+def _precompile_attention_with_kvcache(q, k_cache, v_cache,
+                                       cache_seqlens=None, **kwargs):
+    _precompile_attention(q, k_cache, v_cache,
+                          cache_seqlens=_key_counts(q, cache_seqlens),
+                          op=_KVCACHE, **kwargs)
 
 
 _MERGE_DTYPES = _RESAMPLE_DTYPES
@@ -779,7 +923,8 @@ def _precompile_resample(targets, times, values, lengths=None, *,
 
 
 _VARIANT_KEYS = {"dtype", "head_dim", "causal", "window", "scale",
-                 "softcap", "sinks", "return_lse", "seqlen_q", "backward"}
+                 "softcap", "sinks", "cache_seqlens", "return_lse",
+                 "seqlen_q", "backward"}
 
 
 def precompile_attention(variants, *, device=None, threads=0):
@@ -789,7 +934,8 @@ def precompile_attention(variants, *, device=None, threads=0):
     device). Each variant is a dict with dtype (torch.float16 or
     torch.bfloat16) and head_dim, and optionally flashcore.attention's
     causal, window, scale, softcap, sinks (True: the kernel with sinks) and
-    return_lse, seqlen_q (default: every
+    return_lse, cache_seqlens (True: flashcore.attention_with_kvcache's
+    kernel with key counts), seqlen_q (default: every
     query length; a length: the kernel for that length only), and backward
     (True: the backward's kernels too). Launches
     nothing; afterwards those calls, CUDA graph capture included, only
@@ -812,6 +958,10 @@ def precompile_attention(variants, *, device=None, threads=0):
                   "torch.float16 or torch.bfloat16")
         window = variant.get("window")
         _check_window(window, op)
+        if variant.get("cache_seqlens") and variant.get("backward"):
+            _fail(f"{op} is {variant}, expected cache_seqlens or backward, "
+                  "not both: flashcore.attention_with_kvcache has no "
+                  "backward")
         d = descs[i]
         d.elementType = _ATTENTION_DTYPES[variant["dtype"]]
         d.headDim = variant["head_dim"]
@@ -820,6 +970,8 @@ def precompile_attention(variants, *, device=None, threads=0):
         d.softcap = variant.get("softcap") or 0.0
         # Only whether sinks is NULL is read.
         d.sinks = _STAND_IN if variant.get("sinks") else None
+        # Only whether keyLengths is NULL is read.
+        d.keyLengths = _STAND_IN if variant.get("cache_seqlens") else None
         if window is not None:
             d.hasWindow, d.windowLeft, d.windowRight = 1, window[0], window[1]
         # Only whether lse is NULL is read.
@@ -852,10 +1004,11 @@ def precompile_attention(variants, *, device=None, threads=0):
 def precompile(op, *args, **kwargs):
     """Compiles and loads the kernel that op(*args, **kwargs) would launch,
     and launches nothing: afterwards that call, inside CUDA graph capture
-    too, only launches. op is flashcore.attention or flashcore.resample; the
-    tensors may be those of the later call or any CUDA tensors of their
-    shapes, dtypes and strides (their contents are not read). Kernels also
-    go to FlashCore's disk cache, so a later process loads them without a
+    too, only launches. op is flashcore.attention,
+    flashcore.attention_with_kvcache or flashcore.resample; the tensors may
+    be those of the later call or any CUDA tensors of their shapes, dtypes
+    and strides (their contents are not read). Kernels also go to
+    FlashCore's disk cache, so a later process loads them without a
     compile.
 
         flashcore.precompile(flashcore.attention, q, k, v, causal=True)
@@ -865,7 +1018,10 @@ def precompile(op, *args, **kwargs):
     """
     if op is attention:
         return _precompile_attention(*args, **kwargs)
+    if op is attention_with_kvcache:
+        return _precompile_attention_with_kvcache(*args, **kwargs)
     if op is resample:
         return _precompile_resample(*args, **kwargs)
     raise TypeError(f"flashcore.precompile: op is {op!r}, expected "
-                    "flashcore.attention or flashcore.resample")
+                    "flashcore.attention, flashcore.attention_with_kvcache "
+                    "or flashcore.resample")

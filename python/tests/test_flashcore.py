@@ -62,9 +62,10 @@ def test_library_exports_only_the_c_api():
 
 def test_descriptor_layout_matches_ctypes():
     assert _capi.ATTENTION_DESC.size == _capi.ctypes.sizeof(_capi.AttentionDesc)
-    # The workspace fields close the descriptor, as in FlashCore.h.
+    # The workspace fields, then the key counts, close the descriptor, as
+    # in FlashCore.h.
     fields = [name for name, _ in _capi.AttentionDesc._fields_]
-    assert fields[-2:] == ["workspace", "workspaceBytes"]
+    assert fields[-3:] == ["workspace", "workspaceBytes", "keyLengths"]
 
 
 # --- the doctor ------------------------------------------------------------
@@ -99,6 +100,7 @@ def test_first_gpu_call_says_what_is_missing():
 
 @pytest.mark.parametrize("name,keys", [
     ("flashcore::attention", ("CUDA", "Meta", "Autograd")),
+    ("flashcore::attention_with_kvcache", ("CUDA", "CPU", "Meta", "Autograd")),
     ("flashcore::resample", ("CUDA", "Meta", "Autograd")),
     ("flashcore::merge_attention", ("CUDA", "Meta", "Autograd")),
     ("flashcore::attention_backward", ("CUDA", "Meta", "Autograd")),
@@ -114,6 +116,15 @@ def test_attention_schema():
         "flashcore::attention(Tensor q, Tensor k, Tensor v, bool causal=False,"
         " int[]? window=None, float? scale=None, bool return_lse=False, "
         "float softcap=0., Tensor? sinks=None) -> (Tensor, Tensor)")
+
+
+def test_attention_with_kvcache_schema():
+    schema = str(torch.ops.flashcore.attention_with_kvcache.default._schema)
+    assert schema == (
+        "flashcore::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor "
+        "v_cache, Tensor? cache_seqlens=None, bool causal=False, int[]? "
+        "window=None, float? scale=None, bool return_lse=False, float "
+        "softcap=0., Tensor? sinks=None) -> (Tensor, Tensor)")
 
 
 # --- shape inference -------------------------------------------------------
@@ -143,6 +154,27 @@ def test_fake_tensor_mode_on_cuda_device():
                                                True)
     assert o.shape == q.shape and o.device.type == "cuda"
     assert lse.shape == (1, 4, 64)
+
+
+def test_attention_with_kvcache_shapes_decode_gqa():
+    q, k = meta(64, 1, 32, 128), meta(64, 8192, 8, 128)
+    lengths = meta(64, dtype=torch.int32)
+    o, lse = flashcore.attention_with_kvcache(q, k, k, lengths, causal=True,
+                                              return_lse=True)
+    assert o.shape == q.shape and o.stride() == q.stride()
+    assert o.dtype == torch.float16
+    assert lse.shape == (64, 32, 1) and lse.dtype == torch.float32
+    # An int is every batch entry's length; None, full caches.
+    assert flashcore.attention_with_kvcache(q, k, k, 100).shape == q.shape
+    assert flashcore.attention_with_kvcache(q, k, k).shape == q.shape
+
+
+def test_attention_with_kvcache_shapes_bhsd_through_strides():
+    q = meta(2, 8, 4, 64, dtype=torch.bfloat16).transpose(1, 2)
+    k = meta(2, 8, 300, 64, dtype=torch.bfloat16).transpose(1, 2)
+    o = flashcore.attention_with_kvcache(q, k, k, meta(2, dtype=torch.int32),
+                                         window=(16, 0), causal=True)
+    assert o.shape == (2, 4, 8, 64) and o.stride() == q.stride()
 
 
 def test_merge_attention_shapes():
@@ -235,6 +267,24 @@ def test_torch_compile_traces_resample_without_graph_break():
     assert torch.ops.flashcore.resample.default in recorder.targets()
 
 
+@pytest.mark.parametrize("lengths", ["tensor", "int"])
+def test_torch_compile_traces_attention_with_kvcache_without_graph_break(
+        lengths):
+    recorder = GraphRecorder()
+
+    def decode(q, k, v, cache_seqlens):
+        n = cache_seqlens if lengths == "tensor" else 77
+        o = flashcore.attention_with_kvcache(q, k, v, n, causal=True)
+        return (o * 2).sum(dim=-1)
+
+    compiled = torch.compile(decode, backend=recorder, fullgraph=True)
+    q, k = meta(4, 1, 8, 64), meta(4, 1000, 2, 64)
+    assert compiled(q, k, k, meta(4, dtype=torch.int32)).shape == (4, 1, 8)
+    assert len(recorder.graphs) == 1
+    assert torch.ops.flashcore.attention_with_kvcache.default in \
+        recorder.targets()
+
+
 def test_torch_compile_aot_autograd_uses_the_fake():
     compiled = torch.compile(
         lambda q, k: flashcore.attention(q, k, k, return_lse=True)[1],
@@ -247,6 +297,15 @@ def test_opcheck_on_meta_tensors():
     q, k = meta(2, 64, 4, 64), meta(2, 80, 2, 64)
     torch.library.opcheck(torch.ops.flashcore.attention.default,
                           (q, k, k, True, None, None, True),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+
+
+def test_opcheck_attention_with_kvcache_on_meta_tensors():
+    q, k = meta(3, 4, 8, 64), meta(3, 500, 2, 64)
+    torch.library.opcheck(torch.ops.flashcore.attention_with_kvcache.default,
+                          (q, k, k, meta(3, dtype=torch.int32), True, None,
+                           None, True),
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
 
@@ -355,6 +414,62 @@ def test_window_is_checked(window):
         lambda: flashcore.attention(q, q, q, window=window))
 
 
+@pytest.mark.parametrize("q, k, v, cache_seqlens, expected", [
+    (meta(2, 1, 8, 64), meta(2, 100, 2, 64), meta(2, 100, 2, 64),
+     meta(2, dtype=torch.int64),
+     "cache_seqlens is torch.int64 (2,), expected torch.int32 (2,): one key "
+     "count per batch entry"),
+    (meta(2, 1, 8, 64), meta(2, 100, 2, 64), meta(2, 100, 2, 64),
+     meta(3, dtype=torch.int32),
+     "cache_seqlens is torch.int32 (3,), expected torch.int32 (2,)"),
+    (meta(2, 1, 8, 64), meta(2, 100, 2, 64), meta(2, 100, 2, 64),
+     meta(2, 1, dtype=torch.int32),
+     "cache_seqlens is torch.int32 (2, 1), expected torch.int32 (2,)"),
+    (meta(2, 1, 8, 64), meta(2, 100, 2, 64), meta(2, 100, 2, 64),
+     meta(4, dtype=torch.int32)[::2],
+     "cache_seqlens has stride 2, expected 1"),
+    (meta(2, 1, 8, 64), meta(2, 100, 2, 64), meta(2, 100, 2, 64),
+     torch.zeros(2, dtype=torch.int32),
+     "cache_seqlens is on cpu and q on meta, expected one device"),
+    (meta(2, 1, 8, 64), meta(2, 100, 2, 64), meta(2, 90, 2, 64), None,
+     "k_cache is (2, 100, 2, 64) and v_cache (2, 90, 2, 64), expected one "
+     "shape"),
+    (meta(3, 1, 8, 64), meta(2, 100, 2, 64), meta(2, 100, 2, 64),
+     meta(3, dtype=torch.int32),
+     "q is (3, 1, 8, 64) and k_cache (2, 100, 2, 64), expected the same "
+     "batch"),
+    (meta(2, 1, 8, 64), meta(2, 100, 2, 64, dtype=torch.bfloat16),
+     meta(2, 100, 2, 64, dtype=torch.bfloat16), None,
+     "k_cache is torch.bfloat16 and q torch.float16"),
+    (meta(2, 1, 8, 64), meta(2, 100, 2, 64), meta(2, 100, 2, 64), 3.0,
+     "cache_seqlens is a float, expected a torch.int32 tensor [batch], an "
+     "int or None"),
+])
+def test_attention_with_kvcache_errors(q, k, v, cache_seqlens, expected):
+    message = error_of(
+        lambda: flashcore.attention_with_kvcache(q, k, v, cache_seqlens))
+    assert message.startswith("flashcore.attention_with_kvcache: ")
+    assert expected in message
+
+
+def test_attention_with_kvcache_on_cpu_is_refused():
+    q = torch.zeros(2, 1, 8, 64, dtype=torch.float16)
+    k = torch.zeros(2, 100, 2, 64, dtype=torch.float16)
+    assert "q is on cpu, expected a CUDA device" in error_of(
+        lambda: flashcore.attention_with_kvcache(
+            q, k, k, torch.full((2,), 50, dtype=torch.int32)))
+
+
+def test_attention_with_kvcache_has_no_backward():
+    q = meta(2, 1, 8, 64).requires_grad_()
+    k = meta(2, 100, 2, 64)
+    o = flashcore.attention_with_kvcache(q, k, k, meta(2, dtype=torch.int32))
+    with pytest.raises(NotImplementedError,
+                       match="attention_with_kvcache has no backward: it is "
+                       "for inference"):
+        o.sum().backward()
+
+
 def test_resample_errors():
     targets = meta(2, 10, dtype=torch.float32)
     times, values = meta(2, 5, dtype=torch.float32), meta(2, 5, 8)
@@ -376,6 +491,9 @@ def test_precompile_needs_a_cuda_device_and_a_known_op():
     q = meta(1, 64, 4, 64)
     assert "expected a CUDA device" in error_of(
         lambda: flashcore.precompile(flashcore.attention, q, q, q))
+    assert "expected a CUDA device" in error_of(
+        lambda: flashcore.precompile(flashcore.attention_with_kvcache, q, q,
+                                     q, meta(1, dtype=torch.int32)))
     with pytest.raises(TypeError, match="expected flashcore.attention"):
         flashcore.precompile(torch.matmul, q, q)
 
@@ -386,6 +504,8 @@ def test_precompile_needs_a_cuda_device_and_a_known_op():
     (dict(dtype=torch.float16, head_dim=64, seqlen=9), "expected dtype, "
      "head_dim"),
     (dict(dtype=torch.float16, head_dim=64, window=(-1, 0)), "window is"),
+    (dict(dtype=torch.float16, head_dim=64, cache_seqlens=True,
+          backward=True), "expected cache_seqlens or backward, not both"),
 ])
 def test_precompile_attention_checks_each_variant(variant, expected):
     message = error_of(lambda: flashcore.precompile_attention(

@@ -1,7 +1,9 @@
 """flashcore (the installed wheel) on the GPU, against torch on the device:
 the attention grid of scripts/gpu/attention.sh through flashcore.attention
 (BSHD and BHSD, GQA/MQA, causal, windows, LSE), its gradients against
-torch's autograd (and the same bits twice), torch.library.opcheck,
+torch's autograd (and the same bits twice), flashcore.attention_with_kvcache
+over caches filled to per-sequence lengths (NaN past them: decode,
+speculative decoding, prefill, split-KV), torch.library.opcheck,
 torch.compile(fullgraph=True) with inductor, CUDA graph capture and replay
 (precompiled and warmed up; an uncompiled kernel is refused, not compiled),
 resample in every mode against a torch reference, and the errors of bad
@@ -20,24 +22,52 @@ import torch.nn.functional as F
 
 import flashcore
 from check_table import check, print_table
-from torch_reference import check_gradients, reference
+from torch_reference import check_gradients, reference, reference_kvcache
+
+
+def randn_bshd(b, heads, seq, d, dtype, bhsd=False):
+    """A random [B, S, H, D] tensor on the GPU; with bhsd, [B, H, S, D]
+    storage passed as its transpose."""
+    if bhsd:
+        return torch.randn(b, heads, seq, d, device="cuda",
+                           dtype=dtype).transpose(1, 2)
+    return torch.randn(b, seq, heads, d, device="cuda", dtype=dtype)
+
+
+def random_sinks(hq):
+    """Sinks around the rows' logits, and one far above them."""
+    return (torch.randn(hq, device="cuda") * 2).index_fill_(
+        0, torch.tensor([0], device="cuda"), 12.0)
+
+
+def compare_attention(q, o, o_lse, ref, ref_lse, low):
+    """o (like q) within twice the error of the same math in q's dtype (low)
+    against the float32 oracle ref, plus 1e-3; o_lse (None: not returned)
+    +inf where ref_lse is and within 2e-3 of it elsewhere. Returns the
+    errors as text."""
+    error = (o.float() - ref).abs().max().item()
+    bound = 2 * (low - ref).abs().max().item() + 1e-3
+    assert o.shape == q.shape and o.stride() == q.stride(), (o.shape, o.stride())
+    assert error <= bound, f"max |o - ref| {error:.2e} > bound {bound:.2e}"
+    detail = f"err {error:.1e} (bound {bound:.1e})"
+    if o_lse is not None:
+        finite = torch.isfinite(ref_lse)
+        assert torch.equal(torch.isfinite(o_lse), finite), "lse +inf rows"
+        lse_error = (o_lse[finite] - ref_lse[finite]).abs().max().item() \
+            if finite.any() else 0.0
+        assert lse_error <= 2e-3, f"max |lse - ref| {lse_error:.2e}"
+        detail += f", lse err {lse_error:.1e}"
+    return detail
+
 
 def attention_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
                    scale=None, bhsd=False, lse=True, softcap=0.0,
                    sinks=False):
     def run():
-        shape_q, shape_k = (b, sq, hq, d), (b, sk, hkv, d)
-        if bhsd:  # [B, H, S, D] storage, passed as its transpose
-            q = torch.randn(b, hq, sq, d, device="cuda", dtype=dtype).transpose(1, 2)
-            k = torch.randn(b, hkv, sk, d, device="cuda", dtype=dtype).transpose(1, 2)
-            v = torch.randn(b, hkv, sk, d, device="cuda", dtype=dtype).transpose(1, 2)
-        else:
-            q = torch.randn(shape_q, device="cuda", dtype=dtype)
-            k = torch.randn(shape_k, device="cuda", dtype=dtype)
-            v = torch.randn(shape_k, device="cuda", dtype=dtype)
-        # Sinks around the rows' logits, and one far above them.
-        s = (torch.randn(hq, device="cuda") * 2).index_fill_(
-            0, torch.tensor([0], device="cuda"), 12.0) if sinks else None
+        q = randn_bshd(b, hq, sq, d, dtype, bhsd)
+        k = randn_bshd(b, hkv, sk, d, dtype, bhsd)
+        v = randn_bshd(b, hkv, sk, d, dtype, bhsd)
+        s = random_sinks(hq) if sinks else None
         got = flashcore.attention(q, k, v, causal=causal, window=window,
                                   scale=scale, return_lse=lse,
                                   softcap=softcap, sinks=s)
@@ -45,19 +75,7 @@ def attention_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
         ref, ref_lse = reference(q, k, v, causal, window, scale, torch.float32,
                                  softcap, s)
         low, _ = reference(q, k, v, causal, window, scale, dtype, softcap, s)
-        error = (o.float() - ref).abs().max().item()
-        bound = 2 * (low - ref).abs().max().item() + 1e-3
-        assert o.shape == q.shape and o.stride() == q.stride(), (o.shape, o.stride())
-        assert error <= bound, f"max |o - ref| {error:.2e} > bound {bound:.2e}"
-        detail = f"err {error:.1e} (bound {bound:.1e})"
-        if lse:
-            finite = torch.isfinite(ref_lse)
-            assert torch.equal(torch.isfinite(o_lse), finite), "lse +inf rows"
-            lse_error = (o_lse[finite] - ref_lse[finite]).abs().max().item() \
-                if finite.any() else 0.0
-            assert lse_error <= 2e-3, f"max |lse - ref| {lse_error:.2e}"
-            detail += f", lse err {lse_error:.1e}"
-        return detail
+        return compare_attention(q, o, o_lse, ref, ref_lse, low)
     return run
 
 
@@ -177,6 +195,133 @@ def attention_grid():
         check("attention " + name, case)
 
 
+def cache_lengths(b, low, high, *edges):
+    """b cache lengths: edges, then random ones in [low, high)."""
+    return list(edges) + torch.randint(low, high, (b - len(edges),)).tolist()
+
+
+def kvcache_case(b, hq, hkv, sq, s_cache, d, dtype, lengths, causal=False,
+                 window=None, softcap=0.0, sinks=False, bhsd=False, lse=True):
+    """flashcore.attention_with_kvcache of q over caches of s_cache
+    positions filled to lengths (b ints as an int32 tensor, or one int
+    passed as it is), against reference_kvcache. Every position at or past
+    its entry's length holds NaN: none may reach o or lse."""
+    def run():
+        q = randn_bshd(b, hq, sq, d, dtype, bhsd)
+        k_cache = randn_bshd(b, hkv, s_cache, d, dtype, bhsd)
+        v_cache = randn_bshd(b, hkv, s_cache, d, dtype, bhsd)
+        n = torch.tensor([lengths] * b if isinstance(lengths, int) else
+                         lengths, dtype=torch.int32, device="cuda")
+        stale = torch.arange(s_cache, device="cuda") >= n[:, None]
+        for t in (k_cache, v_cache):
+            t.masked_fill_(stale[:, :, None, None], float("nan"))
+        s = random_sinks(hq) if sinks else None
+        got = flashcore.attention_with_kvcache(
+            q, k_cache, v_cache, lengths if isinstance(lengths, int) else n,
+            causal=causal, window=window, softcap=softcap, sinks=s,
+            return_lse=lse)
+        o, o_lse = got if lse else (got, None)
+        for name, t in (("o", o), ("lse", o_lse)):
+            assert t is None or not t.isnan().any(), \
+                f"NaN in {name}: a cache position past its length was read"
+        ref, ref_lse = reference_kvcache(q, k_cache, v_cache, n, causal,
+                                         window, None, torch.float32,
+                                         softcap, s)
+        low, _ = reference_kvcache(q, k_cache, v_cache, n, causal, window,
+                                   None, dtype, softcap, s)
+        return (f"lengths {n.min().item()}..{n.max().item()}, " +
+                compare_attention(q, o, o_lse, ref, ref_lse, low))
+    return run
+
+
+def kvcache_full_is_attention():
+    """cache_seqlens=None: every cache full, flashcore.attention's bits."""
+    q = torch.randn(4, 1, 32, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(4, 3000, 8, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    o, lse = flashcore.attention_with_kvcache(q, k, v, causal=True,
+                                              return_lse=True)
+    o2, lse2 = flashcore.attention(q, k, v, causal=True, return_lse=True)
+    assert torch.equal(o, o2) and torch.equal(lse, lse2), "differs"
+    return "the same bits"
+
+
+def kvcache_grid():
+    bf16, f16 = torch.bfloat16, torch.float16
+    # Decode over caches of 8192 positions filled to random lengths, 0, 1
+    # and all of them: GQA (a group's heads folded into a tile's rows) and
+    # MQA.
+    for dtype in (bf16, f16):
+        for d in (64, 96, 128, 256):
+            for hkv, heads, causal in ((8, "GQA 4:1", True),
+                                       (1, "MQA", False)):
+                name = (f"kvcache {str(dtype)[6:]} d{d} decode {heads} "
+                        f"{'causal' if causal else 'non-causal'} B=64 "
+                        "S_cache=8192")
+                check(name, kvcache_case(
+                    64, 32, hkv, 1, 8192, d, dtype,
+                    cache_lengths(64, 0, 8192, 0, 1, 8192), causal=causal))
+    for name, case in [
+        # Speculative decoding: 4 queries; a length under 4 leaves the first
+        # rows without keys (zeros, lse +inf).
+        ("bf16 d128 Sq=4 GQA 4:1 causal B=16 S_cache=4096",
+         kvcache_case(16, 32, 8, 4, 4096, 128, bf16,
+                      cache_lengths(16, 0, 4097, 0, 1, 2, 3, 4, 4096),
+                      causal=True)),
+        ("f16 d64 Sq=4 MQA causal B=16 S_cache=1000",
+         kvcache_case(16, 16, 1, 4, 1000, 64, f16,
+                      cache_lengths(16, 0, 1001, 0, 1, 3, 4, 1000),
+                      causal=True)),
+        # Prefill-like: 300 queries over lengths from 300 to the whole
+        # cache.
+        ("bf16 d128 Sq=300 GQA 2:1 causal B=4 S_cache=2048",
+         kvcache_case(4, 16, 8, 300, 2048, 128, bf16,
+                      cache_lengths(4, 300, 2049, 300, 2048), causal=True)),
+        ("f16 d256 Sq=300 GQA 2:1 non-causal B=4 S_cache=2048",
+         kvcache_case(4, 8, 4, 300, 2048, 256, f16,
+                      cache_lengths(4, 300, 2049, 300, 2048))),
+        ("bf16 d96 Sq=300 causal BHSD B=3 S_cache=1500",
+         kvcache_case(3, 4, 4, 300, 1500, 96, bf16,
+                      cache_lengths(3, 300, 1501, 300, 1500), causal=True,
+                      bhsd=True)),
+        # Windows, aligned to each length's end.
+        ("bf16 d64 Sq=300 window 128,0 causal B=4 S_cache=2048",
+         kvcache_case(4, 8, 8, 300, 2048, 64, bf16,
+                      cache_lengths(4, 300, 2049, 300, 2048), causal=True,
+                      window=(128, 0))),
+        ("bf16 d128 decode GQA 4:1 window 256,0 causal B=16 S_cache=8192",
+         kvcache_case(16, 32, 8, 1, 8192, 128, bf16,
+                      cache_lengths(16, 0, 8193, 0, 1, 8192), causal=True,
+                      window=(256, 0))),
+        # Few rows: each row's keys split over CTAs (split-KV), splits past
+        # a short length empty.
+        ("bf16 d128 decode split-KV B=1 GQA 4:1 S_cache=65536 length 40000",
+         kvcache_case(1, 32, 8, 1, 65536, 128, bf16, [40000])),
+        ("f16 d64 decode split-KV B=2 GQA 4:1 causal S_cache=65536 lengths "
+         "65536, 777",
+         kvcache_case(2, 32, 8, 1, 65536, 64, f16, [65536, 777],
+                      causal=True)),
+        # Lengths below 0 count as 0, above the cache as the cache.
+        ("bf16 d64 decode GQA 4:1 B=4 S_cache=1000 lengths -3, 0, 1000, 5000",
+         kvcache_case(4, 32, 8, 1, 1000, 64, bf16, [-3, 0, 1000, 5000])),
+        ("bf16 d128 decode softcap 30 GQA 4:1 B=16 S_cache=4096",
+         kvcache_case(16, 32, 8, 1, 4096, 128, bf16,
+                      cache_lengths(16, 0, 4097, 0, 1, 4096), softcap=30.0)),
+        ("bf16 d64 decode sinks GQA 4:1 B=16 S_cache=4096",
+         kvcache_case(16, 32, 8, 1, 4096, 64, bf16,
+                      cache_lengths(16, 0, 4097, 0, 1, 4096), sinks=True)),
+        ("bf16 d128 decode sinks split-KV B=1 GQA 8:1 S_cache=65536 length "
+         "30000",
+         kvcache_case(1, 64, 8, 1, 65536, 128, bf16, [30000], sinks=True)),
+        ("bf16 d128 decode GQA 4:1 B=8 S_cache=8192 cache_seqlens=5000 (an "
+         "int), no lse",
+         kvcache_case(8, 32, 8, 1, 8192, 128, bf16, 5000, lse=False)),
+    ]:
+        check("kvcache " + name, case)
+    check("kvcache cache_seqlens=None is flashcore.attention",
+          kvcache_full_is_attention)
+
+
 def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
                   scale=None, bhsd=False, deterministic=False, sinks=False):
     """dq, dk and dv of flashcore.attention by autograd against torch's
@@ -200,12 +345,8 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
             torch.use_deterministic_algorithms(previous)
 
     def run():
-        def make(heads, seq):
-            if bhsd:  # [B, H, S, D] storage, passed as its transpose
-                return torch.randn(b, heads, seq, d, device="cuda",
-                                   dtype=dtype).transpose(1, 2)
-            return torch.randn(b, seq, heads, d, device="cuda", dtype=dtype)
-        q, k, v = make(hq, sq), make(hkv, sk), make(hkv, sk)
+        q, k, v = (randn_bshd(b, heads, seq, d, dtype, bhsd)
+                   for heads, seq in ((hq, sq), (hkv, sk), (hkv, sk)))
         dout = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
         inputs = [t.detach().requires_grad_() for t in (q, k, v)]
         s = None
@@ -345,11 +486,37 @@ def split_decode_captures():
     return f"replayed, err {error:.1e}"
 
 
+def kvcache_decode_captures():
+    """A split-KV decode over KV caches, prepared by flashcore.precompile
+    and captured in a CUDA graph, replayed with new lengths written into
+    the captured cache_seqlens (as a decode loop does)."""
+    q = torch.randn(2, 1, 32, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(2, 65536, 8, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    n = torch.tensor([100, 100], dtype=torch.int32, device="cuda")
+    flashcore.precompile(flashcore.attention_with_kvcache, q, k, v, n,
+                         causal=True, return_lse=True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o, lse = flashcore.attention_with_kvcache(q, k, v, n, causal=True,
+                                                  return_lse=True)
+    n.copy_(torch.tensor([50000, 1], dtype=torch.int32))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref, ref_lse = reference_kvcache(q, k, v, n, True, None, None,
+                                     torch.float32)
+    low, _ = reference_kvcache(q, k, v, n, True, None, None, torch.bfloat16)
+    return "replayed, " + compare_attention(q, o, lse, ref, ref_lse, low)
+
+
 def opcheck():
     q = torch.randn(2, 128, 4, 64, device="cuda", dtype=torch.bfloat16)
     k = torch.randn(2, 200, 2, 64, device="cuda", dtype=torch.bfloat16)
     torch.library.opcheck(torch.ops.flashcore.attention.default,
                           (q, k, k, True, None, None, True))
+    n = torch.tensor([150, 7], dtype=torch.int32, device="cuda")
+    torch.library.opcheck(torch.ops.flashcore.attention_with_kvcache.default,
+                          (q, k, k, n, True, None, None, True))
     targets = torch.sort(torch.rand(2, 40, device="cuda") * 10, dim=1).values
     times = torch.cumsum(torch.rand(2, 30, device="cuda"), dim=1)
     values = torch.randn(2, 30, 8, device="cuda")
@@ -592,8 +759,10 @@ def bad_input():
 def main():
     print(flashcore.doctor(), flush=True)
     attention_grid()
+    kvcache_grid()
     backward_grid()
-    check("opcheck attention, merge_attention and resample", opcheck)
+    check("opcheck attention, attention_with_kvcache, merge_attention and "
+          "resample", opcheck)
     check("torch.compile(fullgraph=True) block, inductor", compiled_block)
     check("CUDA graph capture after flashcore.precompile",
           graph_capture("precompile"))
@@ -603,6 +772,8 @@ def main():
           precompiled_variant_captures)
     check("split-KV decode captured after flashcore.precompile",
           split_decode_captures)
+    check("kvcache split-KV decode captured after flashcore.precompile, "
+          "new lengths replayed", kvcache_decode_captures)
     for dtype in (torch.float32, torch.bfloat16):
         for pieces in (2, 3):
             check(f"merge_attention {str(dtype)[6:]} of {pieces} key pieces "

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer (memcheck, racecheck, synccheck) on kernels that only
-# flashcore.attention reaches with its options (kernels-ref, the harness's
-# oracle, has no softcap or sinks): a small causal GQA call of each, through the
-# installed wheel (scripts/gpu/python.sh installs it into /tmp/flashcore-site).
+# flashcore's Python calls reach with their options (kernels-ref, the
+# harness's oracle, has no softcap, sinks or KV cache lengths): a small
+# causal GQA call of each, through the installed wheel (scripts/gpu/python.sh installs it into /tmp/flashcore-site).
 # Usage (GPU machine, repository root, after python.sh):
 #   scripts/gpu/sanitize_python.sh
 # Logs go to $OUT; exit 0 when every tool reports no error.
@@ -12,16 +12,18 @@ mkdir -p "$out"
 export PYTHONPATH=${PYTHONPATH:-/tmp/flashcore-site}
 cd /tmp
 status=0
+# run NAME D CALL: CALL (an expression that launches) after q [2, 150, 4, D]
+# and k [2, 170, 2, D] are made.
 run() {
-  local name=$1 call=$2
+  local name=$1 call=$3
   for tool in memcheck racecheck synccheck; do
     local log=$out/sanitize-$name-$tool.log
     compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -c "
 import torch, flashcore
 torch.manual_seed(1)
-q = torch.randn(2, 150, 4, $3, device='cuda', dtype=torch.bfloat16)
-k = torch.randn(2, 170, 2, $3, device='cuda', dtype=torch.bfloat16)
-o = flashcore.attention(q, k, k, causal=True, return_lse=True, $call)
+q = torch.randn(2, 150, 4, $2, device='cuda', dtype=torch.bfloat16)
+k = torch.randn(2, 170, 2, $2, device='cuda', dtype=torch.bfloat16)
+o = $call
 torch.cuda.synchronize()
 " > "$log" 2>&1
     local rc=$?
@@ -29,7 +31,13 @@ torch.cuda.synchronize()
     [ $rc -eq 0 ] || status=1
   done
 }
-run softcap-d128 "softcap=30.0" 128
-run softcap-d96 "softcap=5.0, scale=1.0" 96
-run sinks-d64 "sinks=torch.randn(4, device='cuda')" 64
+attention="flashcore.attention(q, k, k, causal=True, return_lse=True"
+run softcap-d128 128 "$attention, softcap=30.0)"
+run softcap-d96 96 "$attention, softcap=5.0, scale=1.0)"
+run sinks-d64 64 "$attention, sinks=torch.randn(4, device='cuda'))"
+# A KV cache filled to 0, 77 and 170 keys (NaN past them; the sm_90a
+# consumers zero V's rows past the length), prefill and split-KV decode.
+lengths="torch.tensor([77, 170], device='cuda', dtype=torch.int32)"
+run kvcache-d128 128 "flashcore.attention_with_kvcache(q, k, k.index_fill(1, torch.arange(77, 170, device='cuda'), float('nan')), $lengths, causal=True)"
+run kvcache-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], k.repeat(1, 400, 1, 1), k.repeat(1, 400, 1, 1), torch.tensor([0, 30000], device='cuda', dtype=torch.int32), return_lse=True)"
 exit $status

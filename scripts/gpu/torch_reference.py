@@ -1,6 +1,7 @@
 """The torch oracle of the GPU checks (python_check.py, aot_backward.py):
-attention by its definition in fmha.attention's terms (FmhaOps.td), and
-FlashAttention's criterion for gradients."""
+attention by its definition in fmha.attention's terms (FmhaOps.td), over
+KV caches filled to per-sequence lengths, and FlashAttention's criterion
+for gradients."""
 
 import math
 
@@ -41,6 +42,24 @@ def reference(q, k, v, causal, window, scale, dtype, softcap=0.0,
         lse = torch.where(visible.any(-1), lse,
                           torch.full_like(lse, math.inf))
     return o.transpose(1, 2), lse
+
+
+def reference_kvcache(q, k_cache, v_cache, cache_seqlens, causal, window,
+                      scale, dtype, softcap=0.0, sinks=None):
+    """reference() of each batch entry b over the first cache_seqlens[b]
+    keys of its k_cache and v_cache (flash_attn_with_kvcache's lengths,
+    clamped to [0, seqlen_cache]), the masks aligned to that length's end;
+    the positions past it are never read. An entry without keys gets zeros
+    and lse +inf (with sinks: the sink's logit). Returns o and lse."""
+    outs, lses = [], []
+    for b, n in enumerate(cache_seqlens.tolist()):
+        n = min(max(n, 0), k_cache.shape[1])
+        o, lse = reference(q[b:b + 1], k_cache[b:b + 1, :n],
+                           v_cache[b:b + 1, :n], causal, window, scale, dtype,
+                           softcap, sinks)
+        outs.append(o)
+        lses.append(lse)
+    return torch.cat(outs), torch.cat(lses)
 
 
 def reference_gradients(q, k, v, dout, causal, window, scale, dtype,

@@ -586,6 +586,12 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
             kernel.origin + ": fmha.attention with sinks is not supported by "
                             "fmha-aot yet (its attention_args have no sinks); "
                             "the JIT and the C API run it");
+      if (attention.getKeyLengths())
+        return llvm::createStringError(
+            kernel.origin + ": fmha.attention with key_lengths is not "
+                            "supported by fmha-aot yet (its attention_args "
+                            "have no key lengths); the JIT and the C API run "
+                            "it");
       kernel.kind = AotKernel::Kind::Attention;
       kernel.withLse = static_cast<bool>(attention.getLse());
       if (llvm::Error err = describeAttention(attention, kernel))

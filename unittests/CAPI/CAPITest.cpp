@@ -311,20 +311,25 @@ float fromBf16(uint16_t value) {
 /// its o and lse by the op's definition (FmhaOps.td) computed in double:
 /// logits scale * q . k (capped by softcap, where not 0), bottom-right
 /// aligned causal mask, and with sinks (one per query head, where given)
-/// in each row's denominator.
+/// in each row's denominator; with keyLengths (one per batch entry, where
+/// given), batch b's first keyLengths[b] keys only, the mask aligned to
+/// them (a row that sees no key: zeros and +inf).
 struct HostAttention {
   long long B, Hq, Hkv, Sq, Sk, D;
   double scale, softcap;
   std::vector<float> sinks;
+  std::vector<int> keyLengths;
   std::vector<uint16_t> q, k, v;
   std::vector<double> o, lse;
 
   HostAttention(long long B, long long Hq, long long Hkv, long long Sq,
                 long long Sk, long long D, double scale = 0, double softcap = 0,
-                std::vector<float> sinks = {})
+                std::vector<float> sinks = {},
+                std::vector<int> keyLengths = {})
       : B(B), Hq(Hq), Hkv(Hkv), Sq(Sq), Sk(Sk), D(D),
         scale(scale != 0 ? scale : 1.0 / std::sqrt(double(D))),
-        softcap(softcap), sinks(std::move(sinks)), q(B * Hq * Sq * D),
+        softcap(softcap), sinks(std::move(sinks)),
+        keyLengths(std::move(keyLengths)), q(B * Hq * Sq * D),
         k(B * Hkv * Sk * D), v(B * Hkv * Sk * D), o(q.size()),
         lse(B * Hq * Sq) {
     Lcg random{12345};
@@ -342,7 +347,8 @@ struct HostAttention {
     const uint16_t *qi = &q[((b * Hq + h) * Sq + i) * D];
     std::vector<double> scores;
     double max = -std::numeric_limits<double>::infinity();
-    for (long long j = 0; j <= i + Sk - Sq; ++j) {
+    long long keys = keyLengths.empty() ? Sk : keyLengths[b];
+    for (long long j = 0; j < keys && j <= i + keys - Sq; ++j) {
       const uint16_t *kj = &k[((b * Hkv + kvh) * Sk + j) * D];
       double dot = 0;
       for (long long d = 0; d < D; ++d)
@@ -355,6 +361,10 @@ struct HostAttention {
     }
     if (!sinks.empty())
       max = std::max(max, double(sinks[h]));
+    if (max == -std::numeric_limits<double>::infinity()) {
+      lse[(b * Hq + h) * Sq + i] = std::numeric_limits<double>::infinity();
+      return; // o's row stays zero
+    }
     double sum = sinks.empty() ? 0 : std::exp(sinks[h] - max);
     for (double &score : scores)
       sum += score = std::exp(score - max);
@@ -396,7 +406,8 @@ struct HostAttention {
     for (size_t i = 0; i < o.size(); ++i)
       outError = std::max(outError, std::fabs(fromBf16(gotO[i]) - o[i]));
     for (size_t i = 0; i < lse.size(); ++i)
-      lseError = std::max(lseError, std::fabs(gotLse[i] - lse[i]));
+      if (gotLse[i] != lse[i]) // +inf, for a row without keys
+        lseError = std::max(lseError, std::fabs(gotLse[i] - lse[i]));
     EXPECT_LT(outError, 4.0 / 256);
     EXPECT_LT(lseError, 1e-3);
   }
@@ -412,13 +423,29 @@ struct DeviceAttention {
   void *q, *k, *v, *o;
   float *lse;
   const float *sinks = nullptr;
+  const int *keyLengths = nullptr;
 
   DeviceAttention(mlir::fmha::CudaDriver &driver, const HostAttention &host)
       : driver(driver), expected(host) {
     size_t kBytes = host.k.size() * 2;
     q = upload(host.q.data(), host.q.size() * 2);
-    k = upload(host.k.data(), kBytes);
-    v = upload(host.v.data(), kBytes);
+    // With key lengths, the keys and values past them are NaN on the
+    // device: they must never reach the result.
+    std::vector<uint16_t> cachedK = host.k, cachedV = host.v;
+    if (!host.keyLengths.empty()) {
+      constexpr uint16_t kBf16NaN = 0x7fc0;
+      for (long long b = 0; b < host.B; ++b)
+        for (long long h = 0; h < host.Hkv; ++h)
+          for (long long j = host.keyLengths[b]; j < host.Sk; ++j)
+            for (long long d = 0; d < host.D; ++d) {
+              size_t at = ((b * host.Hkv + h) * host.Sk + j) * host.D + d;
+              cachedK[at] = cachedV[at] = kBf16NaN;
+            }
+      keyLengths = static_cast<const int *>(upload(
+          host.keyLengths.data(), host.keyLengths.size() * sizeof(int)));
+    }
+    k = upload(cachedK.data(), kBytes);
+    v = upload(cachedV.data(), kBytes);
     o = upload(nullptr, host.o.size() * 2);
     lse = static_cast<float *>(upload(nullptr, host.lse.size() * 4));
     if (!host.sinks.empty())
@@ -444,6 +471,7 @@ struct DeviceAttention {
   fmhaAttentionDesc getDesc() const {
     fmhaAttentionDesc desc = expected.getDesc(q, k, v, o, lse);
     desc.sinks = sinks;
+    desc.keyLengths = keyLengths;
     return desc;
   }
 
@@ -667,6 +695,51 @@ TEST_F(CAPIOnAGpu, SinksMatchTheHost) {
         desc.workspaceBytes = workspaceBytes;
         device.run(jit, desc);
       }
+      fmhaJitDestroy(jit);
+    }
+  }
+}
+
+// On a machine with a GPU, for each chip the device runs: a KV cache's
+// filled lengths (0, 1, one past a key block, part of a block, full) on
+// causal GQA prefill (77 queries: rows before a short cache's first key see
+// none) and on decode (folded, and split over CTAs with a workspace), NaN
+// in the cache past each length; against the host. The backward refuses
+// key lengths by name.
+TEST_F(CAPIOnAGpu, KeyLengthsMatchTheHost) {
+  std::string error;
+
+  std::vector<int> keyLengths = {0, 1, 129, 1000, 1300};
+  for (long long Sq : {77LL, 1LL}) {
+    SCOPED_TRACE("Sq = " + std::to_string(Sq));
+    HostAttention expected(/*B=*/5, /*Hq=*/8, /*Hkv=*/2, Sq, /*Sk=*/1300,
+                           /*D=*/128, 0, 0, {}, keyLengths);
+    DeviceAttention device(*driver, expected);
+    for (const char *chip : chips) {
+      SCOPED_TRACE(chip);
+      fmhaJit jit = createUncachedJit(chip, error);
+      ASSERT_NE(jit, nullptr) << error;
+      fmhaAttentionDesc desc = device.getDesc();
+      char *message = nullptr;
+      size_t workspaceBytes = 0;
+      ASSERT_EQ(
+          fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
+          FMHA_SUCCESS)
+          << take(message);
+      device.run(jit, desc);
+      if (workspaceBytes) {
+        desc.workspace = device.upload(nullptr, workspaceBytes);
+        desc.workspaceBytes = workspaceBytes;
+        device.run(jit, desc);
+      }
+
+      fmhaAttentionBackwardDesc grad{};
+      grad.forward = desc;
+      EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
+                                      &message),
+                FMHA_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(take(message).find("the forward has key lengths"),
+                std::string::npos);
       fmhaJitDestroy(jit);
     }
   }

@@ -112,3 +112,36 @@ TEST(TypedLaunch, BackwardOfASoftcappedForwardIsRefused) {
         "backward yet (the forward has)");
   }
 }
+
+// Key lengths (a KV cache's): the tensor and the spec agree, the lengths
+// are 4-byte aligned, and a backward of such a forward is refused by name.
+TEST(TypedLaunch, KeyLengthsAreCheckedAndHaveNoBackward) {
+  KernelSpec forward;
+  forward.headDim = 128;
+  forward.withLse = true;
+  AttentionTensors t = getTensors(getGradSpec(true)).forward;
+  alignas(4) static int32_t lengths[2] = {130, 7};
+  t.keyLengths = lengths;
+  auto checkForward = [&](const KernelSpec &spec, const AttentionTensors &f) {
+    llvm::Error err = checkAttentionTensors(spec, f);
+    return err ? llvm::toString(std::move(err)) : std::string();
+  };
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: a keyLengths tensor is given but the spec has no key "
+            "lengths (set withKeyLengths)");
+  forward.withKeyLengths = true;
+  EXPECT_EQ(checkForward(forward, t), "");
+  t.keyLengths = reinterpret_cast<const int32_t *>(standIn + 2);
+  EXPECT_NE(checkForward(forward, t).find(
+                "attention: keyLengths is at 0x"),
+            std::string::npos);
+  t.keyLengths = nullptr;
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: the spec has key lengths but no keyLengths tensor is "
+            "given");
+
+  KernelSpec grad = getAttentionGradSpec(forward, /*deterministic=*/true);
+  EXPECT_EQ(check(grad, getTensors(grad)),
+            "attention_grad: the forward has key lengths (a KV cache's): the "
+            "backward takes whole sequences, without keyLengths");
+}

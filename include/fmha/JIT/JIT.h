@@ -109,6 +109,10 @@ struct AttentionTensors {
   /// of 0: every row of a head has its sink).
   const float *sinks = nullptr;
   std::array<int64_t, 2> sinksStrides = {1, 0};
+  /// Only with KernelSpec::withKeyLengths: batch int32 key counts, dense
+  /// (a KV cache's filled lengths): batch entry b attends to its first
+  /// keyLengths[b] keys (clamped to [0, keySeq]), its mask aligned to them.
+  const int32_t *keyLengths = nullptr;
   int64_t batch = 0, queryHeads = 0, kvHeads = 0, querySeq = 0, keySeq = 0;
   std::array<int64_t, 3> qStrides = {}, kStrides = {}, vStrides = {},
                          oStrides = {}, lseStrides = {};

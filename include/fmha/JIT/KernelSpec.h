@@ -49,6 +49,10 @@ struct KernelSpec {
   std::optional<float> softcap;
   /// fmha.attention's sinks operand (one logit per query head).
   bool withSinks = false;
+  /// fmha.attention's key_lengths operand (a KV cache's filled length per
+  /// batch entry); an attention_grad spec carries its forward's, which the
+  /// backward refuses (a KV cache is for inference).
+  bool withKeyLengths = false;
   std::optional<AttentionTiling> attentionTile;
   /// fmha.attention's split_keys: o and lse hold partial states of key
   /// splits.

@@ -145,6 +145,8 @@ LaunchContract fmha::getAttentionLaunchContract(AttentionOp op, TileAttr tile) {
     contract.operands.push_back("lse");
   if (op.getSinks())
     contract.operands.push_back("sinks");
+  if (op.getKeyLengths())
+    contract.operands.push_back("key_lengths");
   contract.threads = tile.getWarps() * kThreadsPerWarp;
   contract.sharedBytes = getAttentionSharedLayout(op, tile).totalBytes;
   return contract;

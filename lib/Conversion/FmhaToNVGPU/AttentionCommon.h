@@ -100,8 +100,14 @@ inline unsigned getSinksArgument(AttentionOp op, unsigned lseArgument) {
   return lseArgument + (op.getLse() ? 1 : 0);
 }
 
+/// The kernel parameter of \p op's key_lengths, the one after its sinks
+/// (or where they would be), as getSinksArgument.
+inline unsigned getKeyLengthsArgument(AttentionOp op, unsigned lseArgument) {
+  return getSinksArgument(op, lseArgument) + (op.getSinks() ? 1 : 0);
+}
+
 /// What the launch contracts of both attention kernels share: the operands
-/// (q, k, v, o, lse and sinks where present), 32 * warps threads and the
+/// (q, k, v, o, lse, sinks and key_lengths where present), 32 * warps threads and the
 /// shared-memory layout's total. The grid and the parameters are each kernel's.
 LaunchContract getAttentionLaunchContract(AttentionOp op, TileAttr tile);
 

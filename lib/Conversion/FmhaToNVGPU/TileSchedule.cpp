@@ -53,6 +53,14 @@ Value TileCoordinates::loadSink(KernelBuilder &b, Value sinks,
                   b.f32(-std::numeric_limits<float>::infinity()));
 }
 
+void TileCoordinates::limitKeys(KernelBuilder &b, Value keyLengths) {
+  if (!keyLengths)
+    return;
+  // In 32 bits (signed: a negative length counts as 0), as TMA coordinates.
+  Value length = memref::LoadOp::create(b, keyLengths, ValueRange{batchIndex});
+  seqK = b.toIndex(b.clamp(length, b.i32(0), b.word(seqK)));
+}
+
 void TileCoordinates::computeRange(KernelBuilder &b, int64_t blockM,
                                    int64_t blockN,
                                    const AttentionWindow &window) {
@@ -145,6 +153,7 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));
   tile.seqQ = freshDim(q, 2);
   tile.seqK = freshDim(k, 2);
+  tile.limitKeys(b, keyLengths);
   tile.computeRange(b, blockM, blockN, window);
   return tile;
 }

@@ -51,6 +51,10 @@ struct TileCoordinates {
   /// split_keys, -inf (no sink) in every split but split 0, so that the
   /// merge of the states counts it once.
   Value loadSink(KernelBuilder &b, Value sinks, Value row) const;
+  /// With \p keyLengths (the kernel's key_lengths parameter, [B] i32),
+  /// limits seqK (k's length) to batchIndex's entry, clamped to [0, seqK];
+  /// without, leaves it. Before computeRange, which derives from it.
+  void limitKeys(KernelBuilder &b, Value keyLengths);
   /// The key blocks of the tile's rows (KeyBlockRange::compute), restricted
   /// to its split.
   void computeRange(KernelBuilder &b, int64_t blockM, int64_t blockN,
@@ -63,16 +67,17 @@ struct TileCoordinates {
 /// a (batch, head), so its K and V stay in L2.
 class PersistentTileSchedule {
 public:
-  /// \p q, \p k and \p o are the kernel's memref parameters;
+  /// \p q, \p k and \p o are the kernel's memref parameters, and
+  /// \p keyLengths its key_lengths (null without);
   /// \p pairsRowBlocks is pairsAttentionRowBlocks of the op, \p splitKeys
   /// its split_keys (the units then cover each key split of each batch).
   PersistentTileSchedule(KernelBuilder &b, Value q, Value k, Value o,
-                         int64_t blockM, int64_t blockN,
+                         Value keyLengths, int64_t blockM, int64_t blockN,
                          const AttentionWindow &window, bool pairsRowBlocks,
                          bool splitKeys)
-      : b(b), q(q), k(k), o(o), blockM(blockM), blockN(blockN),
-        window(window), pairsRowBlocks(pairsRowBlocks), splitKeys(splitKeys) {
-  }
+      : b(b), q(q), k(k), o(o), keyLengths(keyLengths), blockM(blockM),
+        blockN(blockN), window(window), pairsRowBlocks(pairsRowBlocks),
+        splitKeys(splitKeys) {}
 
   /// Runs \p body for each tile this CTA computes, carrying a count of the
   /// tiles (\p iteration: the parity of a per-tile barrier) and of the key
@@ -94,7 +99,7 @@ private:
   Value getBatchOperand() const { return splitKeys ? o : q; }
 
   KernelBuilder &b;
-  Value q, k, o;
+  Value q, k, o, keyLengths;
   int64_t blockM, blockN;
   AttentionWindow window;
   bool pairsRowBlocks, splitKeys;

@@ -828,3 +828,27 @@ func.func @sinks_type(%q: memref<1x8x100x64xbf16>, %s: memref<8x100xf16>) {
   fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) sinks(%s : memref<8x100xf16>)
   return
 }
+
+// -----
+
+func.func @key_lengths_size(%q: memref<2x8x100x64xbf16>, %l: memref<3xi32>) {
+  // expected-error @+1 {{key_lengths size must match q's batch (2), got 3}}
+  fmha.attention q(%q : memref<2x8x100x64xbf16>) k(%q : memref<2x8x100x64xbf16>) v(%q : memref<2x8x100x64xbf16>) -> o(%q : memref<2x8x100x64xbf16>) key_lengths(%l : memref<3xi32>)
+  return
+}
+
+// -----
+
+func.func @key_lengths_type(%q: memref<2x8x100x64xbf16>, %l: memref<2xi64>) {
+  // expected-error @+1 {{key_lengths element type must be i32, got 'i64'}}
+  fmha.attention q(%q : memref<2x8x100x64xbf16>) k(%q : memref<2x8x100x64xbf16>) v(%q : memref<2x8x100x64xbf16>) -> o(%q : memref<2x8x100x64xbf16>) key_lengths(%l : memref<2xi64>)
+  return
+}
+
+// -----
+
+func.func @key_lengths_rank(%q: memref<2x8x100x64xbf16>, %l: memref<2x1xi32>) {
+  // expected-error @+1 {{key_lengths must have rank 1 [B], got 'memref<2x1xi32>'}}
+  fmha.attention q(%q : memref<2x8x100x64xbf16>) k(%q : memref<2x8x100x64xbf16>) v(%q : memref<2x8x100x64xbf16>) -> o(%q : memref<2x8x100x64xbf16>) key_lengths(%l : memref<2x1xi32>)
+  return
+}

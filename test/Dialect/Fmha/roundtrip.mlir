@@ -168,3 +168,14 @@ func.func @attention_sinks(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
                  sinks(%s : memref<8x?xf32, strided<[1, 0]>>) causal
   return
 }
+
+// A KV cache's filled lengths, one per batch entry.
+// CHECK-LABEL: func @attention_key_lengths
+func.func @attention_key_lengths(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
+                                 %o: memref<?x8x?x64xbf16>, %l: memref<?xi32>) {
+  // CHECK: fmha.attention {{.*}} key_lengths(%{{.*}} : memref<?xi32>) causal
+  fmha.attention q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>)
+                 v(%k : memref<?x2x?x64xbf16>) -> o(%o : memref<?x8x?x64xbf16>)
+                 key_lengths(%l : memref<?xi32>) causal
+  return
+}

@@ -238,6 +238,11 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   b.setInsertionPointToStart(batches.getBody());
   tile.setOutputBatch(b, batches.getInductionVar(), batch, entries,
                       op.getSplitKeys());
+  // With key_lengths, the copies of the block that holds the last key
+  // zero-fill the rows past it (the first, masked, block: bounded).
+  tile.seqK = cta.seqK;
+  if (op.getKeyLengths())
+    tile.limitKeys(b, func.getArgument(getKeyLengthsArgument(op, kLse)));
   schedule.build(lanes, tile);
   b.setInsertionPointAfter(batches);
   gpu::ReturnOp::create(b);

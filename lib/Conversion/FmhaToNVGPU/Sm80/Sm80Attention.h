@@ -34,7 +34,8 @@ constexpr int64_t kChunkBytes = 16;
 constexpr int64_t kSwizzleRows = 8;
 
 /// The kernel's parameters: the op's operands in order (sinks, where
-/// the op has them, after the last: getSinksArgument).
+/// the op has them, after the last: getSinksArgument; then key_lengths:
+/// getKeyLengthsArgument).
 enum KernelArgument { kQ, kK, kV, kO, kLse };
 
 /// What the op and its tile fix for the whole kernel.

@@ -147,6 +147,8 @@ private:
                                    bool masked, ConsumerState &state,
                                    ValueRange pending);
   Value drainValues(ConsumerState &state, ArrayRef<Value> pending);
+  void clearValuesPastKeys(const TileCoordinates &tile, Value block,
+                           Value stage, Value phase);
 
   KernelBuilder &b;
   const KernelShape &shape;
@@ -249,8 +251,53 @@ SmallVector<Value> Consumer::buildFirstBlock(const TileCoordinates &tile,
   softmax.applyMask(values, b.mul(block, b.index(shape.blockN)), lanes, tile);
   // O is still zero: its rescale can be skipped.
   SmallVector<Value> probabilities = softmax.update(values, state).first;
+  if (shape.limitsKeys)
+    clearValuesPastKeys(tile, block, stage, phase);
   state.consumed = b.add(state.consumed, b.i32(1));
   return probabilities;
+}
+
+/// With key_lengths, zeroes the rows of V block \p block (in buffer
+/// \p stage, whose load completes phase \p phase) at and past the tile's
+/// keys, so that P V never multiplies what a KV cache holds there. Only the
+/// first (last-indexed) block of a tile can reach past its keys. The
+/// consumers zero a share each, then meet before any of them issues the
+/// P V that reads the block (their turns are passed by then).
+void Consumer::clearValuesPastKeys(const TileCoordinates &tile, Value block,
+                                   Value stage, Value phase) {
+  Value blockRow = b.mul(b.word(block), b.i32(shape.blockN));
+  Value keptRows = b.sub(b.word(tile.seqK), blockRow);
+  Value partial = b.slt(keptRows, b.i32(shape.blockN));
+  scf::IfOp::create(b, partial, [&](OpBuilder &, Location) {
+    pipeline.wait(pipeline.getBarrier(TmaPipeline::kValueFull, stage), phase);
+    // 16-byte chunks from the first cleared row to the end of each column
+    // block (a row's 128 bytes stay in its row under the swizzle).
+    constexpr int64_t kChunkBytes = 16;
+    Value chunks = b.mul(b.sub(b.i32(shape.blockN), keptRows),
+                         b.i32(kSwizzleBytes / kChunkBytes));
+    Value consumerThread =
+        b.word(b.sub(hideFromHoisting(b, threadId), b.index(kWarpgroupThreads)));
+    Value tileAddress =
+        pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset());
+    Value zeros = LLVM::ZeroOp::create(b, VectorType::get({4}, b.getI32Type()));
+    for (int64_t c = 0; c < shape.columnBlocks; ++c) {
+      Value first = b.add(tileAddress,
+                          b.add(b.i32(c * shape.blockN * kSwizzleBytes),
+                                b.mul(keptRows, b.i32(kSwizzleBytes))));
+      auto chunkLoop = scf::ForOp::create(
+          b, consumerThread, chunks,
+          b.i32(shape.consumers * kWarpgroupThreads));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(chunkLoop.getBody());
+      Value address = b.add(
+          first, b.mul(chunkLoop.getInductionVar(), b.i32(kChunkBytes)));
+      LLVM::StoreOp::create(b, zeros, pipeline.getSharedPointer(address),
+                            kChunkBytes);
+    }
+    pipeline.fenceAsyncShared();
+    turns.syncConsumers();
+    scf::YieldOp::create(b);
+  });
 }
 
 /// Runs key blocks end - 1 down to begin, carrying the state and the P of
@@ -347,6 +394,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   pipeline.initBarriers();
   PersistentTileSchedule schedule(
       b, func.getArgument(kQ), func.getArgument(kK), func.getArgument(kO),
+      op.getKeyLengths() ? func.getArgument(getKeyLengthsArgument(op, kLse))
+                         : Value(),
       shape.blockM, shape.blockN, window,
       pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()),
       op.getSplitKeys());

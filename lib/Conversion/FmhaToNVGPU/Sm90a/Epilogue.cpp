@@ -88,11 +88,7 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   }
   // The producer's next TMA load into the buffer (async proxy) comes after
   // these generic-proxy accesses, and after every lane's.
-  NVVM::FenceProxyOp::create(
-      b,
-      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
+  pipeline.fenceAsyncShared();
   syncWarp();
   pipeline.release(pipeline.getBarrier(TmaPipeline::kValueEmpty, stage));
   storeLse(totals, fragment, tile);

@@ -64,10 +64,13 @@ void ConsumerTurns::passTurn() {
                                 b.i32(kTurnThreads));
 }
 
-// The barrier after the turn barriers (at most 3 consumers).
 void ConsumerTurns::waitForAllDrained() {
-  if (!takesTurns())
-    return;
+  if (takesTurns())
+    syncConsumers();
+}
+
+// The barrier after the turn barriers (at most 3 consumers).
+void ConsumerTurns::syncConsumers() {
   NVVM::BarrierOp::create(
       b, TypeRange{},
       b.i32(kFirstTurnBarrier + static_cast<int32_t>(consumers)),

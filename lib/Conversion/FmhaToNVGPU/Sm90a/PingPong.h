@@ -53,6 +53,10 @@ public:
   void passTurn();
   /// Waits until every consumer has got past its tile's last GEMM.
   void waitForAllDrained();
+  /// Waits until every thread of every consumer (one consumer too) has
+  /// arrived: the same barrier as waitForAllDrained's, so every consumer
+  /// must reach the two in the same order.
+  void syncConsumers();
 
 private:
   bool takesTurns() const { return consumers > 1; }

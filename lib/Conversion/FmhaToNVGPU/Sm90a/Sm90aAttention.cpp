@@ -32,6 +32,7 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   shape.softcap = ScoreCap::get(op);
+  shape.limitsKeys = op.getKeyLengths() != nullptr;
   shape.sharedLayout = getAttentionSharedLayout(op, tile);
   shape.queryBytes = shape.sharedLayout.keys - shape.sharedLayout.query;
   shape.keyBytes = shape.sharedLayout.bufferBytes;

@@ -33,7 +33,8 @@ static_assert(kAtomBytes == kSm90aTileAlignment,
               "the shared layout aligns the tiles to the swizzle atom");
 
 /// The kernel's parameters, in the order getSm90aLaunchContract lists them
-/// (sinks, where the op has them, after the last: getSinksArgument).
+/// (sinks and key_lengths, where the op has them, after the last:
+/// getSinksArgument, getKeyLengthsArgument).
 enum KernelArgument { kQMap, kKMap, kVMap, kQ, kK, kV, kO, kLse };
 
 /// What the op and its tile fix for the whole kernel.
@@ -56,6 +57,10 @@ struct KernelShape {
   float scale, scaleLog2;
   /// The op's logit softcapping, applied to each score before the mask.
   std::optional<ScoreCap> softcap;
+  /// The op has key_lengths: a tile's first key block may hold rows of v
+  /// past its keys (in k's extent, so TMA loads them), which the consumers
+  /// zero before P V reads them (a zero weight times NaN is NaN).
+  bool limitsKeys = false;
 
   static KernelShape get(AttentionOp op, TileAttr tile);
 };

@@ -113,6 +113,14 @@ void TmaPipeline::release(Value barrier, Value threadId) {
   });
 }
 
+void TmaPipeline::fenceAsyncShared() {
+  NVVM::FenceProxyOp::create(
+      b,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 void TmaPipeline::loadTile(Value map, Value tile, Value barrier, Value row,
                            Value headWord, Value batchIndex, int64_t rows) {
   Value batchWord = b.word(batchIndex);

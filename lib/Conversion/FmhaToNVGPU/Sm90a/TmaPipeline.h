@@ -80,6 +80,9 @@ public:
   /// completing on \p barrier (coordinates i32, as TMA takes them).
   void loadTile(Value map, Value tile, Value barrier, Value row, Value headWord,
                 Value batchIndex, int64_t rows);
+  /// Orders this thread's generic-proxy accesses to shared memory (loads,
+  /// stores) before the async proxy's that follow (TMA, WGMMA).
+  void fenceAsyncShared();
 
 private:
   TmaPipeline(KernelBuilder &b, const KernelShape &shape, Value threadId,

@@ -246,6 +246,17 @@ LogicalResult AttentionOp::verify() {
                              "q's", querySeq)))
       return failure();
   }
+  if (Value lengths = getKeyLengths()) {
+    if (failed(checkRank(op, lengths, "key_lengths", 1, "[B]")))
+      return failure();
+    Type lengthType = cast<MemRefType>(lengths.getType()).getElementType();
+    if (!lengthType.isInteger(32))
+      return emitOpError("key_lengths element type must be i32, got ")
+             << lengthType;
+    if (failed(checkSameSize(op, "key_lengths size", dim(lengths, 0), "q's batch",
+                             batch)))
+      return failure();
+  }
   if (std::optional<APFloat> softcap = getSoftcap()) {
     float c = softcap->convertToFloat();
     if (!(c > 0.0f) || !std::isfinite(c))
