@@ -188,10 +188,10 @@ FMHA_C_API fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **m
  *  compiled, then loaded), so that no later fmhaAttention compiles, inside
  *  CUDA graph capture or not. Of each description only elementType,
  *  headDim, causal, scale, softcap, the window, whether lse, sinks and
- *  keyLengths are NULL (any non-NULL value asks for the kernel with them) and querySeq
- *  are read: querySeq 0
- *  prepares the kernels of every query length, a length the one for it.
- *  Launches nothing; the error names each kernel that failed. */
+ *  keyLengths are NULL (any non-NULL value asks for the kernel with them)
+ *  and querySeq are read: querySeq 0 prepares the kernels of every query
+ *  length, a length the one for it. Launches nothing; the error names each
+ *  kernel that failed. */
 FMHA_C_API fmhaStatus fmhaAttentionPrecompile(fmhaJit jit,
                                               const fmhaAttentionDesc *descs,
                                               int count, unsigned threads,

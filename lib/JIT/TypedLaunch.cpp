@@ -177,15 +177,13 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                       "lengths (set withKeyLengths)");
   if (llvm::Error err = checkAttentionSizes(t))
     return err;
-  if (llvm::Error err =
-          checkAttentionOperands("attention",
-                                 {{"q", t.q, t.qStrides},
-                                  {"k", t.k, t.kStrides},
-                                  {"v", t.v, t.vStrides},
-                                  {"o", t.o, t.oStrides}},
-                                 {{"lse", t.lse},
-                                  {"sinks", t.sinks},
-                                  {"keyLengths", t.keyLengths}}))
+  if (llvm::Error err = checkAttentionOperands(
+          "attention",
+          {{"q", t.q, t.qStrides},
+           {"k", t.k, t.kStrides},
+           {"v", t.v, t.vStrides},
+           {"o", t.o, t.oStrides}},
+          {{"lse", t.lse}, {"sinks", t.sinks}, {"keyLengths", t.keyLengths}}))
     return err;
   return llvm::Error::success();
 }

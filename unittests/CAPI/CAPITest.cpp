@@ -324,8 +324,7 @@ struct HostAttention {
 
   HostAttention(long long B, long long Hq, long long Hkv, long long Sq,
                 long long Sk, long long D, double scale = 0, double softcap = 0,
-                std::vector<float> sinks = {},
-                std::vector<int> keyLengths = {})
+                std::vector<float> sinks = {}, std::vector<int> keyLengths = {})
       : B(B), Hq(Hq), Hkv(Hkv), Sq(Sq), Sk(Sk), D(D),
         scale(scale != 0 ? scale : 1.0 / std::sqrt(double(D))),
         softcap(softcap), sinks(std::move(sinks)),
@@ -441,8 +440,8 @@ struct DeviceAttention {
               size_t at = ((b * host.Hkv + h) * host.Sk + j) * host.D + d;
               cachedK[at] = cachedV[at] = kBf16NaN;
             }
-      keyLengths = static_cast<const int *>(upload(
-          host.keyLengths.data(), host.keyLengths.size() * sizeof(int)));
+      keyLengths = static_cast<const int *>(
+          upload(host.keyLengths.data(), host.keyLengths.size() * sizeof(int)));
     }
     k = upload(cachedK.data(), kBytes);
     v = upload(cachedV.data(), kBytes);

@@ -132,8 +132,7 @@ TEST(TypedLaunch, KeyLengthsAreCheckedAndHaveNoBackward) {
   forward.withKeyLengths = true;
   EXPECT_EQ(checkForward(forward, t), "");
   t.keyLengths = reinterpret_cast<const int32_t *>(standIn + 2);
-  EXPECT_NE(checkForward(forward, t).find(
-                "attention: keyLengths is at 0x"),
+  EXPECT_NE(checkForward(forward, t).find("attention: keyLengths is at 0x"),
             std::string::npos);
   t.keyLengths = nullptr;
   EXPECT_EQ(checkForward(forward, t),

@@ -107,8 +107,9 @@ inline unsigned getKeyLengthsArgument(AttentionOp op, unsigned lseArgument) {
 }
 
 /// What the launch contracts of both attention kernels share: the operands
-/// (q, k, v, o, lse, sinks and key_lengths where present), 32 * warps threads and the
-/// shared-memory layout's total. The grid and the parameters are each kernel's.
+/// (q, k, v, o, lse, sinks and key_lengths where present), 32 * warps threads
+/// and the shared-memory layout's total. The grid and the parameters are each
+/// kernel's.
 LaunchContract getAttentionLaunchContract(AttentionOp op, TileAttr tile);
 
 /// The shared-memory layout of \p op's kernel tiled by \p tile: where both

@@ -275,22 +275,22 @@ void Consumer::clearValuesPastKeys(const TileCoordinates &tile, Value block,
     constexpr int64_t kChunkBytes = 16;
     Value chunks = b.mul(b.sub(b.i32(shape.blockN), keptRows),
                          b.i32(kSwizzleBytes / kChunkBytes));
-    Value consumerThread =
-        b.word(b.sub(hideFromHoisting(b, threadId), b.index(kWarpgroupThreads)));
+    Value consumerThread = b.word(
+        b.sub(hideFromHoisting(b, threadId), b.index(kWarpgroupThreads)));
     Value tileAddress =
         pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset());
     Value zeros = LLVM::ZeroOp::create(b, VectorType::get({4}, b.getI32Type()));
     for (int64_t c = 0; c < shape.columnBlocks; ++c) {
-      Value first = b.add(tileAddress,
-                          b.add(b.i32(c * shape.blockN * kSwizzleBytes),
-                                b.mul(keptRows, b.i32(kSwizzleBytes))));
-      auto chunkLoop = scf::ForOp::create(
-          b, consumerThread, chunks,
-          b.i32(shape.consumers * kWarpgroupThreads));
+      Value first =
+          b.add(tileAddress, b.add(b.i32(c * shape.blockN * kSwizzleBytes),
+                                   b.mul(keptRows, b.i32(kSwizzleBytes))));
+      auto chunkLoop =
+          scf::ForOp::create(b, consumerThread, chunks,
+                             b.i32(shape.consumers * kWarpgroupThreads));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(chunkLoop.getBody());
-      Value address = b.add(
-          first, b.mul(chunkLoop.getInductionVar(), b.i32(kChunkBytes)));
+      Value address =
+          b.add(first, b.mul(chunkLoop.getInductionVar(), b.i32(kChunkBytes)));
       LLVM::StoreOp::create(b, zeros, pipeline.getSharedPointer(address),
                             kChunkBytes);
     }

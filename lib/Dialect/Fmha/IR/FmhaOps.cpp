@@ -253,8 +253,8 @@ LogicalResult AttentionOp::verify() {
     if (!lengthType.isInteger(32))
       return emitOpError("key_lengths element type must be i32, got ")
              << lengthType;
-    if (failed(checkSameSize(op, "key_lengths size", dim(lengths, 0), "q's batch",
-                             batch)))
+    if (failed(checkSameSize(op, "key_lengths size", dim(lengths, 0),
+                             "q's batch", batch)))
       return failure();
   }
   if (std::optional<APFloat> softcap = getSoftcap()) {
