@@ -487,6 +487,24 @@ struct DeviceAttention {
         gotLse.data(), reinterpret_cast<CUdeviceptr>(lse), gotLse.size() * 4)));
     expected.expectMatches(gotO, gotLse);
   }
+
+  /// Runs \p desc as it is, then, where the call would split its keys
+  /// (decode with SMs to spare), again with the workspace that lets it;
+  /// returns that workspace's size (0: it would not split).
+  size_t runUnsplitAndSplit(fmhaJit jit, fmhaAttentionDesc desc) {
+    char *message = nullptr;
+    size_t workspaceBytes = 0;
+    EXPECT_EQ(fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
+              FMHA_SUCCESS)
+        << take(message);
+    run(jit, desc);
+    if (workspaceBytes) {
+      desc.workspace = upload(nullptr, workspaceBytes);
+      desc.workspaceBytes = workspaceBytes;
+      run(jit, desc);
+    }
+    return workspaceBytes;
+  }
 };
 
 /// The GPU tests of fmhaAttention against HostAttention: skipped without a
@@ -680,20 +698,8 @@ TEST_F(CAPIOnAGpu, SinksMatchTheHost) {
       SCOPED_TRACE(chip);
       fmhaJit jit = createUncachedJit(chip, error);
       ASSERT_NE(jit, nullptr) << error;
-      fmhaAttentionDesc desc = device.getDesc();
-      char *message = nullptr;
-      size_t workspaceBytes = 0;
-      ASSERT_EQ(
-          fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
-          FMHA_SUCCESS)
-          << take(message);
+      size_t workspaceBytes = device.runUnsplitAndSplit(jit, device.getDesc());
       EXPECT_EQ(workspaceBytes != 0, Sq == 1) << "only decode splits";
-      device.run(jit, desc);
-      if (workspaceBytes) {
-        desc.workspace = device.upload(nullptr, workspaceBytes);
-        desc.workspaceBytes = workspaceBytes;
-        device.run(jit, desc);
-      }
       fmhaJitDestroy(jit);
     }
   }
@@ -719,19 +725,10 @@ TEST_F(CAPIOnAGpu, KeyLengthsMatchTheHost) {
       fmhaJit jit = createUncachedJit(chip, error);
       ASSERT_NE(jit, nullptr) << error;
       fmhaAttentionDesc desc = device.getDesc();
-      char *message = nullptr;
-      size_t workspaceBytes = 0;
-      ASSERT_EQ(
-          fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
-          FMHA_SUCCESS)
-          << take(message);
-      device.run(jit, desc);
-      if (workspaceBytes) {
-        desc.workspace = device.upload(nullptr, workspaceBytes);
-        desc.workspaceBytes = workspaceBytes;
-        device.run(jit, desc);
-      }
+      EXPECT_EQ(device.runUnsplitAndSplit(jit, desc) != 0, Sq == 1)
+          << "decode splits its keys";
 
+      char *message = nullptr;
       fmhaAttentionBackwardDesc grad{};
       grad.forward = desc;
       EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
