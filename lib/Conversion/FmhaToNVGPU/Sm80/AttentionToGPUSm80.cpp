@@ -240,9 +240,9 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
                       op.getSplitKeys());
   // With key_lengths, the copies of the block that holds the last key
   // zero-fill the rows past it (the first, masked, block: bounded).
-  tile.seqK = cta.seqK;
-  if (op.getKeyLengths())
-    tile.limitKeys(b, func.getArgument(getKeyLengthsArgument(op, kLse)));
+  tile.limitKeys(b, op.getKeyLengths()
+                        ? func.getArgument(getKeyLengthsArgument(op, kLse))
+                        : Value());
   schedule.build(lanes, tile);
   b.setInsertionPointAfter(batches);
   gpu::ReturnOp::create(b);
