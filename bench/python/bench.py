@@ -18,7 +18,9 @@
    the time, with cuDNN, flash2 and FA4 (SDPA with enable_gqa, non-causal:
    SDPA's is_causal is top-left aligned, which for Sq < Sk is not decode).
    With --kvcache, decode over KV caches with cache_seqlens (full and
-   ragged), beside the dense calls on full caches and FA4's seqused_k.
+   ragged), contiguous and paged (pages of 16 and 256 rows, shuffled),
+   beside the dense calls on full caches and FA4's seqused_k (and its
+   page_table).
 5. Forward TFLOP/s at head dims outside that grid (--head-dims), with the
    peers that take them.
 6. Softcap and sinks (--features): the forward with each beside the same
@@ -439,14 +441,30 @@ def decode_rows(rounds):
 KVCACHE_ROWS = [(64, 32, 8, 8192), (128, 32, 8, 2048), (1, 32, 8, 65536)]
 
 
+PAGE_SIZES = (16, 256)
+
+
+def paged_caches(k, v, page_size):
+    """k and v [B, S, H, D] as pools of page_size-row pages in a shuffled
+    order, and the page table [B, S / page_size] int32 that finds them."""
+    b, s, h, d = k.shape
+    order = torch.randperm(b * s // page_size, device=k.device)
+    pools = tuple(t.reshape(-1, page_size, h, d)[order] for t in (k, v))
+    table = torch.argsort(order).to(torch.int32).view(b, s // page_size)
+    return (*pools, table)
+
+
 def kvcache_rows(rounds):
     print("\n## Decode over a KV cache, GB/s (q + o and the k, v bytes of the "
           "keys each sequence attends to, over the time; d128 bf16, one "
           f"query, median of {rounds} interleaved rounds of back_to_back_ms). "
           "flashcore with cache_seqlens; the dense calls read whole caches "
           "(filled rows only)\n")
-    names = ["flashcore kvcache", "flashcore dense", "cudnn dense"] + (
-        ["fa4 seqused_k"] if fa4_varlen_func is not None else [])
+    names = ["flashcore kvcache"] + [
+        f"flashcore paged {p}" for p in PAGE_SIZES] + [
+        "flashcore dense", "cudnn dense"] + (
+        ["fa4 seqused_k"] + [f"fa4 paged {p}" for p in PAGE_SIZES]
+        if fa4_varlen_func is not None else [])
     print("| B x Hq/Hkv x cache | filled | MB | " + " | ".join(names) +
           " |\n|---|---|---|" + "---|" * len(names))
     d = 128
@@ -454,6 +472,7 @@ def kvcache_rows(rounds):
         q = torch.randn(b, 1, hq, d, device="cuda", dtype=torch.bfloat16)
         k, v = (torch.randn(b, cache, hkv, d, device="cuda",
                             dtype=torch.bfloat16) for _ in range(2))
+        paged = {p: paged_caches(k, v, p) for p in PAGE_SIZES}
         for filled in ("full", "ragged"):
             lengths = torch.full((b,), cache, dtype=torch.int32,
                                  device="cuda") if filled == "full" else \
@@ -470,9 +489,18 @@ def kvcache_rows(rounds):
                                 lambda: F.scaled_dot_product_attention(
                                     qt, kt, vt, enable_gqa=True)),
             }
+            for p, (pk, pv, table) in paged.items():
+                found[f"flashcore paged {p}"] = (
+                    lambda pk=pk, pv=pv, table=table:
+                    flashcore.attention_with_kvcache(q, pk, pv, lengths,
+                                                     page_table=table))
             if fa4_varlen_func is not None:
                 found["fa4 seqused_k"] = lambda: fa4_varlen_func(
                     q, k, v, seqused_k=lengths)
+                for p, (pk, pv, table) in paged.items():
+                    found[f"fa4 paged {p}"] = (
+                        lambda pk=pk, pv=pv, table=table: fa4_varlen_func(
+                            q, pk, pv, seqused_k=lengths, page_table=table))
             # The dense calls only where the caches are full: the same bytes.
             chosen = [n for n in names
                       if filled == "full" or "dense" not in n]
@@ -480,7 +508,7 @@ def kvcache_rows(rounds):
             print(f"| {b}x{hq}/{hkv}x{cache} | {filled} | {nbytes / 1e6:.0f} "
                   "| " + " | ".join(f"{med[n]:.0f}" if n in med else "n/a"
                                     for n in names) + " |", flush=True)
-        del q, k, v
+        del q, k, v, paged
         torch.cuda.empty_cache()
 
 

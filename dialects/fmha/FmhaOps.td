@@ -66,6 +66,15 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
       `i` sees key `j <= i + L_b - Sq` under `causal`). Keys at or past `L_b`
       never reach the result, whatever they hold (NaN included): the rows of
       `v` past it are zeroed or skipped, never multiplied by a zero weight.
+    - `page_table` (a paged KV cache, FlashAttention's `page_table`, vLLM's
+      block table): `[B, P]` i32. `k` and `v` are then pools of pages,
+      `[pages, Hkv, page_size, D]` with a static `page_size` (a multiple of
+      8: whole 8-row swizzle atoms), and key `j` of batch entry `b` is row
+      `j % page_size` of page `page_table[b, j / page_size]`: `Sk` above is
+      `P * page_size`, which `key_lengths` may limit per entry. Only the
+      entries of pages that hold an entry's keys (`j < L_b`) are read; one
+      outside `[0, pages)` is clamped into it (another page's keys, never
+      memory outside `k` and `v`).
 
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
@@ -97,6 +106,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     Arg<Optional<AnyMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
     Arg<Optional<AnyMemRef>, "attention sinks [Hq, Sq]", [MemRead]>:$sinks,
     Arg<Optional<AnyMemRef>, "keys per batch entry [B]", [MemRead]>:$key_lengths,
+    Arg<Optional<AnyMemRef>, "pages of each batch entry [B, P]", [MemRead]>:$page_table,
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -112,6 +122,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
     (`causal` $causal^)?
     (`split_keys` $split_keys^)?
     attr-dict

@@ -161,6 +161,19 @@ typedef struct fmhaAttentionDesc {
    *  keySeq keys for every batch entry. Forward only: the backward refuses
    *  a desc with it. */
   const int *keyLengths;
+  /** A paged KV cache (FlashAttention's page_table, vLLM's block table):
+   *  batch x (keySeq / pageSize) int32 page numbers in device memory,
+   *  dense, 4-byte aligned. k and v are then pools of `pages` pages of
+   *  pageSize rows (a multiple of 8), [pages, kvHeads, pageSize, headDim]
+   *  with kStride and vStride their page, head and row strides, and key j
+   *  of batch entry b is row j % pageSize of page pageTable[b * (keySeq /
+   *  pageSize) + j / pageSize]. keySeq is then the most keys a sequence has
+   *  (a multiple of pageSize); keyLengths may limit each. Only the entries
+   *  of pages that hold keys below the length are read; one outside [0,
+   *  pages) is clamped into it (another page's keys, never memory outside k
+   *  and v). NULL: no pages (pages and pageSize unread). Forward only. */
+  const int *pageTable;
+  long long pages, pageSize;
 } fmhaAttentionDesc;
 
 /** Zeroes \p desc (bf16, no causal mask, default scale, no window). */
@@ -187,11 +200,11 @@ FMHA_C_API fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **m
  *  attention kernel that \p count descriptions need (from the disk cache or
  *  compiled, then loaded), so that no later fmhaAttention compiles, inside
  *  CUDA graph capture or not. Of each description only elementType,
- *  headDim, causal, scale, softcap, the window, whether lse, sinks and
- *  keyLengths are NULL (any non-NULL value asks for the kernel with them)
- *  and querySeq are read: querySeq 0 prepares the kernels of every query
- *  length, a length the one for it. Launches nothing; the error names each
- *  kernel that failed. */
+ *  headDim, causal, scale, softcap, the window, whether lse, sinks,
+ *  keyLengths and pageTable are NULL (any non-NULL value asks for the
+ *  kernel with them), pageSize with a pageTable, and querySeq are read:
+ *  querySeq 0 prepares the kernels of every query length, a length the one
+ *  for it. Launches nothing; the error names each kernel that failed. */
 FMHA_C_API fmhaStatus fmhaAttentionPrecompile(fmhaJit jit,
                                               const fmhaAttentionDesc *descs,
                                               int count, unsigned threads,

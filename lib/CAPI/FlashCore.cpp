@@ -184,6 +184,8 @@ static AttentionTensors getTensors(const fmhaAttentionDesc &desc) {
   tensors.lse = desc.lse;
   tensors.sinks = desc.sinks;
   tensors.keyLengths = desc.keyLengths;
+  tensors.pageTable = desc.pageTable;
+  tensors.pages = desc.pages;
   tensors.batch = desc.batch;
   tensors.queryHeads = desc.queryHeads;
   tensors.kvHeads = desc.kvHeads;
@@ -234,6 +236,8 @@ getAttentionSpec(const fmhaAttentionDesc &desc) {
     spec.softcap = desc.softcap;
   spec.withSinks = desc.sinks != nullptr;
   spec.withKeyLengths = desc.keyLengths != nullptr;
+  if (desc.pageTable)
+    spec.pageSize = desc.pageSize;
   if (desc.hasWindow)
     spec.window = {{desc.windowLeft, desc.windowRight}};
   return spec;

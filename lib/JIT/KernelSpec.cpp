@@ -89,6 +89,8 @@ std::string KernelSpec::getKey() const {
          << attentionTile->warps << ',' << attentionTile->stages;
     if (withKeyLengths)
       os << " key_lengths";
+    if (pageSize)
+      os << " page_size " << pageSize;
     if (splitKeys)
       os << " split_keys";
     return key;
@@ -160,6 +162,11 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
         {kDynamic, kDynamic, kDynamic, int64_t(spec.headDim)}, element,
         /*denseInnermost=*/true);
     SmallVector<Type> types(4, tensor);
+    // A paged k and v: [pages, Hkv, page size, D], the page size static.
+    if (spec.pageSize)
+      types[1] = types[2] = getStridedType(
+          {kDynamic, kDynamic, spec.pageSize, int64_t(spec.headDim)}, element,
+          /*denseInnermost=*/true);
     if (spec.withLse)
       types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
                                      b.getF32Type(),
@@ -172,6 +179,9 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
     // key_lengths [B]: dense (the C API's and torch's are).
     if (spec.withKeyLengths)
       types.push_back(MemRefType::get({kDynamic}, b.getI32Type()));
+    // page_table [B, P]: dense, as key_lengths.
+    if (spec.pageSize)
+      types.push_back(MemRefType::get({kDynamic, kDynamic}, b.getI32Type()));
     ValueRange arguments = createFunc(b, "attention", types);
     unsigned optional = 4;
     auto takeIf = [&](bool present) {
@@ -180,13 +190,14 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
     Value lse = takeIf(spec.withLse);
     Value sinks = takeIf(spec.withSinks);
     Value keyLengths = takeIf(spec.withKeyLengths);
+    Value pageTable = takeIf(spec.pageSize != 0);
     TileAttr tile;
     if (const std::optional<AttentionTiling> &t = spec.attentionTile)
       tile = TileAttr::get(&context, t->chip, t->blockM, t->blockN, t->warps,
                            t->stages);
     AttentionOp::create(
         b, loc, arguments[0], arguments[1], arguments[2], arguments[3], lse,
-        sinks, keyLengths, spec.causal,
+        sinks, keyLengths, pageTable, spec.causal,
         spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
@@ -358,6 +369,7 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
   grad.scale = spec.scale;
   grad.softcap = spec.softcap;
   grad.withKeyLengths = spec.withKeyLengths;
+  grad.pageSize = spec.pageSize;
   grad.deterministic = deterministic;
   return grad;
 }

@@ -72,9 +72,17 @@ static llvm::Error checkAttentionAttributes(
 }
 
 llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
-  return checkAttentionAttributes(spec, OpKind::Attention, "attention",
-                                  isSupportedAttentionHeadDim,
-                                  kSupportedAttentionHeadDimsText);
+  if (llvm::Error err = checkAttentionAttributes(
+          spec, OpKind::Attention, "attention", isSupportedAttentionHeadDim,
+          kSupportedAttentionHeadDimsText))
+    return err;
+  // The sm_90a kernel loads a page's rows in whole 8-row swizzle atoms.
+  if (spec.pageSize < 0 || spec.pageSize % 8 != 0)
+    return llvm::make_error<OperandError>(
+        llvm::formatv("attention: pageSize is {0}, expected 0 (no pages) or "
+                      "a positive multiple of 8",
+                      spec.pageSize));
+  return llvm::Error::success();
 }
 
 /// The checks of the sizes alone (batch, lengths, head counts), which is
@@ -175,15 +183,34 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                       "given"
                     : "a keyLengths tensor is given but the spec has no key "
                       "lengths (set withKeyLengths)");
+  if ((spec.pageSize != 0) != (t.pageTable != nullptr))
+    return fail(spec.pageSize
+                    ? "the spec has pages but no pageTable tensor is given"
+                    : "a pageTable tensor is given but the spec has no pages "
+                      "(set pageSize)");
   if (llvm::Error err = checkAttentionSizes(t))
     return err;
-  if (llvm::Error err = checkAttentionOperands(
-          "attention",
-          {{"q", t.q, t.qStrides},
-           {"k", t.k, t.kStrides},
-           {"v", t.v, t.vStrides},
-           {"o", t.o, t.oStrides}},
-          {{"lse", t.lse}, {"sinks", t.sinks}, {"keyLengths", t.keyLengths}}))
+  if (spec.pageSize) {
+    if (t.keySeq % spec.pageSize != 0)
+      return fail(llvm::formatv("keySeq (Sk) is {0} with pageSize {1}, "
+                                "expected a multiple of it (the page "
+                                "table's pages per sequence times pageSize)",
+                                t.keySeq, spec.pageSize));
+    if (t.pages < 1 || t.pages > std::numeric_limits<int32_t>::max())
+      return fail(llvm::formatv("pages is {0}, expected 1 to 2^31 - 1 (the "
+                                "pages k and v hold; page table entries are "
+                                "int32)",
+                                t.pages));
+  }
+  if (llvm::Error err = checkAttentionOperands("attention",
+                                               {{"q", t.q, t.qStrides},
+                                                {"k", t.k, t.kStrides},
+                                                {"v", t.v, t.vStrides},
+                                                {"o", t.o, t.oStrides}},
+                                               {{"lse", t.lse},
+                                                {"sinks", t.sinks},
+                                                {"keyLengths", t.keyLengths},
+                                                {"pageTable", t.pageTable}}))
     return err;
   return llvm::Error::success();
 }
@@ -315,21 +342,25 @@ static llvm::Error launchMergeKernel(const Kernel &kernel, int64_t headDim,
   return llvm::Error::success();
 }
 
-/// The launch operands of attention on \p t: q, k, v, o, then lse and
-/// sinks where given.
+/// The launch operands of attention \p spec on \p t: q, k, v, o, then lse,
+/// sinks, key lengths and the page table where given.
 static llvm::SmallVector<LaunchOperand, 5>
-getAttentionOperands(const AttentionTensors &t, int64_t headDim,
+getAttentionOperands(const KernelSpec &spec, const AttentionTensors &t,
                      int64_t outputEntries) {
+  int64_t headDim = spec.headDim, pageSize = spec.pageSize;
   auto tensor = [&](const void *data, int64_t batch, int64_t heads,
                     int64_t rows, const std::array<int64_t, 3> &strides) {
     return LaunchOperand{data,
                          {batch, heads, rows, headDim},
                          {strides[0], strides[1], strides[2], 1}};
   };
+  // k and v: each batch entry's keys, or the pages of a paged cache.
+  int64_t keyEntries = pageSize ? t.pages : t.batch;
+  int64_t keyRows = pageSize ? pageSize : t.keySeq;
   llvm::SmallVector<LaunchOperand, 5> operands = {
       tensor(t.q, t.batch, t.queryHeads, t.querySeq, t.qStrides),
-      tensor(t.k, t.batch, t.kvHeads, t.keySeq, t.kStrides),
-      tensor(t.v, t.batch, t.kvHeads, t.keySeq, t.vStrides),
+      tensor(t.k, keyEntries, t.kvHeads, keyRows, t.kStrides),
+      tensor(t.v, keyEntries, t.kvHeads, keyRows, t.vStrides),
       tensor(t.o, outputEntries, t.queryHeads, t.querySeq, t.oStrides)};
   if (t.lse)
     operands.push_back(LaunchOperand{
@@ -342,6 +373,11 @@ getAttentionOperands(const AttentionTensors &t, int64_t headDim,
                                      {t.sinksStrides[0], t.sinksStrides[1]}});
   if (t.keyLengths)
     operands.push_back(LaunchOperand{t.keyLengths, {t.batch}, {1}});
+  if (t.pageTable) {
+    int64_t pagesPerSequence = t.keySeq / pageSize;
+    operands.push_back(LaunchOperand{
+        t.pageTable, {t.batch, pagesPerSequence}, {pagesPerSequence, 1}});
+  }
   return operands;
 }
 
@@ -371,9 +407,9 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
     llvm::Expected<const Kernel &> kernel = getKernel(launched, options.source);
     if (!kernel || options.prepareOnly)
       return kernel.takeError();
-    if (llvm::Error err = kernel->launch(
-            stream, getAttentionOperands(t, spec.headDim, t.batch),
-            options.residentCtas))
+    if (llvm::Error err =
+            kernel->launch(stream, getAttentionOperands(spec, t, t.batch),
+                           options.residentCtas))
       return launchError(std::move(err));
     return llvm::Error::success();
   }
@@ -405,7 +441,7 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   partial.kStrides = t.kStrides;
   partial.vStrides = t.vStrides;
   if (llvm::Error err = kernel->launch(
-          stream, getAttentionOperands(partial, spec.headDim, splits * t.batch),
+          stream, getAttentionOperands(spec, partial, splits * t.batch),
           options.residentCtas))
     return launchError(std::move(err));
 
@@ -516,9 +552,11 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
     return fail(llvm::formatv("softcap is {0:e}: logit softcapping has no "
                               "backward yet (the forward has)",
                               *spec.softcap));
-  if (spec.withKeyLengths)
-    return fail("the forward has key lengths (a KV cache's): the backward "
-                "takes whole sequences, without keyLengths");
+  if (spec.withKeyLengths || spec.pageSize)
+    return fail(llvm::formatv(
+        "the forward has {0} (a KV cache's): the backward takes whole "
+        "sequences, without keyLengths or a pageTable",
+        spec.withKeyLengths ? "key lengths" : "pages"));
   if (!spec.deterministic && spec.headDim > 128)
     return fail(llvm::formatv("headDim is {0} with a workspace, expected 64 "
                               "or 128 (the atomic backward; pass no "

@@ -91,7 +91,10 @@ class AttentionDesc(ctypes.Structure):
                 ("sinks", ctypes.c_void_p),
                 ("workspace", ctypes.c_void_p),
                 ("workspaceBytes", ctypes.c_size_t),
-                ("keyLengths", ctypes.c_void_p)]
+                ("keyLengths", ctypes.c_void_p),
+                ("pageTable", ctypes.c_void_p),
+                ("pages", ctypes.c_longlong),
+                ("pageSize", ctypes.c_longlong)]
 
 
 class AttentionBackwardDesc(ctypes.Structure):

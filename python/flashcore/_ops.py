@@ -13,6 +13,7 @@ that a call costs what the C API costs plus the Python around it.
 import ctypes
 import struct
 import threading
+from typing import NamedTuple
 
 import torch
 
@@ -29,7 +30,8 @@ _lib.define("attention(Tensor q, Tensor k, Tensor v, bool causal=False, "
 _lib.define("attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, "
             "Tensor? cache_seqlens=None, bool causal=False, "
             "int[]? window=None, float? scale=None, bool return_lse=False, "
-            "float softcap=0.0, Tensor? sinks=None) -> (Tensor, Tensor)")
+            "float softcap=0.0, Tensor? sinks=None, "
+            "Tensor? page_table=None) -> (Tensor, Tensor)")
 _lib.define("attention_backward(Tensor dout, Tensor q, Tensor k, Tensor v, "
             "Tensor o, Tensor lse, bool causal=False, int[]? window=None, "
             "float? scale=None, float softcap=0.0) -> (Tensor, Tensor, Tensor)")
@@ -71,16 +73,24 @@ def _check_window(window, op):
 
 _ATTENTION = "flashcore.attention"
 _KVCACHE = "flashcore.attention_with_kvcache"
+
+
+class _KVCache(NamedTuple):
+    """What makes k and v a KV cache (flashcore.attention_with_kvcache):
+    the key counts, a [batch] int32 tensor, and the page table, a [batch,
+    pages per sequence] int32 tensor; each None without."""
+    seqlens: object = None
+    page_table: object = None
+
 # How each attention op names its q, k and v in its errors.
 _QKV_NAMES = {_ATTENTION: ("q", "k", "v"),
               _KVCACHE: ("q", "k_cache", "v_cache")}
 
 
-def _check_attention(q, k, v, window, sinks=None, cache_seqlens=None,
-                     op=_ATTENTION):
+def _check_attention(q, k, v, window, sinks=None, cache=None, op=_ATTENTION):
     """The checks the C API cannot make: what the tensors are, where, of
     which dtype, and the sizes its descriptor has one of (batch, head dim;
-    sinks: the query heads; cache_seqlens: the batch).
+    sinks: the query heads; cache (a _KVCache): the batch).
     Head counts, lengths, strides, alignment and the head dim itself are
     checked by the C API, whose message the error carries."""
     names = _QKV_NAMES[op]
@@ -102,7 +112,8 @@ def _check_attention(q, k, v, window, sinks=None, cache_seqlens=None,
     if k.shape != v.shape:
         _fail(f"{op}: {kn} is {tuple(k.shape)} and {vn} "
               f"{tuple(v.shape)}, expected one shape")
-    if k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
+    paged = cache is not None and cache.page_table is not None
+    if k.shape[3] != q.shape[3] or (not paged and k.shape[0] != q.shape[0]):
         _fail(f"{op}: q is {tuple(q.shape)} and {kn} {tuple(k.shape)}, "
               "expected the same batch and head_dim ([batch, seq, heads, "
               "head_dim])")
@@ -120,18 +131,38 @@ def _check_attention(q, k, v, window, sinks=None, cache_seqlens=None,
             _fail(f"{op}: sinks is {sinks.dtype} {tuple(sinks.shape)}, "
                   f"expected a contiguous torch.float32 ({q.shape[2]},): one "
                   "logit per query head")
-    if cache_seqlens is not None:
-        _check_tensor("cache_seqlens", cache_seqlens, op)
-        _check_device(("q", "cache_seqlens"), (q, cache_seqlens), op)
-        if cache_seqlens.dtype != torch.int32 or \
-                cache_seqlens.shape != (q.shape[0],):
-            _fail(f"{op}: cache_seqlens is {cache_seqlens.dtype} "
-                  f"{tuple(cache_seqlens.shape)}, expected torch.int32 "
-                  f"({q.shape[0]},): one key count per batch entry")
-        if cache_seqlens.stride(0) != 1 and q.shape[0] > 1:
-            _fail(f"{op}: cache_seqlens has stride "
-                  f"{cache_seqlens.stride(0)}, expected 1 (a dense vector; "
-                  "FlashCore does not copy: pass .contiguous())")
+    if cache is not None:
+        _check_kv_cache(q, cache, op)
+
+
+def _check_kv_cache(q, cache, op):
+    """The key counts' and the page table's checks (a _KVCache)."""
+    seqlens, table = cache
+    batch = q.shape[0]
+    if seqlens is not None:
+        _check_tensor("cache_seqlens", seqlens, op)
+        _check_device(("q", "cache_seqlens"), (q, seqlens), op)
+        if seqlens.dtype != torch.int32 or seqlens.shape != (batch,):
+            _fail(f"{op}: cache_seqlens is {seqlens.dtype} "
+                  f"{tuple(seqlens.shape)}, expected torch.int32 "
+                  f"({batch},): one key count per batch entry")
+        if seqlens.stride(0) != 1 and batch > 1:
+            _fail(f"{op}: cache_seqlens has stride {seqlens.stride(0)}, "
+                  "expected 1 (a dense vector; FlashCore does not copy: "
+                  "pass .contiguous())")
+    if table is not None:
+        _check_tensor("page_table", table, op)
+        _check_device(("q", "page_table"), (q, table), op)
+        if table.dtype != torch.int32 or table.dim() != 2 or \
+                table.shape[0] != batch or table.shape[1] < 1:
+            _fail(f"{op}: page_table is {table.dtype} "
+                  f"{tuple(table.shape)}, expected torch.int32 ({batch}, "
+                  "pages per sequence >= 1): one row of page numbers per "
+                  "batch entry")
+        if not table.is_contiguous():
+            _fail(f"{op}: page_table has strides {table.stride()}, "
+                  "expected a contiguous tensor (FlashCore does not copy: "
+                  "pass .contiguous())")
 
 
 def _attention_outputs(q, return_lse):
@@ -166,13 +197,20 @@ _capturing = torch._C._cuda_isCurrentStreamCapturing if hasattr(
 
 
 def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
-                    softcap, sinks_ptr=0, key_lengths_ptr=0):
+                    softcap, sinks=None, cache=None):
     """Packs the descriptor of q, k, v (FlashAttention's [B, S, H, D], any
-    strides with a dense head dim) and an output o of o_strides into this
-    thread's buffer; pointers are q, k, v, o and lse (0: none), sinks_ptr
-    the sinks' and key_lengths_ptr the key counts' (0: none)."""
+    strides with a dense head dim; with a page table, k and v [pages, page
+    size, H, D]) and an output o of o_strides into this thread's buffer;
+    pointers are q, k, v, o and lse (0: none). The optional tensors, sinks
+    and cache's (a _KVCache), get stand-in addresses (_fill_attention_desc
+    writes theirs)."""
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
+    seqlens, table = cache if cache is not None else (None, None)
+    pages = page_size = 0
+    if table is not None:
+        pages, page_size = k.shape[0], k.shape[1]
+        sk = table.shape[1] * page_size
     qs, ks, vs, os_ = q.stride(), k.stride(), v.stride(), o_strides
     left, right = window if window is not None else (0, 0)
     _capi.ATTENTION_DESC.pack_into(
@@ -181,8 +219,8 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
         0.0 if scale is None else scale, 0 if window is None else 1,
         left, right, b, hq, hkv, sq, sk, *pointers,
         qs[0], qs[2], qs[1], ks[0], ks[2], ks[1], vs[0], vs[2], vs[1],
-        os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, sinks_ptr, 0, 0,
-        key_lengths_ptr)
+        os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, _stand_in(sinks), 0,
+        0, _stand_in(seqlens), _stand_in(table), pages, page_size)
 
 
 # Descriptors less their pointers, by what they are packed from: a call
@@ -194,9 +232,10 @@ _templates = {}
 _MAX_TEMPLATES = 4096
 _POINTERS = struct.Struct("=5Q")  # q, k, v, o, lse: consecutive in the desc
 _POINTERS_OFFSET = _capi.AttentionDesc.q.offset
-_POINTER = struct.Struct("=Q")  # sinks, keyLengths
+_POINTER = struct.Struct("=Q")  # sinks, keyLengths, pageTable
 _SINKS_OFFSET = _capi.AttentionDesc.sinks.offset
 _KEY_LENGTHS_OFFSET = _capi.AttentionDesc.keyLengths.offset
+_PAGE_TABLE_OFFSET = _capi.AttentionDesc.pageTable.offset
 _WORKSPACE = struct.Struct("=2Q")  # workspace, workspaceBytes
 _WORKSPACE_OFFSET = _capi.AttentionDesc.workspace.offset
 
@@ -217,7 +256,7 @@ def _signature(t):
 
 
 def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
-                         softcap, sinks, cache_seqlens=None, op=_ATTENTION):
+                         softcap, sinks, cache=None, op=_ATTENTION):
     """Fills this thread's descriptor for q, k, v and o = torch.empty_like(q)
     at o_ptr (and lse at lse_ptr, 0: none), without a workspace; checks once
     per signature. Returns the bytes of workspace with which the call splits
@@ -225,14 +264,14 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
            q.dtype, k.dtype, v.dtype, q.get_device(), k.get_device(),
            v.get_device(), causal, window, scale, softcap, lse_ptr != 0,
-           _signature(sinks), _signature(cache_seqlens))
+           _signature(sinks),
+           None if cache is None else tuple(map(_signature, cache)))
     template = _templates.get(key)
     if template is None:
-        _check_attention(q, k, v, window, sinks, cache_seqlens, op)
+        _check_attention(q, k, v, window, sinks, cache, op)
         o_strides = torch.empty_like(q, device="meta").stride()
         _pack_attention(q, k, v, (0, 0, 0, 0, 0), o_strides, causal, window,
-                        scale, softcap, _STAND_IN if sinks is not None else 0,
-                        _STAND_IN if cache_seqlens is not None else 0)
+                        scale, softcap, sinks, cache)
         # Only decode (one query) splits its keys.
         workspace = _workspace_bytes(q.get_device()) if q.shape[1] == 1 \
             else 0
@@ -246,9 +285,10 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
                         k.data_ptr(), v.data_ptr(), o_ptr, lse_ptr)
     if sinks is not None:
         _POINTER.pack_into(_state.desc, _SINKS_OFFSET, sinks.data_ptr())
-    if cache_seqlens is not None:
-        _POINTER.pack_into(_state.desc, _KEY_LENGTHS_OFFSET,
-                           cache_seqlens.data_ptr())
+    if cache is not None:
+        for offset, t in zip((_KEY_LENGTHS_OFFSET, _PAGE_TABLE_OFFSET), cache):
+            if t is not None:
+                _POINTER.pack_into(_state.desc, offset, t.data_ptr())
     return template[1]
 
 
@@ -256,7 +296,7 @@ _attention_ex = None
 
 
 def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
-                   sinks, flags, cache_seqlens=None, op=_ATTENTION):
+                   sinks, flags, cache=None, op=_ATTENTION):
     """fmhaAttentionEx on the current stream of q's device, o being
     torch.empty_like(q) at o_ptr. A decode call that splits its keys gets
     its workspace from torch's allocator on that stream (inside CUDA graph
@@ -267,7 +307,7 @@ def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
         window = tuple(window)
     workspace_bytes = _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal,
                                            window, scale, softcap, sinks,
-                                           cache_seqlens, op)
+                                           cache, op)
     workspace = None
     if workspace_bytes:
         # A prepare-only call reads the size alone.
@@ -292,8 +332,13 @@ def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
 _STAND_IN = 1 << 12
 
 
+def _stand_in(t):
+    """The stand-in address of optional tensor t: 0 for None."""
+    return 0 if t is None else _STAND_IN
+
+
 def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
-                     sinks, cache_seqlens=None):
+                     sinks, cache=None):
     """fmhaAttentionCheck on the sizes and strides alone (head dim, head
     ratio, lengths, strides), so that a traced call fails where a run
     would. Symbolic sizes are left to the run."""
@@ -303,9 +348,7 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
     o_strides = torch.empty_like(q, device="meta").stride()
     _pack_attention(q, k, v, (_STAND_IN,) * 4 +
                     ((_STAND_IN,) if return_lse else (0,)), o_strides,
-                    causal, window, scale, softcap,
-                    _STAND_IN if sinks is not None else 0,
-                    _STAND_IN if cache_seqlens is not None else 0)
+                    causal, window, scale, softcap, sinks, cache)
     state = _state
     status = _capi.lib().fmhaAttentionCheck(state.desc_address,
                                             state.message_ref)
@@ -314,23 +357,22 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
 
 
 def _attention_impl(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0, sinks=None,
-                    cache_seqlens=None, op=_ATTENTION):
-    _check_attention(q, k, v, window, sinks, cache_seqlens, op)
+                    return_lse=False, softcap=0.0, sinks=None, cache=None,
+                    op=_ATTENTION):
+    _check_attention(q, k, v, window, sinks, cache, op)
     o, lse = _attention_outputs(q, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     _run_attention(q, k, v, o.data_ptr(), lse.data_ptr() if return_lse else 0,
-                   causal, window, scale, softcap, sinks, flags,
-                   cache_seqlens, op)
+                   causal, window, scale, softcap, sinks, flags, cache, op)
     return o, lse
 
 
 def _attention_fake(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0, sinks=None,
-                    cache_seqlens=None, op=_ATTENTION):
-    _check_attention(q, k, v, window, sinks, cache_seqlens, op)
+                    return_lse=False, softcap=0.0, sinks=None, cache=None,
+                    op=_ATTENTION):
+    _check_attention(q, k, v, window, sinks, cache, op)
     _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
-                     sinks, cache_seqlens)
+                     sinks, cache)
     return _attention_outputs(q, return_lse)
 
 
@@ -385,21 +427,21 @@ torch.library.register_autograd("flashcore::attention", _attention_backward,
 
 
 # flashcore::attention_with_kvcache: the attention's implementation and
-# fake with the key counts (the op's argument order).
+# fake with the key counts and the page table (the op's argument order).
 def _kvcache_impl(q, k_cache, v_cache, cache_seqlens=None, causal=False,
                   window=None, scale=None, return_lse=False, softcap=0.0,
-                  sinks=None):
+                  sinks=None, page_table=None):
     return _attention_impl(q, k_cache, v_cache, causal, window, scale,
-                           return_lse, softcap, sinks, cache_seqlens,
-                           _KVCACHE)
+                           return_lse, softcap, sinks,
+                           _KVCache(cache_seqlens, page_table), _KVCACHE)
 
 
 def _kvcache_fake(q, k_cache, v_cache, cache_seqlens=None, causal=False,
                   window=None, scale=None, return_lse=False, softcap=0.0,
-                  sinks=None):
+                  sinks=None, page_table=None):
     return _attention_fake(q, k_cache, v_cache, causal, window, scale,
-                           return_lse, softcap, sinks, cache_seqlens,
-                           _KVCACHE)
+                           return_lse, softcap, sinks,
+                           _KVCache(cache_seqlens, page_table), _KVCACHE)
 
 
 def _kvcache_backward(ctx, grad_o, grad_lse):
@@ -540,18 +582,18 @@ def _direct(tensors):
 
 
 def _attention_direct(q, k, v, causal, window, scale, return_lse, softcap,
-                      sinks, cache_seqlens=None, op=_ATTENTION):
+                      sinks, cache=None, op=_ATTENTION):
     """_attention_impl without the op's placeholder lse: o, or (o, lse)."""
     o = torch.empty_like(q)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     if not return_lse:
         _run_attention(q, k, v, o.data_ptr(), 0, causal, window, scale,
-                       softcap, sinks, flags, cache_seqlens, op)
+                       softcap, sinks, flags, cache, op)
         return o
     b, sq, hq, _ = q.shape
     lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
     _run_attention(q, k, v, o.data_ptr(), lse.data_ptr(), causal, window,
-                   scale, softcap, sinks, flags, cache_seqlens, op)
+                   scale, softcap, sinks, flags, cache, op)
     return o, lse
 
 
@@ -618,8 +660,9 @@ def _key_counts(q, cache_seqlens):
 
 
 def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, *,
-                           causal=False, window=None, scale=None, softcap=0.0,
-                           sinks=None, return_lse=False):
+                           page_table=None, causal=False, window=None,
+                           scale=None, softcap=0.0, sinks=None,
+                           return_lse=False):
     """Attention of new queries over KV caches filled to different lengths,
     FlashAttention's flash_attn_with_kvcache (without appending to the
     cache): decode, speculative decoding, chunked prefill. For inference:
@@ -635,6 +678,15 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, *,
     is full (flashcore.attention). An entry with no keys gets zeros (and
     lse +inf).
 
+    page_table (FlashAttention's; None: none) makes the caches paged:
+    k_cache and v_cache are then pools of pages [num_pages, page_size,
+    heads_kv, head_dim] (page_size a multiple of 8), and page_table a
+    contiguous [batch, pages_per_sequence] int32 tensor on q's device: key
+    j of entry b is row j % page_size of page page_table[b, j // page_size],
+    seqlen_cache being pages_per_sequence * page_size. Only the entries of
+    pages that hold an entry's keys are read (an entry outside [0,
+    num_pages) reads another page, never memory outside the pool).
+
     causal and window are flashcore.attention's, aligned to each entry's
     own length: query i sees key j only if j <= i + cache_seqlens[b] -
     seqlen_q. scale, softcap, sinks and return_lse are
@@ -644,23 +696,24 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, *,
     """
     cache_seqlens = _key_counts(q, cache_seqlens)
     tensors = (q, k_cache, v_cache) + tuple(
-        t for t in (cache_seqlens, sinks) if t is not None)
+        t for t in (cache_seqlens, sinks, page_table) if t is not None)
     if _direct(tensors):
         return _attention_direct(q, k_cache, v_cache, causal, window, scale,
-                                 return_lse, softcap, sinks, cache_seqlens,
+                                 return_lse, softcap, sinks,
+                                 _KVCache(cache_seqlens, page_table),
                                  _KVCACHE)
     _check_window(window, _KVCACHE)
     o, lse = torch.ops.flashcore.attention_with_kvcache.default(
         q, k_cache, v_cache, cache_seqlens, causal,
         None if window is None else list(window), scale, return_lse, softcap,
-        sinks)
+        sinks, page_table)
     return (o, lse) if return_lse else o
 
 
 def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
                           return_lse=False, softcap=0.0, sinks=None,
-                          cache_seqlens=None, op=_ATTENTION):
-    _check_attention(q, k, v, window, sinks, cache_seqlens, op)
+                          cache=None, op=_ATTENTION):
+    _check_attention(q, k, v, window, sinks, cache, op)
     if q.device.type != "cuda":
         _fail(f"flashcore.precompile: q is on {q.device}, expected a CUDA "
               "device")
@@ -668,13 +721,15 @@ def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
     # one is asked for (its presence picks the kernel).
     _run_attention(q, k, v, q.data_ptr(), q.data_ptr() if return_lse else 0,
                    causal, window, scale, softcap, sinks,
-                   _capi.CALL_PREPARE_ONLY, cache_seqlens, op)
+                   _capi.CALL_PREPARE_ONLY, cache, op)
 
 
 def _precompile_attention_with_kvcache(q, k_cache, v_cache,
-                                       cache_seqlens=None, **kwargs):
+                                       cache_seqlens=None, page_table=None,
+                                       **kwargs):
     _precompile_attention(q, k_cache, v_cache,
-                          cache_seqlens=_key_counts(q, cache_seqlens),
+                          cache=_KVCache(_key_counts(q, cache_seqlens),
+                                         page_table),
                           op=_KVCACHE, **kwargs)
 
 
@@ -923,7 +978,8 @@ def _precompile_resample(targets, times, values, lengths=None, *,
 
 
 _VARIANT_KEYS = {"dtype", "head_dim", "causal", "window", "scale",
-                 "softcap", "sinks", "cache_seqlens", "return_lse",
+                 "softcap", "sinks", "cache_seqlens", "page_size",
+                 "return_lse",
                  "seqlen_q", "backward"}
 
 
@@ -935,7 +991,8 @@ def precompile_attention(variants, *, device=None, threads=0):
     torch.bfloat16) and head_dim, and optionally flashcore.attention's
     causal, window, scale, softcap, sinks (True: the kernel with sinks) and
     return_lse, cache_seqlens (True: flashcore.attention_with_kvcache's
-    kernel with key counts), seqlen_q (default: every
+    kernel with key counts), page_size (its kernel for a page_table over
+    pages of that many rows), seqlen_q (default: every
     query length; a length: the kernel for that length only), and backward
     (True: the backward's kernels too). Launches
     nothing; afterwards those calls, CUDA graph capture included, only
@@ -958,10 +1015,11 @@ def precompile_attention(variants, *, device=None, threads=0):
                   "torch.float16 or torch.bfloat16")
         window = variant.get("window")
         _check_window(window, op)
-        if variant.get("cache_seqlens") and variant.get("backward"):
-            _fail(f"{op} is {variant}, expected cache_seqlens or backward, "
-                  "not both: flashcore.attention_with_kvcache has no "
-                  "backward")
+        if (variant.get("cache_seqlens") or variant.get("page_size")) and \
+                variant.get("backward"):
+            _fail(f"{op} is {variant}, expected cache_seqlens and page_size "
+                  "or backward, not both: flashcore.attention_with_kvcache "
+                  "has no backward")
         d = descs[i]
         d.elementType = _ATTENTION_DTYPES[variant["dtype"]]
         d.headDim = variant["head_dim"]
@@ -972,6 +1030,9 @@ def precompile_attention(variants, *, device=None, threads=0):
         d.sinks = _STAND_IN if variant.get("sinks") else None
         # Only whether keyLengths is NULL is read.
         d.keyLengths = _STAND_IN if variant.get("cache_seqlens") else None
+        # Only whether pageTable is NULL is read, and pageSize with it.
+        if variant.get("page_size"):
+            d.pageTable, d.pageSize = _STAND_IN, variant["page_size"]
         if window is not None:
             d.hasWindow, d.windowLeft, d.windowRight = 1, window[0], window[1]
         # Only whether lse is NULL is read.

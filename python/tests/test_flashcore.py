@@ -62,10 +62,11 @@ def test_library_exports_only_the_c_api():
 
 def test_descriptor_layout_matches_ctypes():
     assert _capi.ATTENTION_DESC.size == _capi.ctypes.sizeof(_capi.AttentionDesc)
-    # The workspace fields, then the key counts, close the descriptor, as
-    # in FlashCore.h.
+    # The workspace fields, then the key counts and the page table, close
+    # the descriptor, as in FlashCore.h.
     fields = [name for name, _ in _capi.AttentionDesc._fields_]
-    assert fields[-3:] == ["workspace", "workspaceBytes", "keyLengths"]
+    assert fields[-6:] == ["workspace", "workspaceBytes", "keyLengths",
+                           "pageTable", "pages", "pageSize"]
 
 
 # --- the doctor ------------------------------------------------------------
@@ -124,7 +125,8 @@ def test_attention_with_kvcache_schema():
         "flashcore::attention_with_kvcache(Tensor q, Tensor k_cache, Tensor "
         "v_cache, Tensor? cache_seqlens=None, bool causal=False, int[]? "
         "window=None, float? scale=None, bool return_lse=False, float "
-        "softcap=0., Tensor? sinks=None) -> (Tensor, Tensor)")
+        "softcap=0., Tensor? sinks=None, Tensor? page_table=None) -> (Tensor, "
+        "Tensor)")
 
 
 # --- shape inference -------------------------------------------------------
@@ -175,6 +177,16 @@ def test_attention_with_kvcache_shapes_bhsd_through_strides():
     o = flashcore.attention_with_kvcache(q, k, k, meta(2, dtype=torch.int32),
                                          window=(16, 0), causal=True)
     assert o.shape == (2, 4, 8, 64) and o.stride() == q.stride()
+
+
+def test_attention_with_kvcache_shapes_paged():
+    # 64 pages of 16 rows; the table lists 20 per sequence (320 keys).
+    q, pool = meta(3, 4, 8, 64), meta(64, 16, 2, 64)
+    o, lse = flashcore.attention_with_kvcache(
+        q, pool, pool, meta(3, dtype=torch.int32),
+        page_table=meta(3, 20, dtype=torch.int32), causal=True,
+        return_lse=True)
+    assert o.shape == q.shape and lse.shape == (3, 8, 4)
 
 
 def test_merge_attention_shapes():
@@ -306,6 +318,12 @@ def test_opcheck_attention_with_kvcache_on_meta_tensors():
     torch.library.opcheck(torch.ops.flashcore.attention_with_kvcache.default,
                           (q, k, k, meta(3, dtype=torch.int32), True, None,
                            None, True),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+    pool = meta(40, 64, 2, 64)
+    torch.library.opcheck(torch.ops.flashcore.attention_with_kvcache.default,
+                          (q, pool, pool, None, True, None, None, True, 0.0,
+                           None, meta(3, 8, dtype=torch.int32)),
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
 
@@ -452,6 +470,32 @@ def test_attention_with_kvcache_errors(q, k, v, cache_seqlens, expected):
     assert expected in message
 
 
+@pytest.mark.parametrize("pool, table, expected", [
+    (meta(40, 16, 2, 64), meta(2, 8, dtype=torch.int64),
+     "page_table is torch.int64 (2, 8), expected torch.int32 (2, pages per "
+     "sequence >= 1): one row of page numbers per batch entry"),
+    (meta(40, 16, 2, 64), meta(3, 8, dtype=torch.int32),
+     "page_table is torch.int32 (3, 8), expected torch.int32 (2,"),
+    (meta(40, 16, 2, 64), meta(2, 0, dtype=torch.int32),
+     "page_table is torch.int32 (2, 0), expected"),
+    (meta(40, 16, 2, 64), meta(8, 2, dtype=torch.int32).t(),
+     "page_table has strides (1, 2), expected a contiguous tensor"),
+    (meta(40, 16, 2, 64), torch.zeros(2, 8, dtype=torch.int32),
+     "page_table is on cpu and q on meta, expected one device"),
+    # The C API's checks: a page size that is not a multiple of 8.
+    (meta(40, 12, 2, 64), meta(2, 8, dtype=torch.int32),
+     "pageSize is 12, expected 0 (no pages) or a positive multiple of 8"),
+    (meta(40, 16, 2, 32), meta(2, 8, dtype=torch.int32),
+     "q is (2, 1, 8, 64) and k_cache (40, 16, 2, 32), expected the same "
+     "batch and head_dim"),
+])
+def test_attention_with_kvcache_page_table_errors(pool, table, expected):
+    q = meta(2, 1, 8, 64)
+    message = error_of(lambda: flashcore.attention_with_kvcache(
+        q, pool, pool, meta(2, dtype=torch.int32), page_table=table))
+    assert expected in message
+
+
 def test_attention_with_kvcache_on_cpu_is_refused():
     q = torch.zeros(2, 1, 8, 64, dtype=torch.float16)
     k = torch.zeros(2, 100, 2, 64, dtype=torch.float16)
@@ -505,7 +549,10 @@ def test_precompile_needs_a_cuda_device_and_a_known_op():
      "head_dim"),
     (dict(dtype=torch.float16, head_dim=64, window=(-1, 0)), "window is"),
     (dict(dtype=torch.float16, head_dim=64, cache_seqlens=True,
-          backward=True), "expected cache_seqlens or backward, not both"),
+          backward=True), "expected cache_seqlens and page_size or backward, "
+     "not both"),
+    (dict(dtype=torch.float16, head_dim=64, page_size=16, backward=True),
+     "expected cache_seqlens and page_size or backward, not both"),
 ])
 def test_precompile_attention_checks_each_variant(variant, expected):
     message = error_of(lambda: flashcore.precompile_attention(

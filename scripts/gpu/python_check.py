@@ -200,12 +200,42 @@ def cache_lengths(b, low, high, *edges):
     return list(edges) + torch.randint(low, high, (b - len(edges),)).tolist()
 
 
+def page_caches(caches, page_size, lengths, bhsd):
+    """The caches [B, S_cache, H, D] as pools of page_size-row pages in
+    shuffled order, with a spare page per entry that no table lists (NaN,
+    as every position past a length): the pools [pages, page_size, H, D]
+    ([pages, H, page_size, D] transposed where bhsd) and the page table.
+    Entries of pages wholly past an entry's length are out of range: they
+    must not be read."""
+    b, s_cache, h, d = caches[0].shape
+    per_sequence = s_cache // page_size
+    pages = b * (per_sequence + 1)
+    table = torch.randperm(pages, device="cuda")[:b * per_sequence]
+    table = table.view(b, per_sequence).to(torch.int32)
+    pools = []
+    for cache in caches:
+        shape = (pages, h, page_size, d) if bhsd else (pages, page_size, h, d)
+        pool = torch.full(shape, float("nan"), dtype=cache.dtype,
+                          device="cuda")
+        pool = pool.transpose(1, 2) if bhsd else pool
+        pool[table.flatten().long()] = cache.reshape(
+            b * per_sequence, page_size, h, d)
+        pools.append(pool)
+    unused = torch.arange(per_sequence, device="cuda") * page_size >= \
+        lengths[:, None]
+    table.masked_fill_(unused, -1 << 30)
+    return pools, table
+
+
 def kvcache_case(b, hq, hkv, sq, s_cache, d, dtype, lengths, causal=False,
-                 window=None, softcap=0.0, sinks=False, bhsd=False, lse=True):
+                 window=None, softcap=0.0, sinks=False, bhsd=False, lse=True,
+                 page_size=None):
     """flashcore.attention_with_kvcache of q over caches of s_cache
     positions filled to lengths (b ints as an int32 tensor, or one int
     passed as it is), against reference_kvcache. Every position at or past
-    its entry's length holds NaN: none may reach o or lse."""
+    its entry's length holds NaN: none may reach o or lse. With page_size,
+    the caches are paged (page_caches: shuffled pages, NaN spares, the
+    entries of unused pages out of range)."""
     def run():
         q = randn_bshd(b, hq, sq, d, dtype, bhsd)
         k_cache = randn_bshd(b, hkv, s_cache, d, dtype, bhsd)
@@ -216,10 +246,14 @@ def kvcache_case(b, hq, hkv, sq, s_cache, d, dtype, lengths, causal=False,
         for t in (k_cache, v_cache):
             t.masked_fill_(stale[:, :, None, None], float("nan"))
         s = random_sinks(hq) if sinks else None
+        k_in, v_in, table = k_cache, v_cache, None
+        if page_size:
+            (k_in, v_in), table = page_caches((k_cache, v_cache), page_size,
+                                              n, bhsd)
         got = flashcore.attention_with_kvcache(
-            q, k_cache, v_cache, lengths if isinstance(lengths, int) else n,
-            causal=causal, window=window, softcap=softcap, sinks=s,
-            return_lse=lse)
+            q, k_in, v_in, lengths if isinstance(lengths, int) else n,
+            page_table=table, causal=causal, window=window, softcap=softcap,
+            sinks=s, return_lse=lse)
         o, o_lse = got if lse else (got, None)
         for name, t in (("o", o), ("lse", o_lse)):
             assert t is None or not t.isnan().any(), \
@@ -320,6 +354,53 @@ def kvcache_grid():
         check("kvcache " + name, case)
     check("kvcache cache_seqlens=None is flashcore.attention",
           kvcache_full_is_attention)
+
+
+def paged_kvcache_grid():
+    """Paged caches of 16, 64 and 256-row pages (a K/V block of 16-row
+    pages is 8 TMA boxes on sm_90a, of 256-row ones half a page), pages
+    shuffled, lengths with 0 and 1."""
+    bf16, f16 = torch.bfloat16, torch.float16
+    for page in (16, 64, 256):
+        for dtype, d, hkv, heads, causal in ((bf16, 128, 8, "GQA 4:1", True),
+                                             (f16, 64, 1, "MQA", False)):
+            check(f"paged kvcache page {page} {str(dtype)[6:]} d{d} decode "
+                  f"{heads} {'causal' if causal else 'non-causal'} B=32 "
+                  "S_cache=4096",
+                  kvcache_case(32, 32, hkv, 1, 4096, d, dtype,
+                               cache_lengths(32, 0, 4097, 0, 1, page - 1,
+                                             page, page + 1, 4096),
+                               causal=causal, page_size=page))
+    for name, case in [
+        ("page 16 bf16 d256 decode GQA 8:1 B=16 S_cache=2048",
+         kvcache_case(16, 16, 2, 1, 2048, 256, bf16,
+                      cache_lengths(16, 0, 2049, 0, 1, 2048), page_size=16)),
+        ("page 64 f16 d96 Sq=4 GQA 4:1 causal B=16 S_cache=4096",
+         kvcache_case(16, 32, 8, 4, 4096, 96, f16,
+                      cache_lengths(16, 0, 4097, 0, 1, 3, 4, 4096),
+                      causal=True, page_size=64)),
+        ("page 16 bf16 d128 Sq=300 GQA 2:1 causal B=4 S_cache=2048",
+         kvcache_case(4, 16, 8, 300, 2048, 128, bf16,
+                      cache_lengths(4, 300, 2049, 300, 2048), causal=True,
+                      page_size=16)),
+        ("page 256 f16 d64 Sq=300 non-causal BHSD B=3 S_cache=1536",
+         kvcache_case(3, 8, 4, 300, 1536, 64, f16,
+                      cache_lengths(3, 300, 1537, 300, 1536), bhsd=True,
+                      page_size=256)),
+        ("page 64 bf16 d128 Sq=300 window 128,0 causal B=4 S_cache=2048",
+         kvcache_case(4, 8, 8, 300, 2048, 128, bf16,
+                      cache_lengths(4, 300, 2049, 300, 2048), causal=True,
+                      window=(128, 0), page_size=64)),
+        ("page 256 bf16 d128 decode split-KV B=1 GQA 8:1 S_cache=65536 "
+         "length 50000",
+         kvcache_case(1, 64, 8, 1, 65536, 128, bf16, [50000],
+                      page_size=256)),
+        ("page 16 bf16 d128 decode split-KV sinks B=2 GQA 4:1 causal "
+         "S_cache=32768 lengths 32768, 5",
+         kvcache_case(2, 32, 8, 1, 32768, 128, bf16, [32768, 5],
+                      causal=True, sinks=True, page_size=16)),
+    ]:
+        check("paged kvcache " + name, case)
 
 
 def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
@@ -517,6 +598,11 @@ def opcheck():
     n = torch.tensor([150, 7], dtype=torch.int32, device="cuda")
     torch.library.opcheck(torch.ops.flashcore.attention_with_kvcache.default,
                           (q, k, k, n, True, None, None, True))
+    pool = torch.randn(26, 16, 2, 64, device="cuda", dtype=torch.bfloat16)
+    table = torch.randperm(26, device="cuda").view(2, 13).to(torch.int32)
+    torch.library.opcheck(torch.ops.flashcore.attention_with_kvcache.default,
+                          (q, pool, pool, n, True, None, None, True, 0.0,
+                           None, table))
     targets = torch.sort(torch.rand(2, 40, device="cuda") * 10, dim=1).values
     times = torch.cumsum(torch.rand(2, 30, device="cuda"), dim=1)
     values = torch.randn(2, 30, 8, device="cuda")
@@ -760,6 +846,7 @@ def main():
     print(flashcore.doctor(), flush=True)
     attention_grid()
     kvcache_grid()
+    paged_kvcache_grid()
     backward_grid()
     check("opcheck attention, attention_with_kvcache, merge_attention and "
           "resample", opcheck)

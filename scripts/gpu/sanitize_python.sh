@@ -4,7 +4,7 @@
 # harness's oracle, has no softcap, sinks or KV cache lengths): a small
 # causal GQA call of each, through the installed wheel (scripts/gpu/python.sh installs it into /tmp/flashcore-site).
 # Usage (GPU machine, repository root, after python.sh):
-#   scripts/gpu/sanitize_python.sh
+#   scripts/gpu/sanitize_python.sh [NAME_REGEX]   (default: every call)
 # Logs go to $OUT; exit 0 when every tool reports no error.
 set -uo pipefail
 out=${OUT:-/tmp/flashcore-gpu}
@@ -14,8 +14,10 @@ cd /tmp
 status=0
 # run NAME D CALL: CALL (an expression that launches) after q [2, 150, 4, D]
 # and k [2, 170, 2, D] are made.
+only=${1:-.}
 run() {
   local name=$1 call=$3
+  [[ $name =~ $only ]] || return 0
   for tool in memcheck racecheck synccheck; do
     local log=$out/sanitize-$name-$tool.log
     compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -c "
@@ -40,4 +42,13 @@ run sinks-d64 64 "$attention, sinks=torch.randn(4, device='cuda'))"
 lengths="torch.tensor([77, 170], device='cuda', dtype=torch.int32)"
 run kvcache-d128 128 "flashcore.attention_with_kvcache(q, k, k.index_fill(1, torch.arange(77, 170, device='cuda'), float('nan')), $lengths, causal=True)"
 run kvcache-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], k.repeat(1, 400, 1, 1), k.repeat(1, 400, 1, 1), torch.tensor([0, 30000], device='cuda', dtype=torch.int32), return_lse=True)"
+# A paged cache of 16-row pages in reversed order (8 boxes a key block on
+# sm_90a), prefill over lengths 77 and 170 (the table's last entry of the
+# first row past its length, out of range), and split-KV decode over
+# 256-row pages.
+table="torch.arange(21, -1, -1, device='cuda', dtype=torch.int32).view(2, 11).masked_fill(torch.tensor([[False] * 5 + [True] * 6, [False] * 11], device='cuda'), -5)"
+pool16="torch.randn(22, 16, 2, 128, device='cuda', dtype=torch.bfloat16)"
+run paged16-d128 128 "flashcore.attention_with_kvcache(q, $pool16, $pool16, $lengths, page_table=$table, causal=True)"
+pool256="torch.randn(530, 256, 2, 64, device='cuda', dtype=torch.bfloat16)"
+run paged256-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], $pool256, $pool256, torch.tensor([0, 30000], device='cuda', dtype=torch.int32), page_table=torch.arange(530, device='cuda', dtype=torch.int32).view(2, 265), return_lse=True)"
 exit $status

@@ -581,17 +581,16 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                      }),
                      ", ");
     } else if (auto attention = dyn_cast<AttentionOp>(op)) {
-      if (attention.getSinks())
-        return llvm::createStringError(
-            kernel.origin + ": fmha.attention with sinks is not supported by "
-                            "fmha-aot yet (its attention_args have no sinks); "
-                            "the JIT and the C API run it");
-      if (attention.getKeyLengths())
-        return llvm::createStringError(
-            kernel.origin + ": fmha.attention with key_lengths is not "
-                            "supported by fmha-aot yet (its attention_args "
-                            "have no key lengths); the JIT and the C API run "
-                            "it");
+      for (auto [operand, name, field] :
+           {std::tuple{attention.getSinks(), "sinks", "sinks"},
+            {attention.getKeyLengths(), "key_lengths", "key lengths"},
+            {attention.getPageTable(), "page_table", "page table"}})
+        if (operand)
+          return llvm::createStringError(
+              kernel.origin + ": fmha.attention with " + name +
+              " is not supported by fmha-aot yet (its attention_args have "
+              "no " +
+              field + "); the JIT and the C API run it");
       kernel.kind = AotKernel::Kind::Attention;
       kernel.withLse = static_cast<bool>(attention.getLse());
       if (llvm::Error err = describeAttention(attention, kernel))

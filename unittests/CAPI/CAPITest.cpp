@@ -10,6 +10,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -423,16 +424,19 @@ struct DeviceAttention {
   float *lse;
   const float *sinks = nullptr;
   const int *keyLengths = nullptr;
+  const int *pageTable = nullptr;
+  long long pages = 0, pageSize = 0;
+  /// k and v as uploaded (NaN past the key lengths).
+  std::vector<uint16_t> cachedK, cachedV;
+  static constexpr uint16_t kBf16NaN = 0x7fc0;
 
   DeviceAttention(mlir::fmha::CudaDriver &driver, const HostAttention &host)
-      : driver(driver), expected(host) {
+      : driver(driver), expected(host), cachedK(host.k), cachedV(host.v) {
     size_t kBytes = host.k.size() * 2;
     q = upload(host.q.data(), host.q.size() * 2);
     // With key lengths, the keys and values past them are NaN on the
     // device: they must never reach the result.
-    std::vector<uint16_t> cachedK = host.k, cachedV = host.v;
     if (!host.keyLengths.empty()) {
-      constexpr uint16_t kBf16NaN = 0x7fc0;
       for (long long b = 0; b < host.B; ++b)
         for (long long h = 0; h < host.Hkv; ++h)
           for (long long j = host.keyLengths[b]; j < host.Sk; ++j)
@@ -467,10 +471,61 @@ struct DeviceAttention {
     return reinterpret_cast<void *>(*buffer);
   }
 
+  /// Makes k and v a paged KV cache of \p rows-row pages (Sk a multiple
+  /// of it): pools [pages, Hkv, rows, D] that hold each entry's pages in a
+  /// shuffled order and a NaN spare page per entry that no table row lists,
+  /// and the table [B, Sk / rows], whose entries of pages wholly past an
+  /// entry's length are out of range (never read).
+  void usePages(long long rows) {
+    const HostAttention &h = expected;
+    long long perSequence = h.Sk / rows;
+    pageSize = rows;
+    pages = h.B * (perSequence + 1);
+    std::vector<int> order(pages);
+    for (long long i = 0; i < pages; ++i)
+      order[i] = int(i);
+    Lcg random{77};
+    for (long long i = pages - 1; i > 0; --i)
+      std::swap(
+          order[i],
+          order[std::min<long long>(i, (long long)(random.next() * (i + 1)))]);
+    std::vector<int> table(h.B * perSequence);
+    std::vector<uint16_t> poolK(pages * h.Hkv * rows * h.D, kBf16NaN);
+    std::vector<uint16_t> poolV = poolK;
+    for (long long b = 0; b < h.B; ++b)
+      for (long long j = 0; j < perSequence; ++j) {
+        long long page = order[b * perSequence + j];
+        for (long long kvh = 0; kvh < h.Hkv; ++kvh)
+          for (long long r = 0; r < rows; ++r) {
+            size_t from = ((b * h.Hkv + kvh) * h.Sk + j * rows + r) * h.D;
+            size_t to = ((page * h.Hkv + kvh) * rows + r) * h.D;
+            std::copy_n(&cachedK[from], h.D, &poolK[to]);
+            std::copy_n(&cachedV[from], h.D, &poolV[to]);
+          }
+        bool used = h.keyLengths.empty() || j * rows < h.keyLengths[b];
+        table[b * perSequence + j] = used ? int(page) : -1000000;
+      }
+    k = upload(poolK.data(), poolK.size() * 2);
+    v = upload(poolV.data(), poolV.size() * 2);
+    pageTable = static_cast<const int *>(
+        upload(table.data(), table.size() * sizeof(int)));
+  }
+
   fmhaAttentionDesc getDesc() const {
     fmhaAttentionDesc desc = expected.getDesc(q, k, v, o, lse);
     desc.sinks = sinks;
     desc.keyLengths = keyLengths;
+    if (pageTable) {
+      const HostAttention &h = expected;
+      desc.pageTable = pageTable;
+      desc.pages = pages;
+      desc.pageSize = pageSize;
+      for (long long *stride : {desc.kStride, desc.vStride}) {
+        stride[0] = h.Hkv * pageSize * h.D;
+        stride[1] = pageSize * h.D;
+        stride[2] = h.D;
+      }
+    }
     return desc;
   }
 
@@ -737,6 +792,45 @@ TEST_F(CAPIOnAGpu, KeyLengthsMatchTheHost) {
       EXPECT_NE(take(message).find("the forward has key lengths"),
                 std::string::npos);
       fmhaJitDestroy(jit);
+    }
+  }
+}
+
+// On a machine with a GPU: fmhaAttention over a paged KV cache (pages of
+// 16 and 64 rows, shuffled, a NaN spare page each, the table's entries past
+// a length out of range) with the key-length test's lengths, causal GQA
+// prefill and decode (folded, and split with a workspace); against the
+// host. The backward refuses pages by name.
+TEST_F(CAPIOnAGpu, PagedCachesMatchTheHost) {
+  std::string error;
+  std::vector<int> keyLengths = {0, 1, 129, 1000, 1344};
+  for (long long Sq : {77LL, 1LL}) {
+    HostAttention expected(/*B=*/5, /*Hq=*/8, /*Hkv=*/2, Sq, /*Sk=*/1344,
+                           /*D=*/128, 0, 0, {}, keyLengths);
+    for (long long rows : {16LL, 64LL}) {
+      SCOPED_TRACE("Sq = " + std::to_string(Sq) + ", pages of " +
+                   std::to_string(rows) + " rows");
+      DeviceAttention device(*driver, expected);
+      device.usePages(rows);
+      for (const char *chip : chips) {
+        SCOPED_TRACE(chip);
+        fmhaJit jit = createUncachedJit(chip, error);
+        ASSERT_NE(jit, nullptr) << error;
+        fmhaAttentionDesc desc = device.getDesc();
+        EXPECT_EQ(device.runUnsplitAndSplit(jit, desc) != 0, Sq == 1)
+            << "decode splits its keys";
+
+        char *message = nullptr;
+        fmhaAttentionBackwardDesc grad{};
+        grad.forward = desc;
+        grad.forward.keyLengths = nullptr;
+        EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
+                                        &message),
+                  FMHA_ERROR_INVALID_ARGUMENT);
+        EXPECT_NE(take(message).find("the forward has pages"),
+                  std::string::npos);
+        fmhaJitDestroy(jit);
+      }
     }
   }
 }

@@ -142,5 +142,54 @@ TEST(TypedLaunch, KeyLengthsAreCheckedAndHaveNoBackward) {
   KernelSpec grad = getAttentionGradSpec(forward, /*deterministic=*/true);
   EXPECT_EQ(check(grad, getTensors(grad)),
             "attention_grad: the forward has key lengths (a KV cache's): the "
-            "backward takes whole sequences, without keyLengths");
+            "backward takes whole sequences, without keyLengths or a "
+            "pageTable");
+}
+
+// A page table (a paged KV cache): the tensor and the spec agree, the page
+// size is a multiple of 8 that divides Sk (the table's pages per sequence
+// times it), there is a page, and a backward of such a forward is refused
+// by name.
+TEST(TypedLaunch, PageTablesAreCheckedAndHaveNoBackward) {
+  KernelSpec forward;
+  forward.headDim = 128;
+  forward.withLse = true;
+  AttentionTensors t = getTensors(getGradSpec(true)).forward;
+  alignas(4) static int32_t table[2] = {0, 1};
+  t.pageTable = table;
+  t.pages = 2;
+  auto checkForward = [&](const KernelSpec &spec, const AttentionTensors &f) {
+    llvm::Error err = checkAttentionTensors(spec, f);
+    return err ? llvm::toString(std::move(err)) : std::string();
+  };
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: a pageTable tensor is given but the spec has no "
+            "pages (set pageSize)");
+  forward.pageSize = 12;
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: pageSize is 12, expected 0 (no pages) or a positive "
+            "multiple of 8");
+  forward.pageSize = 16;
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: keySeq (Sk) is 130 with pageSize 16, expected a "
+            "multiple of it (the page table's pages per sequence times "
+            "pageSize)");
+  t.keySeq = 128;
+  EXPECT_EQ(checkForward(forward, t), "");
+  t.pages = 0;
+  EXPECT_NE(checkForward(forward, t).find("attention: pages is 0, expected 1"),
+            std::string::npos);
+  t.pages = 2;
+  t.pageTable = reinterpret_cast<const int32_t *>(standIn + 2);
+  EXPECT_NE(checkForward(forward, t).find("attention: pageTable is at 0x"),
+            std::string::npos);
+  t.pageTable = nullptr;
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: the spec has pages but no pageTable tensor is given");
+
+  KernelSpec grad = getAttentionGradSpec(forward, /*deterministic=*/true);
+  EXPECT_EQ(check(grad, getTensors(grad)),
+            "attention_grad: the forward has pages (a KV cache's): the "
+            "backward takes whole sequences, without keyLengths or a "
+            "pageTable");
 }

@@ -113,6 +113,14 @@ struct AttentionTensors {
   /// (a KV cache's filled lengths): batch entry b attends to its first
   /// keyLengths[b] keys (clamped to [0, keySeq]), its mask aligned to them.
   const int32_t *keyLengths = nullptr;
+  /// Only with KernelSpec::pageSize (a paged KV cache): k and v hold
+  /// `pages` pages of pageSize rows, [pages, Hkv, pageSize, D] with kStrides
+  /// and vStrides their page, head and row strides, and pageTable is
+  /// [batch, keySeq / pageSize] int32, dense: key j of batch entry b is row
+  /// j % pageSize of page pageTable[b][j / pageSize]. keySeq, a multiple of
+  /// pageSize, is then the most keys an entry has; keyLengths may limit it.
+  const int32_t *pageTable = nullptr;
+  int64_t pages = 0;
   int64_t batch = 0, queryHeads = 0, kvHeads = 0, querySeq = 0, keySeq = 0;
   std::array<int64_t, 3> qStrides = {}, kStrides = {}, vStrides = {},
                          oStrides = {}, lseStrides = {};

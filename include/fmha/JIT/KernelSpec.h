@@ -53,6 +53,10 @@ struct KernelSpec {
   /// batch entry); an attention_grad spec carries its forward's, which the
   /// backward refuses (a KV cache is for inference).
   bool withKeyLengths = false;
+  /// fmha.attention's page_table (a paged KV cache): k and v are pools of
+  /// pages of this many rows (a multiple of 8); 0 without. An
+  /// attention_grad spec carries its forward's, which the backward refuses.
+  int64_t pageSize = 0;
   std::optional<AttentionTiling> attentionTile;
   /// fmha.attention's split_keys: o and lse hold partial states of key
   /// splits.

@@ -147,6 +147,8 @@ LaunchContract fmha::getAttentionLaunchContract(AttentionOp op, TileAttr tile) {
     contract.operands.push_back("sinks");
   if (op.getKeyLengths())
     contract.operands.push_back("key_lengths");
+  if (op.getPageTable())
+    contract.operands.push_back("page_table");
   contract.threads = tile.getWarps() * kThreadsPerWarp;
   contract.sharedBytes = getAttentionSharedLayout(op, tile).totalBytes;
   return contract;

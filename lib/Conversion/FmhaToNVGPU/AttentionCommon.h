@@ -106,8 +106,15 @@ inline unsigned getKeyLengthsArgument(AttentionOp op, unsigned lseArgument) {
   return getSinksArgument(op, lseArgument) + (op.getSinks() ? 1 : 0);
 }
 
+/// The kernel parameter of \p op's page_table, the one after its
+/// key_lengths (or where they would be), as getSinksArgument.
+inline unsigned getPageTableArgument(AttentionOp op, unsigned lseArgument) {
+  return getKeyLengthsArgument(op, lseArgument) + (op.getKeyLengths() ? 1 : 0);
+}
+
 /// What the launch contracts of both attention kernels share: the operands
-/// (q, k, v, o, lse, sinks and key_lengths where present), 32 * warps threads
+/// (q, k, v, o, lse, sinks, key_lengths and page_table where present), 32 *
+/// warps threads
 /// and the shared-memory layout's total. The grid and the parameters are each
 /// kernel's.
 LaunchContract getAttentionLaunchContract(AttentionOp op, TileAttr tile);

@@ -6,7 +6,10 @@
 
 #include "TileSchedule.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -15,11 +18,72 @@
 using namespace mlir;
 using namespace mlir::fmha;
 
+KeyRows KeyRows::get(AttentionOp op, gpu::GPUFuncOp func,
+                     unsigned lseArgument) {
+  KeyRows keys;
+  if (op.getKeyLengths())
+    keys.keyLengths = func.getArgument(getKeyLengthsArgument(op, lseArgument));
+  if (op.getPageTable()) {
+    keys.pageTable = func.getArgument(getPageTableArgument(op, lseArgument));
+    keys.pageSize = cast<MemRefType>(op.getK().getType()).getDimSize(2);
+  }
+  return keys;
+}
+
+Value KeyRows::getCapacity(KernelBuilder &b, Value k) const {
+  if (!pageTable)
+    return memref::DimOp::create(b, k, 2);
+  return b.mul(memref::DimOp::create(b, pageTable, 1), b.index(pageSize));
+}
+
+std::pair<Value, Value> KeyRows::locate(KernelBuilder &b, Value k,
+                                        const TileCoordinates &tile,
+                                        Value key) const {
+  if (!pageTable)
+    return {b.word(tile.batchIndex), key};
+  // In 32 bits, as TMA coordinates; the division by the static page size
+  // is a shift or a multiply.
+  Value column = b.udiv(key, b.i32(pageSize));
+  Value entry = memref::LoadOp::create(
+      b, pageTable, ValueRange{tile.batchIndex, b.toIndex(column)});
+  Value pages = b.word(hideFromHoisting(b, memref::DimOp::create(b, k, 0)));
+  Value page = b.clamp(entry, b.i32(0), b.sub(pages, b.i32(1)));
+  return {page, b.urem(key, b.i32(pageSize))};
+}
+
+void KeyRows::prefetch(KernelBuilder &b, const TileCoordinates &tile,
+                       Value firstKey, Value lastKey) const {
+  if (!pageTable)
+    return;
+  // The entries' addresses from the table's dense [B, P] layout.
+  Value base = arith::IndexCastUIOp::create(
+      b, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, pageTable));
+  Value rowEntries = b.word(memref::DimOp::create(b, pageTable, 1));
+  Value row = b.mul(b.word(tile.batchIndex), rowEntries);
+  auto globalPointer = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  for (Value key : {firstKey, lastKey}) {
+    Value column = b.udiv(b.smax(key, b.i32(0)), b.i32(pageSize));
+    Value entry = b.add(row, column);
+    Value address = arith::AddIOp::create(
+        b, base,
+        arith::ExtUIOp::create(b, b.getI64Type(),
+                               b.mul(entry, b.i32(sizeof(int32_t)))));
+    NVVM::PrefetchOp::create(
+        b,
+        NVVM::PrefetchCacheLevelAttr::get(b.getContext(),
+                                          NVVM::PrefetchCacheLevel::L1),
+        NVVM::CacheEvictionPriorityAttr(),
+        LLVM::IntToPtrOp::create(b, globalPointer, address), Value(),
+        UnitAttr(), UnitAttr(), UnitAttr());
+  }
+}
+
 CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,
-                                       int64_t blockM) {
+                                       const KeyRows &keys, int64_t blockM) {
   CtaCoordinates cta;
   cta.seqQ = memref::DimOp::create(b, q, 2);
-  cta.seqK = memref::DimOp::create(b, k, 2);
+  cta.seqK = keys.getCapacity(b, k);
   Value reversed =
       b.sub(b.sub(gpu::GridDimOp::create(b, gpu::Dimension::x), b.index(1)),
             gpu::BlockIdOp::create(b, gpu::Dimension::x));
@@ -152,8 +216,8 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   Value rowBlock = b.select(second, slot, getLongerRowBlock(slot));
   tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));
   tile.seqQ = freshDim(q, 2);
-  tile.seqK = freshDim(k, 2);
-  tile.limitKeys(b, keyLengths);
+  tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
+  tile.limitKeys(b, keys.keyLengths);
   tile.computeRange(b, blockM, blockN, window);
   return tile;
 }

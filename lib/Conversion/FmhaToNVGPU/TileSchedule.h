@@ -17,14 +17,52 @@
 
 namespace mlir::fmha {
 
+struct TileCoordinates;
+
+/// Where each batch entry's keys are in k (and its values in v, which
+/// shares k's rows): the first Sk rows of its own entry, or, with
+/// fmha.attention's page_table (a paged KV cache), the rows of the pages its
+/// row of the table lists; key_lengths then limits them per entry.
+struct KeyRows {
+  /// The kernel's key_lengths ([B] i32) and page_table ([B, P] i32)
+  /// parameters, each null without; with a page table, the static rows of
+  /// a page (k's dim 2).
+  Value keyLengths, pageTable;
+  int64_t pageSize = 0;
+
+  /// \p op's, from the parameters of \p func, whose lse is parameter
+  /// \p lseArgument (getKeyLengthsArgument, getPageTableArgument).
+  static KeyRows get(AttentionOp op, gpu::GPUFuncOp func, unsigned lseArgument);
+
+  /// The most keys a batch entry has (index): k's Sk, or the table's pages
+  /// times their rows.
+  Value getCapacity(KernelBuilder &b, Value k) const;
+
+  /// The entry of \p k (and v) and the row in it (both i32) that hold key
+  /// \p key (i32, below the tile's seqK) of \p tile's batch entry:
+  /// (batchIndex, key), or with a page table (the page of the key's table
+  /// entry, clamped into k's pages, key % pageSize). Keys below seqK only:
+  /// the table's entries of pages past an entry's keys are never read.
+  std::pair<Value, Value> locate(KernelBuilder &b, Value k,
+                                 const TileCoordinates &tile, Value key) const;
+
+  /// With a page table, brings the cache lines of the table entries of
+  /// keys [\p firstKey, \p lastKey] (i32, at most 32 entries apart; a
+  /// negative key counts as 0) of \p tile's batch entry into L1
+  /// (prefetch.global.L1 of the first and the last entry's lines).
+  void prefetch(KernelBuilder &b, const TileCoordinates &tile, Value firstKey,
+                Value lastKey) const;
+};
+
 /// Which rows, head and sizes one CTA of the sm_80 kernel works on: grid x
 /// is the row block (longest causal blocks first: block x computes row block
 /// gridDim.x - 1 - x), grid y the query head (getRowBlockGrid).
 struct CtaCoordinates {
   Value seqQ, seqK, firstRow, head, kvHead;
 
+  /// seqK is the capacity of \p keys (KeyRows::getCapacity).
   static CtaCoordinates compute(KernelBuilder &b, Value q, Value k,
-                                int64_t blockM);
+                                const KeyRows &keys, int64_t blockM);
 };
 
 /// One tile: block_m query rows from firstRow of one (batch, head), the
@@ -68,16 +106,15 @@ struct TileCoordinates {
 class PersistentTileSchedule {
 public:
   /// \p q, \p k and \p o are the kernel's memref parameters, and
-  /// \p keyLengths its key_lengths (null without);
+  /// \p keys where its batch entries' keys are;
   /// \p pairsRowBlocks is pairsAttentionRowBlocks of the op, \p splitKeys
   /// its split_keys (the units then cover each key split of each batch).
   PersistentTileSchedule(KernelBuilder &b, Value q, Value k, Value o,
-                         Value keyLengths, int64_t blockM, int64_t blockN,
+                         const KeyRows &keys, int64_t blockM, int64_t blockN,
                          const AttentionWindow &window, bool pairsRowBlocks,
                          bool splitKeys)
-      : b(b), q(q), k(k), o(o), keyLengths(keyLengths), blockM(blockM),
-        blockN(blockN), window(window), pairsRowBlocks(pairsRowBlocks),
-        splitKeys(splitKeys) {}
+      : b(b), q(q), k(k), o(o), keys(keys), blockM(blockM), blockN(blockN),
+        window(window), pairsRowBlocks(pairsRowBlocks), splitKeys(splitKeys) {}
 
   /// Runs \p body for each tile this CTA computes, carrying a count of the
   /// tiles (\p iteration: the parity of a per-tile barrier) and of the key
@@ -99,7 +136,8 @@ private:
   Value getBatchOperand() const { return splitKeys ? o : q; }
 
   KernelBuilder &b;
-  Value q, k, o, keyLengths;
+  Value q, k, o;
+  KeyRows keys;
   int64_t blockM, blockN;
   AttentionWindow window;
   bool pairsRowBlocks, splitKeys;

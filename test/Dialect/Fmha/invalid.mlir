@@ -852,3 +852,59 @@ func.func @key_lengths_rank(%q: memref<2x8x100x64xbf16>, %l: memref<2x1xi32>) {
   fmha.attention q(%q : memref<2x8x100x64xbf16>) k(%q : memref<2x8x100x64xbf16>) v(%q : memref<2x8x100x64xbf16>) -> o(%q : memref<2x8x100x64xbf16>) key_lengths(%l : memref<2x1xi32>)
   return
 }
+
+// -----
+
+func.func @page_table_batch(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x16x64xbf16>, %t: memref<3x4xi32>) {
+  // expected-error @+1 {{page_table batch size must match q's (2), got 3}}
+  fmha.attention q(%q : memref<2x8x1x64xbf16>) k(%k : memref<100x8x16x64xbf16>) v(%k : memref<100x8x16x64xbf16>) -> o(%q : memref<2x8x1x64xbf16>) page_table(%t : memref<3x4xi32>)
+  return
+}
+
+// -----
+
+func.func @page_table_type(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x16x64xbf16>, %t: memref<2x4xi64>) {
+  // expected-error @+1 {{page_table element type must be i32, got 'i64'}}
+  fmha.attention q(%q : memref<2x8x1x64xbf16>) k(%k : memref<100x8x16x64xbf16>) v(%k : memref<100x8x16x64xbf16>) -> o(%q : memref<2x8x1x64xbf16>) page_table(%t : memref<2x4xi64>)
+  return
+}
+
+// -----
+
+func.func @page_table_rank(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x16x64xbf16>, %t: memref<8xi32>) {
+  // expected-error @+1 {{page_table must have rank 2 [B, P], got 'memref<8xi32>'}}
+  fmha.attention q(%q : memref<2x8x1x64xbf16>) k(%k : memref<100x8x16x64xbf16>) v(%k : memref<100x8x16x64xbf16>) -> o(%q : memref<2x8x1x64xbf16>) page_table(%t : memref<8xi32>)
+  return
+}
+
+// -----
+
+func.func @page_size_dynamic(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x?x64xbf16>, %t: memref<2x4xi32>) {
+  // expected-error @+1 {{with a page_table, k's page size (dim 2) must be a static multiple of 8, got 'memref<100x8x?x64xbf16>'}}
+  fmha.attention q(%q : memref<2x8x1x64xbf16>) k(%k : memref<100x8x?x64xbf16>) v(%k : memref<100x8x?x64xbf16>) -> o(%q : memref<2x8x1x64xbf16>) page_table(%t : memref<2x4xi32>)
+  return
+}
+
+// -----
+
+func.func @page_size_multiple(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x12x64xbf16>, %t: memref<2x4xi32>) {
+  // expected-error @+1 {{with a page_table, k's page size (dim 2) must be a static multiple of 8, got 'memref<100x8x12x64xbf16>'}}
+  fmha.attention q(%q : memref<2x8x1x64xbf16>) k(%k : memref<100x8x12x64xbf16>) v(%k : memref<100x8x12x64xbf16>) -> o(%q : memref<2x8x1x64xbf16>) page_table(%t : memref<2x4xi32>)
+  return
+}
+
+// -----
+
+func.func @page_counts(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x16x64xbf16>, %v: memref<99x8x16x64xbf16>, %t: memref<2x4xi32>) {
+  // expected-error @+1 {{v page count must match k's (100), got 99}}
+  fmha.attention q(%q : memref<2x8x1x64xbf16>) k(%k : memref<100x8x16x64xbf16>) v(%v : memref<99x8x16x64xbf16>) -> o(%q : memref<2x8x1x64xbf16>) page_table(%t : memref<2x4xi32>)
+  return
+}
+
+// -----
+
+func.func @pages_without_table(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x16x64xbf16>) {
+  // expected-error @+1 {{k batch size must match q's (2), got 100}}
+  fmha.attention q(%q : memref<2x8x1x64xbf16>) k(%k : memref<100x8x16x64xbf16>) v(%k : memref<100x8x16x64xbf16>) -> o(%q : memref<2x8x1x64xbf16>)
+  return
+}

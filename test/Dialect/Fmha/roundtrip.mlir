@@ -179,3 +179,16 @@ func.func @attention_key_lengths(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64x
                  key_lengths(%l : memref<?xi32>) causal
   return
 }
+
+// A paged KV cache: k and v are pools of 16-row pages, a table row per
+// batch entry.
+// CHECK-LABEL: func @attention_page_table
+func.func @attention_page_table(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x16x64xbf16>,
+                                %o: memref<?x8x?x64xbf16>, %l: memref<?xi32>,
+                                %t: memref<?x?xi32>) {
+  // CHECK: fmha.attention {{.*}} key_lengths(%{{.*}} : memref<?xi32>) page_table(%{{.*}} : memref<?x?xi32>) causal
+  fmha.attention q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x16x64xbf16>)
+                 v(%k : memref<?x2x16x64xbf16>) -> o(%o : memref<?x8x?x64xbf16>)
+                 key_lengths(%l : memref<?xi32>) page_table(%t : memref<?x?xi32>) causal
+  return
+}

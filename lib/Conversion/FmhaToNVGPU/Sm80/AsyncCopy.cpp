@@ -20,11 +20,11 @@ using namespace mlir::fmha::sm80;
 
 void AsyncCopy::copyTile(const Lanes &lanes, const TileCoordinates &tile,
                          Value global, Value headIndex, Value first,
-                         Value valid, Value shared, int64_t rows,
-                         bool bounded) {
+                         Value valid, Value shared, int64_t rows, bool bounded,
+                         bool keyRows) {
   if (!bounded) {
     emitTileCopy(lanes, tile, global, headIndex, first, valid, shared, rows,
-                 /*bounded=*/false);
+                 /*bounded=*/false, keyRows);
     return;
   }
   Value inside = b.sle(b.add(first, b.index(rows)), valid);
@@ -32,12 +32,12 @@ void AsyncCopy::copyTile(const Lanes &lanes, const TileCoordinates &tile,
       b, inside,
       [&](OpBuilder &, Location) {
         emitTileCopy(lanes, tile, global, headIndex, first, valid, shared, rows,
-                     /*bounded=*/false);
+                     /*bounded=*/false, keyRows);
         scf::YieldOp::create(b);
       },
       [&](OpBuilder &, Location) {
         emitTileCopy(lanes, tile, global, headIndex, first, valid, shared, rows,
-                     /*bounded=*/true);
+                     /*bounded=*/true, keyRows);
         scf::YieldOp::create(b);
       });
 }
@@ -45,7 +45,7 @@ void AsyncCopy::copyTile(const Lanes &lanes, const TileCoordinates &tile,
 void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
                              Value global, Value headIndex, Value first,
                              Value valid, Value shared, int64_t rows,
-                             bool bounded) {
+                             bool bounded, bool keyRows) {
   // Each thread copies one chunk column of rows tid / rowChunks + i *
   // rowsPerPass: whole rows per pass, and, when rowsPerPass is a multiple
   // of the swizzle period, one swizzled column for all of them.
@@ -95,8 +95,18 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
       sourceElements =
           b.select(inBounds, b.index(shape.chunkElements), b.index(0));
     }
-    SmallVector<Value, 4> source = {hideFromHoisting(b, tile.batchIndex),
-                                    headIndex, sourceRow, column};
+    Value entry;
+    if (keyRows && keys.pageTable) {
+      // Each pass finds its page from its own hidden copy of its row: from
+      // one, the d128 kernel spilled 4 bytes.
+      auto [page, pageRow] =
+          keys.locate(b, global, tile, hideFromHoisting(b, b.word(sourceRow)));
+      entry = b.toIndex(page);
+      sourceRow = b.toIndex(pageRow);
+    } else {
+      entry = hideFromHoisting(b, tile.batchIndex);
+    }
+    SmallVector<Value, 4> source = {entry, headIndex, sourceRow, column};
     SmallVector<Value, 2> destination = {
         b.toIndex(row),
         b.toIndex(sameSwizzle ? sameSwizzle : swizzle(b, shape, row, chunk))};
@@ -117,7 +127,7 @@ void AsyncCopy::copyKeyBlock(const Lanes &lanes, const TileCoordinates &tile,
   // is a 64-bit register pair per copy held across the GEMMs.
   copyTile(lanes, tile, global, hideFromHoisting(b, tile.kvHead),
            b.toIndex(b.mul(block, b.i32(shape.blockN))), tile.seqK, shared,
-           shape.blockN, bounded);
+           shape.blockN, bounded, /*keyRows=*/true);
 }
 
 void AsyncCopy::commit() {

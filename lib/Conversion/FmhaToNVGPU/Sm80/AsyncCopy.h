@@ -18,7 +18,9 @@ namespace mlir::fmha::sm80 {
 
 class AsyncCopy {
 public:
-  AsyncCopy(KernelBuilder &b, const KernelShape &shape) : b(b), shape(shape) {}
+  /// \p keys: where the forward's key blocks are (copyKeyBlock).
+  AsyncCopy(KernelBuilder &b, const KernelShape &shape, KeyRows keys = {})
+      : b(b), shape(shape), keys(keys) {}
 
   /// Starts the cp.async copy of rows [first, first + rows) of (batch
   /// \p tile.batchIndex, head \p headIndex) of \p global into \p shared.
@@ -27,9 +29,12 @@ public:
   /// far; otherwise the caller knows that every row is valid. The bounded
   /// copy, a clamp and a select per row, runs only in the tile that needs
   /// it: in the others its registers would be pressure for nothing.
+  /// \p keyRows: the rows are keys of the tile's batch entry, found through
+  /// the keys this AsyncCopy was made with (KeyRows::locate: a page
+  /// table's pages).
   void copyTile(const Lanes &lanes, const TileCoordinates &tile, Value global,
                 Value headIndex, Value first, Value valid, Value shared,
-                int64_t rows, bool bounded);
+                int64_t rows, bool bounded, bool keyRows = false);
 
   /// Copies key block \p block (i32) of \p global (K or V) into \p shared;
   /// \p bounded when the block may extend past Sk.
@@ -45,10 +50,11 @@ public:
 private:
   void emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
                     Value global, Value headIndex, Value first, Value valid,
-                    Value shared, int64_t rows, bool bounded);
+                    Value shared, int64_t rows, bool bounded, bool keyRows);
 
   KernelBuilder &b;
   const KernelShape &shape;
+  KeyRows keys;
 };
 
 } // namespace mlir::fmha::sm80

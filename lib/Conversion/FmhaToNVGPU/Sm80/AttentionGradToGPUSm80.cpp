@@ -553,8 +553,8 @@ void GradKernelBuilder::buildDq() {
   Value queries = getSharedTile(0), gradOut = getSharedTile(1);
   Value threadId = b.word(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
   FragmentSoftmax masking(b, shape, window, threadId, Value());
-  CtaCoordinates cta =
-      CtaCoordinates::compute(b, arg(kGradQ), arg(kGradK), shape.blockM);
+  CtaCoordinates cta = CtaCoordinates::compute(b, arg(kGradQ), arg(kGradK),
+                                               KeyRows(), shape.blockM);
 
   forEachBatch([&](Value batch) {
     TileCoordinates tile;

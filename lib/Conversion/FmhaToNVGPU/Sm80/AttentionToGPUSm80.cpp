@@ -207,8 +207,9 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   Value threadId = b.word(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
   Lanes lanes = Lanes::derive(b, shape, threadId);
 
+  KeyRows keys = KeyRows::get(op, func, kLse);
   CtaCoordinates cta =
-      CtaCoordinates::compute(b, q, func.getArgument(kK), shape.blockM);
+      CtaCoordinates::compute(b, q, func.getArgument(kK), keys, shape.blockM);
   TileCoordinates tile;
   tile.seqQ = cta.seqQ;
   tile.seqK = cta.seqK;
@@ -216,7 +217,7 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   tile.head = cta.head;
   tile.kvHead = cta.kvHead;
 
-  AsyncCopy copies(b, shape);
+  AsyncCopy copies(b, shape, keys);
   WarpMma mma(b, shape, tiles);
   FragmentSoftmax softmax(b, shape, window, threadId, tiles.sums);
   Epilogue epilogue(
@@ -240,9 +241,7 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
                       op.getSplitKeys());
   // With key_lengths, the copies of the block that holds the last key
   // zero-fill the rows past it (the first, masked, block: bounded).
-  tile.limitKeys(b, op.getKeyLengths()
-                        ? func.getArgument(getKeyLengthsArgument(op, kLse))
-                        : Value());
+  tile.limitKeys(b, keys.keyLengths);
   schedule.build(lanes, tile);
   b.setInsertionPointAfter(batches);
   gpu::ReturnOp::create(b);

@@ -390,9 +390,9 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
   pipeline.expectBytes(tilesFull, 2 * layout.keyTileBytes);
   Value keyRow = b.word(firstKey), kvHeadWord = b.word(kvHead);
   pipeline.loadTile(map(kKMap), address(layout.keys), tilesFull, keyRow,
-                    kvHeadWord, batch, kBlockKeys);
+                    kvHeadWord, b.word(batch), kBlockKeys, kBlockKeys);
   pipeline.loadTile(map(kVMap), address(layout.values), tilesFull, keyRow,
-                    kvHeadWord, batch, kBlockKeys);
+                    kvHeadWord, b.word(batch), kBlockKeys, kBlockKeys);
 
   auto loop =
       scf::ForOp::create(b, b.i32(0), steps, b.i32(1), ValueRange{loaded});
@@ -406,12 +406,12 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
   pipeline.wait(barrier(kBlockEmpty, stage), b.xor_(phase, b.i32(1)));
   Value full = barrier(kBlockFull, stage);
   pipeline.expectBytes(full, 2 * layout.blockBytes);
-  pipeline.loadTile(map(kQMap),
-                    address(layout.queries, stage, layout.blockBytes), full,
-                    firstQuery, head, batch, kBlockQueries);
-  pipeline.loadTile(map(kDoutMap),
-                    address(layout.gradOut, stage, layout.blockBytes), full,
-                    firstQuery, head, batch, kBlockQueries);
+  pipeline.loadTile(
+      map(kQMap), address(layout.queries, stage, layout.blockBytes), full,
+      firstQuery, head, b.word(batch), kBlockQueries, kBlockQueries);
+  pipeline.loadTile(
+      map(kDoutMap), address(layout.gradOut, stage, layout.blockBytes), full,
+      firstQuery, head, b.word(batch), kBlockQueries, kBlockQueries);
   scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
   return {loop.getResult(0)};
 }

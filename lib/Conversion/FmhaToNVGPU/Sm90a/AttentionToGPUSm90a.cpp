@@ -71,8 +71,8 @@ namespace {
 /// loaded so far, from \p loaded.
 Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                     TmaPipeline &pipeline, gpu::GPUFuncOp func,
-                    const TileCoordinates &tile, Value iteration,
-                    Value loaded) {
+                    const KeyRows &keys, const TileCoordinates &tile,
+                    Value iteration, Value loaded) {
   // Q, once the consumers are done with the previous tile's.
   Value parity = b.urem(iteration, b.i32(2));
   pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty),
@@ -80,8 +80,8 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
   Value full = pipeline.getBarrier(TmaPipeline::kQueryFull);
   pipeline.expectBytes(full, shape.queryBytes);
   pipeline.loadTile(func.getArgument(kQMap), pipeline.getBase(), full,
-                    b.word(tile.firstRow), b.word(tile.head), tile.batchIndex,
-                    shape.blockM);
+                    b.word(tile.firstRow), b.word(tile.head),
+                    b.word(tile.batchIndex), shape.blockM, shape.blockM);
 
   // K and V of every key block, last to first, as the consumers visit
   // them (in 32 bits, as TMA coordinates).
@@ -99,6 +99,19 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
   // The first pass over each buffer finds it empty: a fresh barrier
   // reports the phase before its first as complete.
   Value emptyPhase = b.xor_(phase, b.i32(1));
+  // With a page table, the block's boxes that hold the tile's keys (one
+  // past them would read the page of its last key again), in a loop whose
+  // bound ptxas does not know: unrolled, it kept each box's table address
+  // from K's pass for V's, across the wait for V's buffer, and spilled the
+  // producer's 24 registers. The rows past them keep what the buffer held
+  // (the mask hides them; the consumers zero V's, clearValuesPastKeys).
+  Value pagedRows;
+  if (keys.pageTable) {
+    Value keysLeft =
+        b.smin(b.sub(b.word(tile.seqK), blockRow), b.i32(shape.blockN));
+    pagedRows = b.mul(b.ceilDivU(keysLeft, b.i32(shape.keyBoxRows)),
+                      b.i32(shape.keyBoxRows));
+  }
   for (auto [map, fullBarrier, emptyBarrier, tileOffset] :
        {std::tuple{kKMap, TmaPipeline::kKeyFull, TmaPipeline::kKeyEmpty,
                    pipeline.getKeyBuffersOffset()},
@@ -106,11 +119,38 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                    pipeline.getValueBuffersOffset()}}) {
     pipeline.wait(pipeline.getBarrier(emptyBarrier, stage), emptyPhase);
     Value barrier = pipeline.getBarrier(fullBarrier, stage);
-    pipeline.expectBytes(barrier, shape.keyBytes);
-    pipeline.loadTile(func.getArgument(map),
-                      pipeline.getTileAddress(stage, tileOffset), barrier,
-                      blockRow, kvHeadWord, tile.batchIndex, shape.blockN);
+    if (!pagedRows) {
+      pipeline.expectBytes(barrier, shape.keyBytes);
+      pipeline.loadTile(func.getArgument(map),
+                        pipeline.getTileAddress(stage, tileOffset), barrier,
+                        blockRow, kvHeadWord, b.word(tile.batchIndex),
+                        shape.blockN, shape.blockN);
+      continue;
+    }
+    pipeline.expectBytes(
+        barrier, b.mul(pagedRows, b.i32(shape.columnBlocks * kSwizzleBytes)));
+    Value tileAddress = pipeline.getTileAddress(stage, tileOffset);
+    // Over the boxes' first keys, carrying each box's shared address (one
+    // register fewer than both from a box index: the producer has none to
+    // spare).
+    auto boxes =
+        scf::ForOp::create(b, blockRow, b.add(blockRow, pagedRows),
+                           b.i32(shape.keyBoxRows), ValueRange{tileAddress});
+    OpBuilder::InsertionGuard boxGuard(b);
+    b.setInsertionPointToStart(boxes.getBody());
+    Value boxAddress = boxes.getRegionIterArgs()[0];
+    auto [entry, entryRow] =
+        keys.locate(b, func.getArgument(kK), tile, boxes.getInductionVar());
+    pipeline.loadTile(func.getArgument(map), boxAddress, barrier, entryRow,
+                      kvHeadWord, entry, shape.keyBoxRows, shape.blockN);
+    scf::YieldOp::create(
+        b, b.add(boxAddress, b.i32(shape.keyBoxRows * kSwizzleBytes)));
   }
+  // The table entries of the next (lower) block into L1, so that its
+  // lookups, one after another, each wait for L1 rather than L2.
+  if (pagedRows)
+    keys.prefetch(b, tile, b.sub(blockRow, b.i32(shape.blockN)),
+                  b.sub(blockRow, b.i32(1)));
   scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
   return loop.getResult(0);
 }
@@ -392,10 +432,9 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   Value threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   TmaPipeline pipeline = TmaPipeline::create(b, shape, threadId);
   pipeline.initBarriers();
+  KeyRows keys = KeyRows::get(op, func, kLse);
   PersistentTileSchedule schedule(
-      b, func.getArgument(kQ), func.getArgument(kK), func.getArgument(kO),
-      op.getKeyLengths() ? func.getArgument(getKeyLengthsArgument(op, kLse))
-                         : Value(),
+      b, func.getArgument(kQ), func.getArgument(kK), func.getArgument(kO), keys,
       shape.blockM, shape.blockN, window,
       pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()),
       op.getSplitKeys());
@@ -417,8 +456,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
         scf::IfOp::create(b, issuer, [&](OpBuilder &, Location) {
           schedule.forEachTile(
               [&](const TileCoordinates &tile, Value iteration, Value loaded) {
-                return buildProducer(b, shape, pipeline, func, tile, iteration,
-                                     loaded);
+                return buildProducer(b, shape, pipeline, func, keys, tile,
+                                     iteration, loaded);
               });
           scf::YieldOp::create(b);
         });
@@ -462,9 +501,9 @@ LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
   contract.parameters = {
       getTensorMapParameter(op, kQOperand, rows(tile.getBlockM()),
                             kSwizzleBytes),
-      getTensorMapParameter(op, kKOperand, rows(tile.getBlockN()),
+      getTensorMapParameter(op, kKOperand, rows(getKeyBoxRows(op, tile)),
                             kSwizzleBytes),
-      getTensorMapParameter(op, kVOperand, rows(tile.getBlockN()),
+      getTensorMapParameter(op, kVOperand, rows(getKeyBoxRows(op, tile)),
                             kSwizzleBytes)};
   llvm::append_range(contract.parameters, getOperandParameters(op));
   return contract;

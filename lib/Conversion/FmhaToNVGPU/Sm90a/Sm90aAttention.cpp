@@ -14,6 +14,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -32,15 +33,23 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   shape.softcap = ScoreCap::get(op);
-  shape.limitsKeys = op.getKeyLengths() != nullptr;
+  shape.limitsKeys = op.getKeyLengths() || op.getPageTable();
   shape.sharedLayout = getAttentionSharedLayout(op, tile);
   shape.queryBytes = shape.sharedLayout.keys - shape.sharedLayout.query;
   shape.keyBytes = shape.sharedLayout.bufferBytes;
+  shape.keyBoxRows = getKeyBoxRows(op, tile);
   shape.outputPasses =
       getAttentionOutputPasses(tile.getAttentionTiling(), shape.headDim);
   assert(shape.outputPasses > 0 &&
          "the op verifier checks that O can be staged");
   return shape;
+}
+
+int64_t sm90a::getKeyBoxRows(AttentionOp op, TileAttr tile) {
+  if (!op.getPageTable())
+    return tile.getBlockN();
+  int64_t pageSize = cast<MemRefType>(op.getK().getType()).getDimSize(2);
+  return std::gcd(pageSize, int64_t(tile.getBlockN()));
 }
 
 FragmentLanes FragmentLanes::derive(KernelBuilder &b, Value threadId) {

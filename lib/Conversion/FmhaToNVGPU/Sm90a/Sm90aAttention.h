@@ -51,19 +51,29 @@ struct KernelShape {
   /// Bytes of the Q tile and of one K or V buffer: what their TMA loads
   /// move.
   int64_t queryBytes, keyBytes;
+  /// Rows of a K or V TMA box (getKeyBoxRows): a buffer's block_n rows take
+  /// block_n / keyBoxRows loads of each column block.
+  int64_t keyBoxRows;
   /// Column slabs the epilogue stages O in (getAttentionOutputPasses).
   int64_t outputPasses;
   Type elementType;
   float scale, scaleLog2;
   /// The op's logit softcapping, applied to each score before the mask.
   std::optional<ScoreCap> softcap;
-  /// The op has key_lengths: a tile's first key block may hold rows of v
-  /// past its keys (in k's extent, so TMA loads them), which the consumers
-  /// zero before P V reads them (a zero weight times NaN is NaN).
+  /// The op has key_lengths or a page_table: a tile's first key block may
+  /// hold rows of v past its keys (in k's extent, so TMA loads them, or
+  /// with pages, what the buffer held), which the consumers zero before
+  /// P V reads them (a zero weight times NaN is NaN).
   bool limitsKeys = false;
 
   static KernelShape get(AttentionOp op, TileAttr tile);
 };
+
+/// The rows of the TMA boxes that load \p op's K and V blocks of \p tile's
+/// block_n rows: block_n, or with a page table the largest count that
+/// divides both block_n and the page size (a multiple of 8, as both are),
+/// so that no box straddles two pages.
+int64_t getKeyBoxRows(AttentionOp op, TileAttr tile);
 
 /// Per-thread coordinates of the m64nN accumulator fragment (PTX ISA,
 /// "Register fragments for wgmma"): warp w of the warpgroup holds rows

@@ -97,9 +97,12 @@ void TmaPipeline::wait(Value barrier, Value phase) {
 }
 
 void TmaPipeline::expectBytes(Value barrier, int64_t bytes) {
-  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), barrier, b.i32(bytes),
-                                         NVVM::MemScopeKindAttr(), BoolAttr(),
-                                         Value());
+  expectBytes(barrier, b.i32(bytes));
+}
+
+void TmaPipeline::expectBytes(Value barrier, Value bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(
+      b, Type(), barrier, bytes, NVVM::MemScopeKindAttr(), BoolAttr(), Value());
 }
 
 void TmaPipeline::release(Value barrier, Value threadId) {
@@ -122,14 +125,14 @@ void TmaPipeline::fenceAsyncShared() {
 }
 
 void TmaPipeline::loadTile(Value map, Value tile, Value barrier, Value row,
-                           Value headWord, Value batchIndex, int64_t rows) {
-  Value batchWord = b.word(batchIndex);
+                           Value headWord, Value entryWord, int64_t rows,
+                           int64_t tileRows) {
   for (int64_t c = 0; c < shape.columnBlocks; ++c) {
     Value destination =
-        getSharedPointer(b.add(tile, b.i32(c * rows * kSwizzleBytes)));
+        getSharedPointer(b.add(tile, b.i32(c * tileRows * kSwizzleBytes)));
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, destination, map,
-        ValueRange{b.i32(c * kBoxColumns), row, headWord, batchWord}, barrier,
+        ValueRange{b.i32(c * kBoxColumns), row, headWord, entryWord}, barrier,
         ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
         /*isCTAOnly=*/true, NVVM::CTAGroupKindAttr(), Value());
   }

@@ -70,16 +70,20 @@ public:
   /// The producer's arrive on \p barrier, which then also waits for
   /// \p bytes of TMA loads.
   void expectBytes(Value barrier, int64_t bytes);
+  /// The same with \p bytes an i32 value.
+  void expectBytes(Value barrier, Value bytes);
   /// Lane 0 of each consumer warp arrives on \p barrier: called after the
   /// warp's reads of the buffer (WGMMAs or loads) have completed. The lane
   /// is that of \p threadId (index), by default the one create was given.
   void release(Value barrier, Value threadId = Value());
 
-  /// Loads rows [row, row + rows) of (\p batchIndex, head \p headWord)
-  /// through tensor map \p map into the tile at shared address \p tile,
-  /// completing on \p barrier (coordinates i32, as TMA takes them).
+  /// Loads rows [row, row + rows) of (entry \p entryWord, head
+  /// \p headWord) through tensor map \p map, one box per column block,
+  /// into the tile at shared address \p tile, whose column blocks are
+  /// \p tileRows rows apart (rows, or more where several loads fill one
+  /// tile), completing on \p barrier (coordinates i32, as TMA takes them).
   void loadTile(Value map, Value tile, Value barrier, Value row, Value headWord,
-                Value batchIndex, int64_t rows);
+                Value entryWord, int64_t rows, int64_t tileRows);
   /// Orders this thread's generic-proxy accesses to shared memory (loads,
   /// stores) before the async proxy's that follow (TMA, WGMMA).
   void fenceAsyncShared();

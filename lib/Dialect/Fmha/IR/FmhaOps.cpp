@@ -181,11 +181,13 @@ LogicalResult AttentionOp::verify() {
   int64_t batch = dim(getQ(), 0), queryHeads = dim(getQ(), 1);
   int64_t querySeq = dim(getQ(), 2), keySeq = dim(getK(), 2);
   int64_t kvHeads = dim(getK(), 1);
+  // With a page table, k's and v's entries are pages, not batch entries.
+  Value pageTable = getPageTable();
   for (const AttentionTensor &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();
-    if ((!getSplitKeys() || t.name != "o") &&
-        failed(checkSameSize(op, name + " batch size", dim(t.value, 0), "q's",
-                             batch)))
+    bool entries = t.name == "o" ? !getSplitKeys() : !pageTable;
+    if (entries && failed(checkSameSize(op, name + " batch size",
+                                        dim(t.value, 0), "q's", batch)))
       return failure();
     if (failed(checkSameSize(op, name + " head dim", dim(t.value, 3), "q's",
                              headDim)))
@@ -256,6 +258,28 @@ LogicalResult AttentionOp::verify() {
     if (failed(checkSameSize(op, "key_lengths size", dim(lengths, 0),
                              "q's batch", batch)))
       return failure();
+  }
+  if (pageTable) {
+    if (failed(checkRank(op, pageTable, "page_table", 2, "[B, P]")))
+      return failure();
+    Type entryType = cast<MemRefType>(pageTable.getType()).getElementType();
+    if (!entryType.isInteger(32))
+      return emitOpError("page_table element type must be i32, got ")
+             << entryType;
+    if (failed(checkSameSize(op, "page_table batch size", dim(pageTable, 0),
+                             "q's", batch)) ||
+        failed(checkSameSize(op, "v page count", dim(getV(), 0), "k's",
+                             dim(getK(), 0))))
+      return failure();
+    // The sm_90a kernel loads a page's rows in whole 8-row swizzle atoms.
+    for (auto [value, name] : {std::pair{getK(), "k"}, {getV(), "v"}}) {
+      int64_t pageSize = dim(value, 2);
+      if (ShapedType::isDynamic(pageSize) || pageSize % 8 != 0)
+        return emitOpError("with a page_table, ")
+               << name
+               << "'s page size (dim 2) must be a static multiple of 8, got "
+               << cast<MemRefType>(value.getType());
+    }
   }
   if (std::optional<APFloat> softcap = getSoftcap()) {
     float c = softcap->convertToFloat();
