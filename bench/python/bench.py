@@ -512,6 +512,50 @@ def kvcache_rows(rounds):
         torch.cuda.empty_cache()
 
 
+# Prefill over a paged cache (B, Hq, Hkv, S, causal): the same tokens as
+# the dense call, its keys in shuffled pages.
+PAGED_PREFILL_ROWS = [(4, 32, 8, 4096, True), (4, 32, 8, 4096, False)]
+
+
+def paged_prefill_rows(rounds):
+    print("\n## Prefill over a paged KV cache, TFLOP/s (d128 bf16, Sq = Sk, "
+          f"median of {rounds} interleaved rounds of back_to_back_ms): the "
+          "dense call beside the same keys in shuffled pages\n")
+    names = ["flashcore dense"] + [f"flashcore paged {p}" for p in PAGE_SIZES]
+    if fa4_func is not None:
+        names += ["fa4 dense"] + [f"fa4 paged {p}" for p in PAGE_SIZES]
+    print("| B x Hq/Hkv x S | causal | " + " | ".join(names) +
+          " |\n|---|---|" + "---|" * len(names))
+    d = 128
+    for b, hq, hkv, seq, causal in PAGED_PREFILL_ROWS:
+        q = torch.randn(b, seq, hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(b, seq, hkv, d, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        lengths = torch.full((b,), seq, dtype=torch.int32, device="cuda")
+        found = {"flashcore dense": lambda: flashcore.attention(
+            q, k, v, causal=causal)}
+        if fa4_func is not None:
+            found["fa4 dense"] = lambda: fa4_func(q, k, v, causal=causal)
+        for p in PAGE_SIZES:
+            pk, pv, table = paged_caches(k, v, p)
+            found[f"flashcore paged {p}"] = (
+                lambda pk=pk, pv=pv, table=table:
+                flashcore.attention_with_kvcache(q, pk, pv, page_table=table,
+                                                 causal=causal))
+            if fa4_varlen_func is not None:
+                found[f"fa4 paged {p}"] = (
+                    lambda pk=pk, pv=pv, table=table: fa4_varlen_func(
+                        q, pk, pv, seqused_k=lengths, page_table=table,
+                        causal=causal))
+        flops = 4 * b * hq * seq * seq * d / (2 if causal else 1)
+        med = runnable_medians(found, names, flops, 1e9, rounds)
+        print(f"| {b}x{hq}/{hkv}x{seq} | {causal} | " + " | ".join(
+            f"{med[n]:.0f}" if n in med else "n/a" for n in names) + " |",
+            flush=True)
+        del q, k, v, found
+        torch.cuda.empty_cache()
+
+
 def breakdown(calls):
     """Host cost of each step of flashcore.attention on the host-cost problem
     (us per call, one step repeated alone): where the Python time goes."""
@@ -571,6 +615,7 @@ def main():
         decode_rows(args.rounds)
     if args.kvcache:
         kvcache_rows(args.rounds)
+        paged_prefill_rows(args.rounds)
     if args.head_dims:
         head_dim_rows(args.rounds)
     if args.features:

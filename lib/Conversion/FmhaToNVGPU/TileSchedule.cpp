@@ -62,8 +62,11 @@ void KeyRows::prefetch(KernelBuilder &b, const TileCoordinates &tile,
   Value rowEntries = b.word(memref::DimOp::create(b, pageTable, 1));
   Value row = b.mul(b.word(tile.batchIndex), rowEntries);
   auto globalPointer = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  // Keys clamped to [0, seqK - 1]: lines of the entry's row only.
+  Value lastEntryKey = b.sub(b.word(tile.seqK), b.i32(1));
   for (Value key : {firstKey, lastKey}) {
-    Value column = b.udiv(b.smax(key, b.i32(0)), b.i32(pageSize));
+    Value column = b.udiv(b.smax(b.smin(key, lastEntryKey), b.i32(0)),
+                          b.i32(pageSize));
     Value entry = b.add(row, column);
     Value address = arith::AddIOp::create(
         b, base,

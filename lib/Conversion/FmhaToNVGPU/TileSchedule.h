@@ -47,9 +47,11 @@ struct KeyRows {
                                  const TileCoordinates &tile, Value key) const;
 
   /// With a page table, brings the cache lines of the table entries of
-  /// keys [\p firstKey, \p lastKey] (i32, at most 32 entries apart; a
-  /// negative key counts as 0) of \p tile's batch entry into L1
-  /// (prefetch.global.L1 of the first and the last entry's lines).
+  /// keys [\p firstKey, \p lastKey] (i32, at most 32 entries apart,
+  /// clamped to [0, seqK - 1]: the entry's own row) of \p tile's batch
+  /// entry into L1 (prefetch.global.L1 of the first and the last entry's
+  /// lines), so that loads of them that follow wait for one latency, not
+  /// one each.
   void prefetch(KernelBuilder &b, const TileCoordinates &tile, Value firstKey,
                 Value lastKey) const;
 };

@@ -73,6 +73,15 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                     TmaPipeline &pipeline, gpu::GPUFuncOp func,
                     const KeyRows &keys, const TileCoordinates &tile,
                     Value iteration, Value loaded) {
+  // With a page table, the first key block's table entries into L1 while
+  // the producer waits for Q's buffer, so that its lookups, one after
+  // another, each wait for L1 (the later blocks' come in the block before).
+  Value firstBlockRow =
+      b.mul(b.sub(b.word(tile.range.lastBlockEnd), b.i32(1)),
+            b.i32(shape.blockN));
+  if (keys.pageTable)
+    keys.prefetch(b, tile, firstBlockRow,
+                  b.add(firstBlockRow, b.i32(shape.blockN - 1)));
   // Q, once the consumers are done with the previous tile's.
   Value parity = b.urem(iteration, b.i32(2));
   pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty),
@@ -146,8 +155,7 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
     scf::YieldOp::create(
         b, b.add(boxAddress, b.i32(shape.keyBoxRows * kSwizzleBytes)));
   }
-  // The table entries of the next (lower) block into L1, so that its
-  // lookups, one after another, each wait for L1 rather than L2.
+  // The table entries of the next (lower) block into L1.
   if (pagedRows)
     keys.prefetch(b, tile, b.sub(blockRow, b.i32(shape.blockN)),
                   b.sub(blockRow, b.i32(1)));
