@@ -584,6 +584,47 @@ protected:
       fmhaJitDestroy(holder);
   }
 
+  /// fmhaAttention over KV caches of \p Sk positions filled to 0, 1, 129,
+  /// 1000 and Sk keys (B = 5, GQA 8:2, d128; in pages of \p pageRows rows
+  /// where not 0, DeviceAttention::usePages), causal prefill (77 queries)
+  /// and decode (folded, and split with a workspace), against the host on
+  /// each chip; the backward refuses such a forward, naming its key
+  /// lengths, or without them its pages.
+  void expectKvCacheMatchesTheHost(long long Sk, long long pageRows) {
+    std::string error;
+    std::vector<int> keyLengths = {0, 1, 129, 1000, int(Sk)};
+    for (long long Sq : {77LL, 1LL}) {
+      SCOPED_TRACE("Sq = " + std::to_string(Sq) + ", pages of " +
+                   std::to_string(pageRows) + " rows");
+      HostAttention expected(/*B=*/5, /*Hq=*/8, /*Hkv=*/2, Sq, Sk,
+                             /*D=*/128, 0, 0, {}, keyLengths);
+      DeviceAttention device(*driver, expected);
+      if (pageRows)
+        device.usePages(pageRows);
+      for (const char *chip : chips) {
+        SCOPED_TRACE(chip);
+        fmhaJit jit = createUncachedJit(chip, error);
+        ASSERT_NE(jit, nullptr) << error;
+        fmhaAttentionDesc desc = device.getDesc();
+        EXPECT_EQ(device.runUnsplitAndSplit(jit, desc) != 0, Sq == 1)
+            << "decode splits its keys";
+
+        char *message = nullptr;
+        fmhaAttentionBackwardDesc grad{};
+        grad.forward = desc;
+        if (pageRows)
+          grad.forward.keyLengths = nullptr;
+        EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
+                                        &message),
+                  FMHA_ERROR_INVALID_ARGUMENT);
+        EXPECT_NE(take(message).find(pageRows ? "the forward has pages"
+                                              : "the forward has key lengths"),
+                  std::string::npos);
+        fmhaJitDestroy(jit);
+      }
+    }
+  }
+
   mlir::fmha::CudaDriver *driver = nullptr;
   std::vector<const char *> chips;
   fmhaJit holder = nullptr;
@@ -767,72 +808,15 @@ TEST_F(CAPIOnAGpu, SinksMatchTheHost) {
 // in the cache past each length; against the host. The backward refuses
 // key lengths by name.
 TEST_F(CAPIOnAGpu, KeyLengthsMatchTheHost) {
-  std::string error;
-
-  std::vector<int> keyLengths = {0, 1, 129, 1000, 1300};
-  for (long long Sq : {77LL, 1LL}) {
-    SCOPED_TRACE("Sq = " + std::to_string(Sq));
-    HostAttention expected(/*B=*/5, /*Hq=*/8, /*Hkv=*/2, Sq, /*Sk=*/1300,
-                           /*D=*/128, 0, 0, {}, keyLengths);
-    DeviceAttention device(*driver, expected);
-    for (const char *chip : chips) {
-      SCOPED_TRACE(chip);
-      fmhaJit jit = createUncachedJit(chip, error);
-      ASSERT_NE(jit, nullptr) << error;
-      fmhaAttentionDesc desc = device.getDesc();
-      EXPECT_EQ(device.runUnsplitAndSplit(jit, desc) != 0, Sq == 1)
-          << "decode splits its keys";
-
-      char *message = nullptr;
-      fmhaAttentionBackwardDesc grad{};
-      grad.forward = desc;
-      EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
-                                      &message),
-                FMHA_ERROR_INVALID_ARGUMENT);
-      EXPECT_NE(take(message).find("the forward has key lengths"),
-                std::string::npos);
-      fmhaJitDestroy(jit);
-    }
-  }
+  expectKvCacheMatchesTheHost(/*Sk=*/1300, /*pageRows=*/0);
 }
 
-// On a machine with a GPU: fmhaAttention over a paged KV cache (pages of
-// 16 and 64 rows, shuffled, a NaN spare page each, the table's entries past
-// a length out of range) with the key-length test's lengths, causal GQA
-// prefill and decode (folded, and split with a workspace); against the
-// host. The backward refuses pages by name.
+// The same over a paged KV cache (pages of 16 and 64 rows, shuffled, a NaN
+// spare page each, the table's entries past a length out of range). The
+// backward refuses pages by name.
 TEST_F(CAPIOnAGpu, PagedCachesMatchTheHost) {
-  std::string error;
-  std::vector<int> keyLengths = {0, 1, 129, 1000, 1344};
-  for (long long Sq : {77LL, 1LL}) {
-    HostAttention expected(/*B=*/5, /*Hq=*/8, /*Hkv=*/2, Sq, /*Sk=*/1344,
-                           /*D=*/128, 0, 0, {}, keyLengths);
-    for (long long rows : {16LL, 64LL}) {
-      SCOPED_TRACE("Sq = " + std::to_string(Sq) + ", pages of " +
-                   std::to_string(rows) + " rows");
-      DeviceAttention device(*driver, expected);
-      device.usePages(rows);
-      for (const char *chip : chips) {
-        SCOPED_TRACE(chip);
-        fmhaJit jit = createUncachedJit(chip, error);
-        ASSERT_NE(jit, nullptr) << error;
-        fmhaAttentionDesc desc = device.getDesc();
-        EXPECT_EQ(device.runUnsplitAndSplit(jit, desc) != 0, Sq == 1)
-            << "decode splits its keys";
-
-        char *message = nullptr;
-        fmhaAttentionBackwardDesc grad{};
-        grad.forward = desc;
-        grad.forward.keyLengths = nullptr;
-        EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
-                                        &message),
-                  FMHA_ERROR_INVALID_ARGUMENT);
-        EXPECT_NE(take(message).find("the forward has pages"),
-                  std::string::npos);
-        fmhaJitDestroy(jit);
-      }
-    }
-  }
+  for (long long rows : {16LL, 64LL})
+    expectKvCacheMatchesTheHost(/*Sk=*/1344, rows);
 }
 
 // On a machine with a GPU: fmhaAttentionBackward (GQA 2:1, causal with

@@ -55,6 +55,19 @@ std::string check(const KernelSpec &grad, const AttentionGradTensors &t) {
   return err ? llvm::toString(std::move(err)) : std::string();
 }
 
+/// A d128 forward with an LSE, whose tensors are getTensors' forward.
+KernelSpec getForwardSpec() {
+  KernelSpec spec;
+  spec.headDim = 128;
+  spec.withLse = true;
+  return spec;
+}
+
+std::string checkForward(const KernelSpec &spec, const AttentionTensors &t) {
+  llvm::Error err = checkAttentionTensors(spec, t);
+  return err ? llvm::toString(std::move(err)) : std::string();
+}
+
 } // namespace
 
 TEST(TypedLaunch, BackwardWorkspaceIsTheDqAccumulator) {
@@ -116,16 +129,10 @@ TEST(TypedLaunch, BackwardOfASoftcappedForwardIsRefused) {
 // Key lengths (a KV cache's): the tensor and the spec agree, the lengths
 // are 4-byte aligned, and a backward of such a forward is refused by name.
 TEST(TypedLaunch, KeyLengthsAreCheckedAndHaveNoBackward) {
-  KernelSpec forward;
-  forward.headDim = 128;
-  forward.withLse = true;
+  KernelSpec forward = getForwardSpec();
   AttentionTensors t = getTensors(getGradSpec(true)).forward;
   alignas(4) static int32_t lengths[2] = {130, 7};
   t.keyLengths = lengths;
-  auto checkForward = [&](const KernelSpec &spec, const AttentionTensors &f) {
-    llvm::Error err = checkAttentionTensors(spec, f);
-    return err ? llvm::toString(std::move(err)) : std::string();
-  };
   EXPECT_EQ(checkForward(forward, t),
             "attention: a keyLengths tensor is given but the spec has no key "
             "lengths (set withKeyLengths)");
@@ -151,17 +158,11 @@ TEST(TypedLaunch, KeyLengthsAreCheckedAndHaveNoBackward) {
 // times it), there is a page, and a backward of such a forward is refused
 // by name.
 TEST(TypedLaunch, PageTablesAreCheckedAndHaveNoBackward) {
-  KernelSpec forward;
-  forward.headDim = 128;
-  forward.withLse = true;
+  KernelSpec forward = getForwardSpec();
   AttentionTensors t = getTensors(getGradSpec(true)).forward;
   alignas(4) static int32_t table[2] = {0, 1};
   t.pageTable = table;
   t.pages = 2;
-  auto checkForward = [&](const KernelSpec &spec, const AttentionTensors &f) {
-    llvm::Error err = checkAttentionTensors(spec, f);
-    return err ? llvm::toString(std::move(err)) : std::string();
-  };
   EXPECT_EQ(checkForward(forward, t),
             "attention: a pageTable tensor is given but the spec has no "
             "pages (set pageSize)");

@@ -6,10 +6,7 @@
 
 #include "TileSchedule.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -49,37 +46,6 @@ std::pair<Value, Value> KeyRows::locate(KernelBuilder &b, Value k,
   Value pages = b.word(hideFromHoisting(b, memref::DimOp::create(b, k, 0)));
   Value page = b.clamp(entry, b.i32(0), b.sub(pages, b.i32(1)));
   return {page, b.urem(key, b.i32(pageSize))};
-}
-
-void KeyRows::prefetch(KernelBuilder &b, const TileCoordinates &tile,
-                       Value firstKey, Value lastKey) const {
-  if (!pageTable)
-    return;
-  // The entries' addresses from the table's dense [B, P] layout.
-  Value base = arith::IndexCastUIOp::create(
-      b, b.getI64Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(b, pageTable));
-  Value rowEntries = b.word(memref::DimOp::create(b, pageTable, 1));
-  Value row = b.mul(b.word(tile.batchIndex), rowEntries);
-  auto globalPointer = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  // Keys clamped to [0, seqK - 1]: lines of the entry's row only.
-  Value lastEntryKey = b.sub(b.word(tile.seqK), b.i32(1));
-  for (Value key : {firstKey, lastKey}) {
-    Value column = b.udiv(b.smax(b.smin(key, lastEntryKey), b.i32(0)),
-                          b.i32(pageSize));
-    Value entry = b.add(row, column);
-    Value address = arith::AddIOp::create(
-        b, base,
-        arith::ExtUIOp::create(b, b.getI64Type(),
-                               b.mul(entry, b.i32(sizeof(int32_t)))));
-    NVVM::PrefetchOp::create(
-        b,
-        NVVM::PrefetchCacheLevelAttr::get(b.getContext(),
-                                          NVVM::PrefetchCacheLevel::L1),
-        NVVM::CacheEvictionPriorityAttr(),
-        LLVM::IntToPtrOp::create(b, globalPointer, address), Value(),
-        UnitAttr(), UnitAttr(), UnitAttr());
-  }
 }
 
 CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,

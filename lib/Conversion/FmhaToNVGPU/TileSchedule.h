@@ -45,15 +45,6 @@ struct KeyRows {
   /// the table's entries of pages past an entry's keys are never read.
   std::pair<Value, Value> locate(KernelBuilder &b, Value k,
                                  const TileCoordinates &tile, Value key) const;
-
-  /// With a page table, brings the cache lines of the table entries of
-  /// keys [\p firstKey, \p lastKey] (i32, at most 32 entries apart,
-  /// clamped to [0, seqK - 1]: the entry's own row) of \p tile's batch
-  /// entry into L1 (prefetch.global.L1 of the first and the last entry's
-  /// lines), so that loads of them that follow wait for one latency, not
-  /// one each.
-  void prefetch(KernelBuilder &b, const TileCoordinates &tile, Value firstKey,
-                Value lastKey) const;
 };
 
 /// Which rows, head and sizes one CTA of the sm_80 kernel works on: grid x

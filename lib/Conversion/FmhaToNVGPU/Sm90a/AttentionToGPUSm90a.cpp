@@ -73,15 +73,6 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                     TmaPipeline &pipeline, gpu::GPUFuncOp func,
                     const KeyRows &keys, const TileCoordinates &tile,
                     Value iteration, Value loaded) {
-  // With a page table, the first key block's table entries into L1 while
-  // the producer waits for Q's buffer, so that its lookups, one after
-  // another, each wait for L1 (the later blocks' come in the block before).
-  Value firstBlockRow =
-      b.mul(b.sub(b.word(tile.range.lastBlockEnd), b.i32(1)),
-            b.i32(shape.blockN));
-  if (keys.pageTable)
-    keys.prefetch(b, tile, firstBlockRow,
-                  b.add(firstBlockRow, b.i32(shape.blockN - 1)));
   // Q, once the consumers are done with the previous tile's.
   Value parity = b.urem(iteration, b.i32(2));
   pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty),
@@ -109,7 +100,7 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
   // reports the phase before its first as complete.
   Value emptyPhase = b.xor_(phase, b.i32(1));
   // With a page table, the block's boxes that hold the tile's keys (one
-  // past them would read the page of its last key again), in a loop whose
+  // past them would read table entries past the entry's keys), in a loop whose
   // bound ptxas does not know: unrolled, it kept each box's table address
   // from K's pass for V's, across the wait for V's buffer, and spilled the
   // producer's 24 registers. The rows past them keep what the buffer held
@@ -155,10 +146,6 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
     scf::YieldOp::create(
         b, b.add(boxAddress, b.i32(shape.keyBoxRows * kSwizzleBytes)));
   }
-  // The table entries of the next (lower) block into L1.
-  if (pagedRows)
-    keys.prefetch(b, tile, b.sub(blockRow, b.i32(shape.blockN)),
-                  b.sub(blockRow, b.i32(1)));
   scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
   return loop.getResult(0);
 }
