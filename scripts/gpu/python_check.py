@@ -232,15 +232,17 @@ def kvcache_case(b, hq, hkv, sq, s_cache, d, dtype, lengths, causal=False,
                  page_size=None):
     """flashcore.attention_with_kvcache of q over caches of s_cache
     positions filled to lengths (b ints as an int32 tensor, or one int
-    passed as it is), against reference_kvcache. Every position at or past
-    its entry's length holds NaN: none may reach o or lse. With page_size,
+    passed as it is; None: no cache_seqlens, every cache full), against
+    reference_kvcache. Every position at or past its entry's length holds
+    NaN: none may reach o or lse. With page_size,
     the caches are paged (page_caches: shuffled pages, NaN spares, the
     entries of unused pages out of range)."""
     def run():
         q = randn_bshd(b, hq, sq, d, dtype, bhsd)
         k_cache = randn_bshd(b, hkv, s_cache, d, dtype, bhsd)
         v_cache = randn_bshd(b, hkv, s_cache, d, dtype, bhsd)
-        n = torch.tensor([lengths] * b if isinstance(lengths, int) else
+        n = torch.tensor([s_cache if lengths is None else lengths] * b
+                         if lengths is None or isinstance(lengths, int) else
                          lengths, dtype=torch.int32, device="cuda")
         stale = torch.arange(s_cache, device="cuda") >= n[:, None]
         for t in (k_cache, v_cache):
@@ -251,7 +253,8 @@ def kvcache_case(b, hq, hkv, sq, s_cache, d, dtype, lengths, causal=False,
             (k_in, v_in), table = page_caches((k_cache, v_cache), page_size,
                                               n, bhsd)
         got = flashcore.attention_with_kvcache(
-            q, k_in, v_in, lengths if isinstance(lengths, int) else n,
+            q, k_in, v_in,
+            lengths if lengths is None or isinstance(lengths, int) else n,
             page_table=table, causal=causal, window=window, softcap=softcap,
             sinks=s, return_lse=lse)
         o, o_lse = got if lse else (got, None)
@@ -395,6 +398,15 @@ def paged_kvcache_grid():
          "length 50000",
          kvcache_case(1, 64, 8, 1, 65536, 128, bf16, [50000],
                       page_size=256)),
+        # No cache_seqlens: every table's pages full, the last key block
+        # past the capacity.
+        ("page 16 bf16 d128 Sq=300 GQA 2:1 causal B=2 S_cache=1008 without "
+         "cache_seqlens",
+         kvcache_case(2, 8, 4, 300, 1008, 128, bf16, None, causal=True,
+                      page_size=16)),
+        ("page 64 f16 d64 decode GQA 4:1 B=4 S_cache=4032 without "
+         "cache_seqlens",
+         kvcache_case(4, 32, 8, 1, 4032, 64, f16, None, page_size=64)),
         ("page 16 bf16 d128 decode split-KV sinks B=2 GQA 4:1 causal "
          "S_cache=32768 lengths 32768, 5",
          kvcache_case(2, 32, 8, 1, 32768, 128, bf16, [32768, 5],
