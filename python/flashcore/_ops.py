@@ -418,12 +418,19 @@ def _setup_nothing(ctx, inputs, output):
     pass
 
 
-# On CPU tensors the implementation's checks say what is wrong.
-for _key in ("CUDA", "CPU"):
-    _lib.impl("attention", _attention_impl, _key)
-torch.library.register_fake("flashcore::attention", _attention_fake, lib=_lib)
-torch.library.register_autograd("flashcore::attention", _attention_backward,
-                                setup_context=_setup_attention, lib=_lib)
+def _register(name, impl, fake, backward, setup_context=_setup_nothing):
+    """Registers op flashcore::name: impl for CUDA and CPU tensors (on CPU
+    tensors its checks say what is wrong), fake, and the autograd rule
+    backward with setup_context."""
+    for key in ("CUDA", "CPU"):
+        _lib.impl(name, impl, key)
+    torch.library.register_fake(f"flashcore::{name}", fake, lib=_lib)
+    torch.library.register_autograd(f"flashcore::{name}", backward,
+                                    setup_context=setup_context, lib=_lib)
+
+
+_register("attention", _attention_impl, _attention_fake, _attention_backward,
+          _setup_attention)
 
 
 # flashcore::attention_with_kvcache: the attention's implementation and
@@ -451,13 +458,8 @@ def _kvcache_backward(ctx, grad_o, grad_lse):
         "torch.no_grad())")
 
 
-for _key in ("CUDA", "CPU"):
-    _lib.impl("attention_with_kvcache", _kvcache_impl, _key)
-torch.library.register_fake("flashcore::attention_with_kvcache",
-                            _kvcache_fake, lib=_lib)
-torch.library.register_autograd("flashcore::attention_with_kvcache",
-                                _kvcache_backward,
-                                setup_context=_setup_nothing, lib=_lib)
+_register("attention_with_kvcache", _kvcache_impl, _kvcache_fake,
+          _kvcache_backward)
 
 
 def _dense_gradient(dout, op):
@@ -555,13 +557,8 @@ def _attention_double_backward(ctx, grad_dq, grad_dk, grad_dv):
         "differentiable")
 
 
-for _key in ("CUDA", "CPU"):
-    _lib.impl("attention_backward", _attention_backward_impl, _key)
-torch.library.register_fake("flashcore::attention_backward",
-                            _attention_backward_fake, lib=_lib)
-torch.library.register_autograd("flashcore::attention_backward",
-                                _attention_double_backward,
-                                setup_context=_setup_nothing, lib=_lib)
+_register("attention_backward", _attention_backward_impl,
+          _attention_backward_fake, _attention_double_backward)
 
 
 _is_compiling = torch.compiler.is_compiling
@@ -806,12 +803,7 @@ def _merge_backward(ctx, grad_o, grad_lse):
         "torch.no_grad())")
 
 
-for _key in ("CUDA", "CPU"):
-    _lib.impl("merge_attention", _merge_impl, _key)
-torch.library.register_fake("flashcore::merge_attention", _merge_fake,
-                            lib=_lib)
-torch.library.register_autograd("flashcore::merge_attention", _merge_backward,
-                                setup_context=_setup_nothing, lib=_lib)
+_register("merge_attention", _merge_impl, _merge_fake, _merge_backward)
 
 
 def merge_attention(outs, lses):
@@ -938,11 +930,7 @@ def _resample_backward(ctx, grad_out):
         "require grad (or under torch.no_grad())")
 
 
-for _key in ("CUDA", "CPU"):
-    _lib.impl("resample", _resample_impl, _key)
-torch.library.register_fake("flashcore::resample", _resample_fake, lib=_lib)
-torch.library.register_autograd("flashcore::resample", _resample_backward,
-                                setup_context=_setup_nothing, lib=_lib)
+_register("resample", _resample_impl, _resample_fake, _resample_backward)
 
 
 def resample(targets, times, values, lengths=None, *, mode="linear"):

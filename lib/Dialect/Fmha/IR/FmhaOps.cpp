@@ -39,6 +39,21 @@ static LogicalResult checkRank(Operation *op, Value value, StringRef name,
                            << layout << ", got " << type;
 }
 
+/// Checks that \p value, the operand \p name, has rank \p rank (\p layout)
+/// and elements of \p element, which the message calls \p elementName.
+static LogicalResult checkRankAndElementType(Operation *op, Value value,
+                                             StringRef name, int64_t rank,
+                                             StringRef layout, Type element,
+                                             StringRef elementName) {
+  if (failed(checkRank(op, value, name, rank, layout)))
+    return failure();
+  Type actual = cast<MemRefType>(value.getType()).getElementType();
+  if (actual == element)
+    return success();
+  return op->emitOpError() << name << " element type must be " << elementName
+                           << ", got " << actual;
+}
+
 /// Checks that two sizes that must agree are equal where both are static.
 static LogicalResult checkSameSize(Operation *op, StringRef what,
                                    int64_t actual, StringRef reference,
@@ -183,6 +198,8 @@ LogicalResult AttentionOp::verify() {
   int64_t kvHeads = dim(getK(), 1);
   // With a page table, k's and v's entries are pages, not batch entries.
   Value pageTable = getPageTable();
+  Type f32 = Float32Type::get(getContext());
+  Type i32 = IntegerType::get(getContext(), 32);
   for (const AttentionTensor &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();
     bool entries = t.name == "o" ? !getSplitKeys() : !pageTable;
@@ -220,12 +237,9 @@ LogicalResult AttentionOp::verify() {
     return failure();
 
   if (Value lse = getLse()) {
-    if (failed(checkRank(op, lse, "lse", 3, "[B, Hq, Sq]")))
-      return failure();
-    Type lseType = getLse().getType().getElementType();
-    if (!lseType.isF32())
-      return emitOpError("lse element type must be f32, got ") << lseType;
-    if (failed(checkSameSize(op, "lse batch size", dim(lse, 0), "o's",
+    if (failed(checkRankAndElementType(op, lse, "lse", 3, "[B, Hq, Sq]", f32,
+                                       "f32")) ||
+        failed(checkSameSize(op, "lse batch size", dim(lse, 0), "o's",
                              dim(getO(), 0))) ||
         failed(checkSameSize(op, "lse head count", dim(lse, 1), "q's",
                              queryHeads)) ||
@@ -237,36 +251,25 @@ LogicalResult AttentionOp::verify() {
   if (failed(checkMaskAttributes(op, getCausal(), getScale(), getWindow())))
     return failure();
   if (Value sinks = getSinks()) {
-    if (failed(checkRank(op, sinks, "sinks", 2, "[Hq, Sq]")))
-      return failure();
-    Type sinkType = cast<MemRefType>(sinks.getType()).getElementType();
-    if (!sinkType.isF32())
-      return emitOpError("sinks element type must be f32, got ") << sinkType;
-    if (failed(checkSameSize(op, "sinks head count", dim(sinks, 0), "q's",
+    if (failed(checkRankAndElementType(op, sinks, "sinks", 2, "[Hq, Sq]", f32,
+                                       "f32")) ||
+        failed(checkSameSize(op, "sinks head count", dim(sinks, 0), "q's",
                              queryHeads)) ||
-        failed(checkSameSize(op, "sinks sequence length", dim(sinks, 1),
-                             "q's", querySeq)))
+        failed(checkSameSize(op, "sinks sequence length", dim(sinks, 1), "q's",
+                             querySeq)))
       return failure();
   }
   if (Value lengths = getKeyLengths()) {
-    if (failed(checkRank(op, lengths, "key_lengths", 1, "[B]")))
-      return failure();
-    Type lengthType = cast<MemRefType>(lengths.getType()).getElementType();
-    if (!lengthType.isInteger(32))
-      return emitOpError("key_lengths element type must be i32, got ")
-             << lengthType;
-    if (failed(checkSameSize(op, "key_lengths size", dim(lengths, 0),
+    if (failed(checkRankAndElementType(op, lengths, "key_lengths", 1, "[B]",
+                                       i32, "i32")) ||
+        failed(checkSameSize(op, "key_lengths size", dim(lengths, 0),
                              "q's batch", batch)))
       return failure();
   }
   if (pageTable) {
-    if (failed(checkRank(op, pageTable, "page_table", 2, "[B, P]")))
-      return failure();
-    Type entryType = cast<MemRefType>(pageTable.getType()).getElementType();
-    if (!entryType.isInteger(32))
-      return emitOpError("page_table element type must be i32, got ")
-             << entryType;
-    if (failed(checkSameSize(op, "page_table batch size", dim(pageTable, 0),
+    if (failed(checkRankAndElementType(op, pageTable, "page_table", 2, "[B, P]",
+                                       i32, "i32")) ||
+        failed(checkSameSize(op, "page_table batch size", dim(pageTable, 0),
                              "q's", batch)) ||
         failed(checkSameSize(op, "v page count", dim(getV(), 0), "k's",
                              dim(getK(), 0))))
