@@ -25,12 +25,15 @@
    peers that take them.
 6. Softcap and sinks (--features): the forward with each beside the same
    kernels without, flashcore and FA4, cuDNN as the yardstick.
+7. Packed sequences (--varlen): attention_varlen over mixed lengths, and
+   over equal ones beside the dense call on the same tokens, with FA4's
+   varlen and dense calls.
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
                                 [--decode] [--kvcache] [--backward] [--head-dims]
-                                [--features] [--no-host]
+                                [--features] [--varlen] [--no-host]
                                 [--no-tflops]
 Prints markdown tables for docs/BENCHMARKS.md.
 """
@@ -556,6 +559,62 @@ def paged_prefill_rows(rounds):
         torch.cuda.empty_cache()
 
 
+# Packed (varlen) prefill, d128 bf16, GQA 32:8: the sequence lengths of
+# each row (one length: the same tokens as a dense [B, S] call).
+VARLEN_ROWS = [[4096] * 4, [1024] * 16,
+               [4096, 1024, 2048, 512, 3000, 100, 7000, 1500],
+               [300, 17, 1200, 64, 900, 2500, 33, 700] * 4]
+
+
+def varlen_rows(rounds):
+    print("\n## Packed sequences (attention_varlen), TFLOP/s (d128 bf16, GQA "
+          f"32:8, Sq = Sk per sequence, median of {rounds} interleaved rounds "
+          "of back_to_back_ms): FLOPs of the sequences' own attention; one "
+          "length: beside the dense call on the same tokens\n")
+    names = ["flashcore varlen", "flashcore dense"]
+    if fa4_func is not None:
+        names += ["fa4 varlen", "fa4 dense"]
+    print("| sequences (tokens) | causal | " + " | ".join(names) +
+          " |\n|---|---|" + "---|" * len(names))
+    hq, hkv, d = 32, 8, 128
+    for lengths in VARLEN_ROWS:
+        total = sum(lengths)
+        q = torch.randn(total, hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(total, hkv, d, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        cu = torch.tensor([0] + torch.tensor(lengths).cumsum(0).tolist(),
+                          dtype=torch.int32, device="cuda")
+        longest = max(lengths)
+        uniform = len(set(lengths)) == 1
+        for causal in (False, True):
+            found = {"flashcore varlen": lambda: flashcore.attention_varlen(
+                q, k, v, cu, cu, longest, longest, causal=causal)}
+            if uniform:
+                shape = (len(lengths), longest)
+                qd, kd, vd = (t.view(*shape, *t.shape[1:]) for t in (q, k, v))
+                found["flashcore dense"] = lambda: flashcore.attention(
+                    qd, kd, vd, causal=causal)
+            if fa4_varlen_func is not None:
+                found["fa4 varlen"] = lambda: fa4_varlen_func(
+                    q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu,
+                    max_seqlen_q=longest, max_seqlen_k=longest,
+                    causal=causal)
+                if uniform:
+                    found["fa4 dense"] = lambda: fa4_func(qd, kd, vd,
+                                                          causal=causal)
+            flops = sum(4 * hq * n * n * d / (2 if causal else 1)
+                        for n in lengths)
+            med = runnable_medians(found, [n for n in names if n in found],
+                                   flops, 1e9, rounds)
+            label = (f"{len(lengths)} x {longest}" if uniform else
+                     f"{len(lengths)} mixed {min(lengths)}-{longest}")
+            print(f"| {label} ({total}) | {causal} | " + " | ".join(
+                f"{med[n]:.0f}" if n in med else "n/a" for n in names) + " |",
+                flush=True)
+        del q, k, v
+        torch.cuda.empty_cache()
+
+
 def breakdown(calls):
     """Host cost of each step of flashcore.attention on the host-cost problem
     (us per call, one step repeated alone): where the Python time goes."""
@@ -599,6 +658,7 @@ def main():
     parser.add_argument("--no-host", action="store_true")
     parser.add_argument("--head-dims", action="store_true")
     parser.add_argument("--features", action="store_true")
+    parser.add_argument("--varlen", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
@@ -620,6 +680,8 @@ def main():
         head_dim_rows(args.rounds)
     if args.features:
         feature_rows(args.rows, args.rounds)
+    if args.varlen:
+        varlen_rows(args.rounds)
 
 
 if __name__ == "__main__":

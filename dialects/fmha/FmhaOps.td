@@ -76,6 +76,27 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
       outside `[0, pages)` is clamped into it (another page's keys, never
       memory outside `k` and `v`).
 
+    - `query_offsets` (variable-length batches, FlashAttention's
+      `cu_seqlens_q`): `[B + 1]` i32, non-decreasing from 0. `q`, `o` (and
+      `lse`, `sinks`) then hold the batch's sequences packed one after the
+      other as batch entry 0: `q` `[1, Hq, T_q, D]` (FlashAttention's
+      `[total_q, Hq, D]` viewed so), and sequence `b` is their rows
+      `query_offsets[b]` to `query_offsets[b + 1]`: its `Sq`.
+      `max_query_length` (an `index`, FlashAttention's `max_seqlen_q`) is
+      required with them: the most rows a sequence has, which sizes the
+      grid (rows past it are not computed). `B` is the offsets' size
+      minus 1; without `key_offsets`, `k` and `v` keep a batch entry per
+      sequence (`[B, Hkv, Sk, D]`, or pages with `page_table`).
+    - `key_offsets` (FlashAttention's `cu_seqlens_k`, with
+      `query_offsets`): `[B + 1]` i32; `k` and `v` are `[1, Hkv, T_k, D]`
+      and sequence `b`'s keys are their rows `key_offsets[b]` to
+      `key_offsets[b + 1]`: its `Sk` (which `key_lengths` may limit). Not
+      with `page_table`.
+      Each offset is clamped into `[0, T]`, and a sequence whose end is
+      before its start is empty: bad offsets give wrong rows, never accesses
+      outside the tensors. Masks, windows and the rule below apply per
+      sequence. Not with `split_keys`.
+
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
     - `split_keys`: `o` and `lse` (required) hold `S >= 1` partial states
@@ -107,6 +128,9 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     Arg<Optional<AnyMemRef>, "attention sinks [Hq, Sq]", [MemRead]>:$sinks,
     Arg<Optional<AnyMemRef>, "keys per batch entry [B]", [MemRead]>:$key_lengths,
     Arg<Optional<AnyMemRef>, "pages of each batch entry [B, P]", [MemRead]>:$page_table,
+    Arg<Optional<AnyMemRef>, "first query row of each sequence [B + 1]", [MemRead]>:$query_offsets,
+    Arg<Optional<AnyMemRef>, "first key row of each sequence [B + 1]", [MemRead]>:$key_offsets,
+    Optional<Index>:$max_query_length,
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -123,6 +147,9 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
+    (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
+    (`key_offsets` `(` $key_offsets^ `:` type($key_offsets) `)`)?
+    (`max_query_length` `(` $max_query_length^ `)`)?
     (`causal` $causal^)?
     (`split_keys` $split_keys^)?
     attr-dict
@@ -133,6 +160,8 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     int64_t getHeadDim();
     /// The softmax scale: the `scale` attribute, or 1/sqrt(D) without one.
     float getScaleOrDefault();
+    /// The checks of query_offsets, key_offsets and max_query_length.
+    LogicalResult verifyPackedSequences();
   }];
 }
 

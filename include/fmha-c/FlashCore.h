@@ -174,6 +174,25 @@ typedef struct fmhaAttentionDesc {
    *  and v). NULL: no pages (pages and pageSize unread). Forward only. */
   const int *pageTable;
   long long pages, pageSize;
+  /** Variable-length batches (FlashAttention's cu_seqlens_q and
+   *  max_seqlen_q): batch + 1 int32 offsets in device memory, dense,
+   *  4-byte aligned. q and o (and lse) then hold the batch's sequences
+   *  packed, [querySeq, queryHeads, headDim] (querySeq: the total rows;
+   *  lse [queryHeads, querySeq]) with qStride[1], qStride[2] (and o's,
+   *  lse's) their head and row strides, the batch strides unread; sequence
+   *  b is rows queryOffsets[b] to queryOffsets[b + 1], at most
+   *  maxQueryLength (>= 1) of them (rows past it are not computed). Masks
+   *  and windows align per sequence. Each offset is clamped into [0,
+   *  querySeq]: bad offsets give wrong rows, never accesses outside the
+   *  tensors. Without keyOffsets, k and v keep one batch entry per
+   *  sequence (or pages). NULL: none. Forward only. */
+  const int *queryOffsets;
+  /** With queryOffsets (cu_seqlens_k): batch + 1 int32 offsets; k and v
+   *  hold the sequences' keys packed, [keySeq, kvHeads, headDim] (keySeq:
+   *  the total rows), sequence b's from row keyOffsets[b] to keyOffsets[b
+   *  + 1] (keyLengths may limit each). Not with a pageTable. NULL: none. */
+  const int *keyOffsets;
+  long long maxQueryLength;
 } fmhaAttentionDesc;
 
 /** Zeroes \p desc (bf16, no causal mask, default scale, no window). */
@@ -201,10 +220,11 @@ FMHA_C_API fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **m
  *  compiled, then loaded), so that no later fmhaAttention compiles, inside
  *  CUDA graph capture or not. Of each description only elementType,
  *  headDim, causal, scale, softcap, the window, whether lse, sinks,
- *  keyLengths and pageTable are NULL (any non-NULL value asks for the
- *  kernel with them), pageSize with a pageTable, and querySeq are read:
- *  querySeq 0 prepares the kernels of every query length, a length the one
- *  for it. Launches nothing; the error names each kernel that failed. */
+ *  keyLengths, pageTable, queryOffsets and keyOffsets are NULL (any
+ *  non-NULL value asks for the kernel with them), pageSize with a
+ *  pageTable, and querySeq (maxQueryLength with queryOffsets) are read: 0
+ *  prepares the kernels of every query length, a length the one for it.
+ *  Launches nothing; the error names each kernel that failed. */
 FMHA_C_API fmhaStatus fmhaAttentionPrecompile(fmhaJit jit,
                                               const fmhaAttentionDesc *descs,
                                               int count, unsigned threads,

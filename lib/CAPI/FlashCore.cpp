@@ -186,6 +186,9 @@ static AttentionTensors getTensors(const fmhaAttentionDesc &desc) {
   tensors.keyLengths = desc.keyLengths;
   tensors.pageTable = desc.pageTable;
   tensors.pages = desc.pages;
+  tensors.queryOffsets = desc.queryOffsets;
+  tensors.keyOffsets = desc.keyOffsets;
+  tensors.maxQueryLength = desc.maxQueryLength;
   tensors.batch = desc.batch;
   tensors.queryHeads = desc.queryHeads;
   tensors.kvHeads = desc.kvHeads;
@@ -238,6 +241,8 @@ getAttentionSpec(const fmhaAttentionDesc &desc) {
   spec.withKeyLengths = desc.keyLengths != nullptr;
   if (desc.pageTable)
     spec.pageSize = desc.pageSize;
+  spec.withQueryOffsets = desc.queryOffsets != nullptr;
+  spec.withKeyOffsets = desc.keyOffsets != nullptr;
   if (desc.hasWindow)
     spec.window = {{desc.windowLeft, desc.windowRight}};
   return spec;
@@ -261,9 +266,12 @@ fmhaStatus fmhaAttentionPrecompile(fmhaJit jit, const fmhaAttentionDesc *descs,
                     "fmhaAttentionPrecompile: descs[" + std::to_string(i) +
                         "]: " + llvm::toString(std::move(err)),
                     message);
+    // A packed batch's kernel is the one for its longest sequence.
+    int64_t length =
+        descs[i].queryOffsets ? descs[i].maxQueryLength : descs[i].querySeq;
     std::optional<int64_t> querySeq;
-    if (descs[i].querySeq > 0)
-      querySeq = descs[i].querySeq;
+    if (length > 0)
+      querySeq = length;
     llvm::append_range(specs, getLaunchSpecs(
                                   *spec, jit->jit->getLoadPlan().chip,
                                   querySeq));

@@ -40,6 +40,11 @@ void KernelArguments::addMemRef(const void *data, llvm::ArrayRef<int64_t> sizes,
   slots.insert(slots.end(), strides.begin(), strides.end());
 }
 
+void KernelArguments::addInteger(int64_t value) {
+  parameters.push_back(slots.size());
+  slots.push_back(value);
+}
+
 void KernelArguments::addTensorMap(const CUtensorMap &map) {
   static_assert(sizeof(CUtensorMap) % sizeof(int64_t) == 0);
   parameters.push_back(slots.size());
@@ -129,6 +134,14 @@ llvm::Error fmha::addKernelParameters(KernelArguments &arguments,
     const LaunchOperand &operand = operands[parameter.operand];
     if (parameter.kind == KernelParameter::Kind::MemRef) {
       arguments.addMemRef(operand.data, operand.sizes, operand.strides);
+      continue;
+    }
+    if (parameter.kind == KernelParameter::Kind::Index) {
+      if (operand.sizes.size() != 1)
+        return llvm::createStringError(llvm::formatv(
+            "{0}: an index operand is passed as one size (its value), got {1}",
+            contract.operands[parameter.operand], operand.sizes.size()));
+      arguments.addInteger(operand.sizes[0]);
       continue;
     }
     llvm::Expected<CUtensorMap> map = encodeTensorMap(

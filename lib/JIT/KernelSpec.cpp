@@ -91,6 +91,10 @@ std::string KernelSpec::getKey() const {
       os << " key_lengths";
     if (pageSize)
       os << " page_size " << pageSize;
+    if (withQueryOffsets)
+      os << " query_offsets";
+    if (withKeyOffsets)
+      os << " key_offsets";
     if (splitKeys)
       os << " split_keys";
     return key;
@@ -182,6 +186,14 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
     // page_table [B, P]: dense, as key_lengths.
     if (spec.pageSize)
       types.push_back(MemRefType::get({kDynamic, kDynamic}, b.getI32Type()));
+    // query_offsets and key_offsets [B + 1]: dense, as key_lengths; then
+    // max_query_length.
+    if (spec.withQueryOffsets)
+      types.push_back(MemRefType::get({kDynamic}, b.getI32Type()));
+    if (spec.withKeyOffsets)
+      types.push_back(MemRefType::get({kDynamic}, b.getI32Type()));
+    if (spec.withQueryOffsets)
+      types.push_back(b.getIndexType());
     ValueRange arguments = createFunc(b, "attention", types);
     unsigned optional = 4;
     auto takeIf = [&](bool present) {
@@ -191,14 +203,17 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
     Value sinks = takeIf(spec.withSinks);
     Value keyLengths = takeIf(spec.withKeyLengths);
     Value pageTable = takeIf(spec.pageSize != 0);
+    Value queryOffsets = takeIf(spec.withQueryOffsets);
+    Value keyOffsets = takeIf(spec.withKeyOffsets);
+    Value maxQueryLength = takeIf(spec.withQueryOffsets);
     TileAttr tile;
     if (const std::optional<AttentionTiling> &t = spec.attentionTile)
       tile = TileAttr::get(&context, t->chip, t->blockM, t->blockN, t->warps,
                            t->stages);
     AttentionOp::create(
         b, loc, arguments[0], arguments[1], arguments[2], arguments[3], lse,
-        sinks, keyLengths, pageTable, spec.causal,
-        spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
+        sinks, keyLengths, pageTable, queryOffsets, keyOffsets, maxQueryLength,
+        spec.causal, spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
         tile, spec.splitKeys,
@@ -370,6 +385,8 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
   grad.softcap = spec.softcap;
   grad.withKeyLengths = spec.withKeyLengths;
   grad.pageSize = spec.pageSize;
+  grad.withQueryOffsets = spec.withQueryOffsets;
+  grad.withKeyOffsets = spec.withKeyOffsets;
   grad.deterministic = deterministic;
   return grad;
 }
@@ -402,7 +419,8 @@ fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
   else
     for (int64_t length : kAttentionQueryLengthClasses)
       add(getAttentionLaunchSpec(spec, chip, length));
-  if (!spec.splitKeys && querySeq.value_or(1) == 1) {
+  // Decode splits its keys; packed sequences never do.
+  if (!spec.splitKeys && !spec.withQueryOffsets && querySeq.value_or(1) == 1) {
     KernelSpec split = getAttentionLaunchSpec(spec, chip, 1);
     split.splitKeys = split.withLse = true;
     add(split);

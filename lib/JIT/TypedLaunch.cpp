@@ -11,6 +11,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -76,12 +77,23 @@ llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
           spec, OpKind::Attention, "attention", isSupportedAttentionHeadDim,
           kSupportedAttentionHeadDimsText))
     return err;
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::make_error<OperandError>(("attention: " + what).str());
+  };
   // The sm_90a kernel loads a page's rows in whole 8-row swizzle atoms.
   if (spec.pageSize < 0 || spec.pageSize % 8 != 0)
-    return llvm::make_error<OperandError>(
-        llvm::formatv("attention: pageSize is {0}, expected 0 (no pages) or "
-                      "a positive multiple of 8",
-                      spec.pageSize));
+    return fail(llvm::formatv("pageSize is {0}, expected 0 (no pages) or a "
+                              "positive multiple of 8",
+                              spec.pageSize));
+  if (spec.withKeyOffsets && !spec.withQueryOffsets)
+    return fail("the spec has key offsets but no query offsets (packed "
+                "keys need packed queries: set withQueryOffsets)");
+  if (spec.withKeyOffsets && spec.pageSize)
+    return fail("the spec has key offsets and pages: a paged sequence's "
+                "keys are its pages (set one of withKeyOffsets, pageSize)");
+  if (spec.withQueryOffsets && spec.splitKeys)
+    return fail("the spec has query offsets and split keys: packed "
+                "sequences have no partial states");
   return llvm::Error::success();
 }
 
@@ -188,8 +200,26 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                     ? "the spec has pages but no pageTable tensor is given"
                     : "a pageTable tensor is given but the spec has no pages "
                       "(set pageSize)");
+  if (spec.withQueryOffsets != (t.queryOffsets != nullptr))
+    return fail(spec.withQueryOffsets
+                    ? "the spec has query offsets but no queryOffsets tensor "
+                      "is given"
+                    : "a queryOffsets tensor is given but the spec has no "
+                      "query offsets (set withQueryOffsets)");
+  if (spec.withKeyOffsets != (t.keyOffsets != nullptr))
+    return fail(spec.withKeyOffsets
+                    ? "the spec has key offsets but no keyOffsets tensor is "
+                      "given"
+                    : "a keyOffsets tensor is given but the spec has no key "
+                      "offsets (set withKeyOffsets)");
   if (llvm::Error err = checkAttentionSizes(t))
     return err;
+  if (spec.withQueryOffsets &&
+      (t.maxQueryLength < 1 ||
+       t.maxQueryLength > std::numeric_limits<int32_t>::max()))
+    return fail(llvm::formatv("maxQueryLength is {0}, expected 1 to 2^31 - 1 "
+                              "(the most rows a packed sequence has)",
+                              t.maxQueryLength));
   if (spec.pageSize) {
     if (t.keySeq % spec.pageSize != 0)
       return fail(llvm::formatv("keySeq (Sk) is {0} with pageSize {1}, "
@@ -202,15 +232,18 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                                 "int32)",
                                 t.pages));
   }
-  if (llvm::Error err = checkAttentionOperands("attention",
-                                               {{"q", t.q, t.qStrides},
-                                                {"k", t.k, t.kStrides},
-                                                {"v", t.v, t.vStrides},
-                                                {"o", t.o, t.oStrides}},
-                                               {{"lse", t.lse},
-                                                {"sinks", t.sinks},
-                                                {"keyLengths", t.keyLengths},
-                                                {"pageTable", t.pageTable}}))
+  if (llvm::Error err =
+          checkAttentionOperands("attention",
+                                 {{"q", t.q, t.qStrides},
+                                  {"k", t.k, t.kStrides},
+                                  {"v", t.v, t.vStrides},
+                                  {"o", t.o, t.oStrides}},
+                                 {{"lse", t.lse},
+                                  {"sinks", t.sinks},
+                                  {"keyLengths", t.keyLengths},
+                                  {"pageTable", t.pageTable},
+                                  {"queryOffsets", t.queryOffsets},
+                                  {"keyOffsets", t.keyOffsets}}))
     return err;
   return llvm::Error::success();
 }
@@ -223,7 +256,8 @@ KernelSpec JIT::getAttentionLaunchSpec(const KernelSpec &spec,
 AttentionTensors fmha::foldGroupedQueries(const KernelSpec &spec,
                                           const AttentionTensors &t) {
   int64_t group = t.queryHeads / t.kvHeads;
-  if (t.querySeq != 1 || group == 1 || spec.window)
+  // Packed sequences' rows are not one per batch entry.
+  if (t.querySeq != 1 || group == 1 || spec.window || spec.withQueryOffsets)
     return t;
   // Query head h = g * group + i of batch b becomes row i of head g.
   auto fold = [&](const std::array<int64_t, 3> &strides) {
@@ -276,12 +310,14 @@ struct AttentionLaunchPlan {
   static AttentionLaunchPlan get(const JIT &jit, const KernelSpec &spec,
                                  const AttentionTensors &tensors,
                                  std::optional<unsigned> keySplits) {
-    AttentionLaunchPlan plan{jit.getAttentionLaunchSpec(spec, tensors.querySeq),
+    // A packed batch's tile is chosen for its longest sequence.
+    int64_t querySeq =
+        spec.withQueryOffsets ? tensors.maxQueryLength : tensors.querySeq;
+    AttentionLaunchPlan plan{jit.getAttentionLaunchSpec(spec, querySeq),
                              foldGroupedQueries(spec, tensors),
                              {}};
     plan.workspace = SplitWorkspace::get(
-        spec, plan.tensors,
-        plan.getKeySplits(jit, tensors.querySeq, keySplits));
+        spec, plan.tensors, plan.getKeySplits(jit, querySeq, keySplits));
     return plan;
   }
 
@@ -290,7 +326,7 @@ private:
   /// queries: decode only.
   unsigned getKeySplits(const JIT &jit, int64_t querySeq,
                         std::optional<unsigned> chosen) const {
-    if (querySeq != 1 || launched.splitKeys)
+    if (querySeq != 1 || launched.splitKeys || launched.withQueryOffsets)
       return 1;
     AttentionTiling tiling = jit.getAttentionTiling(launched, querySeq);
     const AttentionTensors &t = tensors;
@@ -342,8 +378,19 @@ static llvm::Error launchMergeKernel(const Kernel &kernel, int64_t headDim,
   return llvm::Error::success();
 }
 
+/// \p strides with the batch stride of a tensor packed as one batch entry of
+/// \p heads x \p rows: the caller's is unread, and a tensor map needs one
+/// that is a multiple of 16 bytes (the extent of the entry is).
+template <size_t N>
+static std::array<int64_t, N> packEntry(std::array<int64_t, N> strides,
+                                        int64_t heads, int64_t rows) {
+  strides[0] = std::max(strides[1] * heads, strides[2] * rows);
+  return strides;
+}
+
 /// The launch operands of attention \p spec on \p t: q, k, v, o, then lse,
-/// sinks, key lengths and the page table where given.
+/// sinks, key lengths, the page table, the query and key offsets and the
+/// longest sequence's rows where given.
 static llvm::SmallVector<LaunchOperand, 5>
 getAttentionOperands(const KernelSpec &spec, const AttentionTensors &t,
                      int64_t outputEntries) {
@@ -354,19 +401,35 @@ getAttentionOperands(const KernelSpec &spec, const AttentionTensors &t,
                          {batch, heads, rows, headDim},
                          {strides[0], strides[1], strides[2], 1}};
   };
-  // k and v: each batch entry's keys, or the pages of a paged cache.
-  int64_t keyEntries = pageSize ? t.pages : t.batch;
+  // q and o: each batch entry's rows, or the sequences packed as one entry.
+  int64_t queryEntries = t.queryOffsets ? 1 : t.batch;
+  auto packQueries = [&](const std::array<int64_t, 3> &strides) {
+    return t.queryOffsets ? packEntry(strides, t.queryHeads, t.querySeq)
+                          : strides;
+  };
+  if (t.queryOffsets)
+    outputEntries = 1;
+  // k and v: each batch entry's keys, the pages of a paged cache, or the
+  // sequences' keys packed as one entry.
+  int64_t keyEntries = pageSize ? t.pages : t.keyOffsets ? 1 : t.batch;
   int64_t keyRows = pageSize ? pageSize : t.keySeq;
+  auto packKeys = [&](const std::array<int64_t, 3> &strides) {
+    return t.keyOffsets ? packEntry(strides, t.kvHeads, t.keySeq) : strides;
+  };
   llvm::SmallVector<LaunchOperand, 5> operands = {
-      tensor(t.q, t.batch, t.queryHeads, t.querySeq, t.qStrides),
-      tensor(t.k, keyEntries, t.kvHeads, keyRows, t.kStrides),
-      tensor(t.v, keyEntries, t.kvHeads, keyRows, t.vStrides),
-      tensor(t.o, outputEntries, t.queryHeads, t.querySeq, t.oStrides)};
-  if (t.lse)
-    operands.push_back(LaunchOperand{
-        t.lse,
-        {outputEntries, t.queryHeads, t.querySeq},
-        {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
+      tensor(t.q, queryEntries, t.queryHeads, t.querySeq,
+             packQueries(t.qStrides)),
+      tensor(t.k, keyEntries, t.kvHeads, keyRows, packKeys(t.kStrides)),
+      tensor(t.v, keyEntries, t.kvHeads, keyRows, packKeys(t.vStrides)),
+      tensor(t.o, outputEntries, t.queryHeads, t.querySeq,
+             packQueries(t.oStrides))};
+  if (t.lse) {
+    std::array<int64_t, 3> lseStrides = packQueries(t.lseStrides);
+    operands.push_back(
+        LaunchOperand{t.lse,
+                      {outputEntries, t.queryHeads, t.querySeq},
+                      {lseStrides[0], lseStrides[1], lseStrides[2]}});
+  }
   if (t.sinks)
     operands.push_back(LaunchOperand{t.sinks,
                                      {t.queryHeads, t.querySeq},
@@ -378,6 +441,13 @@ getAttentionOperands(const KernelSpec &spec, const AttentionTensors &t,
     operands.push_back(LaunchOperand{
         t.pageTable, {t.batch, pagesPerSequence}, {pagesPerSequence, 1}});
   }
+  if (t.queryOffsets)
+    operands.push_back(LaunchOperand{t.queryOffsets, {t.batch + 1}, {1}});
+  if (t.keyOffsets)
+    operands.push_back(LaunchOperand{t.keyOffsets, {t.batch + 1}, {1}});
+  // An index operand: its value as its one size.
+  if (t.queryOffsets)
+    operands.push_back(LaunchOperand{nullptr, {t.maxQueryLength}, {}});
   return operands;
 }
 
@@ -557,6 +627,10 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
         "the forward has {0} (a KV cache's): the backward takes whole "
         "sequences, without keyLengths or a pageTable",
         spec.withKeyLengths ? "key lengths" : "pages"));
+  if (spec.withQueryOffsets)
+    return fail("the forward has query offsets (packed sequences): the "
+                "backward takes batches of equal lengths (none for packed "
+                "ones yet)");
   if (!spec.deterministic && spec.headDim > 128)
     return fail(llvm::formatv("headDim is {0} with a workspace, expected 64 "
                               "or 128 (the atomic backward; pass no "

@@ -7,7 +7,7 @@ Kernels are compiled by FlashCore's own compiler, carried in this package's
 libflashcore.so, and loaded through the NVIDIA driver: the driver is all it
 needs at run time (no CUDA toolkit, no C++ build against torch). The ops are
 torch custom ops (torch.ops.flashcore.attention, .attention_with_kvcache,
-.merge_attention, .resample), so
+.attention_varlen, .merge_attention, .resample), so
 torch.compile(fullgraph=True) traces them and CUDA graphs capture them.
 flashcore.doctor() says what this machine can run.
 """
@@ -22,17 +22,20 @@ except ImportError:  # doctor() and version() need no torch.
     _torch = None
 
 if _torch is not None:
-    from ._ops import (attention, attention_with_kvcache, merge_attention,
-                       precompile, precompile_attention, resample)
+    from ._ops import (attention, attention_varlen, attention_with_kvcache,
+                       merge_attention, precompile, precompile_attention,
+                       resample)
 else:
     def __getattr__(name):
-        if name in ("attention", "attention_with_kvcache", "merge_attention",
-                    "resample", "precompile", "precompile_attention"):
+        if name in ("attention", "attention_with_kvcache", "attention_varlen",
+                    "merge_attention", "resample", "precompile",
+                    "precompile_attention"):
             raise ImportError(f"flashcore.{name} needs torch, which is not "
                               "installed: pip install torch")
         raise AttributeError(f"module 'flashcore' has no attribute {name!r}")
 
-__all__ = ["attention", "attention_with_kvcache", "merge_attention",
+__all__ = ["attention", "attention_with_kvcache", "attention_varlen",
+           "merge_attention",
            "resample", "precompile", "precompile_attention",
            "doctor", "version",
            "FlashCoreError", "InvalidArgumentError", "NotLoadedError"]

@@ -94,7 +94,10 @@ class AttentionDesc(ctypes.Structure):
                 ("keyLengths", ctypes.c_void_p),
                 ("pageTable", ctypes.c_void_p),
                 ("pages", ctypes.c_longlong),
-                ("pageSize", ctypes.c_longlong)]
+                ("pageSize", ctypes.c_longlong),
+                ("queryOffsets", ctypes.c_void_p),
+                ("keyOffsets", ctypes.c_void_p),
+                ("maxQueryLength", ctypes.c_longlong)]
 
 
 class AttentionBackwardDesc(ctypes.Structure):

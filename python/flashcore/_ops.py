@@ -1,6 +1,7 @@
 """flashcore's torch operators: flashcore::attention (and its backward,
 flashcore::attention_backward), flashcore::attention_with_kvcache,
-flashcore::merge_attention and flashcore::resample.
+flashcore::attention_varlen, flashcore::merge_attention and
+flashcore::resample.
 
 Each op has a schema, a CUDA implementation that launches FlashCore's kernel
 on torch's current stream with outputs from torch's allocator, a fake
@@ -32,6 +33,11 @@ _lib.define("attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, "
             "int[]? window=None, float? scale=None, bool return_lse=False, "
             "float softcap=0.0, Tensor? sinks=None, "
             "Tensor? page_table=None) -> (Tensor, Tensor)")
+_lib.define("attention_varlen(Tensor q, Tensor k, Tensor v, "
+            "Tensor cu_seqlens_q, Tensor cu_seqlens_k, SymInt max_seqlen_q, "
+            "bool causal=False, int[]? window=None, float? scale=None, "
+            "bool return_lse=False, float softcap=0.0, "
+            "Tensor? sinks=None) -> (Tensor, Tensor)")
 _lib.define("attention_backward(Tensor dout, Tensor q, Tensor k, Tensor v, "
             "Tensor o, Tensor lse, bool causal=False, int[]? window=None, "
             "float? scale=None, float softcap=0.0) -> (Tensor, Tensor, Tensor)")
@@ -73,24 +79,33 @@ def _check_window(window, op):
 
 _ATTENTION = "flashcore.attention"
 _KVCACHE = "flashcore.attention_with_kvcache"
+_VARLEN = "flashcore.attention_varlen"
 
 
-class _KVCache(NamedTuple):
-    """What makes k and v a KV cache (flashcore.attention_with_kvcache):
-    the key counts, a [batch] int32 tensor, and the page table, a [batch,
-    pages per sequence] int32 tensor; each None without."""
+class _Sequences(NamedTuple):
+    """Where each sequence's rows are, beyond one batch entry each of q,
+    k and v. A KV cache's (flashcore.attention_with_kvcache): the key
+    counts, a [batch] int32 tensor, and the page table, a [batch, pages
+    per sequence] int32 tensor. Packed sequences'
+    (flashcore.attention_varlen): the [batch + 1] int32 offsets of their
+    queries and keys and the longest one's query count (an int). None
+    (0) without."""
     seqlens: object = None
     page_table: object = None
+    cu_seqlens_q: object = None
+    cu_seqlens_k: object = None
+    max_seqlen_q: object = 0
 
 # How each attention op names its q, k and v in its errors.
 _QKV_NAMES = {_ATTENTION: ("q", "k", "v"),
-              _KVCACHE: ("q", "k_cache", "v_cache")}
+              _KVCACHE: ("q", "k_cache", "v_cache"),
+              _VARLEN: ("q", "k", "v")}
 
 
-def _check_attention(q, k, v, window, sinks=None, cache=None, op=_ATTENTION):
+def _check_attention(q, k, v, window, sinks=None, sequences=None, op=_ATTENTION):
     """The checks the C API cannot make: what the tensors are, where, of
     which dtype, and the sizes its descriptor has one of (batch, head dim;
-    sinks: the query heads; cache (a _KVCache): the batch).
+    sinks: the query heads; sequences (a _Sequences): the batch).
     Head counts, lengths, strides, alignment and the head dim itself are
     checked by the C API, whose message the error carries."""
     names = _QKV_NAMES[op]
@@ -112,7 +127,7 @@ def _check_attention(q, k, v, window, sinks=None, cache=None, op=_ATTENTION):
     if k.shape != v.shape:
         _fail(f"{op}: {kn} is {tuple(k.shape)} and {vn} "
               f"{tuple(v.shape)}, expected one shape")
-    paged = cache is not None and cache.page_table is not None
+    paged = sequences is not None and sequences.page_table is not None
     if k.shape[3] != q.shape[3] or (not paged and k.shape[0] != q.shape[0]):
         _fail(f"{op}: q is {tuple(q.shape)} and {kn} {tuple(k.shape)}, "
               "expected the same batch and head_dim ([batch, seq, heads, "
@@ -131,13 +146,15 @@ def _check_attention(q, k, v, window, sinks=None, cache=None, op=_ATTENTION):
             _fail(f"{op}: sinks is {sinks.dtype} {tuple(sinks.shape)}, "
                   f"expected a contiguous torch.float32 ({q.shape[2]},): one "
                   "logit per query head")
-    if cache is not None:
-        _check_kv_cache(q, cache, op)
+    if sequences is not None:
+        _check_sequences(q, sequences, op)
 
 
-def _check_kv_cache(q, cache, op):
-    """The key counts' and the page table's checks (a _KVCache)."""
-    seqlens, table = cache
+def _check_sequences(q, sequences, op):
+    """The checks of a _Sequences' key counts, page table and offsets."""
+    seqlens, table, cu_q, cu_k, max_q = sequences
+    if cu_q is not None:
+        _check_offsets(q, cu_q, cu_k, max_q, op)
     batch = q.shape[0]
     if seqlens is not None:
         _check_tensor("cache_seqlens", seqlens, op)
@@ -163,6 +180,29 @@ def _check_kv_cache(q, cache, op):
             _fail(f"{op}: page_table has strides {table.stride()}, "
                   "expected a contiguous tensor (FlashCore does not copy: "
                   "pass .contiguous())")
+
+
+def _check_offsets(q, cu_q, cu_k, max_q, op):
+    """Packed sequences' offsets ([batch + 1] int32, dense, on q's device)
+    and their longest query count."""
+    for name, t in (("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)):
+        _check_tensor(name, t, op)
+        _check_device(("q", name), (q, t), op)
+        if t.dtype != torch.int32 or t.dim() != 1 or t.shape[0] < 1:
+            _fail(f"{op}: {name} is {t.dtype} {tuple(t.shape)}, expected "
+                  "torch.int32 (batch + 1,): the first row of each sequence, "
+                  "then the total")
+        if t.stride(0) != 1 and t.shape[0] > 1:
+            _fail(f"{op}: {name} has stride {t.stride(0)}, expected 1 (a "
+                  "dense vector; FlashCore does not copy: pass "
+                  ".contiguous())")
+    if cu_q.shape != cu_k.shape:
+        _fail(f"{op}: cu_seqlens_q is {tuple(cu_q.shape)} and cu_seqlens_k "
+              f"{tuple(cu_k.shape)}, expected one shape (batch + 1,)")
+    if not isinstance(max_q, (int, torch.SymInt)) or \
+            isinstance(max_q, bool) or max_q < 1:
+        _fail(f"{op}: max_seqlen_q is {max_q!r}, expected an int >= 1 (the "
+              "most queries a sequence has; rows past it are not computed)")
 
 
 def _attention_outputs(q, return_lse):
@@ -197,20 +237,24 @@ _capturing = torch._C._cuda_isCurrentStreamCapturing if hasattr(
 
 
 def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
-                    softcap, sinks=None, cache=None):
+                    softcap, sinks=None, sequences=None):
     """Packs the descriptor of q, k, v (FlashAttention's [B, S, H, D], any
     strides with a dense head dim; with a page table, k and v [pages, page
-    size, H, D]) and an output o of o_strides into this thread's buffer;
-    pointers are q, k, v, o and lse (0: none). The optional tensors, sinks
-    and cache's (a _KVCache), get stand-in addresses (_fill_attention_desc
-    writes theirs)."""
+    size, H, D]; packed sequences, [1, total, H, D]) and an output o of
+    o_strides into this thread's buffer; pointers are q, k, v, o and lse
+    (0: none). The optional tensors, sinks and those of sequences (a
+    _Sequences), get stand-in addresses (_fill_attention_desc writes
+    theirs)."""
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
-    seqlens, table = cache if cache is not None else (None, None)
+    seqlens, table, cu_q, cu_k, max_q = \
+        sequences if sequences is not None else _Sequences()
     pages = page_size = 0
     if table is not None:
         pages, page_size = k.shape[0], k.shape[1]
         sk = table.shape[1] * page_size
+    if cu_q is not None:
+        b = cu_q.shape[0] - 1
     qs, ks, vs, os_ = q.stride(), k.stride(), v.stride(), o_strides
     left, right = window if window is not None else (0, 0)
     _capi.ATTENTION_DESC.pack_into(
@@ -220,7 +264,8 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
         left, right, b, hq, hkv, sq, sk, *pointers,
         qs[0], qs[2], qs[1], ks[0], ks[2], ks[1], vs[0], vs[2], vs[1],
         os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, _stand_in(sinks), 0,
-        0, _stand_in(seqlens), _stand_in(table), pages, page_size)
+        0, _stand_in(seqlens), _stand_in(table), pages, page_size,
+        _stand_in(cu_q), _stand_in(cu_k), max_q)
 
 
 # Descriptors less their pointers, by what they are packed from: a call
@@ -232,10 +277,13 @@ _templates = {}
 _MAX_TEMPLATES = 4096
 _POINTERS = struct.Struct("=5Q")  # q, k, v, o, lse: consecutive in the desc
 _POINTERS_OFFSET = _capi.AttentionDesc.q.offset
-_POINTER = struct.Struct("=Q")  # sinks, keyLengths, pageTable
+_POINTER = struct.Struct("=Q")  # sinks, then _Sequences' tensors
 _SINKS_OFFSET = _capi.AttentionDesc.sinks.offset
-_KEY_LENGTHS_OFFSET = _capi.AttentionDesc.keyLengths.offset
-_PAGE_TABLE_OFFSET = _capi.AttentionDesc.pageTable.offset
+# Where each tensor of a _Sequences goes, in its order.
+_SEQUENCES_OFFSETS = (_capi.AttentionDesc.keyLengths.offset,
+                      _capi.AttentionDesc.pageTable.offset,
+                      _capi.AttentionDesc.queryOffsets.offset,
+                      _capi.AttentionDesc.keyOffsets.offset)
 _WORKSPACE = struct.Struct("=2Q")  # workspace, workspaceBytes
 _WORKSPACE_OFFSET = _capi.AttentionDesc.workspace.offset
 
@@ -250,13 +298,15 @@ def _workspace_bytes(device):
 
 
 def _signature(t):
-    """What the checks and the descriptor read of an optional tensor."""
-    return None if t is None else (t.shape, t.stride(), t.dtype,
-                                   t.get_device())
+    """What the checks and the descriptor read of an optional tensor (an
+    int: itself)."""
+    if t is None or not isinstance(t, torch.Tensor):
+        return t
+    return (t.shape, t.stride(), t.dtype, t.get_device())
 
 
 def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
-                         softcap, sinks, cache=None, op=_ATTENTION):
+                         softcap, sinks, sequences=None, op=_ATTENTION):
     """Fills this thread's descriptor for q, k, v and o = torch.empty_like(q)
     at o_ptr (and lse at lse_ptr, 0: none), without a workspace; checks once
     per signature. Returns the bytes of workspace with which the call splits
@@ -265,13 +315,13 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
            q.dtype, k.dtype, v.dtype, q.get_device(), k.get_device(),
            v.get_device(), causal, window, scale, softcap, lse_ptr != 0,
            _signature(sinks),
-           None if cache is None else tuple(map(_signature, cache)))
+           None if sequences is None else tuple(map(_signature, sequences)))
     template = _templates.get(key)
     if template is None:
-        _check_attention(q, k, v, window, sinks, cache, op)
+        _check_attention(q, k, v, window, sinks, sequences, op)
         o_strides = torch.empty_like(q, device="meta").stride()
         _pack_attention(q, k, v, (0, 0, 0, 0, 0), o_strides, causal, window,
-                        scale, softcap, sinks, cache)
+                        scale, softcap, sinks, sequences)
         # Only decode (one query) splits its keys.
         workspace = _workspace_bytes(q.get_device()) if q.shape[1] == 1 \
             else 0
@@ -285,9 +335,9 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
                         k.data_ptr(), v.data_ptr(), o_ptr, lse_ptr)
     if sinks is not None:
         _POINTER.pack_into(_state.desc, _SINKS_OFFSET, sinks.data_ptr())
-    if cache is not None:
-        for offset, t in zip((_KEY_LENGTHS_OFFSET, _PAGE_TABLE_OFFSET), cache):
-            if t is not None:
+    if sequences is not None:
+        for offset, t in zip(_SEQUENCES_OFFSETS, sequences):
+            if isinstance(t, torch.Tensor):
                 _POINTER.pack_into(_state.desc, offset, t.data_ptr())
     return template[1]
 
@@ -296,7 +346,7 @@ _attention_ex = None
 
 
 def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
-                   sinks, flags, cache=None, op=_ATTENTION):
+                   sinks, flags, sequences=None, op=_ATTENTION):
     """fmhaAttentionEx on the current stream of q's device, o being
     torch.empty_like(q) at o_ptr. A decode call that splits its keys gets
     its workspace from torch's allocator on that stream (inside CUDA graph
@@ -307,7 +357,7 @@ def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
         window = tuple(window)
     workspace_bytes = _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal,
                                            window, scale, softcap, sinks,
-                                           cache, op)
+                                           sequences, op)
     workspace = None
     if workspace_bytes:
         # A prepare-only call reads the size alone.
@@ -338,17 +388,19 @@ def _stand_in(t):
 
 
 def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
-                     sinks, cache=None):
+                     sinks, sequences=None):
     """fmhaAttentionCheck on the sizes and strides alone (head dim, head
     ratio, lengths, strides), so that a traced call fails where a run
     would. Symbolic sizes are left to the run."""
     sizes = (*q.shape, *k.shape, *q.stride(), *k.stride(), *v.stride())
-    if not all(isinstance(x, int) for x in sizes):
+    for t in sequences or ():
+        sizes += tuple(t.shape) if isinstance(t, torch.Tensor) else (t,)
+    if not all(isinstance(x, int) for x in sizes if x is not None):
         return
     o_strides = torch.empty_like(q, device="meta").stride()
     _pack_attention(q, k, v, (_STAND_IN,) * 4 +
                     ((_STAND_IN,) if return_lse else (0,)), o_strides,
-                    causal, window, scale, softcap, sinks, cache)
+                    causal, window, scale, softcap, sinks, sequences)
     state = _state
     status = _capi.lib().fmhaAttentionCheck(state.desc_address,
                                             state.message_ref)
@@ -357,22 +409,22 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
 
 
 def _attention_impl(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0, sinks=None, cache=None,
+                    return_lse=False, softcap=0.0, sinks=None, sequences=None,
                     op=_ATTENTION):
-    _check_attention(q, k, v, window, sinks, cache, op)
+    _check_attention(q, k, v, window, sinks, sequences, op)
     o, lse = _attention_outputs(q, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     _run_attention(q, k, v, o.data_ptr(), lse.data_ptr() if return_lse else 0,
-                   causal, window, scale, softcap, sinks, flags, cache, op)
+                   causal, window, scale, softcap, sinks, flags, sequences, op)
     return o, lse
 
 
 def _attention_fake(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0, sinks=None, cache=None,
+                    return_lse=False, softcap=0.0, sinks=None, sequences=None,
                     op=_ATTENTION):
-    _check_attention(q, k, v, window, sinks, cache, op)
+    _check_attention(q, k, v, window, sinks, sequences, op)
     _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
-                     sinks, cache)
+                     sinks, sequences)
     return _attention_outputs(q, return_lse)
 
 
@@ -440,7 +492,7 @@ def _kvcache_impl(q, k_cache, v_cache, cache_seqlens=None, causal=False,
                   sinks=None, page_table=None):
     return _attention_impl(q, k_cache, v_cache, causal, window, scale,
                            return_lse, softcap, sinks,
-                           _KVCache(cache_seqlens, page_table), _KVCACHE)
+                           _Sequences(cache_seqlens, page_table), _KVCACHE)
 
 
 def _kvcache_fake(q, k_cache, v_cache, cache_seqlens=None, causal=False,
@@ -448,7 +500,7 @@ def _kvcache_fake(q, k_cache, v_cache, cache_seqlens=None, causal=False,
                   sinks=None, page_table=None):
     return _attention_fake(q, k_cache, v_cache, causal, window, scale,
                            return_lse, softcap, sinks,
-                           _KVCache(cache_seqlens, page_table), _KVCACHE)
+                           _Sequences(cache_seqlens, page_table), _KVCACHE)
 
 
 def _kvcache_backward(ctx, grad_o, grad_lse):
@@ -460,6 +512,74 @@ def _kvcache_backward(ctx, grad_o, grad_lse):
 
 _register("attention_with_kvcache", _kvcache_impl, _kvcache_fake,
           _kvcache_backward)
+
+
+# flashcore::attention_varlen: packed sequences ([total, H, D] each) run as
+# one batch entry ([1, total, H, D] views) with their offsets.
+def _check_packed(q, k, v):
+    """q, k and v are packed sequences: [total_tokens, heads, head_dim]."""
+    for name, t in zip(("q", "k", "v"), (q, k, v)):
+        _check_tensor(name, t, _VARLEN)
+        if t.dim() != 3:
+            _fail(f"{_VARLEN}: {name} has {t.dim()} dimensions "
+                  f"{tuple(t.shape)}, expected 3: [total_tokens, heads, "
+                  "head_dim] (the sequences packed one after the other)")
+
+
+def _varlen_outputs(q, return_lse):
+    """o like q, and lse [heads_q, total_q] f32 (FlashAttention's varlen
+    layout; an empty placeholder without return_lse)."""
+    total, hq, _ = q.shape
+    o = torch.empty_like(q)
+    lse = torch.empty((hq, total) if return_lse else (0,),
+                      dtype=torch.float32, device=q.device)
+    return o, lse
+
+
+def _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, window,
+                 sinks):
+    """The checked [1, total, H, D] views of packed q, k and v and their
+    _Sequences."""
+    _check_packed(q, k, v)
+    sequences = _Sequences(cu_seqlens_q=cu_seqlens_q,
+                           cu_seqlens_k=cu_seqlens_k,
+                           max_seqlen_q=max_seqlen_q)
+    views = q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)
+    _check_attention(*views, window, sinks, sequences, _VARLEN)
+    return views, sequences
+
+
+def _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                 causal=False, window=None, scale=None, return_lse=False,
+                 softcap=0.0, sinks=None):
+    views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                    max_seqlen_q, window, sinks)
+    o, lse = _varlen_outputs(q, return_lse)
+    flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
+    _run_attention(*views, o.data_ptr(), lse.data_ptr() if return_lse else 0,
+                   causal, window, scale, softcap, sinks, flags, sequences,
+                   _VARLEN)
+    return o, lse
+
+
+def _varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                 causal=False, window=None, scale=None, return_lse=False,
+                 softcap=0.0, sinks=None):
+    views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                    max_seqlen_q, window, sinks)
+    _check_with_capi(*views, causal, window, scale, return_lse, softcap,
+                     sinks, sequences)
+    return _varlen_outputs(q, return_lse)
+
+
+def _varlen_backward(ctx, grad_o, grad_lse):
+    raise NotImplementedError(
+        "flashcore.attention_varlen has no backward yet (packed sequences "
+        "are forward only): call it on tensors that do not require grad, "
+        "or under torch.no_grad(); flashcore.attention is differentiable")
+
+
+_register("attention_varlen", _varlen_impl, _varlen_fake, _varlen_backward)
 
 
 def _dense_gradient(dout, op):
@@ -579,18 +699,18 @@ def _direct(tensors):
 
 
 def _attention_direct(q, k, v, causal, window, scale, return_lse, softcap,
-                      sinks, cache=None, op=_ATTENTION):
+                      sinks, sequences=None, op=_ATTENTION):
     """_attention_impl without the op's placeholder lse: o, or (o, lse)."""
     o = torch.empty_like(q)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     if not return_lse:
         _run_attention(q, k, v, o.data_ptr(), 0, causal, window, scale,
-                       softcap, sinks, flags, cache, op)
+                       softcap, sinks, flags, sequences, op)
         return o
     b, sq, hq, _ = q.shape
     lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
     _run_attention(q, k, v, o.data_ptr(), lse.data_ptr(), causal, window,
-                   scale, softcap, sinks, flags, cache, op)
+                   scale, softcap, sinks, flags, sequences, op)
     return o, lse
 
 
@@ -697,7 +817,7 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, *,
     if _direct(tensors):
         return _attention_direct(q, k_cache, v_cache, causal, window, scale,
                                  return_lse, softcap, sinks,
-                                 _KVCache(cache_seqlens, page_table),
+                                 _Sequences(cache_seqlens, page_table),
                                  _KVCACHE)
     _check_window(window, _KVCACHE)
     o, lse = torch.ops.flashcore.attention_with_kvcache.default(
@@ -707,10 +827,51 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, *,
     return (o, lse) if return_lse else o
 
 
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                     max_seqlen_k=None, *, causal=False, window=None,
+                     scale=None, softcap=0.0, sinks=None, return_lse=False):
+    """Attention over a batch of sequences of different lengths, packed
+    without padding: FlashAttention's flash_attn_varlen_func. Forward only
+    (no backward yet).
+
+    q is [total_q, heads_q, head_dim], k and v [total_k, heads_kv,
+    head_dim]: the sequences one after the other, with flashcore.attention's
+    dtypes, head dims and strides (a dense head_dim). cu_seqlens_q and
+    cu_seqlens_k are contiguous [batch + 1] int32 tensors on q's device:
+    sequence b is rows cu_seqlens_q[b] to cu_seqlens_q[b + 1] of q (and o)
+    and rows cu_seqlens_k[b] to cu_seqlens_k[b + 1] of k and v. Lengths may
+    be 0. max_seqlen_q (an int) is the most queries a sequence has: it sizes
+    the grid, and rows past it are not computed. max_seqlen_k is accepted
+    for FlashAttention's signature and not needed.
+
+    causal, window, scale, softcap and sinks are flashcore.attention's,
+    per sequence (causal aligns each sequence's queries to the end of its
+    keys). Offsets outside [0, total] are clamped into it: wrong offsets
+    give wrong rows, never reads or writes outside q, k, v and o. Rows of o
+    outside every sequence are not written.
+
+    Returns o like q, and with return_lse also lse [heads_q, total_q] f32.
+    """
+    del max_seqlen_k
+    tensors = (q, k, v, cu_seqlens_q, cu_seqlens_k) + (
+        () if sinks is None else (sinks,))
+    window = None if window is None else list(window)
+    if _direct(tensors):
+        o, lse = _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                              max_seqlen_q, causal, window, scale,
+                              return_lse, softcap, sinks)
+    else:
+        _check_window(window, _VARLEN)
+        o, lse = torch.ops.flashcore.attention_varlen.default(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal,
+            window, scale, return_lse, softcap, sinks)
+    return (o, lse) if return_lse else o
+
+
 def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
                           return_lse=False, softcap=0.0, sinks=None,
-                          cache=None, op=_ATTENTION):
-    _check_attention(q, k, v, window, sinks, cache, op)
+                          sequences=None, op=_ATTENTION):
+    _check_attention(q, k, v, window, sinks, sequences, op)
     if q.device.type != "cuda":
         _fail(f"flashcore.precompile: q is on {q.device}, expected a CUDA "
               "device")
@@ -718,16 +879,25 @@ def _precompile_attention(q, k, v, *, causal=False, window=None, scale=None,
     # one is asked for (its presence picks the kernel).
     _run_attention(q, k, v, q.data_ptr(), q.data_ptr() if return_lse else 0,
                    causal, window, scale, softcap, sinks,
-                   _capi.CALL_PREPARE_ONLY, cache, op)
+                   _capi.CALL_PREPARE_ONLY, sequences, op)
 
 
 def _precompile_attention_with_kvcache(q, k_cache, v_cache,
                                        cache_seqlens=None, page_table=None,
                                        **kwargs):
     _precompile_attention(q, k_cache, v_cache,
-                          cache=_KVCache(_key_counts(q, cache_seqlens),
-                                         page_table),
+                          sequences=_Sequences(_key_counts(q, cache_seqlens),
+                                               page_table),
                           op=_KVCACHE, **kwargs)
+
+
+def _precompile_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                 max_seqlen_q, max_seqlen_k=None, **kwargs):
+    del max_seqlen_k
+    views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                    max_seqlen_q, kwargs.get("window"),
+                                    kwargs.get("sinks"))
+    _precompile_attention(*views, sequences=sequences, op=_VARLEN, **kwargs)
 
 
 _MERGE_DTYPES = _RESAMPLE_DTYPES
@@ -967,7 +1137,7 @@ def _precompile_resample(targets, times, values, lengths=None, *,
 
 _VARIANT_KEYS = {"dtype", "head_dim", "causal", "window", "scale",
                  "softcap", "sinks", "cache_seqlens", "page_size",
-                 "return_lse",
+                 "varlen", "return_lse",
                  "seqlen_q", "backward"}
 
 
@@ -980,8 +1150,9 @@ def precompile_attention(variants, *, device=None, threads=0):
     causal, window, scale, softcap, sinks (True: the kernel with sinks) and
     return_lse, cache_seqlens (True: flashcore.attention_with_kvcache's
     kernel with key counts), page_size (its kernel for a page_table over
-    pages of that many rows), seqlen_q (default: every
-    query length; a length: the kernel for that length only), and backward
+    pages of that many rows), varlen (True: flashcore.attention_varlen's
+    kernel), seqlen_q (default: every query length; a length: the kernel
+    for that length only; with varlen, max_seqlen_q), and backward
     (True: the backward's kernels too). Launches
     nothing; afterwards those calls, CUDA graph capture included, only
     launch.
@@ -1003,11 +1174,12 @@ def precompile_attention(variants, *, device=None, threads=0):
                   "torch.float16 or torch.bfloat16")
         window = variant.get("window")
         _check_window(window, op)
-        if (variant.get("cache_seqlens") or variant.get("page_size")) and \
-                variant.get("backward"):
-            _fail(f"{op} is {variant}, expected cache_seqlens and page_size "
-                  "or backward, not both: flashcore.attention_with_kvcache "
-                  "has no backward")
+        if (variant.get("cache_seqlens") or variant.get("page_size") or
+                variant.get("varlen")) and variant.get("backward"):
+            _fail(f"{op} is {variant}, expected cache_seqlens, page_size and "
+                  "varlen or backward, not both: "
+                  "flashcore.attention_with_kvcache and "
+                  "flashcore.attention_varlen have no backward")
         d = descs[i]
         d.elementType = _ATTENTION_DTYPES[variant["dtype"]]
         d.headDim = variant["head_dim"]
@@ -1025,7 +1197,13 @@ def precompile_attention(variants, *, device=None, threads=0):
             d.hasWindow, d.windowLeft, d.windowRight = 1, window[0], window[1]
         # Only whether lse is NULL is read.
         d.lse = _STAND_IN if variant.get("return_lse") else None
-        d.querySeq = variant.get("seqlen_q") or 0
+        # Only whether the offsets are NULL is read, and maxQueryLength
+        # with them.
+        if variant.get("varlen"):
+            d.queryOffsets = d.keyOffsets = _STAND_IN
+            d.maxQueryLength = variant.get("seqlen_q") or 0
+        else:
+            d.querySeq = variant.get("seqlen_q") or 0
     device = torch.device("cuda", device) if isinstance(device, int) else \
         torch.device(device or "cuda")
     if device.type != "cuda":
@@ -1054,7 +1232,8 @@ def precompile(op, *args, **kwargs):
     """Compiles and loads the kernel that op(*args, **kwargs) would launch,
     and launches nothing: afterwards that call, inside CUDA graph capture
     too, only launches. op is flashcore.attention,
-    flashcore.attention_with_kvcache or flashcore.resample; the tensors may
+    flashcore.attention_with_kvcache, flashcore.attention_varlen or
+    flashcore.resample; the tensors may
     be those of the later call or any CUDA tensors of their shapes, dtypes
     and strides (their contents are not read). Kernels also go to
     FlashCore's disk cache, so a later process loads them without a
@@ -1069,8 +1248,10 @@ def precompile(op, *args, **kwargs):
         return _precompile_attention(*args, **kwargs)
     if op is attention_with_kvcache:
         return _precompile_attention_with_kvcache(*args, **kwargs)
+    if op is attention_varlen:
+        return _precompile_attention_varlen(*args, **kwargs)
     if op is resample:
         return _precompile_resample(*args, **kwargs)
     raise TypeError(f"flashcore.precompile: op is {op!r}, expected "
-                    "flashcore.attention, flashcore.attention_with_kvcache "
-                    "or flashcore.resample")
+                    "flashcore.attention, flashcore.attention_with_kvcache, "
+                    "flashcore.attention_varlen or flashcore.resample")

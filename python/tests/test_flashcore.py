@@ -62,11 +62,12 @@ def test_library_exports_only_the_c_api():
 
 def test_descriptor_layout_matches_ctypes():
     assert _capi.ATTENTION_DESC.size == _capi.ctypes.sizeof(_capi.AttentionDesc)
-    # The workspace fields, then the key counts and the page table, close
-    # the descriptor, as in FlashCore.h.
+    # The workspace fields, then the key counts, the page table and the
+    # packed sequences' offsets close the descriptor, as in FlashCore.h.
     fields = [name for name, _ in _capi.AttentionDesc._fields_]
-    assert fields[-6:] == ["workspace", "workspaceBytes", "keyLengths",
-                           "pageTable", "pages", "pageSize"]
+    assert fields[-9:] == ["workspace", "workspaceBytes", "keyLengths",
+                           "pageTable", "pages", "pageSize", "queryOffsets",
+                           "keyOffsets", "maxQueryLength"]
 
 
 # --- the doctor ------------------------------------------------------------
@@ -102,6 +103,7 @@ def test_first_gpu_call_says_what_is_missing():
 @pytest.mark.parametrize("name,keys", [
     ("flashcore::attention", ("CUDA", "Meta", "Autograd")),
     ("flashcore::attention_with_kvcache", ("CUDA", "CPU", "Meta", "Autograd")),
+    ("flashcore::attention_varlen", ("CUDA", "CPU", "Meta", "Autograd")),
     ("flashcore::resample", ("CUDA", "Meta", "Autograd")),
     ("flashcore::merge_attention", ("CUDA", "Meta", "Autograd")),
     ("flashcore::attention_backward", ("CUDA", "Meta", "Autograd")),
@@ -126,6 +128,16 @@ def test_attention_with_kvcache_schema():
         "v_cache, Tensor? cache_seqlens=None, bool causal=False, int[]? "
         "window=None, float? scale=None, bool return_lse=False, float "
         "softcap=0., Tensor? sinks=None, Tensor? page_table=None) -> (Tensor, "
+        "Tensor)")
+
+
+def test_attention_varlen_schema():
+    schema = str(torch.ops.flashcore.attention_varlen.default._schema)
+    assert schema == (
+        "flashcore::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor "
+        "cu_seqlens_q, Tensor cu_seqlens_k, SymInt max_seqlen_q, bool "
+        "causal=False, int[]? window=None, float? scale=None, bool "
+        "return_lse=False, float softcap=0., Tensor? sinks=None) -> (Tensor, "
         "Tensor)")
 
 
@@ -187,6 +199,27 @@ def test_attention_with_kvcache_shapes_paged():
         page_table=meta(3, 20, dtype=torch.int32), causal=True,
         return_lse=True)
     assert o.shape == q.shape and lse.shape == (3, 8, 4)
+
+
+def test_attention_varlen_shapes():
+    # 5 sequences packed: 700 queries, 1500 keys, GQA 8:2.
+    q, k = meta(700, 8, 128), meta(1500, 2, 128)
+    cu = meta(6, dtype=torch.int32)
+    o, lse = flashcore.attention_varlen(q, k, k, cu, cu, 300, 600,
+                                        causal=True, return_lse=True)
+    assert o.shape == q.shape and o.stride() == q.stride()
+    assert lse.shape == (8, 700) and lse.dtype == torch.float32
+    assert flashcore.attention_varlen(q, k, k, cu, cu, 300).shape == q.shape
+
+
+def test_attention_varlen_shapes_heads_first_storage():
+    # [H, total, D] storage passed as its transpose; o keeps that layout.
+    q = meta(8, 700, 64, dtype=torch.bfloat16).transpose(0, 1)
+    k = meta(2, 900, 64, dtype=torch.bfloat16).transpose(0, 1)
+    cu = meta(4, dtype=torch.int32)
+    o = flashcore.attention_varlen(q, k, k, cu, cu, 512, window=(32, 0),
+                                   causal=True)
+    assert o.shape == (700, 8, 64) and o.stride() == q.stride()
 
 
 def test_merge_attention_shapes():
@@ -297,6 +330,21 @@ def test_torch_compile_traces_attention_with_kvcache_without_graph_break(
         recorder.targets()
 
 
+def test_torch_compile_traces_attention_varlen_without_graph_break():
+    recorder = GraphRecorder()
+
+    def prefill(q, k, v, cu_q, cu_k):
+        return flashcore.attention_varlen(q, k, v, cu_q, cu_k, 256, 256,
+                                          causal=True).sum(dim=-1)
+
+    compiled = torch.compile(prefill, backend=recorder, fullgraph=True)
+    q, k = meta(600, 8, 64), meta(600, 2, 64)
+    cu = meta(4, dtype=torch.int32)
+    assert compiled(q, k, k, cu, cu).shape == (600, 8)
+    assert len(recorder.graphs) == 1
+    assert torch.ops.flashcore.attention_varlen.default in recorder.targets()
+
+
 def test_torch_compile_aot_autograd_uses_the_fake():
     compiled = torch.compile(
         lambda q, k: flashcore.attention(q, k, k, return_lse=True)[1],
@@ -324,6 +372,16 @@ def test_opcheck_attention_with_kvcache_on_meta_tensors():
     torch.library.opcheck(torch.ops.flashcore.attention_with_kvcache.default,
                           (q, pool, pool, None, True, None, None, True, 0.0,
                            None, meta(3, 8, dtype=torch.int32)),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+
+
+def test_opcheck_attention_varlen_on_meta_tensors():
+    q, k = meta(300, 8, 64), meta(500, 2, 64)
+    torch.library.opcheck(torch.ops.flashcore.attention_varlen.default,
+                          (q, k, k, meta(4, dtype=torch.int32),
+                           meta(4, dtype=torch.int32), 128, True, None, None,
+                           True),
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
 
@@ -514,6 +572,62 @@ def test_attention_with_kvcache_has_no_backward():
         o.sum().backward()
 
 
+def _varlen(q=None, k=None, cu_q=None, cu_k=None, max_q=128, **kwargs):
+    q = meta(300, 8, 64) if q is None else q
+    k = meta(500, 2, 64) if k is None else k
+    cu_q = meta(4, dtype=torch.int32) if cu_q is None else cu_q
+    cu_k = meta(4, dtype=torch.int32) if cu_k is None else cu_k
+    return lambda: flashcore.attention_varlen(q, k, k, cu_q, cu_k, max_q,
+                                              **kwargs)
+
+
+@pytest.mark.parametrize("call, expected", [
+    (_varlen(q=meta(1, 300, 8, 64)),
+     "q has 4 dimensions (1, 300, 8, 64), expected 3: [total_tokens, heads, "
+     "head_dim]"),
+    (_varlen(cu_q=meta(4, dtype=torch.int64)),
+     "cu_seqlens_q is torch.int64 (4,), expected torch.int32 (batch + 1,)"),
+    (_varlen(cu_k=meta(0, dtype=torch.int32)),
+     "cu_seqlens_k is torch.int32 (0,), expected torch.int32 (batch + 1,)"),
+    (_varlen(cu_k=meta(5, dtype=torch.int32)),
+     "cu_seqlens_q is (4,) and cu_seqlens_k (5,), expected one shape"),
+    (_varlen(cu_q=meta(8, dtype=torch.int32)[::2]),
+     "cu_seqlens_q has stride 2, expected 1"),
+    (_varlen(cu_q=torch.zeros(4, dtype=torch.int32)),
+     "cu_seqlens_q is on cpu and q on meta, expected one device"),
+    (_varlen(max_q=0), "max_seqlen_q is 0, expected an int >= 1"),
+    (_varlen(k=meta(500, 3, 64)),
+     "queryHeads (Hq) 8 and kvHeads (Hkv) 3"),
+    (_varlen(k=meta(500, 2, 32)),
+     "q is (1, 300, 8, 64) and k (1, 500, 2, 32), expected the same batch "
+     "and head_dim"),
+    (_varlen(q=meta(300, 8, 72), k=meta(500, 2, 72)),
+     "headDim is 72, expected a multiple of 16 from 32 to 256"),
+])
+def test_attention_varlen_errors(call, expected):
+    # Python's own checks name the op; the C API's carry its message.
+    message = error_of(call)
+    assert message.startswith(("flashcore.attention_varlen: ",
+                               "fmhaAttention: attention: "))
+    assert expected in message
+
+
+def test_attention_varlen_on_cpu_is_refused():
+    q = torch.zeros(300, 8, 64, dtype=torch.float16)
+    cu = torch.tensor([0, 100, 300], dtype=torch.int32)
+    assert "q is on cpu, expected a CUDA device" in error_of(
+        lambda: flashcore.attention_varlen(q, q, q, cu, cu, 200))
+
+
+def test_attention_varlen_has_no_backward():
+    q = meta(300, 8, 64).requires_grad_()
+    o = flashcore.attention_varlen(q, q, q, meta(3, dtype=torch.int32),
+                                   meta(3, dtype=torch.int32), 200)
+    with pytest.raises(NotImplementedError,
+                       match="attention_varlen has no backward yet"):
+        o.sum().backward()
+
+
 def test_resample_errors():
     targets = meta(2, 10, dtype=torch.float32)
     times, values = meta(2, 5, dtype=torch.float32), meta(2, 5, 8)
@@ -538,6 +652,10 @@ def test_precompile_needs_a_cuda_device_and_a_known_op():
     assert "expected a CUDA device" in error_of(
         lambda: flashcore.precompile(flashcore.attention_with_kvcache, q, q,
                                      q, meta(1, dtype=torch.int32)))
+    packed, cu = meta(64, 4, 64), meta(2, dtype=torch.int32)
+    assert "expected a CUDA device" in error_of(
+        lambda: flashcore.precompile(flashcore.attention_varlen, packed,
+                                     packed, packed, cu, cu, 64))
     with pytest.raises(TypeError, match="expected flashcore.attention"):
         flashcore.precompile(torch.matmul, q, q)
 
@@ -549,10 +667,12 @@ def test_precompile_needs_a_cuda_device_and_a_known_op():
      "head_dim"),
     (dict(dtype=torch.float16, head_dim=64, window=(-1, 0)), "window is"),
     (dict(dtype=torch.float16, head_dim=64, cache_seqlens=True,
-          backward=True), "expected cache_seqlens and page_size or backward, "
-     "not both"),
+          backward=True), "expected cache_seqlens, page_size and varlen or "
+     "backward, not both"),
     (dict(dtype=torch.float16, head_dim=64, page_size=16, backward=True),
-     "expected cache_seqlens and page_size or backward, not both"),
+     "expected cache_seqlens, page_size and varlen or backward, not both"),
+    (dict(dtype=torch.float16, head_dim=64, varlen=True, backward=True),
+     "expected cache_seqlens, page_size and varlen or backward, not both"),
 ])
 def test_precompile_attention_checks_each_variant(variant, expected):
     message = error_of(lambda: flashcore.precompile_attention(

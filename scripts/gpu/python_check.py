@@ -4,7 +4,9 @@ the attention grid of scripts/gpu/attention.sh through flashcore.attention
 torch's autograd (and the same bits twice), flashcore.attention_with_kvcache
 over caches filled to per-sequence lengths (NaN past them: decode,
 speculative decoding, prefill, split-KV), torch.library.opcheck,
-torch.compile(fullgraph=True) with inductor, CUDA graph capture and replay
+flashcore.attention_varlen over packed
+sequences of ragged lengths (NaN past them), torch.compile(fullgraph=True)
+with inductor, CUDA graph capture and replay
 (precompiled and warmed up; an uncompiled kernel is refused, not compiled),
 resample in every mode against a torch reference, and the errors of bad
 CUDA input. One line per check, a table last; exit 0 when all pass.
@@ -22,7 +24,8 @@ import torch.nn.functional as F
 
 import flashcore
 from check_table import check, print_table
-from torch_reference import check_gradients, reference, reference_kvcache
+from torch_reference import (check_gradients, reference, reference_kvcache,
+                             reference_varlen)
 
 
 def randn_bshd(b, heads, seq, d, dtype, bhsd=False):
@@ -415,6 +418,103 @@ def paged_kvcache_grid():
         check("paged kvcache " + name, case)
 
 
+def varlen_case(query_lengths, key_lengths, hq, hkv, d, dtype, causal=False,
+                window=None, softcap=0.0, sinks=False, lse=True, bshd=True):
+    """flashcore.attention_varlen of sequences of query_lengths and
+    key_lengths packed without padding (q [total_q, Hq, D]; BSHD-packed, or
+    with bshd False each [H, total, D] storage transposed), against
+    reference_varlen. Past the last sequence q, k and v hold NaN rows (the
+    tensors are longer than the sequences): none may reach o or lse, and
+    o's rows there must stay unwritten."""
+    def run():
+        def packed(lengths, heads, spare):
+            total = sum(lengths) + spare
+            if bshd:
+                t = torch.randn(total, heads, d, device="cuda", dtype=dtype)
+            else:
+                t = torch.randn(heads, total, d, device="cuda",
+                                dtype=dtype).transpose(0, 1)
+            t[sum(lengths):] = float("nan")
+            offsets = torch.tensor([0] + torch.tensor(lengths).cumsum(0)
+                                   .tolist(), dtype=torch.int32,
+                                   device="cuda")
+            return t, offsets
+        q, cu_q = packed(query_lengths, hq, 5)
+        k, cu_k = packed(key_lengths, hkv, 7)
+        v = torch.randn_like(k)
+        v[sum(key_lengths):] = float("nan")
+        s = random_sinks(hq) if sinks else None
+        got = flashcore.attention_varlen(
+            q, k, v, cu_q, cu_k, max(query_lengths), max(key_lengths),
+            causal=causal, window=window, softcap=softcap, sinks=s,
+            return_lse=lse)
+        o, o_lse = got if lse else (got, None)
+        rows = sum(query_lengths)
+        ref, ref_lse = reference_varlen(q, k, v, cu_q, cu_k, causal, window,
+                                        None, torch.float32, softcap, s)
+        low, _ = reference_varlen(q, k, v, cu_q, cu_k, causal, window, None,
+                                  dtype, softcap, s)
+        for name, t in (("o", o[:rows]), ("lse", o_lse)):
+            assert t is None or not t[..., :rows].isnan().any(), \
+                f"NaN in {name}: a row past a sequence was read"
+        return (f"B={len(query_lengths)} total {rows}/{sum(key_lengths)}, " +
+                compare_attention(q[:rows], o[:rows],
+                                  None if o_lse is None else o_lse[:, :rows],
+                                  ref[:rows], ref_lse[:, :rows], low[:rows]))
+    return run
+
+
+def varlen_unwritten_rows():
+    """Rows of o past the last sequence keep what they held (an o filled
+    with 7 before the call, through the launch attention_varlen makes), and
+    the rows inside are attention_varlen's bits."""
+    q = torch.randn(64, 4, 128, device="cuda", dtype=torch.bfloat16)
+    k, v = torch.randn_like(q[:, :2]), torch.randn_like(q[:, :2])
+    cu = torch.tensor([0, 10, 30], dtype=torch.int32, device="cuda")
+    o = flashcore.attention_varlen(q, k, v, cu, cu, 20, 20)
+    filled = torch.full_like(q, 7.0)
+    flashcore._ops._run_attention(
+        q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), filled.data_ptr(), 0,
+        False, None, None, 0.0, None, 0,
+        flashcore._ops._Sequences(cu_seqlens_q=cu, cu_seqlens_k=cu,
+                                  max_seqlen_q=20), flashcore._ops._VARLEN)
+    assert torch.equal(filled[:30], o[:30]), "differs from attention_varlen"
+    assert (filled[30:] == 7.0).all(), \
+        "a row past the last sequence was written"
+    return "rows past the sequences untouched"
+
+
+def varlen_grid():
+    bf16, f16 = torch.bfloat16, torch.float16
+    # Ragged lengths with 0 and 1, Sq != Sk per sequence, GQA and MQA,
+    # causal and not, windows, both packings; every head dim class.
+    ragged_q = [5, 0, 1, 130, 77, 300, 128, 1]
+    ragged_k = [9, 3, 1, 300, 77, 1000, 128, 0]
+    for dtype in (bf16, f16):
+        for d in (64, 96, 128, 256):
+            for hkv, heads in ((2, "GQA 4:1"), (1, "MQA"), (8, "MHA")):
+                for causal in (False, True):
+                    check(f"varlen {str(dtype)[6:]} d{d} {heads} "
+                          f"{'causal' if causal else 'non-causal'} ragged",
+                          varlen_case(ragged_q, ragged_k, 8, hkv, d, dtype,
+                                      causal=causal))
+    # Prefill-like: equal query and key lengths, mixed sizes.
+    mixed = [1024, 37, 513, 2048, 1, 700, 129, 256]
+    for causal in (False, True):
+        check(f"varlen bf16 d128 GQA 32:8 {'causal' if causal else 'non-causal'}"
+              " mixed prefill", varlen_case(mixed, mixed, 32, 8, 128, bf16,
+                                            causal=causal))
+    check("varlen bf16 d128 window (64, 0) causal",
+          varlen_case(mixed, mixed, 8, 2, 128, bf16, causal=True,
+                      window=(64, 0)))
+    check("varlen bf16 d64 BHSD-packed softcap sinks",
+          varlen_case(ragged_q, ragged_k, 8, 2, 64, bf16, softcap=30.0,
+                      sinks=True, bshd=False))
+    check("varlen f16 d128 without lse",
+          varlen_case(ragged_q, ragged_k, 8, 8, 128, f16, lse=False))
+    check("varlen rows past the sequences", varlen_unwritten_rows)
+
+
 def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
                   scale=None, bhsd=False, deterministic=False, sinks=False):
     """dq, dk and dv of flashcore.attention by autograd against torch's
@@ -607,6 +707,11 @@ def opcheck():
     k = torch.randn(2, 200, 2, 64, device="cuda", dtype=torch.bfloat16)
     torch.library.opcheck(torch.ops.flashcore.attention.default,
                           (q, k, k, True, None, None, True))
+    cu = torch.tensor([0, 100, 256], dtype=torch.int32, device="cuda")
+    torch.library.opcheck(torch.ops.flashcore.attention_varlen.default,
+                          (q.flatten(0, 1), k.flatten(0, 1)[:256],
+                           k.flatten(0, 1)[:256], cu, cu, 156, True, None,
+                           None, True))
     n = torch.tensor([150, 7], dtype=torch.int32, device="cuda")
     torch.library.opcheck(torch.ops.flashcore.attention_with_kvcache.default,
                           (q, k, k, n, True, None, None, True))
@@ -859,9 +964,10 @@ def main():
     attention_grid()
     kvcache_grid()
     paged_kvcache_grid()
+    varlen_grid()
     backward_grid()
-    check("opcheck attention, attention_with_kvcache, merge_attention and "
-          "resample", opcheck)
+    check("opcheck attention, attention_with_kvcache, attention_varlen, "
+          "merge_attention and resample", opcheck)
     check("torch.compile(fullgraph=True) block, inductor", compiled_block)
     check("CUDA graph capture after flashcore.precompile",
           graph_capture("precompile"))

@@ -51,4 +51,9 @@ pool16="torch.randn(22, 16, 2, 128, device='cuda', dtype=torch.bfloat16)"
 run paged16-d128 128 "flashcore.attention_with_kvcache(q, $pool16, $pool16, $lengths, page_table=$table, causal=True)"
 pool256="torch.randn(530, 256, 2, 64, device='cuda', dtype=torch.bfloat16)"
 run paged256-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], $pool256, $pool256, torch.tensor([0, 30000], device='cuda', dtype=torch.int32), page_table=torch.arange(530, device='cuda', dtype=torch.int32).view(2, 265), return_lse=True)"
+# Packed sequences (varlen) of 0, 1, 77 and 200 queries over 170, 3, 0 and
+# 127 keys (q's 300 rows reach past the last sequence), causal GQA.
+cu_q="torch.tensor([0, 0, 1, 78, 278], device='cuda', dtype=torch.int32)"
+cu_k="torch.tensor([0, 170, 173, 173, 300], device='cuda', dtype=torch.int32)"
+run varlen-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1)[:300], k.flatten(0, 1)[:300], $cu_q, $cu_k, 200, causal=True, return_lse=True)"
 exit $status

@@ -62,6 +62,26 @@ def reference_kvcache(q, k_cache, v_cache, cache_seqlens, causal, window,
     return torch.cat(outs), torch.cat(lses)
 
 
+def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, window,
+                     scale, dtype, softcap=0.0, sinks=None):
+    """reference() of each packed sequence b (rows cu_seqlens_q[b] to
+    cu_seqlens_q[b + 1] of q, [total_q, Hq, D]; likewise of k and v), the
+    masks aligned per sequence (flash_attn_varlen_func). Returns o
+    [total_q, Hq, D] and lse [Hq, total_q] (rows outside every sequence:
+    NaN)."""
+    o = torch.full(q.shape, float("nan"), device=q.device)
+    lse = torch.full((q.shape[1], q.shape[0]), float("nan"), device=q.device)
+    cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+    for b in range(len(cq) - 1):
+        rows = slice(cq[b], cq[b + 1])
+        keys = slice(ck[b], ck[b + 1])
+        o_b, lse_b = reference(q[None, rows], k[None, keys], v[None, keys],
+                               causal, window, scale, dtype, softcap, sinks)
+        o[rows] = o_b[0]
+        lse[:, rows] = lse_b[0]
+    return o, lse
+
+
 def reference_gradients(q, k, v, dout, causal, window, scale, dtype,
                         sinks=None):
     """dq, dk, dv (and dsinks, with sinks) of reference() computed in dtype

@@ -287,6 +287,9 @@ llvm::Error aot::checkLaunchContract(const AotKernel &kernel,
                                   factor.dim, launch.operands[factor.operand],
                                   kernel.operands[factor.operand].rank));
   for (const KernelParameter &parameter : launch.parameters) {
+    if (parameter.kind == KernelParameter::Kind::Index)
+      return fail("an index parameter (" + launch.operands[parameter.operand] +
+                  "): the generated C passes tensors only");
     if (parameter.kind != KernelParameter::Kind::TensorMap)
       continue;
     const MemRefOperand &operand = kernel.operands[parameter.operand];

@@ -584,7 +584,8 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
       for (auto [operand, name, field] :
            {std::tuple{attention.getSinks(), "sinks", "sinks"},
             {attention.getKeyLengths(), "key_lengths", "key lengths"},
-            {attention.getPageTable(), "page_table", "page table"}})
+            {attention.getPageTable(), "page_table", "page table"},
+            {attention.getQueryOffsets(), "query_offsets", "sequence offsets"}})
         if (operand)
           return llvm::createStringError(
               kernel.origin + ": fmha.attention with " + name +

@@ -52,6 +52,8 @@ public:
   void addMemRef(const void *data, llvm::ArrayRef<int64_t> sizes,
                  llvm::ArrayRef<int64_t> strides);
   void addTensorMap(const CUtensorMap &map);
+  /// An index parameter (64 bits).
+  void addInteger(int64_t value);
   /// One pointer per kernel parameter, as cuLaunchKernel takes them. Valid
   /// until the next add.
   void **get();
@@ -121,6 +123,20 @@ struct AttentionTensors {
   /// pageSize, is then the most keys an entry has; keyLengths may limit it.
   const int32_t *pageTable = nullptr;
   int64_t pages = 0;
+  /// Only with KernelSpec::withQueryOffsets (variable-length batches,
+  /// FlashAttention's cu_seqlens_q and max_seqlen_q): batch + 1 int32
+  /// offsets, dense. q and o (and lse) then hold the batch's sequences
+  /// packed, [querySeq, Hq, D] (querySeq: the total rows) with the head
+  /// and row strides of qStrides (oStrides, lseStrides) and the batch
+  /// strides unread; sequence b is their rows queryOffsets[b] to
+  /// queryOffsets[b + 1], at most maxQueryLength (>= 1) of them (rows past
+  /// it are not computed).
+  const int32_t *queryOffsets = nullptr;
+  int64_t maxQueryLength = 0;
+  /// Only with KernelSpec::withKeyOffsets (cu_seqlens_k, with
+  /// queryOffsets): k and v hold the sequences' keys packed, [keySeq, Hkv,
+  /// D], sequence b's from row keyOffsets[b] to keyOffsets[b + 1].
+  const int32_t *keyOffsets = nullptr;
   int64_t batch = 0, queryHeads = 0, kvHeads = 0, querySeq = 0, keySeq = 0;
   std::array<int64_t, 3> qStrides = {}, kStrides = {}, vStrides = {},
                          oStrides = {}, lseStrides = {};

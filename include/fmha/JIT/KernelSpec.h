@@ -57,6 +57,11 @@ struct KernelSpec {
   /// pages of this many rows (a multiple of 8); 0 without. An
   /// attention_grad spec carries its forward's, which the backward refuses.
   int64_t pageSize = 0;
+  /// fmha.attention's query_offsets and max_query_length (variable-length
+  /// batches: q and o hold the sequences packed) and key_offsets (k and v
+  /// too). An attention_grad spec carries its forward's, which the
+  /// backward refuses (none yet).
+  bool withQueryOffsets = false, withKeyOffsets = false;
   std::optional<AttentionTiling> attentionTile;
   /// fmha.attention's split_keys: o and lse hold partial states of key
   /// splits.

@@ -149,6 +149,12 @@ LaunchContract fmha::getAttentionLaunchContract(AttentionOp op, TileAttr tile) {
     contract.operands.push_back("key_lengths");
   if (op.getPageTable())
     contract.operands.push_back("page_table");
+  if (op.getQueryOffsets())
+    contract.operands.push_back("query_offsets");
+  if (op.getKeyOffsets())
+    contract.operands.push_back("key_offsets");
+  if (op.getMaxQueryLength())
+    contract.operands.push_back("max_query_length");
   contract.threads = tile.getWarps() * kThreadsPerWarp;
   contract.sharedBytes = getAttentionSharedLayout(op, tile).totalBytes;
   return contract;

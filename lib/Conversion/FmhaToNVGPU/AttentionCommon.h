@@ -112,8 +112,37 @@ inline unsigned getPageTableArgument(AttentionOp op, unsigned lseArgument) {
   return getKeyLengthsArgument(op, lseArgument) + (op.getKeyLengths() ? 1 : 0);
 }
 
+/// The kernel parameter of \p op's query_offsets, the one after its
+/// page_table (or where it would be), as getSinksArgument.
+inline unsigned getQueryOffsetsArgument(AttentionOp op, unsigned lseArgument) {
+  return getPageTableArgument(op, lseArgument) + (op.getPageTable() ? 1 : 0);
+}
+
+/// The kernel parameter of \p op's key_offsets, as getSinksArgument.
+inline unsigned getKeyOffsetsArgument(AttentionOp op, unsigned lseArgument) {
+  return getQueryOffsetsArgument(op, lseArgument) +
+         (op.getQueryOffsets() ? 1 : 0);
+}
+
+/// The kernel parameter of \p op's max_query_length, as getSinksArgument.
+inline unsigned getMaxQueryLengthArgument(AttentionOp op,
+                                          unsigned lseArgument) {
+  return getKeyOffsetsArgument(op, lseArgument) + (op.getKeyOffsets() ? 1 : 0);
+}
+
+/// The launch operand (op operand) of \p op's max_query_length.
+inline unsigned getMaxQueryLengthOperand(AttentionOp op) {
+  return getMaxQueryLengthArgument(op, kLseOperand);
+}
+
+/// The launch operand of \p op's query_offsets.
+inline unsigned getQueryOffsetsOperand(AttentionOp op) {
+  return getQueryOffsetsArgument(op, kLseOperand);
+}
+
 /// What the launch contracts of both attention kernels share: the operands
-/// (q, k, v, o, lse, sinks, key_lengths and page_table where present), 32 *
+/// (q, k, v, o, lse, sinks, key_lengths, page_table, query_offsets,
+/// key_offsets and max_query_length where present), 32 *
 /// warps threads
 /// and the shared-memory layout's total. The grid and the parameters are each
 /// kernel's.

@@ -21,6 +21,8 @@ std::vector<KernelParameter> fmha::getOperandParameters(Operation *op) {
   for (unsigned operand = 0; operand < op->getNumOperands(); ++operand) {
     KernelParameter parameter;
     parameter.operand = operand;
+    if (op->getOperand(operand).getType().isIndex())
+      parameter.kind = KernelParameter::Kind::Index;
     parameters.push_back(parameter);
   }
   return parameters;
@@ -123,8 +125,11 @@ static Value createGridExtent(ImplicitLocOpBuilder &host, Operation *op,
                               const GridAxis &rule) {
   Value extent;
   for (const GridFactor &factor : rule.factors) {
-    Value term = memref::DimOp::create(host, op->getOperand(factor.operand),
-                                       factor.dim);
+    // An index operand is its own size (its dimension 0).
+    Value operand = op->getOperand(factor.operand);
+    Value term = operand.getType().isIndex()
+                     ? operand
+                     : Value(memref::DimOp::create(host, operand, factor.dim));
     if (factor.divisor != 1)
       term = arith::CeilDivUIOp::create(
           host, term, arith::ConstantIndexOp::create(host, factor.divisor));

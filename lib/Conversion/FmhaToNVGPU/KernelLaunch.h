@@ -17,7 +17,8 @@
 
 namespace mlir::fmha {
 
-/// A memref descriptor parameter of each of \p op's operands, in order.
+/// A parameter of each of \p op's operands, in order: its memref
+/// descriptor, or the value of an index operand.
 std::vector<KernelParameter> getOperandParameters(Operation *op);
 
 /// A TMA tensor map of \p op's operand \p operand (a memref of f16, bf16 or

@@ -37,7 +37,7 @@ std::pair<Value, Value> KeyRows::locate(KernelBuilder &b, Value k,
                                         const TileCoordinates &tile,
                                         Value key) const {
   if (!pageTable)
-    return {b.word(tile.batchIndex), key};
+    return {b.word(tile.getKeyEntry(b)), tile.toKeyRow(b, key)};
   // In 32 bits, as TMA coordinates; the division by the static page size
   // is a shift or a multiply.
   Value column = b.udiv(key, b.i32(pageSize));
@@ -46,6 +46,63 @@ std::pair<Value, Value> KeyRows::locate(KernelBuilder &b, Value k,
   Value pages = b.word(hideFromHoisting(b, memref::DimOp::create(b, k, 0)));
   Value page = b.clamp(entry, b.i32(0), b.sub(pages, b.i32(1)));
   return {page, b.urem(key, b.i32(pageSize))};
+}
+
+SequenceRows SequenceRows::get(AttentionOp op, gpu::GPUFuncOp func,
+                               unsigned lseArgument) {
+  SequenceRows sequences;
+  if (op.getQueryOffsets())
+    sequences.queryOffsets =
+        func.getArgument(getQueryOffsetsArgument(op, lseArgument));
+  if (op.getKeyOffsets())
+    sequences.keyOffsets =
+        func.getArgument(getKeyOffsetsArgument(op, lseArgument));
+  if (op.getMaxQueryLength())
+    sequences.maxQueryLength =
+        func.getArgument(getMaxQueryLengthArgument(op, lseArgument));
+  return sequences;
+}
+
+Value SequenceRows::getCount(KernelBuilder &b, Value q) const {
+  if (!queryOffsets)
+    return memref::DimOp::create(b, q, 0);
+  return b.sub(memref::DimOp::create(b, queryOffsets, 0), b.index(1));
+}
+
+Value SequenceRows::getMaxQueryRows(KernelBuilder &b, Value q) const {
+  if (!maxQueryLength)
+    return memref::DimOp::create(b, q, 2);
+  return maxQueryLength;
+}
+
+void SequenceRows::place(KernelBuilder &b, TileCoordinates &tile, Value q,
+                         Value k) const {
+  if (!queryOffsets)
+    return;
+  // In 32 bits (signed: a negative offset counts as 0), as TMA coordinates.
+  Value next = b.add(tile.batchIndex, b.index(1));
+  auto span = [&](Value offsets, Value rows, Value &base) {
+    Value total = b.word(rows);
+    Value start =
+        b.clamp(memref::LoadOp::create(b, offsets, ValueRange{tile.batchIndex}),
+                b.i32(0), total);
+    Value end = b.clamp(memref::LoadOp::create(b, offsets, ValueRange{next}),
+                        b.i32(0), total);
+    base = b.toIndex(start);
+    return b.toIndex(b.smax(b.sub(end, start), b.i32(0)));
+  };
+  tile.outputBatch = b.index(0);
+  tile.seqQ =
+      span(queryOffsets, memref::DimOp::create(b, q, 2), tile.queryBase);
+  if (keyOffsets)
+    tile.seqK = span(keyOffsets, memref::DimOp::create(b, k, 2), tile.keyBase);
+}
+
+Value SequenceRows::holdsRows(KernelBuilder &b,
+                              const TileCoordinates &tile) const {
+  if (!queryOffsets)
+    return Value();
+  return b.slt(tile.firstRow, tile.seqQ);
 }
 
 CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,
@@ -60,6 +117,29 @@ CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,
   cta.head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   cta.kvHead = getKvHead(b, q, k, cta.head);
   return cta;
+}
+
+Value TileCoordinates::getQueryEntry(KernelBuilder &b) const {
+  return queryBase ? b.index(0) : batchIndex;
+}
+
+Value TileCoordinates::getKeyEntry(KernelBuilder &b) const {
+  return keyBase ? b.index(0) : batchIndex;
+}
+
+/// \p row plus \p base (index) where there is one, in \p row's type.
+static Value offsetRow(KernelBuilder &b, Value row, Value base) {
+  if (!base)
+    return row;
+  return b.add(row, row.getType().isIndex() ? base : b.word(base));
+}
+
+Value TileCoordinates::toQueryRow(KernelBuilder &b, Value row) const {
+  return offsetRow(b, row, queryBase);
+}
+
+Value TileCoordinates::toKeyRow(KernelBuilder &b, Value row) const {
+  return offsetRow(b, row, keyBase);
 }
 
 void TileCoordinates::setOutputBatch(KernelBuilder &b, Value entry,
@@ -78,7 +158,7 @@ Value TileCoordinates::loadSink(KernelBuilder &b, Value sinks,
                                 Value row) const {
   if (!sinks)
     return Value();
-  Value inside = b.smin(row, b.sub(seqQ, b.index(1)));
+  Value inside = toQueryRow(b, b.smin(row, b.sub(seqQ, b.index(1))));
   Value sink = memref::LoadOp::create(b, sinks, ValueRange{head, inside});
   if (!split)
     return sink;
@@ -110,9 +190,9 @@ void PersistentTileSchedule::forEachTile(
     llvm::function_ref<Value(const TileCoordinates &tile, Value iteration,
                              Value blocks)>
         body) {
-  Value units = b.mul(
-      b.mul(getUnitsPerHead(), b.word(memref::DimOp::create(b, q, 1))),
-      b.word(memref::DimOp::create(b, getBatchOperand(), 0)));
+  Value units =
+      b.mul(b.mul(getUnitsPerHead(), b.word(memref::DimOp::create(b, q, 1))),
+            b.word(getSequences()));
   Value first = b.word(gpu::BlockIdOp::create(b, gpu::Dimension::x));
   Value step = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
   // This CTA's units, each one tile or (paired) two, in one flat loop:
@@ -131,8 +211,20 @@ void PersistentTileSchedule::forEachTile(
   ValueRange carried = loop.getRegionIterArgs();
   auto runTile = [&]() {
     TileCoordinates tile = getTile(unit, second);
-    Value blocks = body(tile, carried[0], carried[1]);
-    return SmallVector<Value>{b.add(carried[0], b.i32(1)), blocks};
+    auto run = [&]() {
+      Value blocks = body(tile, carried[0], carried[1]);
+      return SmallVector<Value>{b.add(carried[0], b.i32(1)), blocks};
+    };
+    // A row block past a packed sequence's rows is no tile: every role
+    // skips it alike, so the per-tile barrier parities stay in step.
+    Value holdsRows = sequences.holdsRows(b, tile);
+    if (!holdsRows)
+      return run();
+    auto skip = scf::IfOp::create(
+        b, holdsRows,
+        [&](OpBuilder &, Location) { scf::YieldOp::create(b, run()); },
+        [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); });
+    return SmallVector<Value>(skip.getResults());
   };
   if (!pairsRowBlocks) {
     scf::YieldOp::create(b, runTile());
@@ -149,7 +241,19 @@ void PersistentTileSchedule::forEachTile(
 }
 
 Value PersistentTileSchedule::getRowBlocks() {
-  return b.ceilDivU(b.word(freshDim(q, 2)), b.i32(blockM));
+  Value rows = sequences.maxQueryLength
+                   ? hideFromHoisting(b, sequences.maxQueryLength)
+                   : freshDim(q, 2);
+  return b.ceilDivU(b.word(rows), b.i32(blockM));
+}
+
+/// The units' batch entries: the sequences (o's entries with split_keys).
+Value PersistentTileSchedule::getSequences() {
+  if (splitKeys)
+    return memref::DimOp::create(b, o, 0);
+  if (sequences.queryOffsets)
+    return sequences.getCount(b, q);
+  return memref::DimOp::create(b, q, 0);
 }
 
 /// Units per (batch, head): pairs of row blocks, or single ones.
@@ -186,6 +290,7 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));
   tile.seqQ = freshDim(q, 2);
   tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
+  sequences.place(b, tile, q, k);
   tile.limitKeys(b, keys.keyLengths);
   tile.computeRange(b, blockM, blockN, window);
   return tile;

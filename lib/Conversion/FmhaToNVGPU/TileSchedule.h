@@ -47,6 +47,38 @@ struct KeyRows {
                                  const TileCoordinates &tile, Value key) const;
 };
 
+/// Where each sequence (batch entry) of fmha.attention is: q's batch entry
+/// b, or with query_offsets (sequences packed as q's entry 0) its rows
+/// from query_offsets[b]; likewise its keys in k and v with key_offsets.
+struct SequenceRows {
+  /// The kernel's query_offsets and key_offsets parameters ([B + 1] i32)
+  /// and its max_query_length (index), each null without.
+  Value queryOffsets, keyOffsets, maxQueryLength;
+
+  /// \p op's, from the parameters of \p func, whose lse is parameter
+  /// \p lseArgument.
+  static SequenceRows get(AttentionOp op, gpu::GPUFuncOp func,
+                          unsigned lseArgument);
+
+  /// The number of sequences (index): q's batch size, or the offsets' size
+  /// minus 1.
+  Value getCount(KernelBuilder &b, Value q) const;
+  /// The most query rows a sequence has (index): q's Sq, or
+  /// max_query_length.
+  Value getMaxQueryRows(KernelBuilder &b, Value q) const;
+  /// With offsets, sets \p tile's seqQ (seqK with key_offsets) and where
+  /// its rows start (queryBase, keyBase; outputBatch 0) for its
+  /// batchIndex; without, leaves the batch entry's. Each offset clamped
+  /// into [0, T], a length at least 0: rows stay inside q, o and k
+  /// whatever the offsets hold. Before limitKeys.
+  void place(KernelBuilder &b, TileCoordinates &tile, Value q, Value k) const;
+  /// Whether the tile of \p tile's rows holds a row of its sequence (i1):
+  /// packed sequences shorter than max_query_length have row blocks past
+  /// their rows, which no CTA computes. Null without offsets (every tile
+  /// does).
+  Value holdsRows(KernelBuilder &b, const TileCoordinates &tile) const;
+};
+
 /// Which rows, head and sizes one CTA of the sm_80 kernel works on: grid x
 /// is the row block (longest causal blocks first: block x computes row block
 /// gridDim.x - 1 - x), grid y the query head (getRowBlockGrid).
@@ -67,7 +99,23 @@ struct CtaCoordinates {
 struct TileCoordinates {
   Value batchIndex, outputBatch, head, kvHead, firstRow, seqQ, seqK;
   Value split, splits;
+  /// With query_offsets (key_offsets), the row of q, o and lse (of k and
+  /// v) that is the sequence's first (index; SequenceRows::place); null
+  /// without: rows are the batch entry's own.
+  Value queryBase, keyBase;
   KeyBlockRange range;
+
+  /// The batch entry of q that holds the tile's rows: batchIndex, or 0
+  /// with query_offsets.
+  Value getQueryEntry(KernelBuilder &b) const;
+  /// The batch entry of k and v that holds the sequence's keys (without a
+  /// page table): batchIndex, or 0 with key_offsets.
+  Value getKeyEntry(KernelBuilder &b) const;
+  /// Row \p row of the sequence's queries (keys) as a row of q, o and lse
+  /// (k and v): itself, or offset by queryBase (keyBase). In \p row's
+  /// type (index or i32).
+  Value toQueryRow(KernelBuilder &b, Value row) const;
+  Value toKeyRow(KernelBuilder &b, Value row) const;
 
   /// Sets batchIndex and outputBatch (index), and split and splits (i32),
   /// from o's batch entry \p outputBatch: without \p splitKeys it is the
@@ -103,11 +151,13 @@ public:
   /// \p pairsRowBlocks is pairsAttentionRowBlocks of the op, \p splitKeys
   /// its split_keys (the units then cover each key split of each batch).
   PersistentTileSchedule(KernelBuilder &b, Value q, Value k, Value o,
-                         const KeyRows &keys, int64_t blockM, int64_t blockN,
+                         const KeyRows &keys, const SequenceRows &sequences,
+                         int64_t blockM, int64_t blockN,
                          const AttentionWindow &window, bool pairsRowBlocks,
                          bool splitKeys)
-      : b(b), q(q), k(k), o(o), keys(keys), blockM(blockM), blockN(blockN),
-        window(window), pairsRowBlocks(pairsRowBlocks), splitKeys(splitKeys) {}
+      : b(b), q(q), k(k), o(o), keys(keys), sequences(sequences),
+        blockM(blockM), blockN(blockN), window(window),
+        pairsRowBlocks(pairsRowBlocks), splitKeys(splitKeys) {}
 
   /// Runs \p body for each tile this CTA computes, carrying a count of the
   /// tiles (\p iteration: the parity of a per-tile barrier) and of the key
@@ -119,18 +169,17 @@ public:
 
 private:
   Value getRowBlocks();
+  Value getSequences();
   Value getUnitsPerHead();
   Value getLongerRowBlock(Value slot);
   TileCoordinates getTile(Value unit, Value second);
   /// A size of \p tensor computed anew where it is used.
   Value freshDim(Value tensor, int64_t axis);
 
-  /// The tensor whose batch entries the units cover: o with split_keys.
-  Value getBatchOperand() const { return splitKeys ? o : q; }
-
   KernelBuilder &b;
   Value q, k, o;
   KeyRows keys;
+  SequenceRows sequences;
   int64_t blockM, blockN;
   AttentionWindow window;
   bool pairsRowBlocks, splitKeys;

@@ -59,10 +59,11 @@ enum class TensorMapElement { F16, BF16, F32 };
 
 /// One kernel parameter, made from one launch operand: its MLIR memref
 /// descriptor (allocated and aligned pointer, offset, then one size and one
-/// stride per dimension, all 64-bit), or a TMA tensor map of it passed by
-/// value (128 bytes, a grid constant).
+/// stride per dimension, all 64-bit), a TMA tensor map of it passed by
+/// value (128 bytes, a grid constant), or, for an operand that is an index
+/// (a size the op takes as a value), that value as a 64-bit integer.
 struct KernelParameter {
-  enum class Kind { MemRef, TensorMap };
+  enum class Kind { MemRef, TensorMap, Index };
   Kind kind = Kind::MemRef;
   unsigned operand = 0;
   // Tensor maps only.
@@ -82,7 +83,8 @@ struct KernelParameter {
 
 /// The launch contract of one kernel. The launch operands are the op's
 /// operands, in its order; the host passes each as a tensor (data, sizes,
-/// strides in elements).
+/// strides in elements), and an index operand as its value alone: sizes
+/// {value} (its dimension 0, which a grid factor may read), no data.
 struct LaunchContract {
   /// The launch operands' names, for messages and generated code.
   std::vector<std::string> operands;

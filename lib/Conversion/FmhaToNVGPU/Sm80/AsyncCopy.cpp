@@ -104,7 +104,12 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
       entry = b.toIndex(page);
       sourceRow = b.toIndex(pageRow);
     } else {
-      entry = hideFromHoisting(b, tile.batchIndex);
+      entry = hideFromHoisting(b, keyRows ? tile.getKeyEntry(b)
+                                          : tile.getQueryEntry(b));
+      // A packed sequence's first row, from a hidden copy too: held across
+      // the key loop, it spilled 20 bytes of the d128 kernel.
+      if (Value base = keyRows ? tile.keyBase : tile.queryBase)
+        sourceRow = b.add(sourceRow, hideFromHoisting(b, base));
     }
     SmallVector<Value, 4> source = {entry, headIndex, sourceRow, column};
     SmallVector<Value, 2> destination = {

@@ -227,9 +227,11 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   RowBlockSchedule schedule(b, shape, window, func, threadId, tiles, copies,
                             mma, softmax, epilogue);
 
-  // Batches (with split_keys, o's entries: each key split of each batch)
-  // stride by the grid's z extent (at most 65535).
-  Value batch = memref::DimOp::create(b, q, 0);
+  // Batches (with split_keys, o's entries: each key split of each batch;
+  // with query_offsets, the packed sequences) stride by the grid's z
+  // extent (at most 65535).
+  SequenceRows sequences = SequenceRows::get(op, func, kLse);
+  Value batch = sequences.getCount(b, q);
   Value entries =
       op.getSplitKeys() ? memref::DimOp::create(b, func.getArgument(kO), 0)
                         : batch;
@@ -239,9 +241,16 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   b.setInsertionPointToStart(batches.getBody());
   tile.setOutputBatch(b, batches.getInductionVar(), batch, entries,
                       op.getSplitKeys());
+  sequences.place(b, tile, q, func.getArgument(kK));
   // With key_lengths, the copies of the block that holds the last key
   // zero-fill the rows past it (the first, masked, block: bounded).
   tile.limitKeys(b, keys.keyLengths);
+  // A row block past a packed sequence's rows computes nothing (its
+  // copies and barriers are the CTA's alone).
+  if (Value holdsRows = sequences.holdsRows(b, tile)) {
+    auto inside = scf::IfOp::create(b, holdsRows, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&inside.getThenRegion().front());
+  }
   schedule.build(lanes, tile);
   b.setInsertionPointAfter(batches);
   gpu::ReturnOp::create(b);
@@ -253,10 +262,17 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
 /// descriptors; the tile's shared memory.
 LaunchContract getSm80LaunchContract(AttentionOp op, TileAttr tile) {
   LaunchContract contract = getAttentionLaunchContract(op, tile);
-  contract.grid = {
-      GridAxis{{{kQOperand, 2, tile.getBlockM()}}}, GridAxis{{{kQOperand, 1}}},
-      GridAxis{{{op.getSplitKeys() ? kOOperand : kQOperand, 0}},
-               kMaxGridDimY}};
+  // With query_offsets: max_query_length's row blocks of B + 1 entries
+  // (the offsets' size; the kernel's batch loop stops at B).
+  GridFactor rowBlocks{kQOperand, 2, static_cast<uint64_t>(tile.getBlockM())};
+  GridFactor batchEntries{op.getSplitKeys() ? kOOperand : kQOperand, 0};
+  if (op.getQueryOffsets()) {
+    rowBlocks = {getMaxQueryLengthOperand(op), 0,
+                 static_cast<uint64_t>(tile.getBlockM())};
+    batchEntries = {getQueryOffsetsOperand(op), 0};
+  }
+  contract.grid = {GridAxis{{rowBlocks}}, GridAxis{{{kQOperand, 1}}},
+                   GridAxis{{batchEntries}, kMaxGridDimY}};
   contract.parameters = getOperandParameters(op);
   return contract;
 }

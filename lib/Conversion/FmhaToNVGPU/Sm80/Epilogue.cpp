@@ -72,7 +72,8 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
           Value row = lanes.getRow(b, tile.firstRow, m, half);
           Value valid = b.slt(row, tile.seqQ);
           scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
-            SmallVector<Value, 3> at = {tile.outputBatch, tile.head, row};
+            SmallVector<Value, 3> at = {tile.outputBatch, tile.head,
+                                        tile.toQueryRow(b, row)};
             memref::StoreOp::create(b, rowLse[m * 2 + half], lse, at);
             scf::YieldOp::create(b);
           });
@@ -106,7 +107,7 @@ void Epilogue::storeOutputTile(const Lanes &lanes,
                                     b.toIndex(swizzle(b, shape, row, chunk))};
       Value data = vector::LoadOp::create(b, chunkType, tiles.q, from);
       SmallVector<Value, 4> to = {
-          tile.outputBatch, tile.head, globalRow,
+          tile.outputBatch, tile.head, tile.toQueryRow(b, globalRow),
           b.toIndex(b.mul(chunk, b.i32(shape.chunkElements)))};
       vector::StoreOp::create(b, data, out, to, /*nontemporal=*/false,
                               llvm::MaybeAlign(kChunkBytes));

@@ -80,8 +80,9 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
   Value full = pipeline.getBarrier(TmaPipeline::kQueryFull);
   pipeline.expectBytes(full, shape.queryBytes);
   pipeline.loadTile(func.getArgument(kQMap), pipeline.getBase(), full,
-                    b.word(tile.firstRow), b.word(tile.head),
-                    b.word(tile.batchIndex), shape.blockM, shape.blockM);
+                    b.word(tile.toQueryRow(b, tile.firstRow)),
+                    b.word(tile.head), b.word(tile.getQueryEntry(b)),
+                    shape.blockM, shape.blockM);
 
   // K and V of every key block, last to first, as the consumers visit
   // them (in 32 bits, as TMA coordinates).
@@ -121,10 +122,10 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
     Value barrier = pipeline.getBarrier(fullBarrier, stage);
     if (!pagedRows) {
       pipeline.expectBytes(barrier, shape.keyBytes);
-      pipeline.loadTile(func.getArgument(map),
-                        pipeline.getTileAddress(stage, tileOffset), barrier,
-                        blockRow, kvHeadWord, b.word(tile.batchIndex),
-                        shape.blockN, shape.blockN);
+      pipeline.loadTile(
+          func.getArgument(map), pipeline.getTileAddress(stage, tileOffset),
+          barrier, tile.toKeyRow(b, blockRow), kvHeadWord,
+          b.word(tile.getKeyEntry(b)), shape.blockN, shape.blockN);
       continue;
     }
     pipeline.expectBytes(
@@ -430,7 +431,7 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   KeyRows keys = KeyRows::get(op, func, kLse);
   PersistentTileSchedule schedule(
       b, func.getArgument(kQ), func.getArgument(kK), func.getArgument(kO), keys,
-      shape.blockM, shape.blockN, window,
+      SequenceRows::get(op, func, kLse), shape.blockM, shape.blockN, window,
       pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()),
       op.getSplitKeys());
   ConsumerTurns turns(b, shape.consumers, threadId);
@@ -483,11 +484,16 @@ LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
       tile.getBlockM() *
       (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()) ? 2
                                                                            : 1);
+  // With query_offsets: max_query_length's row blocks of B + 1 entries
+  // (the offsets' size; the kernel counts B).
+  GridFactor rowBlocks{kQOperand, 2, rowsPerUnit};
+  GridFactor batchEntries{op.getSplitKeys() ? kOOperand : kQOperand, 0};
+  if (op.getQueryOffsets()) {
+    rowBlocks = {getMaxQueryLengthOperand(op), 0, rowsPerUnit};
+    batchEntries = {getQueryOffsetsOperand(op), 0};
+  }
   contract.grid = {
-      GridAxis{{{kQOperand, 2, rowsPerUnit},
-                {kQOperand, 1},
-                {op.getSplitKeys() ? kOOperand : kQOperand, 0}},
-               kMaxGridDimX},
+      GridAxis{{rowBlocks, {kQOperand, 1}, batchEntries}, kMaxGridDimX},
       GridAxis{}, GridAxis{}};
   contract.persistent = true;
   auto rows = [](unsigned count) {

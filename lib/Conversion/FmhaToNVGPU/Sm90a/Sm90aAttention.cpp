@@ -33,7 +33,8 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   shape.softcap = ScoreCap::get(op);
-  shape.limitsKeys = op.getKeyLengths() || op.getPageTable();
+  shape.limitsKeys =
+      op.getKeyLengths() || op.getPageTable() || op.getKeyOffsets();
   shape.sharedLayout = getAttentionSharedLayout(op, tile);
   shape.queryBytes = shape.sharedLayout.keys - shape.sharedLayout.query;
   shape.keyBytes = shape.sharedLayout.bufferBytes;

@@ -60,10 +60,11 @@ struct KernelShape {
   float scale, scaleLog2;
   /// The op's logit softcapping, applied to each score before the mask.
   std::optional<ScoreCap> softcap;
-  /// The op has key_lengths or a page_table: a tile's first key block may
-  /// hold rows of v past its keys (in k's extent, so TMA loads them, or
-  /// with pages, what the buffer held), which the consumers zero before
-  /// P V reads them (a zero weight times NaN is NaN).
+  /// The op has key_lengths, a page_table or key_offsets: a tile's first
+  /// key block may hold rows of v past its keys (in k's extent, so TMA
+  /// loads them: a cache's unfilled rows, the next packed sequence's or
+  /// those past the last; with pages, what the buffer held), which the
+  /// consumers zero before P V reads them (a zero weight times NaN is NaN).
   bool limitsKeys = false;
 
   static KernelShape get(AttentionOp op, TileAttr tile);

@@ -200,11 +200,27 @@ LogicalResult AttentionOp::verify() {
   Value pageTable = getPageTable();
   Type f32 = Float32Type::get(getContext());
   Type i32 = IntegerType::get(getContext(), 32);
+  if (failed(verifyPackedSequences()))
+    return failure();
+  // The sequences: q's batch entries, or with query_offsets (q packed as
+  // one entry) the offsets' size minus one.
+  int64_t sequences = batch;
+  if (Value offsets = getQueryOffsets())
+    sequences = ShapedType::isDynamic(dim(offsets, 0)) ? ShapedType::kDynamic
+                                                       : dim(offsets, 0) - 1;
   for (const AttentionTensor &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();
-    bool entries = t.name == "o" ? !getSplitKeys() : !pageTable;
-    if (entries && failed(checkSameSize(op, name + " batch size",
-                                        dim(t.value, 0), "q's", batch)))
+    bool isKeys = t.name != "o";
+    bool entries = isKeys ? !pageTable : !getSplitKeys();
+    // k and v keep an entry per sequence unless key_offsets packs them.
+    bool perSequence = isKeys && !getKeyOffsets();
+    if (entries &&
+        failed(checkSameSize(op, name + " batch size", dim(t.value, 0),
+                             perSequence && getQueryOffsets()
+                                 ? "the sequence count (query_offsets' size "
+                                   "- 1)"
+                                 : "q's",
+                             perSequence ? sequences : batch)))
       return failure();
     if (failed(checkSameSize(op, name + " head dim", dim(t.value, 3), "q's",
                              headDim)))
@@ -263,14 +279,14 @@ LogicalResult AttentionOp::verify() {
     if (failed(checkRankAndElementType(op, lengths, "key_lengths", 1, "[B]",
                                        i32, "i32")) ||
         failed(checkSameSize(op, "key_lengths size", dim(lengths, 0),
-                             "q's batch", batch)))
+                             "the sequence count", sequences)))
       return failure();
   }
   if (pageTable) {
     if (failed(checkRankAndElementType(op, pageTable, "page_table", 2, "[B, P]",
                                        i32, "i32")) ||
         failed(checkSameSize(op, "page_table batch size", dim(pageTable, 0),
-                             "q's", batch)) ||
+                             "the sequence count", sequences)) ||
         failed(checkSameSize(op, "v page count", dim(getV(), 0), "k's",
                              dim(getK(), 0))))
       return failure();
@@ -298,6 +314,47 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << llvm::toString(std::move(err));
   }
   return success();
+}
+
+LogicalResult AttentionOp::verifyPackedSequences() {
+  Operation *op = getOperation();
+  Value queryOffsets = getQueryOffsets(), keyOffsets = getKeyOffsets();
+  if (!queryOffsets) {
+    if (keyOffsets)
+      return emitOpError("key_offsets needs query_offsets (the sequences "
+                         "they delimit)");
+    if (getMaxQueryLength())
+      return emitOpError("max_query_length without query_offsets: it "
+                         "bounds the rows of a packed sequence");
+    return success();
+  }
+  Type i32 = IntegerType::get(getContext(), 32);
+  if (failed(checkRankAndElementType(op, queryOffsets, "query_offsets", 1,
+                                     "[B + 1]", i32, "i32")))
+    return failure();
+  if (dim(queryOffsets, 0) == 0)
+    return emitOpError("query_offsets must have B + 1 >= 1 entries, got 0");
+  if (!getMaxQueryLength())
+    return emitOpError("query_offsets needs max_query_length (the most rows "
+                       "a sequence has: it sizes the grid)");
+  if (getSplitKeys())
+    return emitOpError("split_keys with query_offsets: the partial states "
+                       "are per batch entry, and packed sequences have none");
+  int64_t batch = dim(getQ(), 0);
+  if (!ShapedType::isDynamic(batch) && batch != 1)
+    return emitOpError("with query_offsets, q's batch size must be 1 (the "
+                       "sequences packed as one entry), got ")
+           << batch;
+  if (!keyOffsets)
+    return success();
+  if (getPageTable())
+    return emitOpError("key_offsets with a page_table: a paged sequence's "
+                       "keys are its pages");
+  if (failed(checkRankAndElementType(op, keyOffsets, "key_offsets", 1,
+                                     "[B + 1]", i32, "i32")))
+    return failure();
+  return checkSameSize(op, "key_offsets size", dim(keyOffsets, 0),
+                       "query_offsets'", dim(queryOffsets, 0));
 }
 
 //===----------------------------------------------------------------------===//

@@ -128,10 +128,16 @@ private:
     return success();
   }
 
-  /// An operand's name (its memref descriptor) or
+  /// An operand's name (its memref descriptor), `index(name)` (an index
+  /// operand's value) or
   /// `tensor_map(name, element, box = [...], swizzle = bytes)`.
   ParseResult parseParameter() {
     KernelParameter &parameter = contract.parameters.emplace_back();
+    if (succeeded(parser.parseOptionalKeyword("index"))) {
+      parameter.kind = KernelParameter::Kind::Index;
+      return failure(parser.parseLParen() || parseOperand(parameter.operand) ||
+                     parser.parseRParen());
+    }
     if (failed(parser.parseOptionalKeyword("tensor_map")))
       return parseOperand(parameter.operand);
     parameter.kind = KernelParameter::Kind::TensorMap;
@@ -220,6 +226,14 @@ static LogicalResult verifyLaunchedFunction(Operation *func,
         return func->emitOpError("parameter ")
                << index << " is " << type << ", but fmha.launch makes it the "
                << "tensor map of '" << operand << "'";
+      continue;
+    }
+    if (parameter.kind == KernelParameter::Kind::Index) {
+      if (!type.isIndex() && !type.isInteger(64))
+        return func->emitOpError("parameter ")
+               << index << " is " << type << ", but fmha.launch makes it the "
+               << "index '" << operand << "'";
+      ranks[parameter.operand] = 1;
       continue;
     }
     auto memref = dyn_cast<MemRefType>(type);

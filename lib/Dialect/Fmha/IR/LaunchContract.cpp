@@ -182,6 +182,10 @@ void LaunchContract::print(llvm::raw_ostream &os) const {
       os << operandName(parameter.operand);
       return;
     }
+    if (parameter.kind == KernelParameter::Kind::Index) {
+      os << "index(" << operandName(parameter.operand) << ")";
+      return;
+    }
     os << "tensor_map(" << operandName(parameter.operand) << ", "
        << stringifyTensorMapElement(parameter.element) << ", box = [";
     llvm::interleaveComma(parameter.box, os);
@@ -214,9 +218,11 @@ llvm::json::Value LaunchContract::toJSON() const {
   }
   llvm::json::Array parametersJson;
   for (const KernelParameter &parameter : parameters) {
-    if (parameter.kind == KernelParameter::Kind::MemRef) {
-      parametersJson.push_back(llvm::json::Object{
-          {"kind", "memref"}, {"operand", parameter.operand}});
+    if (parameter.kind != KernelParameter::Kind::TensorMap) {
+      bool isIndex = parameter.kind == KernelParameter::Kind::Index;
+      parametersJson.push_back(
+          llvm::json::Object{{"kind", isIndex ? "index" : "memref"},
+                             {"operand", parameter.operand}});
       continue;
     }
     llvm::json::Array box;
@@ -353,8 +359,10 @@ LaunchContract::fromJSON(const llvm::json::Value &value) {
         parameter.box.push_back(static_cast<uint32_t>(*e));
       }
       parameter.swizzleBytes = reader.integer<unsigned>("swizzle");
+    } else if (kind == "index") {
+      parameter.kind = KernelParameter::Kind::Index;
     } else if (kind != "memref" && reader.takeProblem().empty()) {
-      reader.note("kind", "memref or tensor_map");
+      reader.note("kind", "memref, tensor_map or index");
     }
     if (std::string problem = reader.takeProblem(); !problem.empty())
       return fail(problem);
