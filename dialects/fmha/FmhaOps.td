@@ -83,10 +83,11 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
       `[total_q, Hq, D]` viewed so), and sequence `b` is their rows
       `query_offsets[b]` to `query_offsets[b + 1]`: its `Sq`.
       `max_query_length` (an `index`, FlashAttention's `max_seqlen_q`) is
-      required with them: the most rows a sequence has, which sizes the
-      grid (rows past it are not computed). `B` is the offsets' size
-      minus 1; without `key_offsets`, `k` and `v` keep a batch entry per
-      sequence (`[B, Hkv, Sk, D]`, or pages with `page_table`).
+      required with them: at least the most rows a sequence has, which
+      sizes the grid (a row past it may be left uncomputed). `B` is the
+      offsets' size minus 1; without `key_offsets`, `k` and `v` keep a
+      batch entry per sequence (`[B, Hkv, Sk, D]`, or pages with
+      `page_table`).
     - `key_offsets` (FlashAttention's `cu_seqlens_k`, with
       `query_offsets`): `[B + 1]` i32; `k` and `v` are `[1, Hkv, T_k, D]`
       and sequence `b`'s keys are their rows `key_offsets[b]` to

@@ -181,11 +181,11 @@ typedef struct fmhaAttentionDesc {
    *  lse [queryHeads, querySeq]) with qStride[1], qStride[2] (and o's,
    *  lse's) their head and row strides, the batch strides unread; sequence
    *  b is rows queryOffsets[b] to queryOffsets[b + 1], at most
-   *  maxQueryLength (>= 1) of them (rows past it are not computed). Masks
-   *  and windows align per sequence. Each offset is clamped into [0,
-   *  querySeq]: bad offsets give wrong rows, never accesses outside the
-   *  tensors. Without keyOffsets, k and v keep one batch entry per
-   *  sequence (or pages). NULL: none. Forward only. */
+   *  maxQueryLength (>= 1) of them (a row past it may be left
+   *  uncomputed). Masks and windows align per sequence. Each offset is
+   *  clamped into [0, querySeq]: bad offsets give wrong rows, never
+   *  accesses outside the tensors. Without keyOffsets, k and v keep one
+   *  batch entry per sequence (or pages). NULL: none. Forward only. */
   const int *queryOffsets;
   /** With queryOffsets (cu_seqlens_k): batch + 1 int32 offsets; k and v
    *  hold the sequences' keys packed, [keySeq, kvHeads, headDim] (keySeq:

@@ -232,12 +232,22 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
                                 "int32)",
                                 t.pages));
   }
+  // A packed tensor's batch stride is unread (getAttentionOperands).
+  auto unread = [](std::array<int64_t, 3> strides, bool packed) {
+    if (packed)
+      strides[0] = 0;
+    return strides;
+  };
+  std::array<int64_t, 3> qStrides = unread(t.qStrides, t.queryOffsets),
+                         kStrides = unread(t.kStrides, t.keyOffsets),
+                         vStrides = unread(t.vStrides, t.keyOffsets),
+                         oStrides = unread(t.oStrides, t.queryOffsets);
   if (llvm::Error err =
           checkAttentionOperands("attention",
-                                 {{"q", t.q, t.qStrides},
-                                  {"k", t.k, t.kStrides},
-                                  {"v", t.v, t.vStrides},
-                                  {"o", t.o, t.oStrides}},
+                                 {{"q", t.q, qStrides},
+                                  {"k", t.k, kStrides},
+                                  {"v", t.v, vStrides},
+                                  {"o", t.o, oStrides}},
                                  {{"lse", t.lse},
                                   {"sinks", t.sinks},
                                   {"keyLengths", t.keyLengths},

@@ -202,7 +202,7 @@ def _check_offsets(q, cu_q, cu_k, max_q, op):
     if not isinstance(max_q, (int, torch.SymInt)) or \
             isinstance(max_q, bool) or max_q < 1:
         _fail(f"{op}: max_seqlen_q is {max_q!r}, expected an int >= 1 (the "
-              "most queries a sequence has; rows past it are not computed)")
+              "most queries a sequence has, which sizes the grid)")
 
 
 def _attention_outputs(q, return_lse):
@@ -841,7 +841,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     sequence b is rows cu_seqlens_q[b] to cu_seqlens_q[b + 1] of q (and o)
     and rows cu_seqlens_k[b] to cu_seqlens_k[b + 1] of k and v. Lengths may
     be 0. max_seqlen_q (an int) is the most queries a sequence has: it sizes
-    the grid, and rows past it are not computed. max_seqlen_k is accepted
+    the grid (a row past it may be left uncomputed). max_seqlen_k is accepted
     for FlashAttention's signature and not needed.
 
     causal, window, scale, softcap and sinks are flashcore.attention's,

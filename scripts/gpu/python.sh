@@ -6,7 +6,8 @@
 # --bench, bench/python/bench.py (FlashAttention-4 too where
 # ../shared/tools/fa4-install.sh unpacked it into /tmp/fa4-site).
 # Usage (GPU machine, repository root):
-#   scripts/gpu/python.sh [--bench [bench.py's options]]
+#   [FLASHCORE_CHECKS=REGEX] scripts/gpu/python.sh [--bench [bench.py's options]]
+# (FLASHCORE_CHECKS: only the checks whose names match.)
 # Logs go to $OUT; exit 0 when every check passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

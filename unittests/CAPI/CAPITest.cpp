@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -138,37 +139,138 @@ fmhaAttentionDesc getCheckedDesc() {
   return desc;
 }
 
+/// A change to a valid desc, and what fmhaAttentionCheck's message says of
+/// it.
+struct Refusal {
+  void (*spoil)(fmhaAttentionDesc &);
+  const char *expected;
+};
+
+/// Expects fmhaAttentionCheck to refuse \p desc after each spoil, with its
+/// message.
+static void expectRefusals(const fmhaAttentionDesc &desc,
+                           std::initializer_list<Refusal> refusals) {
+  char *message = nullptr;
+  for (const Refusal &r : refusals) {
+    SCOPED_TRACE(r.expected);
+    fmhaAttentionDesc bad = desc;
+    r.spoil(bad);
+    EXPECT_EQ(fmhaAttentionCheck(&bad, &message), FMHA_ERROR_INVALID_ARGUMENT);
+    std::string text = take(message);
+    EXPECT_NE(text.find(r.expected), std::string::npos) << text;
+    EXPECT_EQ(text.rfind("fmhaAttention: ", 0), 0u) << text;
+  }
+}
+
 TEST(CAPI, AttentionCheckNeedsNoJitAndNamesTheValue) {
   fmhaAttentionDesc desc = getCheckedDesc();
   char *message = nullptr;
   EXPECT_EQ(fmhaAttentionCheck(&desc, &message), FMHA_SUCCESS);
   EXPECT_EQ(message, nullptr);
-  struct Case {
-    void (*spoil)(fmhaAttentionDesc &);
-    const char *expected;
-  };
-  for (Case c : {
-           Case{[](fmhaAttentionDesc &d) { d.headDim = 264; },
-                "headDim is 264, expected a multiple of 16 from 32 to 256"},
-           Case{[](fmhaAttentionDesc &d) { d.kvHeads = 3; },
-                "queryHeads (Hq) 4 and kvHeads (Hkv) 3"},
-           Case{[](fmhaAttentionDesc &d) { d.vStride[2] = 12; },
-                "v's row stride is 12 elements"},
-           Case{[](fmhaAttentionDesc &d) { d.keySeq = 0; }, "keySeq (Sk) is 0"},
-           Case{[](fmhaAttentionDesc &d) {
-                  d.elementType = static_cast<fmhaElementType>(FMHA_F32);
-                },
-                "elementType is 2, expected FMHA_BF16 (0) or FMHA_F16 (1)"},
-       }) {
-    fmhaAttentionDesc bad = desc;
-    c.spoil(bad);
-    EXPECT_EQ(fmhaAttentionCheck(&bad, &message), FMHA_ERROR_INVALID_ARGUMENT);
-    std::string text = take(message);
-    EXPECT_NE(text.find(c.expected), std::string::npos) << text;
-    EXPECT_EQ(text.rfind("fmhaAttention: ", 0), 0u) << text;
-  }
+  expectRefusals(
+      desc,
+      {
+          {[](fmhaAttentionDesc &d) { d.headDim = 264; },
+           "headDim is 264, expected a multiple of 16 from 32 to 256"},
+          {[](fmhaAttentionDesc &d) { d.kvHeads = 3; },
+           "queryHeads (Hq) 4 and kvHeads (Hkv) 3"},
+          {[](fmhaAttentionDesc &d) { d.vStride[2] = 12; },
+           "v's row stride is 12 elements"},
+          {[](fmhaAttentionDesc &d) { d.keySeq = 0; }, "keySeq (Sk) is 0"},
+          {[](fmhaAttentionDesc &d) {
+             d.elementType = static_cast<fmhaElementType>(FMHA_F32);
+           },
+           "elementType is 2, expected FMHA_BF16 (0) or FMHA_F16 (1)"},
+      });
   EXPECT_EQ(fmhaAttentionCheck(nullptr, &message), FMHA_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(take(message), "fmhaAttention: desc must not be NULL");
+}
+
+// Variable-length batches (queryOffsets, keyOffsets, maxQueryLength) are
+// checked without a JIT: q and o packed [querySeq, Hq, D] with batch
+// strides that are not read, the offsets' alignment, the longest
+// sequence's length, and key offsets only with query offsets and without
+// pages.
+TEST(CAPI, PackedSequencesAreCheckedWithoutAJit) {
+  fmhaAttentionDesc desc = getCheckedDesc();
+  alignas(16) static int offsets[8];
+  // 2 sequences packed into 150 rows of q and o ([T, Hq, D]), 300 keys
+  // each in k and v's entries.
+  desc.querySeq = 150;
+  for (long long *stride : {desc.qStride, desc.oStride}) {
+    stride[0] = 0;
+    stride[1] = 64;
+    stride[2] = 4 * 64;
+  }
+  desc.queryOffsets = offsets;
+  desc.maxQueryLength = 100;
+  char *message = nullptr;
+  EXPECT_EQ(fmhaAttentionCheck(&desc, &message), FMHA_SUCCESS) << take(message);
+  expectRefusals(desc, {
+                           {[](fmhaAttentionDesc &d) { d.maxQueryLength = 0; },
+                            "maxQueryLength is 0, expected 1 to 2^31 - 1"},
+                           {[](fmhaAttentionDesc &d) {
+                              d.queryOffsets = reinterpret_cast<const int *>(
+                                  reinterpret_cast<const char *>(offsets) + 2);
+                            },
+                            "attention: queryOffsets is at 0x"},
+                           {[](fmhaAttentionDesc &d) {
+                              d.queryOffsets = nullptr;
+                              d.keyOffsets = offsets;
+                            },
+                            "the spec has key offsets but no query offsets"},
+                           {[](fmhaAttentionDesc &d) {
+                              d.keyOffsets = offsets;
+                              d.pageTable = offsets;
+                              d.pages = 4;
+                              d.pageSize = 16;
+                              d.keySeq = 64;
+                            },
+                            "the spec has key offsets and pages"},
+                           {[](fmhaAttentionDesc &d) {
+                              d.keyOffsets = reinterpret_cast<const int *>(
+                                  reinterpret_cast<const char *>(offsets) + 1);
+                            },
+                            "attention: keyOffsets is at 0x"},
+                           {[](fmhaAttentionDesc &d) { d.qStride[2] = 12; },
+                            "q's row stride is 12 elements"},
+                       });
+  // Keys packed too ([keySeq, Hkv, D]), and queries over pages.
+  fmhaAttentionDesc keys = desc;
+  keys.keyOffsets = offsets + 4;
+  for (long long *stride : {keys.kStride, keys.vStride}) {
+    stride[0] = 0;
+    stride[1] = 64;
+    stride[2] = 2 * 64;
+  }
+  EXPECT_EQ(fmhaAttentionCheck(&keys, &message), FMHA_SUCCESS) << take(message);
+  fmhaAttentionDesc pages = desc;
+  pages.pageTable = offsets;
+  pages.pages = 4;
+  pages.pageSize = 16;
+  pages.keySeq = 64;
+  EXPECT_EQ(fmhaAttentionCheck(&pages, &message), FMHA_SUCCESS)
+      << take(message);
+}
+
+// FlashCore.h: with queryOffsets "the batch strides [are] unread" (of q, o
+// and lse; of k and v with keyOffsets), so any value passes.
+TEST(CAPI, PackedBatchStridesAreUnread) {
+  fmhaAttentionDesc desc = getCheckedDesc();
+  alignas(16) static int offsets[3];
+  desc.querySeq = 150;
+  desc.queryOffsets = offsets;
+  desc.maxQueryLength = 100;
+  desc.keyOffsets = offsets;
+  desc.keySeq = 500;
+  for (long long *stride :
+       {desc.qStride, desc.oStride, desc.kStride, desc.vStride}) {
+    stride[0] = 3;
+    stride[1] = 64;
+    stride[2] = (stride == desc.qStride || stride == desc.oStride ? 4 : 2) * 64;
+  }
+  char *message = nullptr;
+  EXPECT_EQ(fmhaAttentionCheck(&desc, &message), FMHA_SUCCESS) << take(message);
 }
 
 TEST(CAPI, ResampleCheckNeedsNoJit) {
@@ -413,13 +515,37 @@ struct HostAttention {
   }
 };
 
+/// Device memory that lives as long as its owner: upload copies a host
+/// buffer (or, given none, allocates one), released on destruction.
+struct DeviceBuffers {
+  mlir::fmha::CudaDriver &driver;
+  std::vector<CUdeviceptr> buffers;
+
+  explicit DeviceBuffers(mlir::fmha::CudaDriver &driver) : driver(driver) {}
+  DeviceBuffers(const DeviceBuffers &) = delete;
+  DeviceBuffers &operator=(const DeviceBuffers &) = delete;
+  ~DeviceBuffers() {
+    for (CUdeviceptr p : buffers)
+      llvm::consumeError(driver.release(p));
+  }
+
+  void *upload(const void *host, size_t bytes) {
+    llvm::Expected<CUdeviceptr> buffer = driver.allocate(bytes);
+    EXPECT_TRUE(static_cast<bool>(buffer));
+    if (host) {
+      EXPECT_FALSE(
+          static_cast<bool>(driver.copyToDevice(*buffer, host, bytes)));
+    }
+    buffers.push_back(*buffer);
+    return reinterpret_cast<void *>(*buffer);
+  }
+};
+
 /// A HostAttention's inputs on the device, and its o, lse (and sinks)
 /// buffers: run(jit, desc) launches a descriptor of them (getDesc, then
 /// changed by the caller) and expects the host's answer.
-struct DeviceAttention {
-  mlir::fmha::CudaDriver &driver;
+struct DeviceAttention : DeviceBuffers {
   const HostAttention &expected;
-  std::vector<CUdeviceptr> buffers;
   void *q, *k, *v, *o;
   float *lse;
   const float *sinks = nullptr;
@@ -431,7 +557,8 @@ struct DeviceAttention {
   static constexpr uint16_t kBf16NaN = 0x7fc0;
 
   DeviceAttention(mlir::fmha::CudaDriver &driver, const HostAttention &host)
-      : driver(driver), expected(host), cachedK(host.k), cachedV(host.v) {
+      : DeviceBuffers(driver), expected(host), cachedK(host.k),
+        cachedV(host.v) {
     size_t kBytes = host.k.size() * 2;
     q = upload(host.q.data(), host.q.size() * 2);
     // With key lengths, the keys and values past them are NaN on the
@@ -454,21 +581,6 @@ struct DeviceAttention {
     if (!host.sinks.empty())
       sinks = static_cast<const float *>(
           upload(host.sinks.data(), host.sinks.size() * sizeof(float)));
-  }
-  ~DeviceAttention() {
-    for (CUdeviceptr p : buffers)
-      llvm::consumeError(driver.release(p));
-  }
-
-  void *upload(const void *host, size_t bytes) {
-    llvm::Expected<CUdeviceptr> buffer = driver.allocate(bytes);
-    EXPECT_TRUE(static_cast<bool>(buffer));
-    if (host) {
-      EXPECT_FALSE(
-          static_cast<bool>(driver.copyToDevice(*buffer, host, bytes)));
-    }
-    buffers.push_back(*buffer);
-    return reinterpret_cast<void *>(*buffer);
   }
 
   /// Makes k and v a paged KV cache of \p rows-row pages (Sk a multiple
@@ -817,6 +929,481 @@ TEST_F(CAPIOnAGpu, KeyLengthsMatchTheHost) {
 TEST_F(CAPIOnAGpu, PagedCachesMatchTheHost) {
   for (long long rows : {16LL, 64LL})
     expectKvCacheMatchesTheHost(/*Sk=*/1344, rows);
+}
+
+/// The mask of a HostVarlenAttention: none, causal, or a window (left,
+/// right) without causal.
+struct VarlenMask {
+  bool causal = false;
+  std::optional<std::pair<long long, long long>> window;
+  std::string name() const {
+    if (window)
+      return "window " + std::to_string(window->first) + "," +
+             std::to_string(window->second);
+    return causal ? "causal" : "no mask";
+  }
+};
+
+/// A variable-length batch (FlashAttention's varlen API): sequence b has
+/// queryLengths[b] queries and keyLengths[b] keys. q and o are packed
+/// [Tq, Hq, D] (FlashAttention's [total_q, Hq, D]) and lse [Hq, Tq], Tq
+/// kSpareRows rows past the last sequence; k and v are packed [Tk, Hkv, D]
+/// too (packedKeys: keyOffsets), or hold a batch entry per sequence
+/// [B, Hkv, Sk, D] of which the desc's keyLengths keep each sequence's.
+/// With keyLimits (packed keys only), the desc's keyLengths keep the first
+/// keyLimits[b] of sequence b's keys. q, k and v hold NaN wherever no
+/// sequence's (kept) row is. o and lse by the op's definition for each
+/// sequence on its own (its Sq and kept Sk; masks bottom-right aligned to
+/// them; a row that sees no key: zeros and +inf), in double.
+struct HostVarlenAttention {
+  std::vector<int> queryLengths, keyLengths, keyLimits;
+  long long B, Hq, Hkv, D;
+  bool packedKeys;
+  VarlenMask mask;
+  std::vector<int> queryOffsets = {0}, keyOffsets = {0};
+  long long Tq, Tk, Sk, maxQueryLength = 0;
+  std::vector<uint16_t> q, k, v;
+  std::vector<double> o, lse;
+  static constexpr long long kSpareRows = 7;
+  static constexpr uint16_t kBf16NaN = 0x7fc0;
+
+  HostVarlenAttention(std::vector<int> queryLengths,
+                      std::vector<int> keyLengths, long long Hq, long long Hkv,
+                      long long D, bool packedKeys, VarlenMask mask,
+                      std::vector<int> keyLimits = {})
+      : queryLengths(std::move(queryLengths)),
+        keyLengths(std::move(keyLengths)), keyLimits(std::move(keyLimits)),
+        B(this->queryLengths.size()), Hq(Hq), Hkv(Hkv), D(D),
+        packedKeys(packedKeys), mask(std::move(mask)) {
+    int longestKeys = 0;
+    for (long long b = 0; b < B; ++b) {
+      queryOffsets.push_back(queryOffsets.back() + this->queryLengths[b]);
+      keyOffsets.push_back(keyOffsets.back() + this->keyLengths[b]);
+      maxQueryLength =
+          std::max<long long>(maxQueryLength, this->queryLengths[b]);
+      longestKeys = std::max(longestKeys, this->keyLengths[b]);
+    }
+    Tq = queryOffsets.back() + kSpareRows;
+    Sk = longestKeys + kSpareRows;
+    Tk = packedKeys ? keyOffsets.back() + kSpareRows : B * Sk;
+    q.assign(Tq * Hq * D, kBf16NaN);
+    k.assign(Tk * Hkv * D, kBf16NaN);
+    v = k;
+    Lcg random{2024};
+    for (long long b = 0; b < B; ++b) {
+      for (long long i = 0; i < this->queryLengths[b]; ++i)
+        for (long long h = 0; h < Hq; ++h)
+          for (long long d = 0; d < D; ++d)
+            q[queryAt(b, i, h) + d] = toBf16(random.signedNext());
+      for (long long j = 0; j < keptKeys(b); ++j)
+        for (long long h = 0; h < Hkv; ++h)
+          for (long long d = 0; d < D; ++d) {
+            k[keyAt(b, j, h) + d] = toBf16(random.signedNext());
+            v[keyAt(b, j, h) + d] = toBf16(random.signedNext());
+          }
+    }
+    o.assign(q.size(), 0.0);
+    lse.assign(Hq * Tq, 0.0);
+    for (long long b = 0; b < B; ++b)
+      for (long long h = 0; h < Hq; ++h)
+        for (long long i = 0; i < this->queryLengths[b]; ++i)
+          computeRow(b, h, i);
+  }
+
+  /// The keys sequence \p b attends to: its own, or its limit's first.
+  long long keptKeys(long long b) const {
+    return keyLimits.empty() ? keyLengths[b]
+                             : std::min(keyLengths[b], keyLimits[b]);
+  }
+  /// The desc's keyLengths: the limits, or per sequence entry its keys.
+  const std::vector<int> *getKeyLengthsOperand() const {
+    if (!keyLimits.empty())
+      return &keyLimits;
+    return packedKeys ? nullptr : &keyLengths;
+  }
+
+  /// Where row \p i of sequence \p b, head \p h starts in q and o; key
+  /// \p j's in k and v; the row's lse.
+  size_t queryAt(long long b, long long i, long long h) const {
+    return ((queryOffsets[b] + i) * Hq + h) * D;
+  }
+  size_t keyAt(long long b, long long j, long long h) const {
+    if (packedKeys)
+      return ((keyOffsets[b] + j) * Hkv + h) * D;
+    return ((b * Hkv + h) * Sk + j) * D;
+  }
+  size_t lseAt(long long b, long long i, long long h) const {
+    return h * Tq + queryOffsets[b] + i;
+  }
+
+  void computeRow(long long b, long long h, long long i) {
+    long long kvh = h / (Hq / Hkv);
+    long long keys = keptKeys(b);
+    // Query i's diagonal: the key it is aligned to (bottom-right).
+    long long diagonal = i + keys - queryLengths[b];
+    long long first = 0, last = keys - 1;
+    if (mask.causal)
+      last = std::min(last, diagonal);
+    if (mask.window) {
+      first = std::max(first, diagonal - mask.window->first);
+      last = std::min(last, diagonal + mask.window->second);
+    }
+    const uint16_t *qi = &q[queryAt(b, i, h)];
+    std::vector<double> scores;
+    double max = -std::numeric_limits<double>::infinity();
+    double scale = 1.0 / std::sqrt(double(D));
+    for (long long j = first; j <= last; ++j) {
+      const uint16_t *kj = &k[keyAt(b, j, kvh)];
+      double dot = 0;
+      for (long long d = 0; d < D; ++d)
+        dot += double(fromBf16(qi[d])) * fromBf16(kj[d]);
+      scores.push_back(dot * scale);
+      max = std::max(max, scores.back());
+    }
+    if (scores.empty()) {
+      lse[lseAt(b, i, h)] = std::numeric_limits<double>::infinity();
+      return; // o's row stays zero
+    }
+    double sum = 0;
+    for (double &score : scores)
+      sum += score = std::exp(score - max);
+    lse[lseAt(b, i, h)] = max + std::log(sum);
+    for (long long d = 0; d < D; ++d) {
+      double out = 0;
+      for (size_t j = 0; j < scores.size(); ++j)
+        out += scores[j] * fromBf16(v[keyAt(b, first + j, kvh) + d]);
+      o[queryAt(b, i, h) + d] = out / sum;
+    }
+  }
+};
+
+/// A HostVarlenAttention's inputs on the device, its offsets (and key
+/// lengths), and o and lse filled with sentinels (refill) that the rows
+/// past the last sequence must keep. o and lse lie kGuardRows rows into
+/// buffers with as many sentinel rows after them, which no launch may
+/// write.
+struct DeviceVarlenAttention : DeviceBuffers {
+  const HostVarlenAttention &expected;
+  void *q, *k, *v, *o, *oBuffer;
+  float *lse, *lseBuffer;
+  const int *queryOffsets, *keyOffsets = nullptr, *keyLengths = nullptr;
+  /// A bf16 NaN of a payload the kernels never make, and an lse no row has.
+  static constexpr uint16_t kOutSentinel = 0x7fa5;
+  static constexpr float kLseSentinel = -1234.5f;
+  static constexpr long long kGuardRows = 64;
+
+  DeviceVarlenAttention(mlir::fmha::CudaDriver &driver,
+                        const HostVarlenAttention &host)
+      : DeviceBuffers(driver), expected(host) {
+    q = upload(host.q.data(), host.q.size() * 2);
+    k = upload(host.k.data(), host.k.size() * 2);
+    v = upload(host.v.data(), host.v.size() * 2);
+    oBuffer = upload(nullptr, getOutElements() * 2);
+    o = static_cast<char *>(oBuffer) + kGuardRows * host.Hq * host.D * 2;
+    lseBuffer = static_cast<float *>(upload(nullptr, getLseElements() * 4));
+    lse = lseBuffer + kGuardRows;
+    queryOffsets = static_cast<const int *>(upload(
+        host.queryOffsets.data(), host.queryOffsets.size() * sizeof(int)));
+    if (host.packedKeys)
+      keyOffsets = static_cast<const int *>(
+          upload(host.keyOffsets.data(), host.keyOffsets.size() * sizeof(int)));
+    if (const std::vector<int> *lengths = host.getKeyLengthsOperand())
+      keyLengths = static_cast<const int *>(
+          upload(lengths->data(), lengths->size() * sizeof(int)));
+  }
+
+  /// o's buffer: the guard rows, [Tq, Hq, D], the guard rows; lse's: each
+  /// head's Tq rows with kGuardRows before the first and after the last.
+  size_t getOutElements() const {
+    return (expected.Tq + 2 * kGuardRows) * expected.Hq * expected.D;
+  }
+  size_t getLseElements() const {
+    return expected.Hq * expected.Tq + 2 * kGuardRows;
+  }
+
+  /// Fills o's and lse's buffers with the sentinels.
+  void refill() {
+    std::vector<uint16_t> out(getOutElements(), kOutSentinel);
+    std::vector<float> rows(getLseElements(), kLseSentinel);
+    EXPECT_FALSE(static_cast<bool>(driver.copyToDevice(
+        reinterpret_cast<CUdeviceptr>(oBuffer), out.data(), out.size() * 2)));
+    EXPECT_FALSE(static_cast<bool>(
+        driver.copyToDevice(reinterpret_cast<CUdeviceptr>(lseBuffer),
+                            rows.data(), rows.size() * 4)));
+  }
+
+  /// The packed layout's desc: q, o [Tq, Hq, D] and lse [Hq, Tq] with
+  /// batch strides 0 (unread), k and v [Tk, Hkv, D] or [B, Hkv, Sk, D].
+  fmhaAttentionDesc getDesc() const {
+    const HostVarlenAttention &h = expected;
+    fmhaAttentionDesc desc;
+    fmhaAttentionDescInit(&desc);
+    desc.headDim = h.D;
+    desc.causal = h.mask.causal;
+    if (h.mask.window) {
+      desc.hasWindow = 1;
+      desc.windowLeft = h.mask.window->first;
+      desc.windowRight = h.mask.window->second;
+    }
+    desc.batch = h.B;
+    desc.queryHeads = h.Hq;
+    desc.kvHeads = h.Hkv;
+    desc.querySeq = h.Tq;
+    desc.keySeq = h.packedKeys ? h.Tk : h.Sk;
+    desc.q = q;
+    desc.k = k;
+    desc.v = v;
+    desc.o = o;
+    desc.lse = lse;
+    for (long long *stride : {desc.qStride, desc.oStride}) {
+      stride[0] = 0;
+      stride[1] = h.D;
+      stride[2] = h.Hq * h.D;
+    }
+    desc.lseStride[0] = 0;
+    desc.lseStride[1] = h.Tq;
+    desc.lseStride[2] = 1;
+    for (long long *stride : {desc.kStride, desc.vStride}) {
+      stride[0] = h.packedKeys ? 0 : h.Hkv * h.Sk * h.D;
+      stride[1] = h.packedKeys ? h.D : h.Sk * h.D;
+      stride[2] = h.packedKeys ? h.Hkv * h.D : h.D;
+    }
+    desc.queryOffsets = queryOffsets;
+    desc.keyOffsets = keyOffsets;
+    desc.keyLengths = keyLengths;
+    desc.maxQueryLength = h.maxQueryLength;
+    return desc;
+  }
+
+  /// Reads back o's and lse's buffers after \p desc ran (with \p flags)
+  /// on sentinel-filled ones; false where the launch failed.
+  bool launch(fmhaJit jit, const fmhaAttentionDesc &desc, unsigned flags,
+              std::vector<uint16_t> &gotO, std::vector<float> &gotLse) {
+    refill();
+    char *message = nullptr;
+    fmhaStatus status = fmhaAttentionEx(jit, &desc, nullptr, flags, &message);
+    EXPECT_EQ(status, FMHA_SUCCESS) << take(message);
+    if (status != FMHA_SUCCESS)
+      return false;
+    llvm::Error err = driver.synchronize(nullptr);
+    if (err) {
+      ADD_FAILURE() << llvm::toString(std::move(err));
+      return false;
+    }
+    gotO.resize(getOutElements());
+    gotLse.resize(getLseElements());
+    EXPECT_FALSE(static_cast<bool>(driver.copyToHost(
+        gotO.data(), reinterpret_cast<CUdeviceptr>(oBuffer), gotO.size() * 2)));
+    EXPECT_FALSE(static_cast<bool>(driver.copyToHost(
+        gotLse.data(), reinterpret_cast<CUdeviceptr>(lseBuffer),
+        gotLse.size() * 4)));
+    return true;
+  }
+
+  /// Expects o's and lse's buffers to hold their sentinels outside o and
+  /// lse, and in them from row \p firstUnwritten on.
+  void expectUntouchedFrom(const std::vector<uint16_t> &gotO,
+                           const std::vector<float> &gotLse,
+                           long long firstUnwritten) const {
+    const HostVarlenAttention &h = expected;
+    size_t rowElements = h.Hq * h.D, touched = 0;
+    size_t unwritten = (kGuardRows + firstUnwritten) * rowElements;
+    size_t end = (kGuardRows + h.Tq) * rowElements;
+    for (size_t i = 0; i < gotO.size(); ++i)
+      if (i < kGuardRows * rowElements || i >= unwritten)
+        touched += gotO[i] != kOutSentinel;
+    EXPECT_EQ(touched, 0u) << "elements of o's buffer written outside its "
+                              "sequences' rows (o ends at element "
+                           << end << ")";
+    touched = 0;
+    for (size_t i = 0; i < gotLse.size(); ++i) {
+      long long row = static_cast<long long>(i) - kGuardRows;
+      bool inside =
+          row >= 0 && row < h.Hq * h.Tq && row % h.Tq < firstUnwritten;
+      touched += !inside && gotLse[i] != kLseSentinel;
+    }
+    EXPECT_EQ(touched, 0u) << "elements of lse's buffer written outside its "
+                              "sequences' rows";
+  }
+
+  /// Launches \p desc (with \p flags) on sentinel-filled o and lse, and
+  /// expects each sequence's rows to match the host and every other
+  /// element of their buffers to keep its sentinel.
+  void run(fmhaJit jit, const fmhaAttentionDesc &desc,
+           unsigned flags = FMHA_CALL_DEFAULT) {
+    const HostVarlenAttention &h = expected;
+    std::vector<uint16_t> gotO;
+    std::vector<float> gotLse;
+    if (!launch(jit, desc, flags, gotO, gotLse))
+      return;
+    for (long long b = 0; b < h.B; ++b) {
+      SCOPED_TRACE("sequence " + std::to_string(b) + " (Sq " +
+                   std::to_string(h.queryLengths[b]) + ", Sk " +
+                   std::to_string(h.keptKeys(b)) + ")");
+      double outError = 0, lseError = 0;
+      for (long long i = 0; i < h.queryLengths[b]; ++i)
+        for (long long head = 0; head < h.Hq; ++head) {
+          size_t at = h.queryAt(b, i, head);
+          size_t got = at + kGuardRows * h.Hq * h.D;
+          for (long long d = 0; d < h.D; ++d)
+            outError = std::max(
+                outError, std::fabs(fromBf16(gotO[got + d]) - h.o[at + d]));
+          size_t row = h.lseAt(b, i, head);
+          float gotRow = gotLse[kGuardRows + row];
+          if (gotRow != h.lse[row]) // +inf, for a row without keys
+            lseError = std::max(lseError, std::fabs(gotRow - h.lse[row]));
+        }
+      EXPECT_LT(outError, 4.0 / 256); // NaN fails too
+      EXPECT_LT(lseError, 1e-3);
+    }
+    expectUntouchedFrom(gotO, gotLse, h.queryOffsets.back());
+  }
+};
+
+/// fmhaAttention of HostVarlenAttentions of \p queryLengths and
+/// \p keyLengths (GQA \p Hq : \p Hkv, head dim \p D; k and v packed or per
+/// sequence; \p keyLimits where given), with each of \p masks, on each
+/// chip, against the host: with maxQueryLength the longest sequence's and
+/// larger (more row blocks, none computed past a sequence), and after
+/// fmhaAttentionPrecompile of the desc, launched with
+/// FMHA_CALL_LOADED_ONLY. Packed sequences split no keys (no workspace),
+/// and the backward refuses them by name.
+void expectVarlenMatchesTheHost(mlir::fmha::CudaDriver &driver,
+                                const std::vector<const char *> &chips,
+                                std::vector<int> queryLengths,
+                                std::vector<int> keyLengths, long long Hq,
+                                long long Hkv, long long D, bool packedKeys,
+                                std::vector<VarlenMask> masks,
+                                std::vector<int> keyLimits = {}) {
+  std::string error;
+  for (const VarlenMask &mask : masks) {
+    SCOPED_TRACE(
+        mask.name() + (packedKeys ? ", keys packed" : ", keys per sequence") +
+        (keyLimits.empty() ? "" : " and limited") + ", d" + std::to_string(D));
+    HostVarlenAttention expected(queryLengths, keyLengths, Hq, Hkv, D,
+                                 packedKeys, mask, keyLimits);
+    DeviceVarlenAttention device(driver, expected);
+    for (const char *chip : chips) {
+      SCOPED_TRACE(chip);
+      fmhaJit jit = createUncachedJit(chip, error);
+      ASSERT_NE(jit, nullptr) << error;
+      fmhaAttentionDesc desc = device.getDesc();
+      char *message = nullptr;
+      ASSERT_EQ(fmhaAttentionCheck(&desc, &message), FMHA_SUCCESS)
+          << take(message);
+      EXPECT_EQ(
+          fmhaAttentionEx(jit, &desc, nullptr, FMHA_CALL_LOADED_ONLY, &message),
+          FMHA_ERROR_NOT_LOADED);
+      take(message);
+      EXPECT_EQ(fmhaAttentionPrecompile(jit, &desc, 1, 0, &message),
+                FMHA_SUCCESS)
+          << take(message);
+      device.run(jit, desc, FMHA_CALL_LOADED_ONLY);
+      size_t workspaceBytes = 1;
+      EXPECT_EQ(
+          fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
+          FMHA_SUCCESS)
+          << take(message);
+      EXPECT_EQ(workspaceBytes, 0u) << "packed sequences split no keys";
+      desc.maxQueryLength = expected.maxQueryLength + 300;
+      device.run(jit, desc);
+
+      fmhaAttentionBackwardDesc grad{};
+      grad.forward = device.getDesc();
+      grad.forward.keyLengths = nullptr;
+      EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
+                                      &message),
+                FMHA_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(take(message).find("the forward has query offsets"),
+                std::string::npos);
+      fmhaJitDestroy(jit);
+    }
+  }
+}
+
+/// Ragged sequences, empty ones included: single rows, rows past a 128-row
+/// block, more queries than keys (causal rows that see no key), a sequence
+/// without keys.
+const std::vector<int> kVarlenQueries = {5, 0, 1, 130, 77, 40, 260, 3};
+const std::vector<int> kVarlenKeys = {9, 3, 1, 300, 77, 17, 260, 0};
+
+// On a machine with a GPU, for each chip the device runs: a variable-length
+// batch (FlashAttention's cu_seqlens) of kVarlenQueries over kVarlenKeys, q,
+// k, v and o packed in the [T, H, D] layout with NaN rows past the last
+// sequence, GQA 4:2, d128, without a mask, causal and with a window;
+// against the host per sequence, nothing written outside the sequences'
+// rows of o and lse.
+TEST_F(CAPIOnAGpu, PackedSequencesMatchTheHost) {
+  expectVarlenMatchesTheHost(
+      *driver, chips, kVarlenQueries, kVarlenKeys,
+      /*Hq=*/4, /*Hkv=*/2, /*D=*/128,
+      /*packedKeys=*/true,
+      {VarlenMask{}, VarlenMask{true, {}}, VarlenMask{false, {{40, 8}}}});
+}
+
+// The same with keyLengths limiting packed sequences' keys (NaN past each
+// limit, inside the sequence's rows), causal, d64.
+TEST_F(CAPIOnAGpu, PackedSequencesWithKeyLengthsMatchTheHost) {
+  expectVarlenMatchesTheHost(*driver, chips, kVarlenQueries, kVarlenKeys,
+                             /*Hq=*/4, /*Hkv=*/2, /*D=*/64,
+                             /*packedKeys=*/true, {VarlenMask{true, {}}},
+                             {9, 2, 1, 250, 0, 17, 100, 5});
+}
+
+// Packed queries only: k and v keep a batch entry per sequence (NaN past
+// each one's keyLengths), d64, without a mask and causal.
+TEST_F(CAPIOnAGpu, PackedQueriesOverPerSequenceKeysMatchTheHost) {
+  expectVarlenMatchesTheHost(*driver, chips, kVarlenQueries, kVarlenKeys,
+                             /*Hq=*/4, /*Hkv=*/2, /*D=*/64,
+                             /*packedKeys=*/false,
+                             {VarlenMask{}, VarlenMask{true, {}}});
+}
+
+// Packed decode: at most one query per sequence (maxQueryLength 1), GQA
+// 8:2, a sequence without keys; the grouped query heads are not folded into
+// rows and no keys are split, whatever the SMs left idle.
+TEST_F(CAPIOnAGpu, PackedDecodeMatchesTheHost) {
+  expectVarlenMatchesTheHost(*driver, chips, {1, 1, 0, 1, 1},
+                             {700, 1, 5, 0, 1300}, /*Hq=*/8, /*Hkv=*/2,
+                             /*D=*/128, /*packedKeys=*/true,
+                             {VarlenMask{}, VarlenMask{true, {}}});
+}
+
+// Bad offsets (decreasing, negative, past the packed rows) give wrong rows
+// but never touch memory outside the tensors: each launch succeeds, the
+// context stays usable, and nothing outside o and lse is written.
+TEST_F(CAPIOnAGpu, BadOffsetsStayInsideTheTensors) {
+  std::string error;
+  HostVarlenAttention expected(kVarlenQueries, kVarlenKeys, /*Hq=*/4,
+                               /*Hkv=*/2, /*D=*/128, /*packedKeys=*/true,
+                               VarlenMask{true, {}});
+  DeviceVarlenAttention device(*driver, expected);
+  int T = 1 << 20;
+  std::vector<int> bad = {-100, 50, 20, T, -T, 40, T, 10, 2 * T};
+  const int *offsets = static_cast<const int *>(
+      device.upload(bad.data(), bad.size() * sizeof(int)));
+  for (const char *chip : chips) {
+    SCOPED_TRACE(chip);
+    fmhaJit jit = createUncachedJit(chip, error);
+    ASSERT_NE(jit, nullptr) << error;
+    for (int which = 0; which < 3; ++which) {
+      SCOPED_TRACE(which == 0   ? "bad query offsets"
+                   : which == 1 ? "bad key offsets"
+                                : "both");
+      fmhaAttentionDesc desc = device.getDesc();
+      if (which != 1)
+        desc.queryOffsets = offsets;
+      if (which != 0)
+        desc.keyOffsets = offsets;
+      std::vector<uint16_t> gotO;
+      std::vector<float> gotLse;
+      ASSERT_TRUE(device.launch(jit, desc, FMHA_CALL_DEFAULT, gotO, gotLse));
+      device.expectUntouchedFrom(gotO, gotLse, expected.Tq);
+    }
+    // Still a working context: good offsets give the host's answer.
+    device.run(jit, device.getDesc());
+    fmhaJitDestroy(jit);
+  }
 }
 
 // On a machine with a GPU: fmhaAttentionBackward (GQA 2:1, causal with

@@ -38,6 +38,27 @@ LaunchContract persistentContract() {
   return contract;
 }
 
+/// An sm_80-like contract of a variable-length attention: the grid's row
+/// blocks come from the index operand max_query_length (passed as its
+/// value, sizes {value}), its z from query_offsets' size (B + 1), and the
+/// index is the last kernel parameter.
+LaunchContract packedContract() {
+  LaunchContract contract;
+  contract.operands = {"q", "k", "v", "o", "query_offsets", "max_query_length"};
+  contract.threads = 128;
+  contract.sharedBytes = 49152;
+  contract.grid = {GridAxis{{{5, 0, 128}}}, GridAxis{{{0, 1}}},
+                   GridAxis{{{4, 0}}, kMaxGridDimY}};
+  for (unsigned operand = 0; operand < 6; ++operand) {
+    KernelParameter parameter;
+    parameter.operand = operand;
+    if (operand == 5)
+      parameter.kind = KernelParameter::Kind::Index;
+    contract.parameters.push_back(parameter);
+  }
+  return contract;
+}
+
 std::string verifyError(const LaunchContract &contract) {
   llvm::Error err = contract.verify();
   return err ? llvm::toString(std::move(err)) : "";
@@ -62,6 +83,68 @@ TEST(LaunchContract, JsonRoundTrip) {
   EXPECT_EQ(*back, contract);
 }
 
+// An index parameter prints as index(name), has JSON kind "index" and
+// reads back; a grid factor reads its value as dimension 0.
+TEST(LaunchContract, IndexParameters) {
+  LaunchContract contract = packedContract();
+  EXPECT_EQ(verifyError(contract), "");
+  EXPECT_EQ(contract.str(),
+            "operands = [q, k, v, o, query_offsets, max_query_length], "
+            "threads = 128, shared_bytes = 49152, grid = "
+            "[ceildiv(max_query_length[0], 128), q[1], "
+            "min(query_offsets[0], 65535)], parameters = [q, k, v, o, "
+            "query_offsets, index(max_query_length)]");
+  EXPECT_EQ(contract.getLeadingTensorMaps(), 0u);
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << contract.toJSON();
+  EXPECT_NE(text.find(R"({"kind":"index","operand":5})"), std::string::npos)
+      << text;
+  llvm::Expected<LaunchContract> back = LaunchContract::parseJSON(text);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, contract);
+  EXPECT_EQ(back->parameters[5].kind, KernelParameter::Kind::Index);
+  EXPECT_EQ(back->parameters[4].kind, KernelParameter::Kind::MemRef);
+
+  // 5 sequences of at most 300 rows over Hq = 8: ceil(300 / 128) row
+  // blocks, 8 heads, the offsets' 6 entries.
+  llvm::SmallVector<int64_t> q = {1, 8, 1000, 64}, k = {5, 2, 700, 64};
+  llvm::SmallVector<int64_t> offsets = {6}, longest = {300};
+  llvm::Expected<std::array<unsigned, 3>> extents =
+      contract.computeGrid({q, k, k, q, offsets, longest}, 0);
+  ASSERT_TRUE(static_cast<bool>(extents))
+      << llvm::toString(extents.takeError());
+  EXPECT_EQ(*extents, (std::array<unsigned, 3>{3, 8, 6}));
+
+  // An index parameter also reads back from the attribute's JSON written by
+  // hand, and an index factor past dimension 0 is an error that names it.
+  llvm::Expected<LaunchContract> parsed = LaunchContract::parseJSON(
+      R"({"operands": ["q", "m"], "threads": 32, "shared_bytes": 0,
+          "persistent": true,
+          "grid": [{"factors": [{"operand": 1, "dim": 0, "divisor": 64},
+                                {"operand": 0, "dim": 1, "divisor": 1}],
+                    "max": 2147483647},
+                   {"factors": [], "max": 0}, {"factors": [], "max": 0}],
+          "parameters": [{"kind": "memref", "operand": 0},
+                         {"kind": "index", "operand": 1}]})");
+  ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_EQ(parsed->str(),
+            "operands = [q, m], threads = 32, shared_bytes = 0, grid = "
+            "[min(ceildiv(m[0], 64) * q[1], 2147483647), 1, 1], persistent, "
+            "parameters = [q, index(m)]");
+  llvm::SmallVector<int64_t> value = {129};
+  extents = parsed->computeGrid({q, value}, 0);
+  ASSERT_TRUE(static_cast<bool>(extents))
+      << llvm::toString(extents.takeError());
+  EXPECT_EQ(*extents, (std::array<unsigned, 3>{3 * 8, 1, 1}));
+  parsed->grid[0].factors[0].dim = 1;
+  extents = parsed->computeGrid({q, value}, 0);
+  ASSERT_FALSE(static_cast<bool>(extents));
+  EXPECT_EQ(llvm::toString(extents.takeError()),
+            "operand m has 1 dimensions, the grid reads dimension 1");
+}
+
 TEST(LaunchContract, JsonErrorsNameTheField) {
   auto error = [](llvm::StringRef text) {
     llvm::Expected<LaunchContract> contract = LaunchContract::parseJSON(text);
@@ -84,7 +167,7 @@ TEST(LaunchContract, JsonErrorsNameTheField) {
                               {"factors": [], "max": 0}],
                      "parameters": [{"kind": "texture", "operand": 0}]})"),
             "launch contract JSON: contract.parameters[0].kind is missing or "
-            "not memref or tensor_map");
+            "not memref, tensor_map or index");
   // A well-formed document of an invalid contract fails verify().
   EXPECT_EQ(error(R"({"operands": ["q"], "threads": 32, "shared_bytes": 0,
                      "persistent": false,

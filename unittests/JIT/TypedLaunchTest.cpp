@@ -194,3 +194,216 @@ TEST(TypedLaunch, PageTablesAreCheckedAndHaveNoBackward) {
             "backward takes whole sequences, without keyLengths or a "
             "pageTable");
 }
+
+namespace {
+
+/// getTensors' forward as a variable-length batch of 2 sequences of 30 and
+/// 47 queries packed into q and o (querySeq: their 77 rows; the strides of
+/// the [T, Hq, D] layout FlashAttention packs them in), with 130 keys each
+/// in k and v's per-sequence entries.
+AttentionTensors getPackedTensors() {
+  AttentionTensors t = getTensors(getGradSpec(true)).forward;
+  alignas(4) static int32_t offsets[3] = {0, 30, 77};
+  t.queryOffsets = offsets;
+  t.maxQueryLength = 47;
+  t.qStrides = t.oStrides = {0, 128, 4 * 128};
+  t.lseStrides = {0, 77, 1};
+  return t;
+}
+
+} // namespace
+
+// Variable-length batches (query offsets): the tensor and the spec agree,
+// maxQueryLength is given (1 to 2^31 - 1), the offsets are 4-byte aligned,
+// split keys are refused, and a backward of such a forward is refused by
+// name.
+TEST(TypedLaunch, QueryOffsetsAreCheckedAndHaveNoBackward) {
+  KernelSpec forward = getForwardSpec();
+  AttentionTensors t = getPackedTensors();
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: a queryOffsets tensor is given but the spec has no "
+            "query offsets (set withQueryOffsets)");
+  forward.withQueryOffsets = true;
+  EXPECT_EQ(checkForward(forward, t), "");
+  EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(forward)));
+  // The longest sequence, which sizes the grid, is required.
+  for (int64_t length : {int64_t(0), int64_t(-3), int64_t(1) << 31}) {
+    t.maxQueryLength = length;
+    EXPECT_EQ(checkForward(forward, t),
+              "attention: maxQueryLength is " + std::to_string(length) +
+                  ", expected 1 to 2^31 - 1 (the most rows a packed sequence "
+                  "has)");
+  }
+  t.maxQueryLength = (int64_t(1) << 31) - 1;
+  EXPECT_EQ(checkForward(forward, t), "");
+  t.maxQueryLength = 1;
+  EXPECT_EQ(checkForward(forward, t), "");
+  // Without query offsets maxQueryLength is unread.
+  AttentionTensors plain = getTensors(getGradSpec(true)).forward;
+  plain.maxQueryLength = -1;
+  EXPECT_EQ(checkForward(getForwardSpec(), plain), "");
+
+  t = getPackedTensors();
+  t.queryOffsets = reinterpret_cast<const int32_t *>(standIn + 2);
+  EXPECT_NE(checkForward(forward, t).find("attention: queryOffsets is at 0x"),
+            std::string::npos)
+      << checkForward(forward, t);
+  t.queryOffsets = nullptr;
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: the spec has query offsets but no queryOffsets tensor "
+            "is given");
+
+  // Packed sequences have no partial states to split keys into.
+  KernelSpec split = forward;
+  split.splitKeys = true;
+  EXPECT_EQ(llvm::toString(checkAttentionSpec(split)),
+            "attention: the spec has query offsets and split keys: packed "
+            "sequences have no partial states");
+  EXPECT_EQ(checkForward(split, getPackedTensors()),
+            "attention: the spec has query offsets and split keys: packed "
+            "sequences have no partial states");
+
+  // Query offsets over key lengths and over a paged cache are fine.
+  KernelSpec cached = forward;
+  cached.withKeyLengths = true;
+  cached.pageSize = 16;
+  t = getPackedTensors();
+  alignas(4) static int32_t lengths[2] = {130, 7};
+  alignas(4) static int32_t table[2 * 8] = {};
+  t.keyLengths = lengths;
+  t.pageTable = table;
+  t.pages = 16;
+  t.keySeq = 128;
+  EXPECT_EQ(checkForward(cached, t), "");
+
+  KernelSpec grad = getAttentionGradSpec(forward, /*deterministic=*/true);
+  EXPECT_TRUE(grad.withQueryOffsets);
+  for (bool deterministic : {true, false}) {
+    grad = getAttentionGradSpec(forward, deterministic);
+    EXPECT_EQ(check(grad, getTensors(grad)),
+              "attention_grad: the forward has query offsets (packed "
+              "sequences): the backward takes batches of equal lengths (none "
+              "for packed ones yet)");
+  }
+}
+
+// Packed keys (key offsets): only with query offsets and without pages;
+// the tensor and the spec agree, and the offsets are 4-byte aligned.
+TEST(TypedLaunch, KeyOffsetsAreChecked) {
+  KernelSpec forward = getForwardSpec();
+  forward.withKeyOffsets = true;
+  EXPECT_EQ(llvm::toString(checkAttentionSpec(forward)),
+            "attention: the spec has key offsets but no query offsets (packed "
+            "keys need packed queries: set withQueryOffsets)");
+  AttentionTensors t = getPackedTensors();
+  alignas(4) static int32_t keyOffsets[3] = {0, 100, 260};
+  t.keyOffsets = keyOffsets;
+  t.keySeq = 260;
+  t.kStrides = t.vStrides = {0, 128, 2 * 128};
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: the spec has key offsets but no query offsets (packed "
+            "keys need packed queries: set withQueryOffsets)");
+  forward.withQueryOffsets = true;
+  EXPECT_EQ(checkForward(forward, t), "");
+
+  KernelSpec paged = forward;
+  paged.pageSize = 16;
+  EXPECT_EQ(llvm::toString(checkAttentionSpec(paged)),
+            "attention: the spec has key offsets and pages: a paged "
+            "sequence's keys are its pages (set one of withKeyOffsets, "
+            "pageSize)");
+
+  KernelSpec unpacked = forward;
+  unpacked.withKeyOffsets = false;
+  EXPECT_EQ(checkForward(unpacked, t),
+            "attention: a keyOffsets tensor is given but the spec has no key "
+            "offsets (set withKeyOffsets)");
+  t.keyOffsets = reinterpret_cast<const int32_t *>(standIn + 1);
+  EXPECT_NE(checkForward(forward, t).find("attention: keyOffsets is at 0x"),
+            std::string::npos)
+      << checkForward(forward, t);
+  t.keyOffsets = nullptr;
+  EXPECT_EQ(checkForward(forward, t),
+            "attention: the spec has key offsets but no keyOffsets tensor is "
+            "given");
+
+  // With key lengths too (each limits its sequence's keys).
+  forward.withKeyLengths = true;
+  t.keyOffsets = keyOffsets;
+  alignas(4) static int32_t lengths[2] = {50, 160};
+  t.keyLengths = lengths;
+  EXPECT_EQ(checkForward(forward, t), "");
+
+  KernelSpec grad = getAttentionGradSpec(forward, /*deterministic=*/true);
+  EXPECT_TRUE(grad.withKeyOffsets);
+}
+
+// Query and key offsets are in the kernel key (they change the kernel's
+// parameters), in the op the spec builds, and keep a spec from the split-KV
+// decode kernels and the GQA decode fold.
+TEST(TypedLaunch, OffsetsAreInTheKernelKey) {
+  KernelSpec plain = getForwardSpec();
+  KernelSpec packed = plain;
+  packed.withQueryOffsets = true;
+  KernelSpec keys = packed;
+  keys.withKeyOffsets = true;
+  EXPECT_EQ(plain.getKey().find("offsets"), std::string::npos)
+      << plain.getKey();
+  EXPECT_NE(packed.getKey().find(" query_offsets"), std::string::npos)
+      << packed.getKey();
+  EXPECT_EQ(packed.getKey().find("key_offsets"), std::string::npos)
+      << packed.getKey();
+  EXPECT_NE(keys.getKey().find(" query_offsets key_offsets"), std::string::npos)
+      << keys.getKey();
+  EXPECT_NE(packed.getKey(), plain.getKey());
+  EXPECT_NE(keys.getKey(), packed.getKey());
+
+  // The op: query_offsets, key_offsets and max_query_length (an index).
+  std::string text = keys.toMLIR();
+  EXPECT_NE(text.find("query_offsets("), std::string::npos) << text;
+  EXPECT_NE(text.find("key_offsets("), std::string::npos) << text;
+  EXPECT_NE(text.find("max_query_length("), std::string::npos) << text;
+  EXPECT_NE(text.find(": index"), std::string::npos) << text;
+  text = packed.toMLIR();
+  EXPECT_NE(text.find("query_offsets("), std::string::npos) << text;
+  EXPECT_EQ(text.find("key_offsets("), std::string::npos) << text;
+
+  // Packed sequences never split their keys, however short: one spec for
+  // one query (no split kernel, no merge).
+  for (Chip chip : {Chip::sm_80, Chip::sm_90a}) {
+    std::vector<KernelSpec> specs = getLaunchSpecs(packed, chip, 1);
+    ASSERT_EQ(specs.size(), 1u);
+    EXPECT_FALSE(specs[0].splitKeys);
+    EXPECT_TRUE(specs[0].withQueryOffsets);
+    for (const KernelSpec &spec : getLaunchSpecs(keys, chip)) {
+      EXPECT_EQ(spec.kind, OpKind::Attention) << spec.getKey();
+      EXPECT_FALSE(spec.splitKeys) << spec.getKey();
+      EXPECT_TRUE(spec.withQueryOffsets && spec.withKeyOffsets)
+          << spec.getKey();
+    }
+  }
+  // No GQA decode fold: a packed batch's rows are not one per entry.
+  AttentionTensors t = getPackedTensors();
+  t.querySeq = 1;
+  t.maxQueryLength = 1;
+  AttentionTensors same = foldGroupedQueries(packed, t);
+  EXPECT_EQ(same.queryHeads, t.queryHeads);
+  EXPECT_EQ(same.querySeq, 1);
+  EXPECT_EQ(same.qStrides, t.qStrides);
+  EXPECT_EQ(foldGroupedQueries(plain, t).querySeq, 2); // GQA 2:1 folds
+}
+
+// JIT.h: with query offsets the batch strides of q and o (and lse) are
+// unread, as are k's and v's with key offsets: one that no tensor could
+// have (3 elements) passes.
+TEST(TypedLaunch, PackedBatchStridesAreUnread) {
+  KernelSpec forward = getForwardSpec();
+  forward.withQueryOffsets = forward.withKeyOffsets = true;
+  AttentionTensors t = getPackedTensors();
+  alignas(4) static int32_t keyOffsets[3] = {0, 100, 260};
+  t.keyOffsets = keyOffsets;
+  t.keySeq = 260;
+  t.kStrides = t.vStrides = {3, 128, 2 * 128};
+  t.qStrides[0] = t.oStrides[0] = 3;
+  EXPECT_EQ(checkForward(forward, t), "");
+}

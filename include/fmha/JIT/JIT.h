@@ -129,8 +129,8 @@ struct AttentionTensors {
   /// packed, [querySeq, Hq, D] (querySeq: the total rows) with the head
   /// and row strides of qStrides (oStrides, lseStrides) and the batch
   /// strides unread; sequence b is their rows queryOffsets[b] to
-  /// queryOffsets[b + 1], at most maxQueryLength (>= 1) of them (rows past
-  /// it are not computed).
+  /// queryOffsets[b + 1], at most maxQueryLength (>= 1) of them (a row
+  /// past it may be left uncomputed).
   const int32_t *queryOffsets = nullptr;
   int64_t maxQueryLength = 0;
   /// Only with KernelSpec::withKeyOffsets (cu_seqlens_k, with

@@ -22,7 +22,6 @@ using namespace mlir::fmha;
 
 namespace {
 constexpr int64_t kUnboundedWindow = int64_t(1) << 40;
-constexpr int32_t kThreadsPerWarp = 32;
 
 } // namespace
 

@@ -23,6 +23,9 @@
 
 namespace mlir::fmha {
 
+/// Threads of a warp, on every chip.
+constexpr int64_t kThreadsPerWarp = 32;
+
 /// The keys each query row sees: key j is visible to row i iff
 /// lo(i) <= j <= hi(i), lo(i) = i + diagonal - left, hi(i) = i + diagonal +
 /// right, diagonal = Sk - Sq (bottom-right aligned). A missing side is

@@ -6,7 +6,10 @@
 
 #include "TileSchedule.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -57,9 +60,6 @@ SequenceRows SequenceRows::get(AttentionOp op, gpu::GPUFuncOp func,
   if (op.getKeyOffsets())
     sequences.keyOffsets =
         func.getArgument(getKeyOffsetsArgument(op, lseArgument));
-  if (op.getMaxQueryLength())
-    sequences.maxQueryLength =
-        func.getArgument(getMaxQueryLengthArgument(op, lseArgument));
   return sequences;
 }
 
@@ -69,27 +69,28 @@ Value SequenceRows::getCount(KernelBuilder &b, Value q) const {
   return b.sub(memref::DimOp::create(b, queryOffsets, 0), b.index(1));
 }
 
-Value SequenceRows::getMaxQueryRows(KernelBuilder &b, Value q) const {
-  if (!maxQueryLength)
-    return memref::DimOp::create(b, q, 2);
-  return maxQueryLength;
+/// The clamped start (i32) and length (i32, at least 0) of the rows from
+/// offset \p start to \p end (i32 as loaded) of a tensor of \p rows rows:
+/// in 32 bits (signed: a negative offset counts as 0), as TMA coordinates.
+static std::pair<Value, Value> clampSpan(KernelBuilder &b, Value start,
+                                         Value end, Value rows) {
+  Value total = b.word(rows);
+  Value first = b.clamp(start, b.i32(0), total);
+  Value last = b.clamp(end, b.i32(0), total);
+  return {first, b.smax(b.sub(last, first), b.i32(0))};
 }
 
 void SequenceRows::place(KernelBuilder &b, TileCoordinates &tile, Value q,
                          Value k) const {
   if (!queryOffsets)
     return;
-  // In 32 bits (signed: a negative offset counts as 0), as TMA coordinates.
   Value next = b.add(tile.batchIndex, b.index(1));
   auto span = [&](Value offsets, Value rows, Value &base) {
-    Value total = b.word(rows);
-    Value start =
-        b.clamp(memref::LoadOp::create(b, offsets, ValueRange{tile.batchIndex}),
-                b.i32(0), total);
-    Value end = b.clamp(memref::LoadOp::create(b, offsets, ValueRange{next}),
-                        b.i32(0), total);
-    base = b.toIndex(start);
-    return b.toIndex(b.smax(b.sub(end, start), b.i32(0)));
+    auto [first, length] = clampSpan(
+        b, memref::LoadOp::create(b, offsets, ValueRange{tile.batchIndex}),
+        memref::LoadOp::create(b, offsets, ValueRange{next}), rows);
+    base = b.toIndex(first);
+    return b.toIndex(length);
   };
   tile.outputBatch = b.index(0);
   tile.seqQ =
@@ -189,10 +190,15 @@ void TileCoordinates::computeRange(KernelBuilder &b, int64_t blockM,
 void PersistentTileSchedule::forEachTile(
     llvm::function_ref<Value(const TileCoordinates &tile, Value iteration,
                              Value blocks)>
-        body) {
-  Value units =
-      b.mul(b.mul(getUnitsPerHead(), b.word(memref::DimOp::create(b, q, 1))),
-            b.word(getSequences()));
+        body,
+    bool byWarps) {
+  wholeWarps = byWarps;
+  Value units = sequences.queryOffsets
+                    ? b.mul(getPackedUnitsPerHead(),
+                            b.word(memref::DimOp::create(b, q, 1)))
+                    : b.mul(b.mul(getUnitsPerHead(),
+                                  b.word(memref::DimOp::create(b, q, 1))),
+                            b.word(getBatchEntries()));
   Value first = b.word(gpu::BlockIdOp::create(b, gpu::Dimension::x));
   Value step = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
   // This CTA's units, each one tile or (paired) two, in one flat loop:
@@ -209,25 +215,28 @@ void PersistentTileSchedule::forEachTile(
   Value unit = b.add(first, b.mul(b.udiv(position, b.i32(tilesPerUnit)), step));
   Value second = b.ne(b.urem(position, b.i32(tilesPerUnit)), b.i32(0));
   ValueRange carried = loop.getRegionIterArgs();
-  auto runTile = [&]() {
-    TileCoordinates tile = getTile(unit, second);
+  // Runs the body on \p tile where \p holds (null: always); every role
+  // skips alike, so the per-tile barrier parities stay in step.
+  auto runTile = [&](const TileCoordinates &tile, Value holds) {
     auto run = [&]() {
       Value blocks = body(tile, carried[0], carried[1]);
       return SmallVector<Value>{b.add(carried[0], b.i32(1)), blocks};
     };
-    // A row block past a packed sequence's rows is no tile: every role
-    // skips it alike, so the per-tile barrier parities stay in step.
-    Value holdsRows = sequences.holdsRows(b, tile);
-    if (!holdsRows)
+    if (!holds)
       return run();
     auto skip = scf::IfOp::create(
-        b, holdsRows,
+        b, holds,
         [&](OpBuilder &, Location) { scf::YieldOp::create(b, run()); },
         [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); });
     return SmallVector<Value>(skip.getResults());
   };
+  if (sequences.queryOffsets) {
+    auto [tile, holds] = getPackedTile(unit, second);
+    scf::YieldOp::create(b, runTile(tile, holds));
+    return;
+  }
   if (!pairsRowBlocks) {
-    scf::YieldOp::create(b, runTile());
+    scf::YieldOp::create(b, runTile(getTile(unit, second), Value()));
     return;
   }
   // The middle row block of an odd count has no partner: no second tile.
@@ -236,24 +245,19 @@ void PersistentTileSchedule::forEachTile(
   auto tile = scf::IfOp::create(
       b, alone,
       [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); },
-      [&](OpBuilder &, Location) { scf::YieldOp::create(b, runTile()); });
+      [&](OpBuilder &, Location) {
+        scf::YieldOp::create(b, runTile(getTile(unit, second), Value()));
+      });
   scf::YieldOp::create(b, tile.getResults());
 }
 
 Value PersistentTileSchedule::getRowBlocks() {
-  Value rows = sequences.maxQueryLength
-                   ? hideFromHoisting(b, sequences.maxQueryLength)
-                   : freshDim(q, 2);
-  return b.ceilDivU(b.word(rows), b.i32(blockM));
+  return b.ceilDivU(b.word(freshDim(q, 2)), b.i32(blockM));
 }
 
-/// The units' batch entries: the sequences (o's entries with split_keys).
-Value PersistentTileSchedule::getSequences() {
-  if (splitKeys)
-    return memref::DimOp::create(b, o, 0);
-  if (sequences.queryOffsets)
-    return sequences.getCount(b, q);
-  return memref::DimOp::create(b, q, 0);
+/// The units' batch entries: q's (o's entries with split_keys).
+Value PersistentTileSchedule::getBatchEntries() {
+  return memref::DimOp::create(b, splitKeys ? o : q, 0);
 }
 
 /// Units per (batch, head): pairs of row blocks, or single ones.
@@ -290,10 +294,150 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));
   tile.seqQ = freshDim(q, 2);
   tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
-  sequences.place(b, tile, q, k);
   tile.limitKeys(b, keys.keyLengths);
   tile.computeRange(b, blockM, blockN, window);
   return tile;
+}
+
+// Packed sequences: each head's units are those of its sequences one after
+// the other, sequence b's ceil(L_b / R) (R the rows of a unit) from the sum
+// of the earlier ones', so the CTAs stride over a stream of real tiles in
+// sequence order, as FA3's varlen scheduler walks them. A warp's lanes find
+// a unit's sequence together, 32 sequences a step (their units by a
+// prefix sum over the lanes, then a ballot of those that start at or
+// before it): one load's latency for B <= 32. The counts are at least 0,
+// so their sums rise whatever the offsets hold, and every role's warps
+// find the same sequence for a unit and run the same tiles.
+// (Units of B x ceil(max_query_length / R) per head left each shorter
+// sequence's tail empty, and slots b + floor(query_offsets[b] / R) one
+// empty per sequence, which the CTAs' fixed stride met in step: a third
+// of some CTAs' units empty, none of others'; docs/decode-notes.md, v7.)
+
+/// This thread's lane (i32), read from %laneid where it is used (an asm
+/// with side effects, which nothing hoists): one register fewer held
+/// across the tile loop, which the producer's 24 could not spare.
+Value PersistentTileSchedule::getLane() {
+  return LLVM::InlineAsmOp::create(
+             b, b.getI32Type(), ValueRange{}, "mov.u32 $0, %laneid;", "=r",
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::TailCallKind::None, /*asm_dialect=*/LLVM::AsmDialectAttr(),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+/// The rows of a unit: a row block, or (paired) two.
+int64_t PersistentTileSchedule::getUnitRows() const {
+  return blockM * (pairsRowBlocks ? 2 : 1);
+}
+
+PersistentTileSchedule::SequenceChunk
+PersistentTileSchedule::getSequenceChunk(Value chunk) {
+  SequenceChunk result;
+  Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
+  Value lane = getLane();
+  Value candidate = b.add(chunk, lane);
+  Value at = b.toIndex(b.smin(candidate, b.sub(count, b.i32(1))));
+  Value start =
+      memref::LoadOp::create(b, sequences.queryOffsets, ValueRange{at});
+  Value end = memref::LoadOp::create(b, sequences.queryOffsets,
+                                     ValueRange{b.add(at, b.index(1))});
+  Value rows = clampSpan(b, start, end, freshDim(q, 2)).second;
+  Value units = b.select(b.slt(candidate, count),
+                         b.ceilDivU(rows, b.i32(getUnitRows())), b.i32(0));
+  // An inclusive sum over the lanes, by shuffles up.
+  Value sum = units;
+  for (int64_t offset = 1; offset < kThreadsPerWarp; offset *= 2) {
+    Value lower = gpu::ShuffleOp::create(b, sum, offset, kThreadsPerWarp,
+                                         gpu::ShuffleMode::UP)
+                      .getShuffleResult();
+    sum = b.select(b.sle(b.i32(offset), lane), b.add(sum, lower), sum);
+  }
+  result.before = b.sub(sum, units);
+  result.total = gpu::ShuffleOp::create(b, sum, kThreadsPerWarp - 1,
+                                        kThreadsPerWarp, gpu::ShuffleMode::IDX)
+                     .getShuffleResult();
+  return result;
+}
+
+Value PersistentTileSchedule::getPackedUnitsPerHead() {
+  Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
+  auto chunks = scf::ForOp::create(b, b.i32(0), count, b.i32(kThreadsPerWarp),
+                                   ValueRange{b.i32(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(chunks.getBody());
+  Value total = getSequenceChunk(chunks.getInductionVar()).total;
+  scf::YieldOp::create(b, b.add(chunks.getRegionIterArgs()[0], total));
+  b.setInsertionPointAfter(chunks);
+  return chunks.getResult(0);
+}
+
+PersistentTileSchedule::FoundSequence
+PersistentTileSchedule::findSequence(Value unit) {
+  assert(wholeWarps && "packed tiles are found by whole warps");
+  Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
+  Type i32 = b.getI32Type();
+  auto search = scf::WhileOp::create(
+      b, TypeRange{i32, i32, i32, i32}, ValueRange{b.i32(0), b.i32(0)},
+      [&](OpBuilder &, Location, ValueRange carried) {
+        Value chunk = carried[0], base = carried[1];
+        SequenceChunk sequencesHere = getSequenceChunk(chunk);
+        Value first = b.add(base, sequencesHere.before);
+        Value starts =
+            b.and_(b.slt(b.add(chunk, getLane()), count), b.sle(first, unit));
+        Value lanes = NVVM::VoteSyncOp::create(b, i32, b.i32(-1), starts,
+                                               NVVM::VoteSyncKind::ballot);
+        Value found = LLVM::CtPopOp::create(b, lanes);
+        // Lane 0's sequence starts at `base`, at or before the unit (the
+        // search passes a chunk only where the unit is past its units).
+        Value owner = b.smax(b.sub(found, b.i32(1)), b.i32(0));
+        auto fromOwner = [&](Value value) {
+          return gpu::ShuffleOp::create(b, value, owner, b.i32(kThreadsPerWarp),
+                                        gpu::ShuffleMode::IDX)
+              .getShuffleResult();
+        };
+        Value next = b.add(chunk, b.i32(kThreadsPerWarp));
+        Value nextBase = b.add(base, sequencesHere.total);
+        Value more = b.and_(b.sle(nextBase, unit), b.slt(next, count));
+        scf::ConditionOp::create(
+            b, more,
+            ValueRange{next, nextBase, b.add(chunk, owner), fromOwner(first)});
+      },
+      [&](OpBuilder &, Location, ValueRange carried) {
+        scf::YieldOp::create(b, carried.take_front(2));
+      });
+  return {search.getResult(2), search.getResult(3)};
+}
+
+std::pair<TileCoordinates, Value>
+PersistentTileSchedule::getPackedTile(Value unit, Value second) {
+  TileCoordinates tile;
+  // The heads of a unit's rows are consecutive units (no count of a head's
+  // units held across the tile loop: the producer has 24 registers).
+  Value heads = b.word(freshDim(q, 1));
+  Value slot = b.udiv(unit, heads);
+  tile.head = b.toIndex(b.urem(unit, heads));
+  tile.kvHead = getKvHead(b, q, k, tile.head);
+  FoundSequence found = findSequence(slot);
+  tile.setOutputBatch(b, b.toIndex(found.sequence), Value(), Value(),
+                      /*splitKeys=*/false);
+  tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
+  sequences.place(b, tile, q, k);
+  tile.limitKeys(b, keys.keyLengths);
+  // The unit's place among its sequence's.
+  Value index = b.sub(slot, found.firstUnit);
+  Value rows = b.word(tile.seqQ);
+  Value rowBlocks = b.ceilDivU(rows, b.i32(blockM));
+  Value units = b.ceilDivU(rows, b.i32(getUnitRows()));
+  Value longer = b.sub(b.sub(rowBlocks, b.i32(1)), index);
+  Value rowBlock = b.select(second, index, longer);
+  Value holds = b.and_(b.sle(b.i32(0), index), b.slt(index, units));
+  // The middle row block of an odd count has no partner: no second tile.
+  if (pairsRowBlocks)
+    holds = b.and_(holds, b.xor_(b.and_(second, b.eq(longer, index)),
+                                 arith::ConstantIntOp::create(b, 1, 1)));
+  tile.firstRow = b.toIndex(b.mul(b.smax(rowBlock, b.i32(0)), b.i32(blockM)));
+  tile.computeRange(b, blockM, blockN, window);
+  return {tile, holds};
 }
 
 /// What derives from the size per tile is not hoisted out of the tile

@@ -50,10 +50,11 @@ struct KeyRows {
 /// Where each sequence (batch entry) of fmha.attention is: q's batch entry
 /// b, or with query_offsets (sequences packed as q's entry 0) its rows
 /// from query_offsets[b]; likewise its keys in k and v with key_offsets.
+/// (max_query_length only sizes the grid.)
 struct SequenceRows {
-  /// The kernel's query_offsets and key_offsets parameters ([B + 1] i32)
-  /// and its max_query_length (index), each null without.
-  Value queryOffsets, keyOffsets, maxQueryLength;
+  /// The kernel's query_offsets and key_offsets parameters ([B + 1] i32),
+  /// each null without.
+  Value queryOffsets, keyOffsets;
 
   /// \p op's, from the parameters of \p func, whose lse is parameter
   /// \p lseArgument.
@@ -63,19 +64,15 @@ struct SequenceRows {
   /// The number of sequences (index): q's batch size, or the offsets' size
   /// minus 1.
   Value getCount(KernelBuilder &b, Value q) const;
-  /// The most query rows a sequence has (index): q's Sq, or
-  /// max_query_length.
-  Value getMaxQueryRows(KernelBuilder &b, Value q) const;
   /// With offsets, sets \p tile's seqQ (seqK with key_offsets) and where
   /// its rows start (queryBase, keyBase; outputBatch 0) for its
   /// batchIndex; without, leaves the batch entry's. Each offset clamped
   /// into [0, T], a length at least 0: rows stay inside q, o and k
   /// whatever the offsets hold. Before limitKeys.
   void place(KernelBuilder &b, TileCoordinates &tile, Value q, Value k) const;
-  /// Whether the tile of \p tile's rows holds a row of its sequence (i1):
-  /// packed sequences shorter than max_query_length have row blocks past
-  /// their rows, which no CTA computes. Null without offsets (every tile
-  /// does).
+  /// Whether \p tile's row block holds a row of its sequence (i1): sm_80's
+  /// grid covers max_query_length's row blocks of every sequence, and a
+  /// shorter one's last are empty. Null without offsets (every one does).
   Value holdsRows(KernelBuilder &b, const TileCoordinates &tile) const;
 };
 
@@ -143,7 +140,9 @@ struct TileCoordinates {
 /// The tile loop of a persistent kernel: CTA x takes the units of work x,
 /// x + gridDim.x, ... (pairsAttentionRowBlocks in TileConfig.h: a row
 /// block, or a pair of them, of one (batch, head)). Consecutive units share
-/// a (batch, head), so its K and V stay in L2.
+/// a (batch, head), so its K and V stay in L2. With query_offsets, the
+/// units are every sequence's own, consecutive ones a row block of one
+/// sequence over its heads (getPackedTile).
 class PersistentTileSchedule {
 public:
   /// \p q, \p k and \p o are the kernel's memref parameters, and
@@ -162,17 +161,41 @@ public:
   /// Runs \p body for each tile this CTA computes, carrying a count of the
   /// tiles (\p iteration: the parity of a per-tile barrier) and of the key
   /// blocks passed so far (\p blocks; \p body returns the new count), both
-  /// i32, from 0.
+  /// i32, from 0. \p byWarps: whole warps run it convergently, which
+  /// packed sequences need (their tiles' sequences are found by the warp's
+  /// lanes together).
   void forEachTile(llvm::function_ref<Value(const TileCoordinates &tile,
                                             Value iteration, Value blocks)>
-                       body);
+                       body,
+                   bool byWarps = false);
 
 private:
   Value getRowBlocks();
-  Value getSequences();
+  Value getBatchEntries();
   Value getUnitsPerHead();
   Value getLongerRowBlock(Value slot);
   TileCoordinates getTile(Value unit, Value second);
+  int64_t getUnitRows() const;
+  Value getLane();
+
+  /// With query_offsets, what a warp's lanes know of sequences chunk +
+  /// lane (i32 each): the units of the chunk's sequences before the lane's,
+  /// and of all of them (every lane).
+  struct SequenceChunk {
+    Value before, total;
+  };
+  SequenceChunk getSequenceChunk(Value chunk);
+  /// The units of one head: every sequence's.
+  Value getPackedUnitsPerHead();
+  /// The sequence that holds unit \p unit of its head (i32) and its first
+  /// unit, found by the warp's lanes together.
+  struct FoundSequence {
+    Value sequence, firstUnit;
+  };
+  FoundSequence findSequence(Value unit);
+  /// With query_offsets: the tile of unit \p unit (its second row block
+  /// if \p second), and whether it holds rows of its sequence (i1).
+  std::pair<TileCoordinates, Value> getPackedTile(Value unit, Value second);
   /// A size of \p tensor computed anew where it is used.
   Value freshDim(Value tensor, int64_t axis);
 
@@ -180,6 +203,8 @@ private:
   Value q, k, o;
   KeyRows keys;
   SequenceRows sequences;
+  /// forEachTile's byWarps.
+  bool wholeWarps = false;
   int64_t blockM, blockN;
   AttentionWindow window;
   bool pairsRowBlocks, splitKeys;

@@ -832,7 +832,7 @@ func.func @sinks_type(%q: memref<1x8x100x64xbf16>, %s: memref<8x100xf16>) {
 // -----
 
 func.func @key_lengths_size(%q: memref<2x8x100x64xbf16>, %l: memref<3xi32>) {
-  // expected-error @+1 {{key_lengths size must match q's batch (2), got 3}}
+  // expected-error @+1 {{key_lengths size must match the sequence count (2), got 3}}
   fmha.attention q(%q : memref<2x8x100x64xbf16>) k(%q : memref<2x8x100x64xbf16>) v(%q : memref<2x8x100x64xbf16>) -> o(%q : memref<2x8x100x64xbf16>) key_lengths(%l : memref<3xi32>)
   return
 }
@@ -856,7 +856,7 @@ func.func @key_lengths_rank(%q: memref<2x8x100x64xbf16>, %l: memref<2x1xi32>) {
 // -----
 
 func.func @page_table_batch(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x16x64xbf16>, %t: memref<3x4xi32>) {
-  // expected-error @+1 {{page_table batch size must match q's (2), got 3}}
+  // expected-error @+1 {{page_table batch size must match the sequence count (2), got 3}}
   fmha.attention q(%q : memref<2x8x1x64xbf16>) k(%k : memref<100x8x16x64xbf16>) v(%k : memref<100x8x16x64xbf16>) -> o(%q : memref<2x8x1x64xbf16>) page_table(%t : memref<3x4xi32>)
   return
 }
@@ -906,5 +906,153 @@ func.func @page_counts(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x16x64xbf16>, 
 func.func @pages_without_table(%q: memref<2x8x1x64xbf16>, %k: memref<100x8x16x64xbf16>) {
   // expected-error @+1 {{k batch size must match q's (2), got 100}}
   fmha.attention q(%q : memref<2x8x1x64xbf16>) k(%k : memref<100x8x16x64xbf16>) v(%k : memref<100x8x16x64xbf16>) -> o(%q : memref<2x8x1x64xbf16>)
+  return
+}
+
+// -----
+
+// Variable-length batches: query_offsets, key_offsets, max_query_length.
+
+func.func @key_offsets_without_query_offsets(%q: memref<1x8x100x64xbf16>, %ck: memref<3xi32>) {
+  // expected-error @+1 {{key_offsets needs query_offsets (the sequences they delimit)}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) key_offsets(%ck : memref<3xi32>)
+  return
+}
+
+// -----
+
+func.func @max_query_length_without_query_offsets(%q: memref<1x8x100x64xbf16>, %m: index) {
+  // expected-error @+1 {{max_query_length without query_offsets: it bounds the rows of a packed sequence}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @query_offsets_without_max_query_length(%q: memref<1x8x100x64xbf16>, %k: memref<2x8x100x64xbf16>, %cq: memref<3xi32>) {
+  // expected-error @+1 {{query_offsets needs max_query_length (the most rows a sequence has: it sizes the grid)}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<2x8x100x64xbf16>) v(%k : memref<2x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<3xi32>)
+  return
+}
+
+// -----
+
+func.func @query_offsets_rank(%q: memref<1x8x100x64xbf16>, %k: memref<2x8x100x64xbf16>, %cq: memref<3x1xi32>, %m: index) {
+  // expected-error @+1 {{query_offsets must have rank 1 [B + 1], got 'memref<3x1xi32>'}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<2x8x100x64xbf16>) v(%k : memref<2x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<3x1xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @query_offsets_type(%q: memref<1x8x100x64xbf16>, %k: memref<2x8x100x64xbf16>, %cq: memref<3xi64>, %m: index) {
+  // expected-error @+1 {{query_offsets element type must be i32, got 'i64'}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<2x8x100x64xbf16>) v(%k : memref<2x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<3xi64>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @query_offsets_empty(%q: memref<1x8x100x64xbf16>, %cq: memref<0xi32>, %m: index) {
+  // expected-error @+1 {{query_offsets must have B + 1 >= 1 entries, got 0}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<0xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @query_offsets_split_keys(%q: memref<1x8x100x64xbf16>, %k: memref<2x8x100x64xbf16>, %lse: memref<1x8x100xf32>, %cq: memref<3xi32>, %m: index) {
+  // expected-error @+1 {{split_keys with query_offsets: the partial states are per batch entry, and packed sequences have none}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<2x8x100x64xbf16>) v(%k : memref<2x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) lse(%lse : memref<1x8x100xf32>) query_offsets(%cq : memref<3xi32>) max_query_length(%m) split_keys
+  return
+}
+
+// -----
+
+func.func @query_offsets_batch(%q: memref<2x8x100x64xbf16>, %cq: memref<3xi32>, %m: index) {
+  // expected-error @+1 {{with query_offsets, q's batch size must be 1 (the sequences packed as one entry), got 2}}
+  fmha.attention q(%q : memref<2x8x100x64xbf16>) k(%q : memref<2x8x100x64xbf16>) v(%q : memref<2x8x100x64xbf16>) -> o(%q : memref<2x8x100x64xbf16>) query_offsets(%cq : memref<3xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @query_offsets_o_batch(%q: memref<1x8x100x64xbf16>, %k: memref<2x8x100x64xbf16>, %o: memref<2x8x100x64xbf16>, %cq: memref<3xi32>, %m: index) {
+  // expected-error @+1 {{o batch size must match q's (1), got 2}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<2x8x100x64xbf16>) v(%k : memref<2x8x100x64xbf16>) -> o(%o : memref<2x8x100x64xbf16>) query_offsets(%cq : memref<3xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+// Without key_offsets, k and v keep a batch entry per sequence.
+func.func @query_offsets_k_batch(%q: memref<1x8x100x64xbf16>, %k: memref<3x8x100x64xbf16>, %cq: memref<5xi32>, %m: index) {
+  // expected-error @+1 {{k batch size must match the sequence count (query_offsets' size - 1) (4), got 3}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<3x8x100x64xbf16>) v(%k : memref<3x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<5xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @query_offsets_v_batch(%q: memref<1x8x100x64xbf16>, %k: memref<4x8x100x64xbf16>, %v: memref<3x8x100x64xbf16>, %cq: memref<5xi32>, %m: index) {
+  // expected-error @+1 {{v batch size must match the sequence count (query_offsets' size - 1) (4), got 3}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<4x8x100x64xbf16>) v(%v : memref<3x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<5xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @query_offsets_key_lengths_size(%q: memref<1x8x100x64xbf16>, %k: memref<4x8x100x64xbf16>, %l: memref<3xi32>, %cq: memref<5xi32>, %m: index) {
+  // expected-error @+1 {{key_lengths size must match the sequence count (4), got 3}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<4x8x100x64xbf16>) v(%k : memref<4x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) key_lengths(%l : memref<3xi32>) query_offsets(%cq : memref<5xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @query_offsets_page_table_batch(%q: memref<1x8x100x64xbf16>, %k: memref<100x8x16x64xbf16>, %t: memref<2x4xi32>, %cq: memref<5xi32>, %m: index) {
+  // expected-error @+1 {{page_table batch size must match the sequence count (4), got 2}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<100x8x16x64xbf16>) v(%k : memref<100x8x16x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) page_table(%t : memref<2x4xi32>) query_offsets(%cq : memref<5xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @key_offsets_page_table(%q: memref<1x8x100x64xbf16>, %k: memref<100x8x16x64xbf16>, %t: memref<4x4xi32>, %cq: memref<5xi32>, %ck: memref<5xi32>, %m: index) {
+  // expected-error @+1 {{key_offsets with a page_table: a paged sequence's keys are its pages}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<100x8x16x64xbf16>) v(%k : memref<100x8x16x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) page_table(%t : memref<4x4xi32>) query_offsets(%cq : memref<5xi32>) key_offsets(%ck : memref<5xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @key_offsets_rank(%q: memref<1x8x100x64xbf16>, %cq: memref<5xi32>, %ck: memref<5x1xi32>, %m: index) {
+  // expected-error @+1 {{key_offsets must have rank 1 [B + 1], got 'memref<5x1xi32>'}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<5xi32>) key_offsets(%ck : memref<5x1xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @key_offsets_type(%q: memref<1x8x100x64xbf16>, %cq: memref<5xi32>, %ck: memref<5xf32>, %m: index) {
+  // expected-error @+1 {{key_offsets element type must be i32, got 'f32'}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<5xi32>) key_offsets(%ck : memref<5xf32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @key_offsets_size(%q: memref<1x8x100x64xbf16>, %cq: memref<5xi32>, %ck: memref<4xi32>, %m: index) {
+  // expected-error @+1 {{key_offsets size must match query_offsets' (5), got 4}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<5xi32>) key_offsets(%ck : memref<4xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+// With key_offsets, k and v are packed as one batch entry, like q.
+func.func @key_offsets_k_batch(%q: memref<1x8x100x64xbf16>, %k: memref<4x8x100x64xbf16>, %cq: memref<5xi32>, %ck: memref<5xi32>, %m: index) {
+  // expected-error @+1 {{k batch size must match q's (1), got 4}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<4x8x100x64xbf16>) v(%k : memref<4x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<5xi32>) key_offsets(%ck : memref<5xi32>) max_query_length(%m)
   return
 }

@@ -47,7 +47,7 @@
 
 // -----
 
-// expected-error @+1 {{launch operand names must be unique and not min, ceildiv or tensor_map, got 'q'}}
+// expected-error @+1 {{launch operand names must be unique and not min, ceildiv, tensor_map or index, got 'q'}}
 "test.op"() {a = #fmha.launch<operands = [q, q], threads = 32, shared_bytes = 0, grid = [1, 1, 1], parameters = [q]>} : () -> ()
 
 // -----
@@ -104,6 +104,29 @@ module attributes {gpu.container_module} {
 gpu.module @kernels {
   // expected-error @+1 {{'gpu.func' op fmha.launch's grid reads q[2], but that operand has rank 1}}
   gpu.func @rank(%q: memref<?xf32>) kernel attributes {fmha.launch = #fmha.launch<operands = [q], threads = 32, shared_bytes = 0, grid = [q[2], 1, 1], parameters = [q]>} {
+    gpu.return
+  }
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  // expected-error @+1 {{'gpu.func' op parameter 1 is 'memref<?xi32>', but fmha.launch makes it the index 'm'}}
+  gpu.func @index(%q: memref<?xf32>, %m: memref<?xi32>) kernel attributes {fmha.launch = #fmha.launch<operands = [q, m], threads = 32, shared_bytes = 0, grid = [ceildiv(m[0], 64), 1, 1], parameters = [q, index(m)]>} {
+    gpu.return
+  }
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  // An index operand has one dimension: its value.
+  // expected-error @+1 {{'gpu.func' op fmha.launch's grid reads m[1], but that operand has rank 1}}
+  gpu.func @index_rank(%q: memref<?xf32>, %m: index) kernel attributes {fmha.launch = #fmha.launch<operands = [q, m], threads = 32, shared_bytes = 0, grid = [m[1], 1, 1], parameters = [q, index(m)]>} {
     gpu.return
   }
 }

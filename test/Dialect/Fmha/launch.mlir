@@ -26,6 +26,17 @@ gpu.module @kernels {
     gpu.return
   }
 
+  // An index operand (a variable-length attention's max_query_length) is
+  // passed as its value, and a grid factor reads it as its dimension 0.
+  // CHECK-LABEL: gpu.func @index_operand
+  // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, query_offsets, max_query_length], threads = 128, shared_bytes = 49152, grid = [ceildiv(max_query_length[0], 128), q[1], min(query_offsets[0], 65535)], parameters = [q, k, v, o, query_offsets, index(max_query_length)]>
+  gpu.func @index_operand(%q: memref<?x?x?x64xf16>, %k: memref<?x?x?x64xf16>, %v: memref<?x?x?x64xf16>, %o: memref<?x?x?x64xf16>, %cq: memref<?xi32>, %m: index) kernel attributes {
+      fmha.launch = #fmha.launch<operands = [q, k, v, o, query_offsets, max_query_length], threads = 128, shared_bytes = 49152,
+                                 grid = [ceildiv(max_query_length[0], 128), q[1], min(query_offsets[0], 65535)],
+                                 parameters = [q, k, v, o, query_offsets, index(max_query_length)]>} {
+    gpu.return
+  }
+
   // Operands the kernel does not take (a host-side size source) are allowed.
   // CHECK-LABEL: gpu.func @streams
   // CHECK-SAME: grid = [ceildiv(targets[1], 64), min(targets[0], 65535), 1], parameters = [times0, targets]>

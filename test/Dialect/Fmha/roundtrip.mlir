@@ -192,3 +192,50 @@ func.func @attention_page_table(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x16x64x
                  key_lengths(%l : memref<?xi32>) page_table(%t : memref<?x?xi32>) causal
   return
 }
+
+// Variable-length batches: the sequences packed as q's and o's batch entry
+// 0, delimited by query_offsets ([B + 1], FlashAttention's cu_seqlens_q);
+// max_query_length is an index (no type in the assembly). k and v keep an
+// entry per sequence, here limited by key_lengths.
+// CHECK-LABEL: func @attention_query_offsets
+func.func @attention_query_offsets(%q: memref<1x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
+                                   %o: memref<1x8x?x64xbf16>, %l: memref<?xi32>,
+                                   %cq: memref<?xi32>, %m: index) {
+  // CHECK: fmha.attention q(%{{.*}} : memref<1x8x?x64xbf16>) k(%{{.*}} : memref<?x2x?x64xbf16>) v(%{{.*}} : memref<?x2x?x64xbf16>) -> o(%{{.*}} : memref<1x8x?x64xbf16>) key_lengths(%{{.*}} : memref<?xi32>) query_offsets(%{{.*}} : memref<?xi32>) max_query_length(%{{.*}}) causal
+  // CHECK-NOT: key_offsets
+  fmha.attention q(%q : memref<1x8x?x64xbf16>) k(%k : memref<?x2x?x64xbf16>)
+                 v(%k : memref<?x2x?x64xbf16>) -> o(%o : memref<1x8x?x64xbf16>)
+                 key_lengths(%l : memref<?xi32>)
+                 query_offsets(%cq : memref<?xi32>) max_query_length(%m) causal
+  return
+}
+
+// Keys packed too (key_offsets, cu_seqlens_k), with an lse [1, Hq, T_q]
+// and static offsets of B = 4 sequences.
+// CHECK-LABEL: func @attention_key_offsets
+func.func @attention_key_offsets(%q: memref<1x8x?x128xf16>, %k: memref<1x2x?x128xf16>,
+                                 %o: memref<1x8x?x128xf16>, %lse: memref<1x8x?xf32>,
+                                 %cq: memref<5xi32>, %ck: memref<5xi32>) {
+  %m = arith.constant 300 : index
+  // CHECK: fmha.attention {{.*}} lse(%{{.*}} : memref<1x8x?xf32>) query_offsets(%{{.*}} : memref<5xi32>) key_offsets(%{{.*}} : memref<5xi32>) max_query_length(%{{.*}}) {window = array<i64: 64, 0>}
+  fmha.attention q(%q : memref<1x8x?x128xf16>) k(%k : memref<1x2x?x128xf16>)
+                 v(%k : memref<1x2x?x128xf16>) -> o(%o : memref<1x8x?x128xf16>)
+                 lse(%lse : memref<1x8x?xf32>)
+                 query_offsets(%cq : memref<5xi32>) key_offsets(%ck : memref<5xi32>)
+                 max_query_length(%m) {window = array<i64: 64, 0>}
+  return
+}
+
+// Packed queries over a paged KV cache: the page table has a row per
+// sequence (the offsets' size - 1).
+// CHECK-LABEL: func @attention_query_offsets_pages
+func.func @attention_query_offsets_pages(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x16x64xbf16>,
+                                         %o: memref<?x8x?x64xbf16>, %l: memref<3xi32>,
+                                         %t: memref<3x?xi32>, %cq: memref<4xi32>, %m: index) {
+  // CHECK: fmha.attention {{.*}} key_lengths(%{{.*}} : memref<3xi32>) page_table(%{{.*}} : memref<3x?xi32>) query_offsets(%{{.*}} : memref<4xi32>) max_query_length(%{{.*}}) causal
+  fmha.attention q(%q : memref<?x8x?x64xbf16>) k(%k : memref<?x2x16x64xbf16>)
+                 v(%k : memref<?x2x16x64xbf16>) -> o(%o : memref<?x8x?x64xbf16>)
+                 key_lengths(%l : memref<3xi32>) page_table(%t : memref<3x?xi32>)
+                 query_offsets(%cq : memref<4xi32>) max_query_length(%m) causal
+  return
+}

@@ -25,7 +25,6 @@
 
 namespace mlir::fmha::sm80 {
 
-constexpr int64_t kThreadsPerWarp = 32;
 /// mma.sync m16n8k16: the tile of one accumulator fragment is 16 x 8.
 constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 /// One cp.async, one ldmatrix row and one vector store move 16 bytes.

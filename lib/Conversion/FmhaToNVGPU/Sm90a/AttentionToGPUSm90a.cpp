@@ -448,13 +448,37 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
       b, isProducer,
       [&](OpBuilder &, Location) {
         setMaxRegisters(b, split.producer, /*increase=*/false);
-        Value issuer = b.eq(threadId, b.index(0));
-        scf::IfOp::create(b, issuer, [&](OpBuilder &, Location) {
+        if (!op.getQueryOffsets()) {
+          Value issuer = b.eq(threadId, b.index(0));
+          scf::IfOp::create(b, issuer, [&](OpBuilder &, Location) {
+            schedule.forEachTile([&](const TileCoordinates &tile,
+                                     Value iteration, Value loaded) {
+              return buildProducer(b, shape, pipeline, func, keys, tile,
+                                   iteration, loaded);
+            });
+            scf::YieldOp::create(b);
+          });
+          scf::YieldOp::create(b);
+          return;
+        }
+        // Packed sequences: the producer's first warp walks the tiles (its
+        // lanes find each tile's sequence together, as the consumers'),
+        // and its first thread issues the loads.
+        Value firstWarp = b.slt(threadId, b.index(kThreadsPerWarp));
+        scf::IfOp::create(b, firstWarp, [&](OpBuilder &, Location) {
+          Value issuer = b.eq(threadId, b.index(0));
           schedule.forEachTile(
               [&](const TileCoordinates &tile, Value iteration, Value loaded) {
-                return buildProducer(b, shape, pipeline, func, keys, tile,
-                                     iteration, loaded);
-              });
+                scf::IfOp::create(b, issuer, [&](OpBuilder &, Location) {
+                  buildProducer(b, shape, pipeline, func, keys, tile, iteration,
+                                loaded);
+                  scf::YieldOp::create(b);
+                });
+                // buildProducer's count, which every lane keeps.
+                return b.add(loaded, b.sub(b.word(tile.range.lastBlockEnd),
+                                           b.word(tile.range.firstBlock)));
+              },
+              /*byWarps=*/true);
           scf::YieldOp::create(b);
         });
         scf::YieldOp::create(b);
@@ -465,7 +489,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
         schedule.forEachTile(
             [&](const TileCoordinates &tile, Value iteration, Value consumed) {
               return consumer.buildTile(tile, iteration, consumed);
-            });
+            },
+            /*byWarps=*/true);
         scf::YieldOp::create(b);
       });
   gpu::ReturnOp::create(b);

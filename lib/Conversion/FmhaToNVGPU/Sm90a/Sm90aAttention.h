@@ -21,7 +21,6 @@
 
 namespace mlir::fmha::sm90a {
 
-constexpr int64_t kThreadsPerWarp = 32;
 constexpr int64_t kWarpgroupThreads = 128;
 /// Rows of one WGMMA (m64nNk16), the rows one consumer warpgroup owns.
 constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;

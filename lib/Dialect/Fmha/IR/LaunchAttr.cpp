@@ -192,11 +192,11 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << llvm::toString(std::move(err));
   for (const std::string &name : contract.operands)
     if (llvm::is_contained({StringRef("min"), StringRef("ceildiv"),
-                            StringRef("tensor_map")},
+                            StringRef("tensor_map"), StringRef("index")},
                            StringRef(name)) ||
         llvm::count(contract.operands, name) != 1)
       return emitError() << "launch operand names must be unique and not "
-                            "min, ceildiv or tensor_map, got '"
+                            "min, ceildiv, tensor_map or index, got '"
                          << name << "'";
   return success();
 }
