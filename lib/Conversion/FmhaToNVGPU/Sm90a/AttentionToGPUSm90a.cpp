@@ -448,27 +448,19 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
       b, isProducer,
       [&](OpBuilder &, Location) {
         setMaxRegisters(b, split.producer, /*increase=*/false);
-        if (!op.getQueryOffsets()) {
-          Value issuer = b.eq(threadId, b.index(0));
-          scf::IfOp::create(b, issuer, [&](OpBuilder &, Location) {
-            schedule.forEachTile([&](const TileCoordinates &tile,
-                                     Value iteration, Value loaded) {
-              return buildProducer(b, shape, pipeline, func, keys, tile,
-                                   iteration, loaded);
-            });
-            scf::YieldOp::create(b);
-          });
-          scf::YieldOp::create(b);
-          return;
-        }
-        // Packed sequences: the producer's first warp walks the tiles (its
-        // lanes find each tile's sequence together, as the consumers'),
-        // and its first thread issues the loads.
-        Value firstWarp = b.slt(threadId, b.index(kThreadsPerWarp));
-        scf::IfOp::create(b, firstWarp, [&](OpBuilder &, Location) {
-          Value issuer = b.eq(threadId, b.index(0));
+        // The first thread walks the tiles and issues their loads; with
+        // packed sequences the first warp walks them (its lanes find each
+        // tile's sequence together, as the consumers' do).
+        bool byWarps = static_cast<bool>(op.getQueryOffsets());
+        Value issuer = b.eq(threadId, b.index(0));
+        Value walker =
+            byWarps ? b.slt(threadId, b.index(kThreadsPerWarp)) : issuer;
+        scf::IfOp::create(b, walker, [&](OpBuilder &, Location) {
           schedule.forEachTile(
               [&](const TileCoordinates &tile, Value iteration, Value loaded) {
+                if (!byWarps)
+                  return buildProducer(b, shape, pipeline, func, keys, tile,
+                                       iteration, loaded);
                 scf::IfOp::create(b, issuer, [&](OpBuilder &, Location) {
                   buildProducer(b, shape, pipeline, func, keys, tile, iteration,
                                 loaded);
@@ -478,7 +470,7 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
                 return b.add(loaded, b.sub(b.word(tile.range.lastBlockEnd),
                                            b.word(tile.range.firstBlock)));
               },
-              /*byWarps=*/true);
+              byWarps);
           scf::YieldOp::create(b);
         });
         scf::YieldOp::create(b);
@@ -509,8 +501,9 @@ LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
       tile.getBlockM() *
       (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()) ? 2
                                                                            : 1);
-  // With query_offsets: max_query_length's row blocks of B + 1 entries
-  // (the offsets' size; the kernel counts B).
+  // With query_offsets, at least the units (every sequence's at most
+  // max_query_length's, of B + 1 entries: the offsets' size; the kernel
+  // counts them).
   GridFactor rowBlocks{kQOperand, 2, rowsPerUnit};
   GridFactor batchEntries{op.getSplitKeys() ? kOOperand : kQOperand, 0};
   if (op.getQueryOffsets()) {
