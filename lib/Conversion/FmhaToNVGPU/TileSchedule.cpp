@@ -194,8 +194,7 @@ void PersistentTileSchedule::forEachTile(
     bool byWarps) {
   wholeWarps = byWarps;
   Value units = sequences.queryOffsets
-                    ? b.mul(getPackedUnitsPerHead(),
-                            b.word(memref::DimOp::create(b, q, 1)))
+                    ? getPackedUnits()
                     : b.mul(b.mul(getUnitsPerHead(),
                                   b.word(memref::DimOp::create(b, q, 1))),
                             b.word(getBatchEntries()));
@@ -299,10 +298,11 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   return tile;
 }
 
-// Packed sequences: each head's units are those of its sequences one after
-// the other, sequence b's ceil(L_b / R) (R the rows of a unit) from the sum
-// of the earlier ones', so the CTAs stride over a stream of real tiles in
-// sequence order, as FA3's varlen scheduler walks them. A warp's lanes find
+// Packed sequences: the units are the sequences' one after the other,
+// sequence b's Hq x ceil(L_b / R) (R the rows of a unit; head by head, as
+// a batch entry's in the dense kernel) from the sum of the earlier ones',
+// so the CTAs stride over a stream of real tiles in sequence order, as
+// FA3's varlen scheduler walks them. A warp's lanes find
 // a unit's sequence together, 32 sequences a step (their units by a
 // prefix sum over the lanes, then a ballot of those that start at or
 // before it): one load's latency for B <= 32. The counts are at least 0,
@@ -342,8 +342,11 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
   Value end = memref::LoadOp::create(b, sequences.queryOffsets,
                                      ValueRange{b.add(at, b.index(1))});
   Value rows = clampSpan(b, start, end, freshDim(q, 2)).second;
-  Value units = b.select(b.slt(candidate, count),
-                         b.ceilDivU(rows, b.i32(getUnitRows())), b.i32(0));
+  // Every head's units of the sequence.
+  Value units = b.select(
+      b.slt(candidate, count),
+      b.mul(b.ceilDivU(rows, b.i32(getUnitRows())), b.word(freshDim(q, 1))),
+      b.i32(0));
   // An inclusive sum over the lanes, by shuffles up.
   Value sum = units;
   for (int64_t offset = 1; offset < kThreadsPerWarp; offset *= 2) {
@@ -359,7 +362,7 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
   return result;
 }
 
-Value PersistentTileSchedule::getPackedUnitsPerHead() {
+Value PersistentTileSchedule::getPackedUnits() {
   Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
   auto chunks = scf::ForOp::create(b, b.i32(0), count, b.i32(kThreadsPerWarp),
                                    ValueRange{b.i32(0)});
@@ -411,26 +414,26 @@ PersistentTileSchedule::findSequence(Value unit) {
 std::pair<TileCoordinates, Value>
 PersistentTileSchedule::getPackedTile(Value unit, Value second) {
   TileCoordinates tile;
-  // The heads of a unit's rows are consecutive units (no count of a head's
-  // units held across the tile loop: the producer has 24 registers).
-  Value heads = b.word(freshDim(q, 1));
-  Value slot = b.udiv(unit, heads);
-  tile.head = b.toIndex(b.urem(unit, heads));
-  tile.kvHead = getKvHead(b, q, k, tile.head);
-  FoundSequence found = findSequence(slot);
+  FoundSequence found = findSequence(unit);
   tile.setOutputBatch(b, b.toIndex(found.sequence), Value(), Value(),
                       /*splitKeys=*/false);
   tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
   sequences.place(b, tile, q, k);
   tile.limitKeys(b, keys.keyLengths);
-  // The unit's place among its sequence's.
-  Value index = b.sub(slot, found.firstUnit);
+  // The unit's place among its sequence's: a head's units, then the next
+  // head's, as a batch entry's in the dense kernel.
+  Value place = b.sub(unit, found.firstUnit);
   Value rows = b.word(tile.seqQ);
   Value rowBlocks = b.ceilDivU(rows, b.i32(blockM));
   Value units = b.ceilDivU(rows, b.i32(getUnitRows()));
+  Value perHead = b.umax(units, b.i32(1));
+  tile.head = b.toIndex(b.udiv(place, perHead));
+  tile.kvHead = getKvHead(b, q, k, tile.head);
+  Value index = b.urem(place, perHead);
   Value longer = b.sub(b.sub(rowBlocks, b.i32(1)), index);
   Value rowBlock = b.select(second, index, longer);
-  Value holds = b.and_(b.sle(b.i32(0), index), b.slt(index, units));
+  Value holds = b.and_(b.slt(index, units),
+                       b.slt(b.word(tile.head), b.word(freshDim(q, 1))));
   // The middle row block of an odd count has no partner: no second tile.
   if (pairsRowBlocks)
     holds = b.and_(holds, b.xor_(b.and_(second, b.eq(longer, index)),

@@ -141,8 +141,7 @@ struct TileCoordinates {
 /// x + gridDim.x, ... (pairsAttentionRowBlocks in TileConfig.h: a row
 /// block, or a pair of them, of one (batch, head)). Consecutive units share
 /// a (batch, head), so its K and V stay in L2. With query_offsets, the
-/// units are every sequence's own, consecutive ones a row block of one
-/// sequence over its heads (getPackedTile).
+/// units are every sequence's own, in the same order (getPackedTile).
 class PersistentTileSchedule {
 public:
   /// \p q, \p k and \p o are the kernel's memref parameters, and
@@ -185,8 +184,8 @@ private:
     Value before, total;
   };
   SequenceChunk getSequenceChunk(Value chunk);
-  /// The units of one head: every sequence's.
-  Value getPackedUnitsPerHead();
+  /// Every sequence's units, of every head.
+  Value getPackedUnits();
   /// The sequence that holds unit \p unit of its head (i32) and its first
   /// unit, found by the warp's lanes together.
   struct FoundSequence {
