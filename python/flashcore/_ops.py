@@ -34,10 +34,11 @@ _lib.define("attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, "
             "float softcap=0.0, Tensor? sinks=None, "
             "Tensor? page_table=None) -> (Tensor, Tensor)")
 _lib.define("attention_varlen(Tensor q, Tensor k, Tensor v, "
-            "Tensor cu_seqlens_q, Tensor cu_seqlens_k, SymInt max_seqlen_q, "
+            "Tensor cu_seqlens_q, Tensor? cu_seqlens_k, SymInt max_seqlen_q, "
             "bool causal=False, int[]? window=None, float? scale=None, "
-            "bool return_lse=False, float softcap=0.0, "
-            "Tensor? sinks=None) -> (Tensor, Tensor)")
+            "bool return_lse=False, float softcap=0.0, Tensor? sinks=None, "
+            "Tensor? seqused_k=None, Tensor? page_table=None) "
+            "-> (Tensor, Tensor)")
 _lib.define("attention_backward(Tensor dout, Tensor q, Tensor k, Tensor v, "
             "Tensor o, Tensor lse, bool causal=False, int[]? window=None, "
             "float? scale=None, float softcap=0.0) -> (Tensor, Tensor, Tensor)")
@@ -153,18 +154,22 @@ def _check_attention(q, k, v, window, sinks=None, sequences=None, op=_ATTENTION)
 def _check_sequences(q, sequences, op):
     """The checks of a _Sequences' key counts, page table and offsets."""
     seqlens, table, cu_q, cu_k, max_q = sequences
-    if cu_q is not None:
-        _check_offsets(q, cu_q, cu_k, max_q, op)
     batch = q.shape[0]
+    if cu_q is not None:
+        _check_offsets(q, cu_q, cu_k, max_q, table, op)
+        batch = cu_q.shape[0] - 1
+    # FlashAttention's names: cache_seqlens for a KV cache, seqused_k beside
+    # packed sequences.
+    name = "seqused_k" if op == _VARLEN else "cache_seqlens"
     if seqlens is not None:
-        _check_tensor("cache_seqlens", seqlens, op)
-        _check_device(("q", "cache_seqlens"), (q, seqlens), op)
+        _check_tensor(name, seqlens, op)
+        _check_device(("q", name), (q, seqlens), op)
         if seqlens.dtype != torch.int32 or seqlens.shape != (batch,):
-            _fail(f"{op}: cache_seqlens is {seqlens.dtype} "
+            _fail(f"{op}: {name} is {seqlens.dtype} "
                   f"{tuple(seqlens.shape)}, expected torch.int32 "
                   f"({batch},): one key count per batch entry")
         if seqlens.stride(0) != 1 and batch > 1:
-            _fail(f"{op}: cache_seqlens has stride {seqlens.stride(0)}, "
+            _fail(f"{op}: {name} has stride {seqlens.stride(0)}, "
                   "expected 1 (a dense vector; FlashCore does not copy: "
                   "pass .contiguous())")
     if table is not None:
@@ -182,10 +187,18 @@ def _check_sequences(q, sequences, op):
                   "pass .contiguous())")
 
 
-def _check_offsets(q, cu_q, cu_k, max_q, op):
-    """Packed sequences' offsets ([batch + 1] int32, dense, on q's device)
-    and their longest query count."""
+def _check_offsets(q, cu_q, cu_k, max_q, table, op):
+    """Packed sequences' offsets ([batch + 1] int32, dense, on q's device:
+    the keys' without a page table, none with one) and their longest query
+    count."""
+    if (cu_k is None) == (table is None):
+        _fail(f"{op}: cu_seqlens_k is "
+              f"{'None' if cu_k is None else 'given'} and page_table "
+              f"{'None' if table is None else 'given'}, expected one of them: "
+              "the keys packed as the queries are, or in pages")
     for name, t in (("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)):
+        if t is None:
+            continue
         _check_tensor(name, t, op)
         _check_device(("q", name), (q, t), op)
         if t.dtype != torch.int32 or t.dim() != 1 or t.shape[0] < 1:
@@ -196,7 +209,7 @@ def _check_offsets(q, cu_q, cu_k, max_q, op):
             _fail(f"{op}: {name} has stride {t.stride(0)}, expected 1 (a "
                   "dense vector; FlashCore does not copy: pass "
                   ".contiguous())")
-    if cu_q.shape != cu_k.shape:
+    if cu_k is not None and cu_q.shape != cu_k.shape:
         _fail(f"{op}: cu_seqlens_q is {tuple(cu_q.shape)} and cu_seqlens_k "
               f"{tuple(cu_k.shape)}, expected one shape (batch + 1,)")
     if not isinstance(max_q, (int, torch.SymInt)) or \
@@ -516,14 +529,20 @@ _register("attention_with_kvcache", _kvcache_impl, _kvcache_fake,
 
 # flashcore::attention_varlen: packed sequences ([total, H, D] each) run as
 # one batch entry ([1, total, H, D] views) with their offsets.
-def _check_packed(q, k, v):
-    """q, k and v are packed sequences: [total_tokens, heads, head_dim]."""
+def _check_packed(q, k, v, paged=False):
+    """q (and k and v, unless paged: then pools of pages [num_pages,
+    page_size, heads, head_dim]) are packed sequences: [total_tokens, heads,
+    head_dim]."""
     for name, t in zip(("q", "k", "v"), (q, k, v)):
         _check_tensor(name, t, _VARLEN)
-        if t.dim() != 3:
+        pool = paged and name != "q"
+        if t.dim() != (4 if pool else 3):
             _fail(f"{_VARLEN}: {name} has {t.dim()} dimensions "
-                  f"{tuple(t.shape)}, expected 3: [total_tokens, heads, "
-                  "head_dim] (the sequences packed one after the other)")
+                  f"{tuple(t.shape)}, expected " +
+                  ("4: [num_pages, page_size, heads, head_dim] (a page_table "
+                   "is given)" if pool else
+                   "3: [total_tokens, heads, head_dim] (the sequences packed "
+                   "one after the other)"))
 
 
 def _varlen_outputs(q, return_lse):
@@ -537,23 +556,25 @@ def _varlen_outputs(q, return_lse):
 
 
 def _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, window,
-                 sinks):
-    """The checked [1, total, H, D] views of packed q, k and v and their
-    _Sequences."""
-    _check_packed(q, k, v)
-    sequences = _Sequences(cu_seqlens_q=cu_seqlens_q,
-                           cu_seqlens_k=cu_seqlens_k,
-                           max_seqlen_q=max_seqlen_q)
-    views = q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)
+                 sinks, seqused_k=None, page_table=None):
+    """The checked views of packed q ([1, total, H, D]) and k and v (the
+    same, or their page pools as they are) and their _Sequences."""
+    paged = page_table is not None
+    _check_packed(q, k, v, paged)
+    sequences = _Sequences(seqused_k, page_table, cu_seqlens_q, cu_seqlens_k,
+                           max_seqlen_q)
+    views = (q.unsqueeze(0),) + ((k, v) if paged else
+                                 (k.unsqueeze(0), v.unsqueeze(0)))
     _check_attention(*views, window, sinks, sequences, _VARLEN)
     return views, sequences
 
 
 def _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                  causal=False, window=None, scale=None, return_lse=False,
-                 softcap=0.0, sinks=None):
+                 softcap=0.0, sinks=None, seqused_k=None, page_table=None):
     views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
-                                    max_seqlen_q, window, sinks)
+                                    max_seqlen_q, window, sinks, seqused_k,
+                                    page_table)
     o, lse = _varlen_outputs(q, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     _run_attention(*views, o.data_ptr(), lse.data_ptr() if return_lse else 0,
@@ -564,9 +585,10 @@ def _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
 
 def _varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                  causal=False, window=None, scale=None, return_lse=False,
-                 softcap=0.0, sinks=None):
+                 softcap=0.0, sinks=None, seqused_k=None, page_table=None):
     views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
-                                    max_seqlen_q, window, sinks)
+                                    max_seqlen_q, window, sinks, seqused_k,
+                                    page_table)
     _check_with_capi(*views, causal, window, scale, return_lse, softcap,
                      sinks, sequences)
     return _varlen_outputs(q, return_lse)
@@ -829,7 +851,8 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, *,
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                      max_seqlen_k=None, *, causal=False, window=None,
-                     scale=None, softcap=0.0, sinks=None, return_lse=False):
+                     scale=None, softcap=0.0, sinks=None, seqused_k=None,
+                     page_table=None, return_lse=False):
     """Attention over a batch of sequences of different lengths, packed
     without padding: FlashAttention's flash_attn_varlen_func. Forward only
     (no backward yet).
@@ -844,6 +867,15 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     the grid (a row past it may be left uncomputed). max_seqlen_k is accepted
     for FlashAttention's signature and not needed.
 
+    seqused_k (FlashAttention's; None: none): a contiguous [batch] int32
+    tensor, sequence b attending to the first seqused_k[b] of its keys
+    (clamped to [0, its key count]). page_table (FlashAttention's; vLLM's
+    block table; None: none) puts the keys in pages, as
+    flashcore.attention_with_kvcache's: k and v are then pools [num_pages,
+    page_size, heads_kv, head_dim], page_table a contiguous [batch,
+    pages_per_sequence] int32 tensor, cu_seqlens_k None, and seqused_k the
+    sequences' key counts (chunked prefill over a paged cache).
+
     causal, window, scale, softcap and sinks are flashcore.attention's,
     per sequence (causal aligns each sequence's queries to the end of its
     keys). Offsets outside [0, total] are clamped into it: wrong offsets
@@ -853,18 +885,19 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     Returns o like q, and with return_lse also lse [heads_q, total_q] f32.
     """
     del max_seqlen_k
-    tensors = (q, k, v, cu_seqlens_q, cu_seqlens_k) + (
-        () if sinks is None else (sinks,))
+    tensors = tuple(t for t in (q, k, v, cu_seqlens_q, cu_seqlens_k, sinks,
+                                seqused_k, page_table) if t is not None)
     window = None if window is None else list(window)
     if _direct(tensors):
         o, lse = _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k,
                               max_seqlen_q, causal, window, scale,
-                              return_lse, softcap, sinks)
+                              return_lse, softcap, sinks, seqused_k,
+                              page_table)
     else:
         _check_window(window, _VARLEN)
         o, lse = torch.ops.flashcore.attention_varlen.default(
             q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal,
-            window, scale, return_lse, softcap, sinks)
+            window, scale, return_lse, softcap, sinks, seqused_k, page_table)
     return (o, lse) if return_lse else o
 
 
@@ -892,11 +925,13 @@ def _precompile_attention_with_kvcache(q, k_cache, v_cache,
 
 
 def _precompile_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
-                                 max_seqlen_q, max_seqlen_k=None, **kwargs):
+                                 max_seqlen_q, max_seqlen_k=None,
+                                 seqused_k=None, page_table=None, **kwargs):
     del max_seqlen_k
     views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                     max_seqlen_q, kwargs.get("window"),
-                                    kwargs.get("sinks"))
+                                    kwargs.get("sinks"), seqused_k,
+                                    page_table)
     _precompile_attention(*views, sequences=sequences, op=_VARLEN, **kwargs)
 
 
@@ -1200,7 +1235,9 @@ def precompile_attention(variants, *, device=None, threads=0):
         # Only whether the offsets are NULL is read, and maxQueryLength
         # with them.
         if variant.get("varlen"):
-            d.queryOffsets = d.keyOffsets = _STAND_IN
+            # Keys packed as the queries are, or (page_size) in pages.
+            d.queryOffsets = _STAND_IN
+            d.keyOffsets = None if variant.get("page_size") else _STAND_IN
             d.maxQueryLength = variant.get("seqlen_q") or 0
         else:
             d.querySeq = variant.get("seqlen_q") or 0

@@ -135,10 +135,10 @@ def test_attention_varlen_schema():
     schema = str(torch.ops.flashcore.attention_varlen.default._schema)
     assert schema == (
         "flashcore::attention_varlen(Tensor q, Tensor k, Tensor v, Tensor "
-        "cu_seqlens_q, Tensor cu_seqlens_k, SymInt max_seqlen_q, bool "
+        "cu_seqlens_q, Tensor? cu_seqlens_k, SymInt max_seqlen_q, bool "
         "causal=False, int[]? window=None, float? scale=None, bool "
-        "return_lse=False, float softcap=0., Tensor? sinks=None) -> (Tensor, "
-        "Tensor)")
+        "return_lse=False, float softcap=0., Tensor? sinks=None, Tensor? "
+        "seqused_k=None, Tensor? page_table=None) -> (Tensor, Tensor)")
 
 
 # --- shape inference -------------------------------------------------------
@@ -210,6 +210,21 @@ def test_attention_varlen_shapes():
     assert o.shape == q.shape and o.stride() == q.stride()
     assert lse.shape == (8, 700) and lse.dtype == torch.float32
     assert flashcore.attention_varlen(q, k, k, cu, cu, 300).shape == q.shape
+
+
+def test_attention_varlen_shapes_over_pages_and_key_counts():
+    # Chunked prefill: 3 sequences' new queries over a paged cache (40
+    # pages of 16 rows; the table lists 8 per sequence) with key counts.
+    q, pool = meta(300, 8, 64), meta(40, 16, 2, 64)
+    n, table = meta(3, dtype=torch.int32), meta(3, 8, dtype=torch.int32)
+    o, lse = flashcore.attention_varlen(
+        q, pool, pool, meta(4, dtype=torch.int32), None, 128, causal=True,
+        seqused_k=n, page_table=table, return_lse=True)
+    assert o.shape == q.shape and lse.shape == (8, 300)
+    cu = meta(4, dtype=torch.int32)
+    assert flashcore.attention_varlen(q, meta(500, 2, 64), meta(500, 2, 64),
+                                      cu, cu, 128,
+                                      seqused_k=n).shape == q.shape
 
 
 def test_attention_varlen_shapes_heads_first_storage():
@@ -603,6 +618,30 @@ def _varlen(q=None, k=None, cu_q=None, cu_k=None, max_q=128, **kwargs):
      "and head_dim"),
     (_varlen(q=meta(300, 8, 72), k=meta(500, 2, 72)),
      "headDim is 72, expected a multiple of 16 from 32 to 256"),
+    (lambda: flashcore.attention_varlen(
+        meta(300, 8, 64), meta(500, 2, 64), meta(500, 2, 64),
+        meta(4, dtype=torch.int32), None, 128),
+     "cu_seqlens_k is None and page_table None, expected one of them"),
+    (lambda: flashcore.attention_varlen(
+        meta(300, 8, 64), meta(40, 16, 2, 64), meta(40, 16, 2, 64),
+        meta(4, dtype=torch.int32), meta(4, dtype=torch.int32), 128,
+        page_table=meta(3, 8, dtype=torch.int32)),
+     "cu_seqlens_k is given and page_table given, expected one of them"),
+    (lambda: flashcore.attention_varlen(
+        meta(300, 8, 64), meta(500, 2, 64), meta(500, 2, 64),
+        meta(4, dtype=torch.int32), None, 128,
+        page_table=meta(3, 8, dtype=torch.int32)),
+     "k has 3 dimensions (500, 2, 64), expected 4: [num_pages, page_size, "
+     "heads, head_dim]"),
+    (_varlen(seqused_k=meta(4, dtype=torch.int32)),
+     "seqused_k is torch.int32 (4,), expected torch.int32 (3,): one key "
+     "count per batch entry"),
+    (lambda: flashcore.attention_varlen(
+        meta(300, 8, 64), meta(40, 16, 2, 64), meta(40, 16, 2, 64),
+        meta(4, dtype=torch.int32), None, 128,
+        page_table=meta(2, 8, dtype=torch.int32)),
+     "page_table is torch.int32 (2, 8), expected torch.int32 (3, pages per "
+     "sequence >= 1)"),
 ])
 def test_attention_varlen_errors(call, expected):
     # Python's own checks name the op; the C API's carry its message.
@@ -670,6 +709,9 @@ def test_precompile_needs_a_cuda_device_and_a_known_op():
           backward=True), "expected cache_seqlens, page_size and varlen or "
      "backward, not both"),
     (dict(dtype=torch.float16, head_dim=64, page_size=16, backward=True),
+     "expected cache_seqlens, page_size and varlen or backward, not both"),
+    (dict(dtype=torch.float16, head_dim=64, varlen=True, page_size=16,
+          backward=True),
      "expected cache_seqlens, page_size and varlen or backward, not both"),
     (dict(dtype=torch.float16, head_dim=64, varlen=True, backward=True),
      "expected cache_seqlens, page_size and varlen or backward, not both"),

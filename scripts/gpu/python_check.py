@@ -464,6 +464,44 @@ def varlen_case(query_lengths, key_lengths, hq, hkv, d, dtype, causal=False,
     return run
 
 
+def varlen_paged_case(query_lengths, key_lengths, hq, hkv, d, dtype,
+                      page_size, causal=False):
+    """flashcore.attention_varlen of packed queries over a paged cache
+    (chunked prefill): each sequence's keys in shuffled pages of page_size
+    rows (page_caches: NaN past its length and in the spare pages, the
+    table's entries past it out of range), seqused_k its key count; against
+    reference_varlen over the same keys packed."""
+    def run():
+        b = len(query_lengths)
+        s_cache = max(page_size, -(-max(key_lengths) // page_size) * page_size)
+        caches = [torch.randn(b, s_cache, hkv, d, device="cuda", dtype=dtype)
+                  for _ in range(2)]
+        n = torch.tensor(key_lengths, dtype=torch.int32, device="cuda")
+        stale = torch.arange(s_cache, device="cuda") >= n[:, None]
+        for t in caches:
+            t.masked_fill_(stale[:, :, None, None], float("nan"))
+        (pk, pv), table = page_caches(caches, page_size, n, False)
+        q = torch.randn(sum(query_lengths), hq, d, device="cuda", dtype=dtype)
+        cu_q = torch.tensor([0] + torch.tensor(query_lengths).cumsum(0)
+                            .tolist(), dtype=torch.int32, device="cuda")
+        cu_k = torch.tensor([0] + torch.tensor(key_lengths).cumsum(0)
+                            .tolist(), dtype=torch.int32, device="cuda")
+        k, v = (torch.cat([t[i, :key_lengths[i]] for i in range(b)])
+                for t in caches)
+        o, o_lse = flashcore.attention_varlen(
+            q, pk, pv, cu_q, None, max(query_lengths), causal=causal,
+            seqused_k=n, page_table=table, return_lse=True)
+        for name, t in (("o", o), ("lse", o_lse)):
+            assert not t.isnan().any(), \
+                f"NaN in {name}: a key past its sequence's count was read"
+        ref, ref_lse = reference_varlen(q, k, v, cu_q, cu_k, causal, None,
+                                        None, torch.float32)
+        low, _ = reference_varlen(q, k, v, cu_q, cu_k, causal, None, None,
+                                  dtype)
+        return f"B={b}, " + compare_attention(q, o, o_lse, ref, ref_lse, low)
+    return run
+
+
 def varlen_unwritten_rows():
     """Rows of o past the last sequence keep what they held (an o filled
     with 7 before the call, through the launch attention_varlen makes), and
@@ -513,6 +551,15 @@ def varlen_grid():
     check("varlen f16 d128 without lse",
           varlen_case(ragged_q, ragged_k, 8, 8, 128, f16, lse=False))
     check("varlen rows past the sequences", varlen_unwritten_rows)
+    # Chunked prefill: new queries over paged caches with key counts (one
+    # sequence without keys).
+    for page_size in (16, 64, 256):
+        for causal in (False, True):
+            check(f"varlen paged {page_size} bf16 d128 GQA 4:1 "
+                  f"{'causal' if causal else 'non-causal'} chunked prefill",
+                  varlen_paged_case([5, 1, 130, 77, 300, 3],
+                                    [9, 1, 700, 77, 1000, 0], 8, 2, 128,
+                                    torch.bfloat16, page_size, causal))
 
 
 def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,

@@ -47,7 +47,7 @@ run kvcache-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], k.repeat(1
 # first row past its length, out of range), and split-KV decode over
 # 256-row pages.
 table="torch.arange(21, -1, -1, device='cuda', dtype=torch.int32).view(2, 11).masked_fill(torch.tensor([[False] * 5 + [True] * 6, [False] * 11], device='cuda'), -5)"
-pool16="torch.randn(22, 16, 2, 128, device='cuda', dtype=torch.bfloat16)"
+pool16="torch.randn(44, 16, 2, 128, device='cuda', dtype=torch.bfloat16)"
 run paged16-d128 128 "flashcore.attention_with_kvcache(q, $pool16, $pool16, $lengths, page_table=$table, causal=True)"
 pool256="torch.randn(530, 256, 2, 64, device='cuda', dtype=torch.bfloat16)"
 run paged256-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], $pool256, $pool256, torch.tensor([0, 30000], device='cuda', dtype=torch.int32), page_table=torch.arange(530, device='cuda', dtype=torch.int32).view(2, 265), return_lse=True)"
@@ -56,4 +56,8 @@ run paged256-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], $pool256,
 cu_q="torch.tensor([0, 0, 1, 78, 278], device='cuda', dtype=torch.int32)"
 cu_k="torch.tensor([0, 170, 173, 173, 300], device='cuda', dtype=torch.int32)"
 run varlen-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1)[:300], k.flatten(0, 1)[:300], $cu_q, $cu_k, 200, causal=True, return_lse=True)"
+# The same queries over 16-row pages in reversed order with key counts 77,
+# 170, 0 and 30 (chunked prefill; the table's entries past them out of
+# range).
+run varlen-paged16-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), $pool16, $pool16, $cu_q, None, 200, seqused_k=torch.tensor([77, 170, 0, 30], device='cuda', dtype=torch.int32), page_table=torch.arange(43, -1, -1, device='cuda', dtype=torch.int32).view(4, 11).masked_fill(torch.tensor([[False] * 5 + [True] * 6, [False] * 11, [True] * 11, [False] * 2 + [True] * 9], device='cuda'), -5), causal=True)"
 exit $status
