@@ -302,12 +302,12 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
 // sequence b's Hq x ceil(L_b / R) (R the rows of a unit; head by head, as
 // a batch entry's in the dense kernel) from the sum of the earlier ones',
 // so the CTAs stride over a stream of real tiles in sequence order, as
-// FA3's varlen scheduler walks them. A warp's lanes find
-// a unit's sequence together, 32 sequences a step (their units by a
-// prefix sum over the lanes, then a ballot of those that start at or
-// before it): one load's latency for B <= 32. The counts are at least 0,
-// so their sums rise whatever the offsets hold, and every role's warps
-// find the same sequence for a unit and run the same tiles.
+// FA3's varlen scheduler walks them. A warp's lanes find a unit's
+// sequence together, 32 sequences a step (their units by a prefix sum over
+// the lanes, then a ballot of those that start at or before it): one
+// load's latency for B <= 32. The counts are at least 0, so their sums
+// rise whatever the offsets hold, and every role's warps find the same
+// sequence for a unit and run the same tiles.
 // (Units of B x ceil(max_query_length / R) per head left each shorter
 // sequence's tail empty, and slots b + floor(query_offsets[b] / R) one
 // empty per sequence, which the CTAs' fixed stride met in step: a third
