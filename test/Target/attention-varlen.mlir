@@ -95,3 +95,18 @@ func.func @key_offsets(%q: memref<1x?x?x64xbf16>, %k: memref<1x?x?x64xbf16>,
                  max_query_length(%m)
   return
 }
+
+// Both offsets at d128, causal: on sm_80 the key copies read k and v viewed
+// with their rows as batch entries (a sequence's first key row is the
+// entry, as a batch index is): a base added to each copy row instead, held
+// across the key loop, spilled 20 bytes here (the sm_80 RUN's no-spill
+// check).
+func.func @key_offsets_d128(%q: memref<1x?x?x128xbf16>, %k: memref<1x?x?x128xbf16>,
+                            %o: memref<1x?x?x128xbf16>, %cq: memref<?xi32>,
+                            %ck: memref<?xi32>, %m: index) {
+  fmha.attention q(%q : memref<1x?x?x128xbf16>) k(%k : memref<1x?x?x128xbf16>)
+                 v(%k : memref<1x?x?x128xbf16>) -> o(%o : memref<1x?x?x128xbf16>)
+                 query_offsets(%cq : memref<?xi32>) key_offsets(%ck : memref<?xi32>)
+                 max_query_length(%m) causal
+  return
+}

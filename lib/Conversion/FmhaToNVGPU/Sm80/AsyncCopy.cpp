@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -103,13 +104,17 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
           keys.locate(b, global, tile, hideFromHoisting(b, b.word(sourceRow)));
       entry = b.toIndex(page);
       sourceRow = b.toIndex(pageRow);
+    } else if (keyRows && tile.keyBase) {
+      // Packed keys: \p global is k's or v's viewRowsAsEntries, whose entry
+      // is a packed sequence's first key row, from a hidden copy as a batch
+      // index is (a base added to each copy row, held across the key loop,
+      // spilled 20 bytes of the d128 kernel).
+      entry = hideFromHoisting(b, tile.keyBase);
     } else {
       entry = hideFromHoisting(b, keyRows ? tile.getKeyEntry(b)
                                           : tile.getQueryEntry(b));
-      // A packed sequence's first row, from a hidden copy too: held across
-      // the key loop, it spilled 20 bytes of the d128 kernel.
-      if (Value base = keyRows ? tile.keyBase : tile.queryBase)
-        sourceRow = b.add(sourceRow, hideFromHoisting(b, base));
+      if (!keyRows && tile.queryBase)
+        sourceRow = b.add(sourceRow, hideFromHoisting(b, tile.queryBase));
     }
     SmallVector<Value, 4> source = {entry, headIndex, sourceRow, column};
     SmallVector<Value, 2> destination = {
@@ -133,6 +138,25 @@ void AsyncCopy::copyKeyBlock(const Lanes &lanes, const TileCoordinates &tile,
   copyTile(lanes, tile, global, hideFromHoisting(b, tile.kvHead),
            b.toIndex(b.mul(block, b.i32(shape.blockN))), tile.seqK, shared,
            shape.blockN, bounded, /*keyRows=*/true);
+}
+
+Value AsyncCopy::viewRowsAsEntries(KernelBuilder &b, Value tensor) {
+  auto type = cast<MemRefType>(tensor.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, tensor);
+  ValueRange sizes = metadata.getSizes();
+  ValueRange strides = metadata.getStrides();
+  constexpr int64_t kDynamic = ShapedType::kDynamic;
+  auto viewType = MemRefType::get(
+      {kDynamic, kDynamic, kDynamic, type.getDimSize(3)}, type.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), kDynamic,
+                             {kDynamic, kDynamic, kDynamic, 1}));
+  SmallVector<OpFoldResult, 4> viewSizes = {sizes[2], sizes[1], sizes[2],
+                                            b.getIndexAttr(type.getDimSize(3))};
+  SmallVector<OpFoldResult, 4> viewStrides = {strides[2], strides[1],
+                                              strides[2], b.getIndexAttr(1)};
+  return memref::ReinterpretCastOp::create(b, viewType, tensor,
+                                           OpFoldResult(metadata.getOffset()),
+                                           viewSizes, viewStrides);
 }
 
 void AsyncCopy::commit() {

@@ -37,7 +37,8 @@ public:
                 int64_t rows, bool bounded, bool keyRows = false);
 
   /// Copies key block \p block (i32) of \p global (K or V) into \p shared;
-  /// \p bounded when the block may extend past Sk.
+  /// \p bounded when the block may extend past Sk. With packed keys (the
+  /// tile's keyBase), \p global is the tensor's viewRowsAsEntries.
   void copyKeyBlock(const Lanes &lanes, const TileCoordinates &tile,
                     Value global, Value shared, Value block, bool bounded);
 
@@ -46,6 +47,12 @@ public:
 
   /// Waits for every cp.async group of this thread, then for every thread.
   void waitForAll();
+
+  /// \p tensor ([1, H, T, D], packed rows) viewed as [T, H, T, D] with its
+  /// row stride as the batch stride: entry e's row r is the tensor's row
+  /// e + r, so a packed sequence's first row is an entry, as a batch index
+  /// is.
+  static Value viewRowsAsEntries(KernelBuilder &b, Value tensor);
 
 private:
   void emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,

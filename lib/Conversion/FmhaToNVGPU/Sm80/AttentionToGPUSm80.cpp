@@ -64,13 +64,16 @@ struct KeyBlockWords {
 /// loops and the epilogue.
 class RowBlockSchedule {
 public:
+  /// \p keyTensor and \p valueTensor: what the key copies read (k and
+  /// v, or with key_offsets their viewRowsAsEntries).
   RowBlockSchedule(KernelBuilder &b, const KernelShape &shape,
                    const AttentionWindow &window, gpu::GPUFuncOp func,
                    Value threadId, const SharedTiles &tiles, AsyncCopy &copies,
-                   WarpMma &mma, FragmentSoftmax &softmax, Epilogue &epilogue)
+                   WarpMma &mma, FragmentSoftmax &softmax, Epilogue &epilogue,
+                   Value keyTensor, Value valueTensor)
       : b(b), shape(shape), window(window), func(func), threadId(threadId),
         tiles(tiles), copies(copies), mma(mma), softmax(softmax),
-        epilogue(epilogue) {}
+        epilogue(epilogue), keyTensor(keyTensor), valueTensor(valueTensor) {}
 
   /// Computes the row block of \p tile (its range not yet set) with the
   /// lane values \p lanes of the prologue.
@@ -95,6 +98,7 @@ private:
   WarpMma &mma;
   FragmentSoftmax &softmax;
   Epilogue &epilogue;
+  Value keyTensor, valueTensor;
 };
 
 void RowBlockSchedule::build(const Lanes &lanes, TileCoordinates tile) {
@@ -111,7 +115,7 @@ void RowBlockSchedule::build(const Lanes &lanes, TileCoordinates tile) {
                   tile.seqQ, tiles.q, shape.blockM, /*bounded=*/true);
   Value anyBlock = b.sgt(blocks.lastBlockEnd, blocks.firstBlock);
   scf::IfOp::create(b, anyBlock, [&](OpBuilder &, Location) {
-    copies.copyKeyBlock(lanes, tile, func.getArgument(kK), tiles.k,
+    copies.copyKeyBlock(lanes, tile, keyTensor, tiles.k,
                         b.sub(blocks.lastBlockEnd, b.i32(1)),
                         /*bounded=*/true);
     scf::YieldOp::create(b);
@@ -169,7 +173,7 @@ SoftmaxState RowBlockSchedule::buildKeyBlock(const TileCoordinates &tile,
   copies.waitForAll();
   // Only the last key block can extend past Sk, and it comes first, in a
   // masked range.
-  copies.copyKeyBlock(lanes, tile, func.getArgument(kV), tiles.v, block,
+  copies.copyKeyBlock(lanes, tile, valueTensor, tiles.v, block,
                       /*bounded=*/masked);
   copies.commit();
 
@@ -184,8 +188,8 @@ SoftmaxState RowBlockSchedule::buildKeyBlock(const TileCoordinates &tile,
   copies.waitForAll();
   Value more = b.sgt(block, blocks.firstBlock);
   scf::IfOp::create(b, more, [&](OpBuilder &, Location) {
-    copies.copyKeyBlock(lanes, tile, func.getArgument(kK), tiles.k,
-                        b.sub(block, b.i32(1)), /*bounded=*/false);
+    copies.copyKeyBlock(lanes, tile, keyTensor, tiles.k, b.sub(block, b.i32(1)),
+                        /*bounded=*/false);
     copies.commit();
     scf::YieldOp::create(b);
   });
@@ -224,8 +228,13 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
       b, shape, tiles, copies, softmax, threadId, func.getArgument(kO),
       op.getLse() ? func.getArgument(kLse) : Value(),
       op.getSinks() ? func.getArgument(getSinksArgument(op, kLse)) : Value());
+  Value keyTensor = func.getArgument(kK), valueTensor = func.getArgument(kV);
+  if (op.getKeyOffsets()) {
+    keyTensor = AsyncCopy::viewRowsAsEntries(b, keyTensor);
+    valueTensor = AsyncCopy::viewRowsAsEntries(b, valueTensor);
+  }
   RowBlockSchedule schedule(b, shape, window, func, threadId, tiles, copies,
-                            mma, softmax, epilogue);
+                            mma, softmax, epilogue, keyTensor, valueTensor);
 
   // Batches (with split_keys, o's entries: each key split of each batch;
   // with query_offsets, the packed sequences) stride by the grid's z
