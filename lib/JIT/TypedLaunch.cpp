@@ -179,39 +179,38 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
     return err;
   if (!t.q || !t.k || !t.v || !t.o)
     return fail("q, k, v and o must not be null");
-  if (spec.withLse != (t.lse != nullptr))
-    return fail(spec.withLse
-                    ? "the spec has an LSE output but no lse tensor is given"
-                    : "an lse tensor is given but the spec has no LSE output "
-                      "(set withLse)");
-  if (spec.withSinks != (t.sinks != nullptr))
-    return fail(spec.withSinks
-                    ? "the spec has sinks but no sinks tensor is given"
-                    : "a sinks tensor is given but the spec has no sinks "
-                      "(set withSinks)");
-  if (spec.withKeyLengths != (t.keyLengths != nullptr))
-    return fail(spec.withKeyLengths
-                    ? "the spec has key lengths but no keyLengths tensor is "
-                      "given"
-                    : "a keyLengths tensor is given but the spec has no key "
-                      "lengths (set withKeyLengths)");
-  if ((spec.pageSize != 0) != (t.pageTable != nullptr))
-    return fail(spec.pageSize
-                    ? "the spec has pages but no pageTable tensor is given"
-                    : "a pageTable tensor is given but the spec has no pages "
-                      "(set pageSize)");
-  if (spec.withQueryOffsets != (t.queryOffsets != nullptr))
-    return fail(spec.withQueryOffsets
-                    ? "the spec has query offsets but no queryOffsets tensor "
-                      "is given"
-                    : "a queryOffsets tensor is given but the spec has no "
-                      "query offsets (set withQueryOffsets)");
-  if (spec.withKeyOffsets != (t.keyOffsets != nullptr))
-    return fail(spec.withKeyOffsets
-                    ? "the spec has key offsets but no keyOffsets tensor is "
-                      "given"
-                    : "a keyOffsets tensor is given but the spec has no key "
-                      "offsets (set withKeyOffsets)");
+  // Each optional operand: in the spec (what it has, the field that sets
+  // it) exactly where its tensor is given.
+  struct OptionalOperand {
+    bool inSpec;
+    const void *tensor;
+    const char *has, *article, *name, *field;
+  };
+  for (const OptionalOperand &o :
+       {OptionalOperand{spec.withLse, t.lse, "an LSE output", "an", "lse",
+                        "withLse"},
+        OptionalOperand{spec.withSinks, t.sinks, "sinks", "a", "sinks",
+                        "withSinks"},
+        OptionalOperand{spec.withKeyLengths, t.keyLengths, "key lengths", "a",
+                        "keyLengths", "withKeyLengths"},
+        OptionalOperand{spec.pageSize != 0, t.pageTable, "pages", "a",
+                        "pageTable", "pageSize"},
+        OptionalOperand{spec.withQueryOffsets, t.queryOffsets, "query offsets",
+                        "a", "queryOffsets", "withQueryOffsets"},
+        OptionalOperand{spec.withKeyOffsets, t.keyOffsets, "key offsets", "a",
+                        "keyOffsets", "withKeyOffsets"}}) {
+    if (o.inSpec == (o.tensor != nullptr))
+      continue;
+    // The spec has "an LSE output", or has "no LSE output".
+    llvm::StringRef has(o.has);
+    llvm::StringRef what = has.starts_with("an ") ? has.drop_front(3) : has;
+    if (o.inSpec)
+      return fail(llvm::formatv("the spec has {0} but no {1} tensor is given",
+                                has, o.name));
+    return fail(llvm::formatv("{0} {1} tensor is given but the spec has no "
+                              "{2} (set {3})",
+                              o.article, o.name, what, o.field));
+  }
   if (llvm::Error err = checkAttentionSizes(t))
     return err;
   if (spec.withQueryOffsets &&
