@@ -162,16 +162,8 @@ def _check_sequences(q, sequences, op):
     # packed sequences.
     name = "seqused_k" if op == _VARLEN else "cache_seqlens"
     if seqlens is not None:
-        _check_tensor(name, seqlens, op)
-        _check_device(("q", name), (q, seqlens), op)
-        if seqlens.dtype != torch.int32 or seqlens.shape != (batch,):
-            _fail(f"{op}: {name} is {seqlens.dtype} "
-                  f"{tuple(seqlens.shape)}, expected torch.int32 "
-                  f"({batch},): one key count per batch entry")
-        if seqlens.stride(0) != 1 and batch > 1:
-            _fail(f"{op}: {name} has stride {seqlens.stride(0)}, "
-                  "expected 1 (a dense vector; FlashCore does not copy: "
-                  "pass .contiguous())")
+        _check_int32_vector(q, name, seqlens, seqlens.shape == (batch,),
+                            f"({batch},): one key count per batch entry", op)
     if table is not None:
         _check_tensor("page_table", table, op)
         _check_device(("q", "page_table"), (q, table), op)
@@ -187,6 +179,19 @@ def _check_sequences(q, sequences, op):
                   "pass .contiguous())")
 
 
+def _check_int32_vector(q, name, t, sized, expected, op):
+    """t (the op's argument `name`) is a dense int32 vector on q's device
+    whose size is right where `sized`; `expected` says which shape."""
+    _check_tensor(name, t, op)
+    _check_device(("q", name), (q, t), op)
+    if t.dtype != torch.int32 or not sized:
+        _fail(f"{op}: {name} is {t.dtype} {tuple(t.shape)}, expected "
+              f"torch.int32 {expected}")
+    if t.stride(0) != 1 and t.shape[0] > 1:
+        _fail(f"{op}: {name} has stride {t.stride(0)}, expected 1 (a dense "
+              "vector; FlashCore does not copy: pass .contiguous())")
+
+
 def _check_offsets(q, cu_q, cu_k, max_q, table, op):
     """Packed sequences' offsets ([batch + 1] int32, dense, on q's device:
     the keys' without a page table, none with one) and their longest query
@@ -197,18 +202,10 @@ def _check_offsets(q, cu_q, cu_k, max_q, table, op):
               f"{'None' if table is None else 'given'}, expected one of them: "
               "the keys packed as the queries are, or in pages")
     for name, t in (("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)):
-        if t is None:
-            continue
-        _check_tensor(name, t, op)
-        _check_device(("q", name), (q, t), op)
-        if t.dtype != torch.int32 or t.dim() != 1 or t.shape[0] < 1:
-            _fail(f"{op}: {name} is {t.dtype} {tuple(t.shape)}, expected "
-                  "torch.int32 (batch + 1,): the first row of each sequence, "
-                  "then the total")
-        if t.stride(0) != 1 and t.shape[0] > 1:
-            _fail(f"{op}: {name} has stride {t.stride(0)}, expected 1 (a "
-                  "dense vector; FlashCore does not copy: pass "
-                  ".contiguous())")
+        if t is not None:
+            _check_int32_vector(q, name, t, t.dim() == 1 and t.shape[0] >= 1,
+                                "(batch + 1,): the first row of each "
+                                "sequence, then the total", op)
     if cu_k is not None and cu_q.shape != cu_k.shape:
         _fail(f"{op}: cu_seqlens_q is {tuple(cu_q.shape)} and cu_seqlens_k "
               f"{tuple(cu_k.shape)}, expected one shape (batch + 1,)")

@@ -192,7 +192,8 @@ void PersistentTileSchedule::forEachTile(
                              Value blocks)>
         body,
     bool byWarps) {
-  wholeWarps = byWarps;
+  assert((byWarps || !sequences.queryOffsets) &&
+         "packed tiles are found by whole warps");
   Value units = sequences.queryOffsets
                     ? getPackedUnits()
                     : b.mul(b.mul(getUnitsPerHead(),
@@ -376,7 +377,6 @@ Value PersistentTileSchedule::getPackedUnits() {
 
 PersistentTileSchedule::FoundSequence
 PersistentTileSchedule::findSequence(Value unit) {
-  assert(wholeWarps && "packed tiles are found by whole warps");
   Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
   Type i32 = b.getI32Type();
   auto search = scf::WhileOp::create(

@@ -186,8 +186,8 @@ private:
   SequenceChunk getSequenceChunk(Value chunk);
   /// Every sequence's units, of every head.
   Value getPackedUnits();
-  /// The sequence that holds unit \p unit of its head (i32) and its first
-  /// unit, found by the warp's lanes together.
+  /// The sequence that holds unit \p unit (i32) and its first unit,
+  /// found by the warp's lanes together.
   struct FoundSequence {
     Value sequence, firstUnit;
   };
@@ -202,8 +202,6 @@ private:
   Value q, k, o;
   KeyRows keys;
   SequenceRows sequences;
-  /// forEachTile's byWarps.
-  bool wholeWarps = false;
   int64_t blockM, blockN;
   AttentionWindow window;
   bool pairsRowBlocks, splitKeys;
