@@ -28,12 +28,15 @@
 7. Packed sequences (--varlen): attention_varlen over mixed lengths, and
    over equal ones beside the dense call on the same tokens, with FA4's
    varlen and dense calls.
+8. v's head dim apart from q's (--value-head-dims): DeepSeek's 192/128,
+   with the SDPA backends and FA4 where they take it.
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
                                 [--decode] [--kvcache] [--backward] [--head-dims]
-                                [--features] [--varlen] [--no-host]
+                                [--features] [--varlen]
+                                [--value-head-dims] [--no-host]
                                 [--no-tflops]
 Prints markdown tables for docs/BENCHMARKS.md.
 """
@@ -252,6 +255,53 @@ def head_dim_rows(rounds):
                   " | ".join(f"{med[n]:.0f}" if n in med else "-"
                              for n in names) + f" | {ratio} |", flush=True)
             del q, k, v, found
+            torch.cuda.empty_cache()
+
+
+# v's head dim apart from q's (B, H, S, D, Dv; bf16): DeepSeek's 192/128
+# (MLA prefill's shapes without the latent projection) at 1k, 4k and 16k.
+VALUE_HEAD_DIM_ROWS = [(16, 16, 1024, 192, 128), (4, 16, 4096, 192, 128),
+                       (1, 16, 16384, 192, 128)]
+
+
+def value_head_dim_rows(rounds):
+    """Forward TFLOP/s where v's head dim differs from q's, with the peers
+    that take it (SDPA's cuDNN and memory-efficient backends, FA4; one that
+    refuses shows '-'): 2 x B x H x S^2 x (D + Dv) FLOPs, halved when
+    causal."""
+    print("\n## Forward TFLOP/s, v's head dim apart from q's (BSHD, bf16; "
+          f"median of {rounds} interleaved rounds of back_to_back_ms)\n")
+    names = ["flashcore", "cudnn", "efficient"] + (
+        ["fa4"] if fa4_func is not None else [])
+    print("| B x H x S x D/Dv | causal | " + " | ".join(names) +
+          " | flashcore / best |\n|---|---|" + "---|" * (len(names) + 1))
+    for b, h, s, d, dv in VALUE_HEAD_DIM_ROWS:
+        for causal in (False, True):
+            q, k = (torch.randn(b, s, h, d, device="cuda",
+                                dtype=torch.bfloat16) for _ in range(2))
+            v = torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16)
+            qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+
+            def sdpa():
+                return F.scaled_dot_product_attention(qt, kt, vt,
+                                                      is_causal=causal)
+            found = {
+                "flashcore": lambda: flashcore.attention(q, k, v,
+                                                         causal=causal),
+                "cudnn": (SDPBackend.CUDNN_ATTENTION, sdpa),
+                "efficient": (SDPBackend.EFFICIENT_ATTENTION, sdpa),
+            }
+            if fa4_func is not None:
+                found["fa4"] = lambda: fa4_func(q, k, v, causal=causal)
+            flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
+            med = runnable_medians(found, names, flops, 1e9, rounds)
+            peers = [med[n] for n in med if n != "flashcore"]
+            ratio = (f"{med['flashcore'] / max(peers):.2f}"
+                     if peers and "flashcore" in med else "-")
+            print(f"| {b}x{h}x{s}x{d}/{dv} | {'yes' if causal else 'no'} | " +
+                  " | ".join(f"{med[n]:.0f}" if n in med else "-"
+                             for n in names) + f" | {ratio} |", flush=True)
+            del q, k, v, qt, kt, vt, found
             torch.cuda.empty_cache()
 
 
@@ -659,6 +709,7 @@ def main():
     parser.add_argument("--head-dims", action="store_true")
     parser.add_argument("--features", action="store_true")
     parser.add_argument("--varlen", action="store_true")
+    parser.add_argument("--value-head-dims", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
@@ -682,6 +733,8 @@ def main():
         feature_rows(args.rows, args.rounds)
     if args.varlen:
         varlen_rows(args.rounds)
+    if args.value_head_dims:
+        value_head_dim_rows(args.rounds)
 
 
 if __name__ == "__main__":

@@ -23,13 +23,15 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     |---|---|---|
     | `q`   | `[B, Hq, Sq, D]`  | f16 or bf16 |
     | `k`   | `[B, Hkv, Sk, D]` | same as `q` |
-    | `v`   | `[B, Hkv, Sk, D]` | same as `q` |
-    | `o`   | `[B, Hq, Sq, D]`  | same as `q` (written) |
+    | `v`   | `[B, Hkv, Sk, Dv]` | same as `q` |
+    | `o`   | `[B, Hq, Sq, Dv]`  | same as `q` (written) |
     | `lse` | `[B, Hq, Sq]`     | f32 (written, optional) |
     | `sinks` | `[Hq, Sq]`      | f32 (optional) |
 
-    `D` is static, a multiple of 16 from 32 to 256 (the kernels' shared tiles
-    round it up to their swizzle unit); every other size may be dynamic
+    `D` and `Dv` are static, each a multiple of 16 from 32 to 256 (the
+    kernels' shared tiles round them up to their swizzle unit); `Dv`, v's
+    and o's head dim, is `D` but where a model's differs (DeepSeek's
+    `D = 192`, `Dv = 128`). Every other size may be dynamic
     (`?`) and becomes a kernel argument, as do the strides, so BHSD and BSHD
     layouts both work. `Hq % Hkv == 0`: query head `h` reads key/value head
     `h / (Hq / Hkv)` (grouped-query and multi-query attention). Any
@@ -101,7 +103,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
     - `split_keys`: `o` and `lse` (required) hold `S >= 1` partial states
-      of each batch entry, `o` `[S * B, Hq, Sq, D]` and `lse`
+      of each batch entry, `o` `[S * B, Hq, Sq, Dv]` and `lse`
       `[S * B, Hq, Sq]`: entry `s * B + b` is the attention of batch `b` over
       split `s` of its keys. The splits are contiguous ranges that partition
       the keys (the lowering's: whole key blocks, as many per split as the
@@ -123,8 +125,8 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
   let arguments = (ins
     Arg<AnyMemRef, "queries [B, Hq, Sq, D]", [MemRead]>:$q,
     Arg<AnyMemRef, "keys [B, Hkv, Sk, D]", [MemRead]>:$k,
-    Arg<AnyMemRef, "values [B, Hkv, Sk, D]", [MemRead]>:$v,
-    Arg<AnyMemRef, "output [B, Hq, Sq, D]", [MemWrite]>:$o,
+    Arg<AnyMemRef, "values [B, Hkv, Sk, Dv]", [MemRead]>:$v,
+    Arg<AnyMemRef, "output [B, Hq, Sq, Dv]", [MemWrite]>:$o,
     Arg<Optional<AnyMemRef>, "log-sum-exp [B, Hq, Sq]", [MemWrite]>:$lse,
     Arg<Optional<AnyMemRef>, "attention sinks [Hq, Sq]", [MemRead]>:$sinks,
     Arg<Optional<AnyMemRef>, "keys per batch entry [B]", [MemRead]>:$key_lengths,
@@ -157,8 +159,12 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The static head dimension D.
+    /// The static head dimension D of q and k.
     int64_t getHeadDim();
+    /// The static head dimension Dv of v and o (D unless they differ).
+    int64_t getValueHeadDim();
+    /// Both, as the tiling policy takes them.
+    AttentionHeadDims getHeadDims();
     /// The softmax scale: the `scale` attribute, or 1/sqrt(D) without one.
     float getScaleOrDefault();
     /// The checks of query_offsets, key_offsets and max_query_length.

@@ -109,7 +109,8 @@ typedef enum fmhaElementType {
 
 /** One fmha.attention (the op's contract: FmhaOps.td). q and o are
  *  [batch, queryHeads, querySeq, headDim], k and v [batch, kvHeads, keySeq,
- *  headDim], lse [batch, queryHeads, querySeq] f32; device pointers.
+ *  headDim] (v and o: valueHeadDim where given), lse [batch, queryHeads,
+ *  querySeq] f32; device pointers.
  *  Strides are in elements, of the batch, head and row dimensions (the
  *  head dimension is dense), so BHSD and BSHD layouts both work; q, k, v
  *  and o must be 16-byte aligned and their strides multiples of 8. */
@@ -193,6 +194,12 @@ typedef struct fmhaAttentionDesc {
    *  + 1] (keyLengths may limit each). Not with a pageTable. NULL: none. */
   const int *keyOffsets;
   long long maxQueryLength;
+  /** v's and o's head dim where it differs from q's and k's headDim
+   *  (DeepSeek's 192 and 128): a multiple of 16 from 32 to 256; v is then
+   *  [batch, kvHeads, keySeq, valueHeadDim] and o [batch, queryHeads,
+   *  querySeq, valueHeadDim]. 0: headDim. Forward only: the backward
+   *  refuses a desc with a different one. */
+  unsigned valueHeadDim;
 } fmhaAttentionDesc;
 
 /** Zeroes \p desc (bf16, no causal mask, default scale, no window). */

@@ -209,7 +209,8 @@ void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc) {
   if (!desc)
     return;
   AttentionTensors tensors = getTensors(*desc);
-  tensors.setDenseStrides(desc->headDim);
+  tensors.setDenseStrides(
+      {desc->headDim, desc->valueHeadDim ? desc->valueHeadDim : desc->headDim});
   for (auto [from, to] : {std::pair{&tensors.qStrides, desc->qStride},
                           {&tensors.kStrides, desc->kStride},
                           {&tensors.vStrides, desc->vStride},
@@ -231,6 +232,7 @@ getAttentionSpec(const fmhaAttentionDesc &desc) {
                                    ", expected FMHA_BF16 (0) or FMHA_F16 (1)");
   spec.elementType = *elementType;
   spec.headDim = desc.headDim;
+  spec.valueHeadDim = desc.valueHeadDim;
   spec.causal = desc.causal != 0;
   spec.withLse = desc.lse != nullptr;
   if (desc.scale != 0.0f)

@@ -168,7 +168,7 @@ AttentionTiling
 JIT::getAttentionTiling(const KernelSpec &spec,
                         std::optional<int64_t> querySeq) const {
   return spec.attentionTile.value_or(getDefaultAttentionTiling(
-      plan.chip, spec.headDim, spec.causal, querySeq));
+      plan.chip, spec.getHeadDims(), spec.causal, querySeq));
 }
 
 llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,

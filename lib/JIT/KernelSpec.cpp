@@ -66,8 +66,10 @@ std::string KernelSpec::getKey() const {
      << ' ' << getElementTypeName(elementType);
   if (kind == OpKind::Attention || kind == OpKind::AttentionGrad) {
     bool grad = kind == OpKind::AttentionGrad;
-    os << " d" << headDim << (causal ? " causal" : "")
-       << (withLse && !grad ? " lse" : "");
+    os << " d" << headDim;
+    if (getValueHeadDim() != headDim)
+      os << " dv" << getValueHeadDim();
+    os << (causal ? " causal" : "") << (withLse && !grad ? " lse" : "");
     if (window)
       os << " window " << (*window)[0] << ',' << (*window)[1];
     // The bits of the scale: two scales that print alike are not alike.
@@ -162,15 +164,21 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
 
   if (spec.kind == OpKind::Attention) {
     // Any strides with a dense head dimension: BHSD and BSHD alike.
-    MemRefType tensor = getStridedType(
-        {kDynamic, kDynamic, kDynamic, int64_t(spec.headDim)}, element,
-        /*denseInnermost=*/true);
-    SmallVector<Type> types(4, tensor);
+    // q and k of headDim, v and o of the value head dim.
+    auto tensor = [&](unsigned headDim) {
+      return getStridedType({kDynamic, kDynamic, kDynamic, int64_t(headDim)},
+                            element, /*denseInnermost=*/true);
+    };
+    SmallVector<Type> types = {tensor(spec.headDim), tensor(spec.headDim),
+                               tensor(spec.getValueHeadDim()),
+                               tensor(spec.getValueHeadDim())};
     // A paged k and v: [pages, Hkv, page size, D], the page size static.
     if (spec.pageSize)
-      types[1] = types[2] = getStridedType(
-          {kDynamic, kDynamic, spec.pageSize, int64_t(spec.headDim)}, element,
-          /*denseInnermost=*/true);
+      for (auto [i, headDim] :
+           {std::pair{1, spec.headDim}, {2, spec.getValueHeadDim()}})
+        types[i] = getStridedType(
+            {kDynamic, kDynamic, spec.pageSize, int64_t(headDim)}, element,
+            /*denseInnermost=*/true);
     if (spec.withLse)
       types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
                                      b.getF32Type(),
@@ -337,9 +345,9 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
   if (spec.attentionTile)
     return launched;
   AttentionTiling tiling = getDefaultAttentionTiling(
-      chip, launched.headDim, launched.causal, querySeq);
+      chip, launched.getHeadDims(), launched.causal, querySeq);
   if (tiling !=
-      getDefaultAttentionTiling(chip, launched.headDim, launched.causal))
+      getDefaultAttentionTiling(chip, launched.getHeadDims(), launched.causal))
     launched.attentionTile = tiling;
   return launched;
 }
@@ -379,6 +387,7 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
   grad.kind = OpKind::AttentionGrad;
   grad.elementType = spec.elementType;
   grad.headDim = spec.headDim;
+  grad.valueHeadDim = spec.valueHeadDim;
   grad.causal = spec.causal;
   grad.window = spec.window;
   grad.scale = spec.scale;
@@ -395,7 +404,7 @@ KernelSpec fmha::getMergeSpec(const KernelSpec &spec) {
   KernelSpec merge;
   merge.kind = OpKind::Merge;
   merge.elementType = spec.elementType;
-  merge.headDim = spec.headDim;
+  merge.headDim = spec.getValueHeadDim();
   merge.withLse = spec.withLse;
   return merge;
 }

@@ -29,12 +29,15 @@ static llvm::FormattedNumber hexAddress(const void *data) {
   return llvm::format_hex(reinterpret_cast<uintptr_t>(data), 0);
 }
 
-void AttentionTensors::setDenseStrides(unsigned headDim) {
-  auto dense = [&](int64_t heads, int64_t rows) -> std::array<int64_t, 3> {
+void AttentionTensors::setDenseStrides(AttentionHeadDims headDims) {
+  auto dense = [&](int64_t heads, int64_t rows,
+                   int64_t headDim) -> std::array<int64_t, 3> {
     return {heads * rows * headDim, rows * headDim, headDim};
   };
-  qStrides = oStrides = dense(queryHeads, querySeq);
-  kStrides = vStrides = dense(kvHeads, keySeq);
+  qStrides = dense(queryHeads, querySeq, headDims.qk);
+  kStrides = dense(kvHeads, keySeq, headDims.qk);
+  vStrides = dense(kvHeads, keySeq, headDims.v);
+  oStrides = dense(queryHeads, querySeq, headDims.v);
   lseStrides = {queryHeads * querySeq, querySeq, 1};
 }
 
@@ -80,6 +83,11 @@ llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
   auto fail = [](const llvm::Twine &what) {
     return llvm::make_error<OperandError>(("attention: " + what).str());
   };
+  if (spec.valueHeadDim && !isSupportedAttentionHeadDim(spec.valueHeadDim))
+    return fail(llvm::formatv("valueHeadDim is {0}, expected 0 (headDim's) "
+                              "or {1}",
+                              spec.valueHeadDim,
+                              kSupportedAttentionHeadDimsText));
   // The sm_90a kernel loads a page's rows in whole 8-row swizzle atoms.
   if (spec.pageSize < 0 || spec.pageSize % 8 != 0)
     return fail(llvm::formatv("pageSize is {0}, expected 0 (no pages) or a "
@@ -300,7 +308,7 @@ struct SplitWorkspace {
     size_t rows = size_t(splits) * t.batch * t.queryHeads * t.querySeq;
     size_t elementBytes = spec.elementType == ElementType::F32 ? 4 : 2;
     workspace.lseOffset =
-        llvm::alignTo(rows * spec.headDim * elementBytes, 16);
+        llvm::alignTo(rows * spec.getValueHeadDim() * elementBytes, 16);
     workspace.bytes = workspace.lseOffset + rows * sizeof(float);
     return workspace;
   }
@@ -403,13 +411,15 @@ static std::array<int64_t, N> packEntry(std::array<int64_t, N> strides,
 static llvm::SmallVector<LaunchOperand, 5>
 getAttentionOperands(const KernelSpec &spec, const AttentionTensors &t,
                      int64_t outputEntries) {
-  int64_t headDim = spec.headDim, pageSize = spec.pageSize;
+  int64_t pageSize = spec.pageSize;
   auto tensor = [&](const void *data, int64_t batch, int64_t heads,
-                    int64_t rows, const std::array<int64_t, 3> &strides) {
+                    int64_t rows, const std::array<int64_t, 3> &strides,
+                    int64_t headDim) {
     return LaunchOperand{data,
                          {batch, heads, rows, headDim},
                          {strides[0], strides[1], strides[2], 1}};
   };
+  int64_t headDim = spec.headDim, valueHeadDim = spec.getValueHeadDim();
   // q and o: each batch entry's rows, or the sequences packed as one entry.
   int64_t queryEntries = t.queryOffsets ? 1 : t.batch;
   auto packQueries = [&](const std::array<int64_t, 3> &strides) {
@@ -427,11 +437,13 @@ getAttentionOperands(const KernelSpec &spec, const AttentionTensors &t,
   };
   llvm::SmallVector<LaunchOperand, 5> operands = {
       tensor(t.q, queryEntries, t.queryHeads, t.querySeq,
-             packQueries(t.qStrides)),
-      tensor(t.k, keyEntries, t.kvHeads, keyRows, packKeys(t.kStrides)),
-      tensor(t.v, keyEntries, t.kvHeads, keyRows, packKeys(t.vStrides)),
+             packQueries(t.qStrides), headDim),
+      tensor(t.k, keyEntries, t.kvHeads, keyRows, packKeys(t.kStrides),
+             headDim),
+      tensor(t.v, keyEntries, t.kvHeads, keyRows, packKeys(t.vStrides),
+             valueHeadDim),
       tensor(t.o, outputEntries, t.queryHeads, t.querySeq,
-             packQueries(t.oStrides))};
+             packQueries(t.oStrides), valueHeadDim)};
   if (t.lse) {
     std::array<int64_t, 3> lseStrides = packQueries(t.lseStrides);
     operands.push_back(
@@ -514,7 +526,7 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   AttentionTensors partial = t;
   partial.o = base;
   partial.lse = reinterpret_cast<float *>(base + workspace.lseOffset);
-  partial.setDenseStrides(spec.headDim);
+  partial.setDenseStrides(spec.getHeadDims());
   // setDenseStrides sets every stride: q, k and v keep the caller's.
   partial.qStrides = t.qStrides;
   partial.kStrides = t.kStrides;
@@ -533,12 +545,12 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   states.batch = t.batch;
   states.heads = t.queryHeads;
   states.querySeq = t.querySeq;
-  states.setDenseStrides(spec.headDim);
+  states.setDenseStrides(spec.getValueHeadDim());
   states.oStrides = t.oStrides;
   states.lseStrides = t.lseStrides;
   // The states are the split kernel's: the merge kernel fetched above takes
   // them without checks or a second lookup.
-  return launchMergeKernel(*merge, spec.headDim, states, stream);
+  return launchMergeKernel(*merge, spec.getValueHeadDim(), states, stream);
 }
 
 void MergeTensors::setDenseStrides(unsigned headDim) {
@@ -631,6 +643,11 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
     return fail(llvm::formatv("softcap is {0:e}: logit softcapping has no "
                               "backward yet (the forward has)",
                               *spec.softcap));
+  if (spec.getValueHeadDim() != spec.headDim)
+    return fail(llvm::formatv("valueHeadDim is {0} with headDim {1}: the "
+                              "backward takes one head dim for q, k, v and o "
+                              "(none for different ones yet)",
+                              spec.getValueHeadDim(), spec.headDim));
   if (spec.withKeyLengths || spec.pageSize)
     return fail(llvm::formatv(
         "the forward has {0} (a KV cache's): the backward takes whole "

@@ -97,7 +97,8 @@ class AttentionDesc(ctypes.Structure):
                 ("pageSize", ctypes.c_longlong),
                 ("queryOffsets", ctypes.c_void_p),
                 ("keyOffsets", ctypes.c_void_p),
-                ("maxQueryLength", ctypes.c_longlong)]
+                ("maxQueryLength", ctypes.c_longlong),
+                ("valueHeadDim", ctypes.c_uint)]
 
 
 class AttentionBackwardDesc(ctypes.Structure):

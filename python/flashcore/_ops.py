@@ -125,9 +125,10 @@ def _check_attention(q, k, v, window, sinks=None, sequences=None, op=_ATTENTION)
         if t.dtype != q.dtype:
             _fail(f"{op}: {name} is {t.dtype} and q {q.dtype}, expected "
                   "one dtype")
-    if k.shape != v.shape:
+    # v's head dim may differ from q's and k's (DeepSeek's 192 and 128).
+    if k.shape[:3] != v.shape[:3]:
         _fail(f"{op}: {kn} is {tuple(k.shape)} and {vn} "
-              f"{tuple(v.shape)}, expected one shape")
+              f"{tuple(v.shape)}, expected one shape but for the head_dim")
     paged = sequences is not None and sequences.page_table is not None
     if k.shape[3] != q.shape[3] or (not paged and k.shape[0] != q.shape[0]):
         _fail(f"{op}: q is {tuple(q.shape)} and {kn} {tuple(k.shape)}, "
@@ -215,9 +216,25 @@ def _check_offsets(q, cu_q, cu_k, max_q, table, op):
               "most queries a sequence has, which sizes the grid)")
 
 
-def _attention_outputs(q, return_lse):
+def _empty_output(q, v, device=None):
+    """The uninitialized o of attention on q and v: q's shape with v's head
+    dim, on q's device (or `device`). torch.empty_like(q) where the head dims
+    agree; otherwise dense, or a dense [batch, heads, seq, head_dim]'s
+    transpose where q is one (BHSD)."""
+    dv = v.shape[-1]
+    if dv == q.shape[-1]:
+        return torch.empty_like(q, device=device)
+    options = dict(dtype=q.dtype, device=q.device if device is None else device)
+    if q.dim() == 4 and not q.is_contiguous() and \
+            q.transpose(1, 2).is_contiguous():
+        b, s, h, _ = q.shape
+        return torch.empty((b, h, s, dv), **options).transpose(1, 2)
+    return torch.empty((*q.shape[:-1], dv), **options)
+
+
+def _attention_outputs(q, v, return_lse):
     b, sq, hq, _ = q.shape
-    o = torch.empty_like(q)
+    o = _empty_output(q, v)
     if return_lse:
         lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
     else:
@@ -275,7 +292,8 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
         qs[0], qs[2], qs[1], ks[0], ks[2], ks[1], vs[0], vs[2], vs[1],
         os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, _stand_in(sinks), 0,
         0, _stand_in(seqlens), _stand_in(table), pages, page_size,
-        _stand_in(cu_q), _stand_in(cu_k), max_q)
+        _stand_in(cu_q), _stand_in(cu_k), max_q,
+        0 if v.shape[3] == d else v.shape[3])
 
 
 # Descriptors less their pointers, by what they are packed from: a call
@@ -317,7 +335,7 @@ def _signature(t):
 
 def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
                          softcap, sinks, sequences=None, op=_ATTENTION):
-    """Fills this thread's descriptor for q, k, v and o = torch.empty_like(q)
+    """Fills this thread's descriptor for q, k, v and o = _empty_output(q, v)
     at o_ptr (and lse at lse_ptr, 0: none), without a workspace; checks once
     per signature. Returns the bytes of workspace with which the call splits
     its keys (decode only; 0: no split)."""
@@ -329,7 +347,7 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
     template = _templates.get(key)
     if template is None:
         _check_attention(q, k, v, window, sinks, sequences, op)
-        o_strides = torch.empty_like(q, device="meta").stride()
+        o_strides = _empty_output(q, v, device="meta").stride()
         _pack_attention(q, k, v, (0, 0, 0, 0, 0), o_strides, causal, window,
                         scale, softcap, sinks, sequences)
         # Only decode (one query) splits its keys.
@@ -358,7 +376,7 @@ _attention_ex = None
 def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
                    sinks, flags, sequences=None, op=_ATTENTION):
     """fmhaAttentionEx on the current stream of q's device, o being
-    torch.empty_like(q) at o_ptr. A decode call that splits its keys gets
+    _empty_output(q, v) at o_ptr. A decode call that splits its keys gets
     its workspace from torch's allocator on that stream (inside CUDA graph
     capture too, from the graph's pool)."""
     global _attention_ex
@@ -407,7 +425,7 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
         sizes += tuple(t.shape) if isinstance(t, torch.Tensor) else (t,)
     if not all(isinstance(x, int) for x in sizes if x is not None):
         return
-    o_strides = torch.empty_like(q, device="meta").stride()
+    o_strides = _empty_output(q, v, device="meta").stride()
     _pack_attention(q, k, v, (_STAND_IN,) * 4 +
                     ((_STAND_IN,) if return_lse else (0,)), o_strides,
                     causal, window, scale, softcap, sinks, sequences)
@@ -422,7 +440,7 @@ def _attention_impl(q, k, v, causal=False, window=None, scale=None,
                     return_lse=False, softcap=0.0, sinks=None, sequences=None,
                     op=_ATTENTION):
     _check_attention(q, k, v, window, sinks, sequences, op)
-    o, lse = _attention_outputs(q, return_lse)
+    o, lse = _attention_outputs(q, v, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     _run_attention(q, k, v, o.data_ptr(), lse.data_ptr() if return_lse else 0,
                    causal, window, scale, softcap, sinks, flags, sequences, op)
@@ -435,7 +453,7 @@ def _attention_fake(q, k, v, causal=False, window=None, scale=None,
     _check_attention(q, k, v, window, sinks, sequences, op)
     _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
                      sinks, sequences)
-    return _attention_outputs(q, return_lse)
+    return _attention_outputs(q, v, return_lse)
 
 
 def _setup_attention(ctx, inputs, output):
@@ -542,11 +560,12 @@ def _check_packed(q, k, v, paged=False):
                    "one after the other)"))
 
 
-def _varlen_outputs(q, return_lse):
-    """o like q, and lse [heads_q, total_q] f32 (FlashAttention's varlen
-    layout; an empty placeholder without return_lse)."""
+def _varlen_outputs(q, v, return_lse):
+    """o like q with v's head dim, and lse [heads_q, total_q] f32
+    (FlashAttention's varlen layout; an empty placeholder without
+    return_lse)."""
     total, hq, _ = q.shape
-    o = torch.empty_like(q)
+    o = _empty_output(q, v)
     lse = torch.empty((hq, total) if return_lse else (0,),
                       dtype=torch.float32, device=q.device)
     return o, lse
@@ -572,7 +591,7 @@ def _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                     max_seqlen_q, window, sinks, seqused_k,
                                     page_table)
-    o, lse = _varlen_outputs(q, return_lse)
+    o, lse = _varlen_outputs(q, v, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     _run_attention(*views, o.data_ptr(), lse.data_ptr() if return_lse else 0,
                    causal, window, scale, softcap, sinks, flags, sequences,
@@ -588,7 +607,7 @@ def _varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                     page_table)
     _check_with_capi(*views, causal, window, scale, return_lse, softcap,
                      sinks, sequences)
-    return _varlen_outputs(q, return_lse)
+    return _varlen_outputs(q, v, return_lse)
 
 
 def _varlen_backward(ctx, grad_o, grad_lse):
@@ -720,7 +739,7 @@ def _direct(tensors):
 def _attention_direct(q, k, v, causal, window, scale, return_lse, softcap,
                       sinks, sequences=None, op=_ATTENTION):
     """_attention_impl without the op's placeholder lse: o, or (o, lse)."""
-    o = torch.empty_like(q)
+    o = _empty_output(q, v)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     if not return_lse:
         _run_attention(q, k, v, o.data_ptr(), 0, causal, window, scale,
@@ -741,7 +760,9 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     heads_kv, head_dim] (heads_q a multiple of heads_kv: GQA and MQA), f16
     or bf16 on one CUDA device. Any strides with a dense head_dim, so a
     [B, H, S, D] tensor passes as its .transpose(1, 2). head_dim a multiple
-    of 16 from 32 to 256 (differentiable at 64, 128 and 256).
+    of 16 from 32 to 256 (differentiable at 64, 128 and 256). v's head_dim
+    may differ from q's and k's (DeepSeek's 192 and 128; not
+    differentiable yet): o then has v's.
 
     causal: query i sees key j only if j <= i + seqlen_k - seqlen_q
     (bottom-right aligned). window=(left, right): query i sees key j only if
@@ -1167,8 +1188,8 @@ def _precompile_resample(targets, times, values, lengths=None, *,
                   _resample_output(targets, values), _capi.CALL_PREPARE_ONLY)
 
 
-_VARIANT_KEYS = {"dtype", "head_dim", "causal", "window", "scale",
-                 "softcap", "sinks", "cache_seqlens", "page_size",
+_VARIANT_KEYS = {"dtype", "head_dim", "head_dim_v", "causal", "window",
+                 "scale", "softcap", "sinks", "cache_seqlens", "page_size",
                  "varlen", "return_lse",
                  "seqlen_q", "backward"}
 
@@ -1178,8 +1199,8 @@ def precompile_attention(variants, *, device=None, threads=0):
     `threads` threads (0: one per hardware thread): from FlashCore's disk
     cache, or compiled, then loaded on `device` (default: the current CUDA
     device). Each variant is a dict with dtype (torch.float16 or
-    torch.bfloat16) and head_dim, and optionally flashcore.attention's
-    causal, window, scale, softcap, sinks (True: the kernel with sinks) and
+    torch.bfloat16) and head_dim, and optionally head_dim_v (v's head dim
+    where it differs), flashcore.attention's causal, window, scale, softcap, sinks (True: the kernel with sinks) and
     return_lse, cache_seqlens (True: flashcore.attention_with_kvcache's
     kernel with key counts), page_size (its kernel for a page_table over
     pages of that many rows), varlen (True: flashcore.attention_varlen's
@@ -1215,6 +1236,7 @@ def precompile_attention(variants, *, device=None, threads=0):
         d = descs[i]
         d.elementType = _ATTENTION_DTYPES[variant["dtype"]]
         d.headDim = variant["head_dim"]
+        d.valueHeadDim = variant.get("head_dim_v") or 0
         d.causal = bool(variant.get("causal", False))
         d.scale = variant.get("scale") or 0.0
         d.softcap = variant.get("softcap") or 0.0

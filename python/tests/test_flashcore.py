@@ -65,9 +65,9 @@ def test_descriptor_layout_matches_ctypes():
     # The workspace fields, then the key counts, the page table and the
     # packed sequences' offsets close the descriptor, as in FlashCore.h.
     fields = [name for name, _ in _capi.AttentionDesc._fields_]
-    assert fields[-9:] == ["workspace", "workspaceBytes", "keyLengths",
-                           "pageTable", "pages", "pageSize", "queryOffsets",
-                           "keyOffsets", "maxQueryLength"]
+    assert fields[-10:] == ["workspace", "workspaceBytes", "keyLengths",
+                            "pageTable", "pages", "pageSize", "queryOffsets",
+                            "keyOffsets", "maxQueryLength", "valueHeadDim"]
 
 
 # --- the doctor ------------------------------------------------------------
@@ -158,6 +158,27 @@ def test_attention_shapes_bhsd_through_strides():
     k = meta(2, 8, 300, 64, dtype=torch.bfloat16).transpose(1, 2)
     o = flashcore.attention(q, k, k, window=(16, 0), causal=True)
     assert o.shape == (2, 100, 8, 64) and o.stride() == q.stride()
+
+
+def test_attention_shapes_value_head_dim():
+    # DeepSeek's 192/128: o takes v's head dim, in q's layout (BSHD, or a
+    # BHSD tensor's transpose).
+    q, k, v = meta(2, 100, 8, 192), meta(2, 300, 2, 192), meta(2, 300, 2, 128)
+    o, lse = flashcore.attention(q, k, v, causal=True, return_lse=True)
+    assert o.shape == (2, 100, 8, 128) and o.is_contiguous()
+    assert lse.shape == (2, 8, 100)
+    q = meta(2, 8, 100, 64, dtype=torch.bfloat16).transpose(1, 2)
+    k = meta(2, 8, 300, 64, dtype=torch.bfloat16).transpose(1, 2)
+    v = meta(2, 8, 300, 256, dtype=torch.bfloat16).transpose(1, 2)
+    o = flashcore.attention(q, k, v)
+    assert o.shape == (2, 100, 8, 256) and o.transpose(1, 2).is_contiguous()
+    o = flashcore.attention_with_kvcache(q, k, v, meta(2, dtype=torch.int32))
+    assert o.shape == (2, 100, 8, 256)
+    q, k, v = meta(700, 8, 192), meta(1500, 2, 192), meta(1500, 2, 128)
+    cu = meta(6, dtype=torch.int32)
+    o, lse = flashcore.attention_varlen(q, k, v, cu, cu, 300, causal=True,
+                                        return_lse=True)
+    assert o.shape == (700, 8, 128) and lse.shape == (8, 700)
 
 
 def test_fake_tensor_mode_on_cuda_device():
@@ -427,6 +448,15 @@ def test_dtypes_are_checked(dtype):
     q = meta(1, 64, 4, 64, dtype=dtype)
     assert f"q is {dtype}, expected torch.float16 or torch.bfloat16" in \
         error_of(lambda: flashcore.attention(q, q, q))
+
+
+def test_value_head_dim_is_checked():
+    q, v = meta(1, 64, 4, 192), meta(1, 64, 4, 72)
+    assert "valueHeadDim is 72, expected 0 (headDim's) or a multiple of 16 " \
+        "from 32 to 256" in error_of(lambda: flashcore.attention(q, q, v))
+    assert "k is (1, 64, 4, 192) and v (1, 80, 4, 128), expected one shape " \
+        "but for the head_dim" in error_of(
+            lambda: flashcore.attention(q, q, meta(1, 80, 4, 128)))
 
 
 def test_mixed_dtypes_are_refused():

@@ -10,7 +10,7 @@ build_dir=${FLASHCORE_BUILD_DIR:-$root/build}
 # Each is ~120 MB stripped (LLVM, MLIR and the PTX compiler linked in),
 # ~27 MB compressed (fmha-doctor ~11 MB): together over the device tool's
 # 64 MiB carry, so carry some per call (check.sh skips what is absent).
-programs=(bin/jit-scale bin/jit-bench bin/compile-stages bin/fmha-doctor bin/fmha-runner-jit
+programs=(bin/jit-scale bin/jit-bench bin/compile-stages bin/attention-tiles bin/fmha-doctor bin/fmha-runner-jit
           unittests/FmhaCAPITests)
 if [ $# -gt 0 ]; then
   chosen=()

@@ -44,13 +44,15 @@ def random_sinks(hq):
 
 
 def compare_attention(q, o, o_lse, ref, ref_lse, low):
-    """o (like q) within twice the error of the same math in q's dtype (low)
-    against the float32 oracle ref, plus 1e-3; o_lse (None: not returned)
-    +inf where ref_lse is and within 2e-3 of it elsewhere. Returns the
-    errors as text."""
+    """o (q's shape with v's head dim, like q where they agree) within twice
+    the error of the same math in q's dtype (low) against the float32
+    oracle ref, plus 1e-3; o_lse (None: not returned) +inf where ref_lse is
+    and within 2e-3 of it elsewhere. Returns the errors as text."""
     error = (o.float() - ref).abs().max().item()
     bound = 2 * (low - ref).abs().max().item() + 1e-3
-    assert o.shape == q.shape and o.stride() == q.stride(), (o.shape, o.stride())
+    assert o.shape == (*q.shape[:-1], ref.shape[-1]), (o.shape, ref.shape)
+    if o.shape == q.shape:
+        assert o.stride() == q.stride(), (o.stride(), q.stride())
     assert error <= bound, f"max |o - ref| {error:.2e} > bound {bound:.2e}"
     detail = f"err {error:.1e} (bound {bound:.1e})"
     if o_lse is not None:
@@ -65,11 +67,13 @@ def compare_attention(q, o, o_lse, ref, ref_lse, low):
 
 def attention_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
                    scale=None, bhsd=False, lse=True, softcap=0.0,
-                   sinks=False):
+                   sinks=False, dv=None):
+    """flashcore.attention against reference; dv: v's head dim where it
+    differs from q's and k's d."""
     def run():
         q = randn_bshd(b, hq, sq, d, dtype, bhsd)
         k = randn_bshd(b, hkv, sk, d, dtype, bhsd)
-        v = randn_bshd(b, hkv, sk, d, dtype, bhsd)
+        v = randn_bshd(b, hkv, sk, dv or d, dtype, bhsd)
         s = random_sinks(hq) if sinks else None
         got = flashcore.attention(q, k, v, causal=causal, window=window,
                                   scale=scale, return_lse=lse,
@@ -104,6 +108,28 @@ def attention_grid():
         check(f"attention f16 d{d} causal BHSD Sq=Sk=1537",
               attention_case(1, 2, 2, 1537, 1537, d, torch.float16,
                              causal=True, bhsd=True))
+    # v's head dim apart from q's: DeepSeek's 192/128, narrower and wider
+    # v, rounded-up tiles, decode folded and split-KV (the merge of v's).
+    for name, case in [
+        ("d192 dv128 GQA 2:1 causal Sq=Sk=1537",
+         attention_case(1, 8, 4, 1537, 1537, 192, bf16, causal=True, dv=128)),
+        ("d192 dv128 f16 BHSD Sq=1000 Sk=700",
+         attention_case(2, 4, 4, 1000, 700, 192, torch.float16, bhsd=True,
+                        dv=128)),
+        ("d64 dv256 causal Sq=300 Sk=1000",
+         attention_case(1, 4, 2, 300, 1000, 64, bf16, causal=True, dv=256)),
+        ("d128 dv64 window 128,0 causal Sq=Sk=2000",
+         attention_case(1, 4, 4, 2000, 2000, 128, bf16, causal=True,
+                        window=(128, 0), dv=64)),
+        ("d96 dv160 softcap 30 sinks Sq=777 Sk=1234",
+         attention_case(1, 4, 4, 777, 1234, 96, bf16, softcap=30.0,
+                        sinks=True, dv=160)),
+        ("d192 dv128 decode GQA 8:1 B=3 Sk=1000",
+         attention_case(3, 16, 2, 1, 1000, 192, bf16, causal=True, dv=128)),
+        ("d192 dv128 decode split-KV GQA 4:1 Sk=50000",
+         attention_case(1, 32, 8, 1, 50000, 192, bf16, dv=128)),
+    ]:
+        check("attention " + name, case)
     # Logit softcapping (Gemma 2's 50, and caps that bend most logits: a
     # scale of 1 puts them in the tens).
     for name, case in [
@@ -210,13 +236,14 @@ def page_caches(caches, page_size, lengths, bhsd):
     ([pages, H, page_size, D] transposed where bhsd) and the page table.
     Entries of pages wholly past an entry's length are out of range: they
     must not be read."""
-    b, s_cache, h, d = caches[0].shape
+    b, s_cache, h, _ = caches[0].shape
     per_sequence = s_cache // page_size
     pages = b * (per_sequence + 1)
     table = torch.randperm(pages, device="cuda")[:b * per_sequence]
     table = table.view(b, per_sequence).to(torch.int32)
     pools = []
     for cache in caches:
+        d = cache.shape[3]
         shape = (pages, h, page_size, d) if bhsd else (pages, page_size, h, d)
         pool = torch.full(shape, float("nan"), dtype=cache.dtype,
                           device="cuda")
@@ -232,7 +259,7 @@ def page_caches(caches, page_size, lengths, bhsd):
 
 def kvcache_case(b, hq, hkv, sq, s_cache, d, dtype, lengths, causal=False,
                  window=None, softcap=0.0, sinks=False, bhsd=False, lse=True,
-                 page_size=None):
+                 page_size=None, dv=None):
     """flashcore.attention_with_kvcache of q over caches of s_cache
     positions filled to lengths (b ints as an int32 tensor, or one int
     passed as it is; None: no cache_seqlens, every cache full), against
@@ -243,7 +270,7 @@ def kvcache_case(b, hq, hkv, sq, s_cache, d, dtype, lengths, causal=False,
     def run():
         q = randn_bshd(b, hq, sq, d, dtype, bhsd)
         k_cache = randn_bshd(b, hkv, s_cache, d, dtype, bhsd)
-        v_cache = randn_bshd(b, hkv, s_cache, d, dtype, bhsd)
+        v_cache = randn_bshd(b, hkv, s_cache, dv or d, dtype, bhsd)
         n = torch.tensor([s_cache if lengths is None else lengths] * b
                          if lengths is None or isinstance(lengths, int) else
                          lengths, dtype=torch.int32, device="cuda")
@@ -341,6 +368,16 @@ def kvcache_grid():
          "65536, 777",
          kvcache_case(2, 32, 8, 1, 65536, 64, f16, [65536, 777],
                       causal=True)),
+        # v's head dim apart from q's, paged: decode split over pages of
+        # 64 rows (the merge of v's), prefill.
+        ("bf16 d192 dv128 decode split-KV GQA 8:1 B=2 S_cache=32768 pages "
+         "of 64",
+         kvcache_case(2, 16, 2, 1, 32768, 192, bf16, [32768, 3001], dv=128,
+                      page_size=64)),
+        ("bf16 d192 dv128 Sq=300 causal B=3 S_cache=1500",
+         kvcache_case(3, 8, 2, 300, 1500, 192, bf16,
+                      cache_lengths(3, 300, 1501, 300, 1500), causal=True,
+                      dv=128)),
         # Lengths below 0 count as 0, above the cache as the cache.
         ("bf16 d64 decode GQA 4:1 B=4 S_cache=1000 lengths -3, 0, 1000, 5000",
          kvcache_case(4, 32, 8, 1, 1000, 64, bf16, [-3, 0, 1000, 5000])),
@@ -419,7 +456,8 @@ def paged_kvcache_grid():
 
 
 def varlen_case(query_lengths, key_lengths, hq, hkv, d, dtype, causal=False,
-                window=None, softcap=0.0, sinks=False, lse=True, bshd=True):
+                window=None, softcap=0.0, sinks=False, lse=True, bshd=True,
+                dv=None):
     """flashcore.attention_varlen of sequences of query_lengths and
     key_lengths packed without padding (q [total_q, Hq, D]; BSHD-packed, or
     with bshd False each [H, total, D] storage transposed), against
@@ -427,7 +465,7 @@ def varlen_case(query_lengths, key_lengths, hq, hkv, d, dtype, causal=False,
     tensors are longer than the sequences): none may reach o or lse, and
     o's rows there must stay unwritten."""
     def run():
-        def packed(lengths, heads, spare):
+        def packed(lengths, heads, spare, d=d):
             total = sum(lengths) + spare
             if bshd:
                 t = torch.randn(total, heads, d, device="cuda", dtype=dtype)
@@ -441,8 +479,7 @@ def varlen_case(query_lengths, key_lengths, hq, hkv, d, dtype, causal=False,
             return t, offsets
         q, cu_q = packed(query_lengths, hq, 5)
         k, cu_k = packed(key_lengths, hkv, 7)
-        v = torch.randn_like(k)
-        v[sum(key_lengths):] = float("nan")
+        v, _ = packed(key_lengths, hkv, 7, dv or d)
         s = random_sinks(hq) if sinks else None
         got = flashcore.attention_varlen(
             q, k, v, cu_q, cu_k, max(query_lengths), max(key_lengths),
@@ -550,6 +587,9 @@ def varlen_grid():
                       sinks=True, bshd=False))
     check("varlen f16 d128 without lse",
           varlen_case(ragged_q, ragged_k, 8, 8, 128, f16, lse=False))
+    check("varlen bf16 d192 dv128 GQA 4:1 causal ragged",
+          varlen_case(ragged_q, ragged_k, 8, 2, 192, bf16, causal=True,
+                      dv=128))
     check("varlen rows past the sequences", varlen_unwritten_rows)
     # Chunked prefill: new queries over paged caches with key counts (one
     # sequence without keys).
@@ -981,6 +1021,11 @@ def bad_input():
          .backward(),
          "attention_grad: softcap is 3.000000e+01: logit softcapping has no "
          "backward yet"),
+        (lambda: flashcore.attention(q64, q64, q64[..., :32].detach()
+                                     .clone().requires_grad_()).sum()
+         .backward(),
+         "attention_grad: valueHeadDim is 32 with headDim 64: the backward "
+         "takes one head dim"),
         (lambda: flashcore.attention(q, q, q, softcap=-1.0),
          "softcap is -1.000000e+00, expected a positive finite value"),
         (lambda: flashcore.attention(q96, q96, q96).sum().backward(),

@@ -69,7 +69,8 @@ def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, window,
     masks aligned per sequence (flash_attn_varlen_func). Returns o
     [total_q, Hq, D] and lse [Hq, total_q] (rows outside every sequence:
     NaN)."""
-    o = torch.full(q.shape, float("nan"), device=q.device)
+    o = torch.full((*q.shape[:-1], v.shape[-1]), float("nan"),
+                   device=q.device)
     lse = torch.full((q.shape[1], q.shape[0]), float("nan"), device=q.device)
     cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
     for b in range(len(cq) - 1):

@@ -592,6 +592,13 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
               " is not supported by fmha-aot yet (its attention_args have "
               "no " +
               field + "); the JIT and the C API run it");
+      if (attention.getValueHeadDim() != attention.getHeadDim())
+        return llvm::createStringError(llvm::formatv(
+            "{0}: fmha.attention with v's head dim {1} and q's {2} is not "
+            "supported by fmha-aot yet (its attention_args have one "
+            "head_dim); the JIT and the C API run it",
+            kernel.origin, attention.getValueHeadDim(),
+            attention.getHeadDim()));
       kernel.kind = AotKernel::Kind::Attention;
       kernel.withLse = static_cast<bool>(attention.getLse());
       if (llvm::Error err = describeAttention(attention, kernel))

@@ -416,9 +416,10 @@ float fromBf16(uint16_t value) {
 /// aligned causal mask, and with sinks (one per query head, where given)
 /// in each row's denominator; with keyLengths (one per batch entry, where
 /// given), batch b's first keyLengths[b] keys only, the mask aligned to
-/// them (a row that sees no key: zeros and +inf).
+/// them (a row that sees no key: zeros and +inf); v and o of head dim Dv
+/// (D where 0).
 struct HostAttention {
-  long long B, Hq, Hkv, Sq, Sk, D;
+  long long B, Hq, Hkv, Sq, Sk, D, Dv;
   double scale, softcap;
   std::vector<float> sinks;
   std::vector<int> keyLengths;
@@ -427,13 +428,14 @@ struct HostAttention {
 
   HostAttention(long long B, long long Hq, long long Hkv, long long Sq,
                 long long Sk, long long D, double scale = 0, double softcap = 0,
-                std::vector<float> sinks = {}, std::vector<int> keyLengths = {})
-      : B(B), Hq(Hq), Hkv(Hkv), Sq(Sq), Sk(Sk), D(D),
+                std::vector<float> sinks = {}, std::vector<int> keyLengths = {},
+                long long Dv = 0)
+      : B(B), Hq(Hq), Hkv(Hkv), Sq(Sq), Sk(Sk), D(D), Dv(Dv ? Dv : D),
         scale(scale != 0 ? scale : 1.0 / std::sqrt(double(D))),
         softcap(softcap), sinks(std::move(sinks)),
         keyLengths(std::move(keyLengths)), q(B * Hq * Sq * D),
-        k(B * Hkv * Sk * D), v(B * Hkv * Sk * D), o(q.size()),
-        lse(B * Hq * Sq) {
+        k(B * Hkv * Sk * D), v(B * Hkv * Sk * this->Dv),
+        o(B * Hq * Sq * this->Dv), lse(B * Hq * Sq) {
     Lcg random{12345};
     for (auto *tensor : {&q, &k, &v})
       for (uint16_t &x : *tensor)
@@ -471,11 +473,11 @@ struct HostAttention {
     for (double &score : scores)
       sum += score = std::exp(score - max);
     lse[(b * Hq + h) * Sq + i] = max + std::log(sum);
-    for (long long d = 0; d < D; ++d) {
+    for (long long d = 0; d < Dv; ++d) {
       double out = 0;
       for (size_t j = 0; j < scores.size(); ++j)
-        out += scores[j] * fromBf16(v[((b * Hkv + kvh) * Sk + j) * D + d]);
-      o[((b * Hq + h) * Sq + i) * D + d] = out / sum;
+        out += scores[j] * fromBf16(v[((b * Hkv + kvh) * Sk + j) * Dv + d]);
+      o[((b * Hq + h) * Sq + i) * Dv + d] = out / sum;
     }
   }
 
@@ -485,6 +487,7 @@ struct HostAttention {
     fmhaAttentionDesc desc;
     fmhaAttentionDescInit(&desc);
     desc.headDim = D;
+    desc.valueHeadDim = Dv == D ? 0 : Dv;
     desc.causal = 1;
     desc.batch = B;
     desc.queryHeads = Hq;
@@ -559,23 +562,22 @@ struct DeviceAttention : DeviceBuffers {
   DeviceAttention(mlir::fmha::CudaDriver &driver, const HostAttention &host)
       : DeviceBuffers(driver), expected(host), cachedK(host.k),
         cachedV(host.v) {
-    size_t kBytes = host.k.size() * 2;
     q = upload(host.q.data(), host.q.size() * 2);
     // With key lengths, the keys and values past them are NaN on the
     // device: they must never reach the result.
     if (!host.keyLengths.empty()) {
       for (long long b = 0; b < host.B; ++b)
         for (long long h = 0; h < host.Hkv; ++h)
-          for (long long j = host.keyLengths[b]; j < host.Sk; ++j)
-            for (long long d = 0; d < host.D; ++d) {
-              size_t at = ((b * host.Hkv + h) * host.Sk + j) * host.D + d;
-              cachedK[at] = cachedV[at] = kBf16NaN;
-            }
+          for (long long j = host.keyLengths[b]; j < host.Sk; ++j) {
+            size_t row = (b * host.Hkv + h) * host.Sk + j;
+            std::fill_n(&cachedK[row * host.D], host.D, kBf16NaN);
+            std::fill_n(&cachedV[row * host.Dv], host.Dv, kBf16NaN);
+          }
       keyLengths = static_cast<const int *>(
           upload(host.keyLengths.data(), host.keyLengths.size() * sizeof(int)));
     }
-    k = upload(cachedK.data(), kBytes);
-    v = upload(cachedV.data(), kBytes);
+    k = upload(cachedK.data(), cachedK.size() * 2);
+    v = upload(cachedV.data(), cachedV.size() * 2);
     o = upload(nullptr, host.o.size() * 2);
     lse = static_cast<float *>(upload(nullptr, host.lse.size() * 4));
     if (!host.sinks.empty())
@@ -603,16 +605,16 @@ struct DeviceAttention : DeviceBuffers {
           order[std::min<long long>(i, (long long)(random.next() * (i + 1)))]);
     std::vector<int> table(h.B * perSequence);
     std::vector<uint16_t> poolK(pages * h.Hkv * rows * h.D, kBf16NaN);
-    std::vector<uint16_t> poolV = poolK;
+    std::vector<uint16_t> poolV(pages * h.Hkv * rows * h.Dv, kBf16NaN);
     for (long long b = 0; b < h.B; ++b)
       for (long long j = 0; j < perSequence; ++j) {
         long long page = order[b * perSequence + j];
         for (long long kvh = 0; kvh < h.Hkv; ++kvh)
           for (long long r = 0; r < rows; ++r) {
-            size_t from = ((b * h.Hkv + kvh) * h.Sk + j * rows + r) * h.D;
-            size_t to = ((page * h.Hkv + kvh) * rows + r) * h.D;
-            std::copy_n(&cachedK[from], h.D, &poolK[to]);
-            std::copy_n(&cachedV[from], h.D, &poolV[to]);
+            size_t from = (b * h.Hkv + kvh) * h.Sk + j * rows + r;
+            size_t to = (page * h.Hkv + kvh) * rows + r;
+            std::copy_n(&cachedK[from * h.D], h.D, &poolK[to * h.D]);
+            std::copy_n(&cachedV[from * h.Dv], h.Dv, &poolV[to * h.Dv]);
           }
         bool used = h.keyLengths.empty() || j * rows < h.keyLengths[b];
         table[b * perSequence + j] = used ? int(page) : -1000000;
@@ -632,10 +634,11 @@ struct DeviceAttention : DeviceBuffers {
       desc.pageTable = pageTable;
       desc.pages = pages;
       desc.pageSize = pageSize;
-      for (long long *stride : {desc.kStride, desc.vStride}) {
-        stride[0] = h.Hkv * pageSize * h.D;
-        stride[1] = pageSize * h.D;
-        stride[2] = h.D;
+      for (auto [stride, headDim] :
+           {std::pair{desc.kStride, h.D}, {desc.vStride, h.Dv}}) {
+        stride[0] = h.Hkv * pageSize * headDim;
+        stride[1] = pageSize * headDim;
+        stride[2] = headDim;
       }
     }
     return desc;
@@ -919,6 +922,43 @@ TEST_F(CAPIOnAGpu, SinksMatchTheHost) {
 // none) and on decode (folded, and split over CTAs with a workspace), NaN
 // in the cache past each length; against the host. The backward refuses
 // key lengths by name.
+// v's head dim apart from q's: DeepSeek's 192/128 and a narrow q beside a
+// wide v, prefill and decode (folded, and split: the merge of states of
+// v's head dim), over key lengths, decode over pages, on each chip; the
+// backward refuses such a forward by name.
+TEST_F(CAPIOnAGpu, ValueHeadDimMatchesTheHost) {
+  std::string error;
+  for (auto [D, Dv] : {std::pair{192LL, 128LL}, {64LL, 256LL}})
+    for (long long Sq : {77LL, 1LL}) {
+      SCOPED_TRACE("d" + std::to_string(D) + " dv" + std::to_string(Dv) +
+                   " Sq = " + std::to_string(Sq));
+      HostAttention expected(/*B=*/3, /*Hq=*/8, /*Hkv=*/2, Sq, /*Sk=*/1024, D,
+                             0, 0, {}, {1, 300, 1024}, Dv);
+      DeviceAttention device(*driver, expected);
+      if (Sq == 1)
+        device.usePages(64);
+      for (const char *chip : chips) {
+        SCOPED_TRACE(chip);
+        fmhaJit jit = createUncachedJit(chip, error);
+        ASSERT_NE(jit, nullptr) << error;
+        fmhaAttentionDesc desc = device.getDesc();
+        device.runUnsplitAndSplit(jit, desc);
+
+        char *message = nullptr;
+        fmhaAttentionBackwardDesc grad{};
+        grad.forward = desc;
+        grad.forward.keyLengths = nullptr;
+        grad.forward.pageTable = nullptr;
+        EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
+                                        &message),
+                  FMHA_ERROR_INVALID_ARGUMENT);
+        EXPECT_NE(take(message).find("valueHeadDim is " + std::to_string(Dv)),
+                  std::string::npos);
+        fmhaJitDestroy(jit);
+      }
+    }
+}
+
 TEST_F(CAPIOnAGpu, KeyLengthsMatchTheHost) {
   expectKvCacheMatchesTheHost(/*Sk=*/1300, /*pageRows=*/0);
 }

@@ -133,13 +133,58 @@ TEST(TileConfig, TilesRoundTheHeadDimUpToTheSwizzleUnit) {
             "232448 per block");
 }
 
+TEST(TileConfig, DifferentHeadDimsSizeQAndKApartFromV) {
+  // DeepSeek's 192/128 on sm_90a: Q and K rows of 192 columns, V rows of
+  // 128, at d128's 128x128 tile, which fits beside them.
+  AttentionHeadDims deepSeek{192, 128};
+  AttentionTiling tiling = getDefaultAttentionTiling(Chip::sm_90a, deepSeek,
+                                                     /*causal=*/false);
+  EXPECT_EQ(tiling, getDefaultAttentionTiling(Chip::sm_90a, 128, false));
+  AttentionSharedLayout layout = getAttentionSharedLayout(tiling, deepSeek, 2);
+  uint64_t keyRow = 192 * 2, valueRow = 128 * 2;
+  EXPECT_EQ(layout.keys, 128 * keyRow);
+  EXPECT_EQ(layout.keyBufferBytes, 128 * keyRow);
+  EXPECT_EQ(layout.valueBufferBytes, 128 * valueRow);
+  EXPECT_EQ(layout.values, 128 * keyRow + 2 * 128 * keyRow);
+  EXPECT_EQ(layout.tail, layout.values + 2 * 128 * valueRow);
+  EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, deepSeek, 2)), "");
+  // Where v's tile does not fit beside q's wider rows, the wider's tile:
+  // 256/128 takes d256's.
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, {256, 128}, false),
+            getDefaultAttentionTiling(Chip::sm_90a, 256, false));
+  // The messages name both head dims.
+  EXPECT_EQ(errorText(checkAttentionTilingFits({Chip::sm_90a, 128, 176, 12, 2},
+                                               {256, 96}, 2)),
+            "tile needs 336976 bytes of shared memory at head dims 256 (q, "
+            "k) and 96 (v, o) (tiles of 256 and 128 columns) ((block_m * "
+            "256 + stages * block_n * (256 + 128)) * 2 bytes + 1024 of "
+            "alignment + 8 per mbarrier), but sm_90a allows 232448 per "
+            "block");
+  // sm_80 stages O over the tiles from the base: where its rows are wider
+  // than Q's, K's and V's together, the row sums start past it.
+  AttentionSharedLayout wideO =
+      getAttentionSharedLayout({Chip::sm_80, 128, 64, 8, 1}, {32, 256}, 2);
+  EXPECT_EQ(wideO.values, (128u + 64) * 64 * 2);
+  EXPECT_EQ(wideO.tail, 128u * 256 * 2);
+  // Every pair of supported head dims has a default tile that fits.
+  for (Chip chip : {Chip::sm_80, Chip::sm_90a})
+    for (unsigned qk = 32; qk <= 256; qk += 16)
+      for (unsigned v = 32; v <= 256; v += 16)
+        for (bool causal : {false, true}) {
+          AttentionTiling t = getDefaultAttentionTiling(chip, {qk, v}, causal);
+          EXPECT_EQ(errorText(checkAttentionTilingFits(t, {qk, v}, 2)), "")
+              << stringifyChip(chip).str() << " d" << qk << " dv" << v;
+        }
+}
+
 TEST(TileConfig, SharedLayoutIsOneQTileThenStagedKThenStagedV) {
   AttentionTiling tiling{Chip::sm_90a, 128, 176, 12, 2};
   AttentionSharedLayout hopper = getAttentionSharedLayout(tiling, 128, 2);
   uint64_t q = 128 * 128 * 2, buffer = 176 * 128 * 2;
   EXPECT_EQ(hopper.query, 0u);
   EXPECT_EQ(hopper.keys, q);
-  EXPECT_EQ(hopper.bufferBytes, buffer);
+  EXPECT_EQ(hopper.keyBufferBytes, buffer);
+  EXPECT_EQ(hopper.valueBufferBytes, buffer);
   EXPECT_EQ(hopper.values, q + 2 * buffer);
   // sm_90a: then 2 + 4 * stages barriers, and the kernel asks for the
   // 1024-byte alignment slack too.

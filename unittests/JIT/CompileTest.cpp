@@ -108,7 +108,7 @@ TEST(Compile, InvalidSpecIsAnErrorWithTheVerifiersWords) {
 
 // Every field a kernel is specialized on is in the spec's key.
 TEST(Compile, SpecKeysTellSpecsApart) {
-  std::vector<KernelSpec> specs(12);
+  std::vector<KernelSpec> specs(13);
   specs[1].elementType = ElementType::F16;
   specs[2].headDim = 64;
   specs[3].causal = true;
@@ -120,6 +120,7 @@ TEST(Compile, SpecKeysTellSpecsApart) {
   specs[9].softcap = 30.0f;
   specs[10].softcap = 50.0f;
   specs[11].withSinks = true;
+  specs[12].valueHeadDim = 64;
   std::set<std::string> keys;
   for (const KernelSpec &spec : specs)
     EXPECT_TRUE(keys.insert(spec.getKey()).second) << spec.getKey();
@@ -133,6 +134,11 @@ TEST(Compile, SpecKeysTellSpecsApart) {
   other.kind = OpKind::CheckSorted;
   EXPECT_NE(resample.getKey(), other.getKey());
   EXPECT_EQ(resample.getKey(), "resample bf16 linear streams 6 32");
+  // A value head dim equal to headDim is no value head dim: one kernel.
+  KernelSpec same;
+  same.valueHeadDim = same.headDim;
+  EXPECT_EQ(same.getKey(), specs[0].getKey());
+  EXPECT_EQ(specs[12].getKey(), "attention bf16 d128 dv64");
 }
 
 TEST(Compile, TileForAnotherChipIsAnErrorNamingBoth) {
@@ -175,6 +181,29 @@ TEST(Compile, AttentionSpecCompilesForEveryChipAndHeadDim) {
         EXPECT_NE(compiled->ptx.find(mma), std::string::npos)
             << stringifyChip(chip).str() << " d" << headDim;
       }
+}
+
+// v's head dim apart from q's (DeepSeek's 192/128): v and o take it, and
+// the kernel asks for the shared memory of both tiles' widths.
+TEST(Compile, ValueHeadDimSpecCompilesForBothChips) {
+  for (Chip chip : {Chip::sm_80, Chip::sm_90a}) {
+    KernelSpec spec;
+    spec.headDim = 192;
+    spec.valueHeadDim = 128;
+    spec.causal = true;
+    EXPECT_NE(spec.toMLIR().find("v(%arg2 : memref<?x?x?x128xbf16"),
+              std::string::npos)
+        << spec.toMLIR();
+    CompileOptions options;
+    options.chip = chip;
+    llvm::Expected<CompiledModule> compiled = compileKernelSpec(spec, options);
+    ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+    AttentionTiling tiling =
+        getDefaultAttentionTiling(chip, spec.getHeadDims(), spec.causal);
+    EXPECT_EQ(compiled->contracts.at("attention").sharedBytes,
+              getAttentionSharedLayout(tiling, {192, 128}, 2).totalBytes)
+        << stringifyChip(chip).str();
+  }
 }
 
 /// Compile options for the chip of \p spec's tile, if it has one.
@@ -713,4 +742,12 @@ TEST(KernelSpec, CheckAttentionSpecNamesTheValue) {
   spec.window = {{-1, 0}};
   EXPECT_EQ(llvm::toString(checkAttentionSpec(spec)),
             "attention: window is [-1, 0], expected non-negative sizes");
+  spec.window.reset();
+  spec.headDim = 192;
+  spec.valueHeadDim = 128;
+  EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(spec)));
+  spec.valueHeadDim = 100;
+  EXPECT_EQ(llvm::toString(checkAttentionSpec(spec)),
+            "attention: valueHeadDim is 100, expected 0 (headDim's) or a "
+            "multiple of 16 from 32 to 256");
 }

@@ -126,6 +126,23 @@ TEST(TypedLaunch, BackwardOfASoftcappedForwardIsRefused) {
   }
 }
 
+// A forward whose v head dim differs from q's (DeepSeek's 192/128) has no
+// backward yet: refused by name.
+TEST(TypedLaunch, BackwardOfADifferentValueHeadDimIsRefused) {
+  KernelSpec forward;
+  forward.headDim = 128;
+  forward.valueHeadDim = 64;
+  forward.withLse = true;
+  EXPECT_EQ(checkForward(forward, getTensors(getGradSpec(true)).forward), "");
+  for (bool deterministic : {true, false}) {
+    KernelSpec grad = getAttentionGradSpec(forward, deterministic);
+    EXPECT_EQ(check(grad, getTensors(grad)),
+              "attention_grad: valueHeadDim is 64 with headDim 128: the "
+              "backward takes one head dim for q, k, v and o (none for "
+              "different ones yet)");
+  }
+}
+
 // Key lengths (a KV cache's): the tensor and the spec agree, the lengths
 // are 4-byte aligned, and a backward of such a forward is refused by name.
 TEST(TypedLaunch, KeyLengthsAreCheckedAndHaveNoBackward) {

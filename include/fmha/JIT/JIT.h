@@ -149,8 +149,8 @@ struct AttentionTensors {
   size_t workspaceBytes = 0;
 
   /// Sets every stride for dense [B, H, S, D] tensors (and [B, Hq, Sq] LSE)
-  /// of the sizes above.
-  void setDenseStrides(unsigned headDim);
+  /// of the sizes above: D q's and k's head dim, v's and o's the value one.
+  void setDenseStrides(AttentionHeadDims headDims);
 };
 
 /// The tensors a launch of attention \p spec on \p t runs on: \p t itself,

@@ -39,7 +39,12 @@ struct KernelSpec {
   OpKind kind = OpKind::Attention;
   ElementType elementType = ElementType::BF16;
   // Attention.
+  /// q's and k's head dim (and, for attention_grad and merges, every
+  /// operand's).
   unsigned headDim = 128;
+  /// fmha.attention's v and o head dim where it differs from headDim
+  /// (DeepSeek's 192 and 128); 0: headDim.
+  unsigned valueHeadDim = 0;
   bool causal = false;
   bool withLse = false;
   std::optional<std::array<int64_t, 2>> window;
@@ -76,6 +81,13 @@ struct KernelSpec {
   std::vector<unsigned> streamFeatures;
   bool withLengths = false;
   std::optional<ResampleTiling> resampleTile;
+
+  /// v's and o's head dim: valueHeadDim, or headDim without one.
+  unsigned getValueHeadDim() const {
+    return valueHeadDim ? valueHeadDim : headDim;
+  }
+  /// headDim and getValueHeadDim, as the tiling policy takes them.
+  AttentionHeadDims getHeadDims() const { return {headDim, getValueHeadDim()}; }
 
   /// Every field the kernel is specialized on, canonically: two specs with
   /// the same key compile to the same kernel. The JIT's memory cache is
@@ -133,7 +145,8 @@ unsigned getKeySplits(int64_t units, int64_t keyBlocks,
 unsigned getEvenKeySplits(int64_t splits, int64_t keyBlocks);
 
 /// The merge of the partial states of a split launch of attention
-/// \p spec: its element type and head dim, with an LSE where \p spec has.
+/// \p spec: its element type and o's head dim, with an LSE where \p spec
+/// has.
 KernelSpec getMergeSpec(const KernelSpec &spec);
 
 /// Every spec launches of \p spec on \p querySeq queries (std::nullopt:

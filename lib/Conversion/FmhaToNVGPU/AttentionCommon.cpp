@@ -163,7 +163,7 @@ AttentionSharedLayout fmha::getAttentionSharedLayout(AttentionOp op,
                                                      TileAttr tile) {
   unsigned elementBytes =
       cast<MemRefType>(op.getQ().getType()).getElementTypeBitWidth() / 8;
-  return getAttentionSharedLayout(tile.getAttentionTiling(), op.getHeadDim(),
+  return getAttentionSharedLayout(tile.getAttentionTiling(), op.getHeadDims(),
                                   elementBytes);
 }
 

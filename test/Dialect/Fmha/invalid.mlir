@@ -84,6 +84,33 @@ func.func @case6(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x64xbf16>, %v: me
 
 // -----
 
+// v head dim: may differ from q's, but must be supported
+func.func @case6b(%q: memref<2x8x64x192xbf16>, %k: memref<2x8x64x192xbf16>, %v: memref<2x8x64x72xbf16>, %o: memref<2x8x64x72xbf16>) {
+  // expected-error @+1 {{v head dim (dim 3 of v) must be a multiple of 16 from 32 to 256, got 72}}
+  fmha.attention q(%q : memref<2x8x64x192xbf16>) k(%k : memref<2x8x64x192xbf16>) v(%v : memref<2x8x64x72xbf16>) -> o(%o : memref<2x8x64x72xbf16>)
+  return
+}
+
+// -----
+
+// o head dim: v's
+func.func @case6c(%q: memref<2x8x64x192xbf16>, %k: memref<2x8x64x192xbf16>, %v: memref<2x8x64x128xbf16>, %o: memref<2x8x64x192xbf16>) {
+  // expected-error @+1 {{o head dim must match v's (128), got 192}}
+  fmha.attention q(%q : memref<2x8x64x192xbf16>) k(%k : memref<2x8x64x192xbf16>) v(%v : memref<2x8x64x128xbf16>) -> o(%o : memref<2x8x64x192xbf16>)
+  return
+}
+
+// -----
+
+// dynamic v head dim
+func.func @case6d(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<2x8x64x?xbf16>, %o: memref<2x8x64x128xbf16>) {
+  // expected-error @+1 {{head dim (dim 3 of v) must be static: kernels are specialized on it, got 'memref<2x8x64x?xbf16>'}}
+  fmha.attention q(%q : memref<2x8x64x128xbf16>) k(%k : memref<2x8x64x128xbf16>) v(%v : memref<2x8x64x?xbf16>) -> o(%o : memref<2x8x64x128xbf16>)
+  return
+}
+
+// -----
+
 // v batch
 func.func @case7(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x128xbf16>, %v: memref<3x8x64x128xbf16>, %o: memref<2x8x64x128xbf16>) {
   // expected-error @+1 {{v batch size must match q's (2), got 3}}

@@ -12,6 +12,16 @@ func.func @attention_minimal(%q: memref<2x16x100x64xf16>, %k: memref<2x16x77x64x
   return
 }
 
+// v's and o's head dim may differ from q's and k's (DeepSeek's 192 and 128).
+// CHECK-LABEL: func @attention_value_head_dim
+func.func @attention_value_head_dim(%q: memref<?x16x?x192xbf16>, %k: memref<?x16x?x192xbf16>,
+                                    %v: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
+  // CHECK: fmha.attention q(%{{.*}} : memref<?x16x?x192xbf16>) k(%{{.*}} : memref<?x16x?x192xbf16>) v(%{{.*}} : memref<?x16x?x128xbf16>) -> o(%{{.*}} : memref<?x16x?x128xbf16>) causal
+  fmha.attention q(%q : memref<?x16x?x192xbf16>) k(%k : memref<?x16x?x192xbf16>)
+                 v(%v : memref<?x16x?x128xbf16>) -> o(%o : memref<?x16x?x128xbf16>) causal
+  return
+}
+
 // CHECK-LABEL: func @attention_every_attribute
 // CHECK-SAME: (%[[Q:.+]]: memref<?x32x?x128xbf16>, %[[K:.+]]: memref<?x8x?x128xbf16>, %[[V:.+]]: memref<?x8x?x128xbf16>, %[[O:.+]]: memref<?x32x?x128xbf16>, %[[L:.+]]: memref<?x32x?xf32>)
 func.func @attention_every_attribute(%q: memref<?x32x?x128xbf16>, %k: memref<?x8x?x128xbf16>,

@@ -36,6 +36,16 @@ inline bool isSupportedAttentionHeadDim(int64_t headDim) {
 inline constexpr llvm::StringLiteral kSupportedAttentionHeadDimsText =
     "a multiple of 16 from 32 to 256";
 
+/// The head dims of an attention op: q's and k's (the K of Q K^T) and v's
+/// and o's (the N of P V), which may differ (DeepSeek's 192 and 128). Each
+/// is one isSupportedAttentionHeadDim accepts.
+struct AttentionHeadDims {
+  unsigned qk, v;
+  /// One head dim for q, k, v and o.
+  AttentionHeadDims(unsigned headDim) : qk(headDim), v(headDim) {}
+  AttentionHeadDims(unsigned qk, unsigned v) : qk(qk), v(v) {}
+};
+
 /// The columns of D that an attention kernel's shared tiles hold for head
 /// dim \p headDim on \p chip: D rounded up to the unit of the chip's
 /// swizzle. sm_90a: a multiple of 64 (one 128-byte swizzle row of 16-bit
@@ -110,13 +120,12 @@ struct AttentionTiling {
 /// for long queries.
 inline constexpr int64_t kLongAttentionQueries = 4096;
 
-/// The default tiling of attention with head dim \p headDim on \p chip.
-/// \p headDim must be one the dialect accepts
-/// (isSupportedAttentionHeadDim).
+/// The default tiling of attention with head dims \p headDims on \p chip.
+/// Both must be ones the dialect accepts (isSupportedAttentionHeadDim).
 /// \p querySeq, where the caller knows it (a JIT launch), picks the tile
 /// measured best at that length; without it, the one for every length.
 AttentionTiling
-getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
+getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims, bool causal,
                           std::optional<int64_t> querySeq = std::nullopt);
 
 /// Checks the rules that do not depend on the op (multiples, warp layout,
@@ -124,9 +133,9 @@ getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
 llvm::Error checkAttentionTiling(const AttentionTiling &tiling);
 
 /// The f32 registers per thread that the sm_80 kernel's O and S accumulators
-/// take (Sm80/): block_m x (head_dim + block_n) / threads.
+/// take (Sm80/): block_m x (v's head dim + block_n) / threads.
 uint64_t getSm80AccumulatorRegisters(const AttentionTiling &tiling,
-                                     unsigned headDim);
+                                     unsigned valueHeadDim);
 
 /// What the sm_80 kernel's accumulators may take before it trades
 /// instructions for registers, measured against ptxas 13.0 whole-program
@@ -145,7 +154,7 @@ inline constexpr unsigned kSm80AccumulatorRegisterBudget = 160;
 /// carries them in registers: only where the accumulators take more than
 /// kSm80AccumulatorRegisterBudget registers (d128 at 128x64 with 4 warps).
 uint64_t getSm80RowSumSharedBytes(const AttentionTiling &tiling,
-                                  unsigned headDim);
+                                  unsigned valueHeadDim);
 
 /// The alignment of the sm_90a attention kernel's tiles: one 8-row atom of
 /// the 128-byte swizzle that its TMA boxes and WGMMA operands share.
@@ -153,18 +162,23 @@ inline constexpr uint64_t kSm90aTileAlignment = 1024;
 
 /// Where an attention kernel keeps what in its dynamic shared memory, in
 /// bytes from its tiles' base: one Q tile, `stages` K buffers, `stages` V
-/// buffers (the output tile reuses a buffer), then on sm_80 the held row
-/// sums (getSm80RowSumSharedBytes), on sm_90a the pipeline's mbarriers (Q
-/// full and empty, and a full and an empty one per K and V buffer, 8 bytes
-/// each). On sm_90a the base is the dynamic shared memory's rounded up to
-/// the 1024-byte swizzle atom, so the kernel asks for that much more. The
-/// one description of the layout: the lowerings place their tiles by it
-/// and their launch contracts ask for its totalBytes.
+/// buffers (Q and K rows of q's head dim's tile columns, V rows of v's),
+/// then on sm_80 the held row sums (getSm80RowSumSharedBytes), on sm_90a
+/// the pipeline's mbarriers (Q full and empty, and a full and an empty one
+/// per K and V buffer, 8 bytes each). The output tile is staged where the
+/// tiles were: sm_90a in the last V buffer (getAttentionOutputPasses),
+/// sm_80 over the tiles from the base (block_m rows of v's tile columns,
+/// which the tail starts after). On sm_90a the base is the dynamic shared
+/// memory's rounded up to the 1024-byte swizzle atom, so the kernel asks
+/// for that much more. The one description of the layout: the lowerings
+/// place their tiles by it and their launch contracts ask for its
+/// totalBytes.
 struct AttentionSharedLayout {
   uint64_t query = 0;
-  /// The first K and V buffer; buffer s is s * bufferBytes further.
+  /// The first K and V buffer; buffer s is s * keyBufferBytes (K) or s *
+  /// valueBufferBytes (V) further.
   uint64_t keys = 0, values = 0;
-  uint64_t bufferBytes = 0;
+  uint64_t keyBufferBytes = 0, valueBufferBytes = 0;
   /// sm_80: the row sums (0 bytes where they stay in registers); sm_90a:
   /// the mbarriers.
   uint64_t tail = 0, tailBytes = 0;
@@ -172,10 +186,10 @@ struct AttentionSharedLayout {
   uint64_t totalBytes = 0;
 };
 
-/// The layout of an attention kernel tiled by \p tiling for head dim
-/// \p headDim and elements of \p elementBytes.
+/// The layout of an attention kernel tiled by \p tiling for head dims
+/// \p headDims and elements of \p elementBytes.
 AttentionSharedLayout getAttentionSharedLayout(const AttentionTiling &tiling,
-                                               unsigned headDim,
+                                               AttentionHeadDims headDims,
                                                unsigned elementBytes);
 
 /// Whether the sm_90a attention kernel (Sm90a/AttentionToGPUSm90a.cpp)
@@ -193,18 +207,19 @@ inline bool pairsAttentionRowBlocks(bool causal, bool hasWindow) {
 
 /// The passes in which the sm_90a attention epilogue writes O: each
 /// consumer warp stages its 16 output rows in the V buffer of the tile's
-/// last key block, columns / passes at a time (columns: the tile's,
+/// last key block, columns / passes at a time (columns: v's tile's,
 /// getAttentionTileColumns), a power of two of at least 16 (16-byte stores
 /// of two 8-column chunks per stmatrix; the slab's chunk swizzle XORs chunk
 /// indices). The fewest passes whose slabs of every consumer warp fit the
 /// buffer; 0 if none does (block_n too small for the consumers).
 unsigned getAttentionOutputPasses(const AttentionTiling &tiling,
-                                  unsigned headDim);
+                                  unsigned valueHeadDim);
 
 /// Checks that the tiling's buffers fit in the chip's shared memory (and,
 /// on sm_90a, that O can be staged: getAttentionOutputPasses).
 llvm::Error checkAttentionTilingFits(const AttentionTiling &tiling,
-                                     unsigned headDim, unsigned elementBytes);
+                                     AttentionHeadDims headDims,
+                                     unsigned elementBytes);
 
 /// How a resample kernel is tiled: the parameters of `#fmha.resample_tile`.
 struct ResampleTiling {

@@ -50,11 +50,17 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
   // Each thread copies one chunk column of rows tid / rowChunks + i *
   // rowsPerPass: whole rows per pass, and, when rowsPerPass is a multiple
   // of the swizzle period, one swizzled column for all of them.
+  // The chunks of the shared tile's rows and of the tensor's head dim (q's
+  // and k's, or v's).
+  int64_t rowChunks =
+      cast<MemRefType>(shared.getType()).getDimSize(1) / shape.chunkElements;
+  int64_t headChunks =
+      cast<MemRefType>(global.getType()).getDimSize(3) / shape.chunkElements;
   int64_t threads = shape.warps * kThreadsPerWarp;
-  assert(threads % shape.rowChunks == 0 && "a pass covers whole rows");
-  int64_t rowsPerPass = threads / shape.rowChunks;
-  Value firstLocalRow = b.udiv(lanes.tid, b.i32(shape.rowChunks));
-  Value chunk = b.urem(lanes.tid, b.i32(shape.rowChunks));
+  assert(threads % rowChunks == 0 && "a pass covers whole rows");
+  int64_t rowsPerPass = threads / rowChunks;
+  Value firstLocalRow = b.udiv(lanes.tid, b.i32(rowChunks));
+  Value chunk = b.urem(lanes.tid, b.i32(rowChunks));
   Value column = b.toIndex(b.mul(chunk, b.i32(shape.chunkElements)));
   Value lastValid = b.sub(valid, b.index(1));
   Value sameSwizzle = rowsPerPass % kSwizzleRows == 0
@@ -72,8 +78,8 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
   // Where the tile is wider than D, the threads of the chunks past D copy
   // nothing (those columns are never read).
   scf::IfOp insideHead;
-  if (shape.headChunks < shape.rowChunks) {
-    insideHead = scf::IfOp::create(b, b.slt(chunk, b.i32(shape.headChunks)),
+  if (headChunks < rowChunks) {
+    insideHead = scf::IfOp::create(b, b.slt(chunk, b.i32(headChunks)),
                                    /*withElseRegion=*/false);
     b.setInsertionPointToStart(&insideHead.getThenRegion().front());
   }

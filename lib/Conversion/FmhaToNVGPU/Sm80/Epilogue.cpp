@@ -20,9 +20,10 @@ using namespace mlir::fmha;
 using namespace mlir::fmha::sm80;
 
 void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
-  // O is staged in the Q tile. A row block that sees no key block (causal
-  // or windowed rows before the first key) never waited for its Q copy,
-  // and a thread's copies land in other warps' rows: wait for them all.
+  // O is staged over the tiles (tiles.o), which every warp is done reading
+  // once all meet here. A row block that sees no key block (causal or
+  // windowed rows before the first key) never waited for its Q copy, and a
+  // thread's copies land in other warps' rows: wait for them all.
   copies.waitForAll();
   Lanes lanes = Lanes::derive(b, shape, hideFromHoisting(b, threadId));
   auto pairType = VectorType::get({2}, shape.elementType);
@@ -45,7 +46,8 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
                            b.add(lanes.quadRow, b.i32(m * kMmaM + half * 8)));
       Value inversePair = vector::BroadcastOp::create(
           b, VectorType::get({2}, b.getF32Type()), inverse);
-      // O rows go to the (now unused) Q tile, then out in 16-byte rows.
+      // O rows go to the (now unused) Q tile's place, then out in 16-byte
+      // rows.
       for (int64_t d = 0; d < shape.dTiles; ++d) {
         Value pair =
             vector::ExtractOp::create(b, state.out[m * shape.dTiles + d], half);
@@ -54,7 +56,7 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
         Value column = b.add(swizzle(b, shape, rowRow, b.i32(d)),
                              b.mul(lanes.quadCol, b.i32(2)));
         vector::StoreOp::create(
-            b, rounded, tiles.q,
+            b, rounded, tiles.o,
             ValueRange{b.toIndex(rowRow), b.toIndex(column)});
       }
       if (lse)
@@ -90,7 +92,7 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
 void Epilogue::storeOutputTile(const Lanes &lanes,
                                const TileCoordinates &tile) {
   int64_t threads = shape.warps * kThreadsPerWarp;
-  int64_t rowChunks = shape.headChunks;
+  int64_t rowChunks = shape.valueHeadDim / shape.chunkElements;
   int64_t chunks = shape.blockM * rowChunks;
   auto chunkType = VectorType::get({shape.chunkElements}, shape.elementType);
   for (int64_t start = 0; start < chunks; start += threads) {
@@ -105,7 +107,7 @@ void Epilogue::storeOutputTile(const Lanes &lanes,
     scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
       SmallVector<Value, 2> from = {b.toIndex(row),
                                     b.toIndex(swizzle(b, shape, row, chunk))};
-      Value data = vector::LoadOp::create(b, chunkType, tiles.q, from);
+      Value data = vector::LoadOp::create(b, chunkType, tiles.o, from);
       SmallVector<Value, 4> to = {
           tile.outputBatch, tile.head, tile.toQueryRow(b, globalRow),
           b.toIndex(b.mul(chunk, b.i32(shape.chunkElements)))};

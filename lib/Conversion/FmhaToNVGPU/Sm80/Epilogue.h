@@ -1,7 +1,7 @@
 //===- Epilogue.h - sm_80 attention: O and LSE out --------------*- C++ -*-===//
 //
 // Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm80. The end of
-// a row block: O normalized by the row sums and staged, rounded, in the
+// a row block: O normalized by the row sums and staged, rounded, over the
 // (then unused) Q tile, so that it leaves in 16-byte row chunks rather than
 // the fragments' 4-byte pairs; and the LSE, written by the lane that holds
 // columns 0-1 of each row.

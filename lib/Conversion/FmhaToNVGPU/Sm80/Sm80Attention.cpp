@@ -19,21 +19,22 @@ using namespace mlir::fmha;
 using namespace mlir::fmha::sm80;
 
 KernelShape KernelShape::get(int64_t blockM, int64_t blockN, int64_t warps,
-                             int64_t headDim, Type elementType, float scale) {
+                             AttentionHeadDims headDims, Type elementType,
+                             float scale) {
   KernelShape shape;
   shape.blockM = blockM;
   shape.blockN = blockN;
   shape.warps = warps;
-  shape.headDim = headDim;
-  shape.tileColumns = getAttentionTileColumns(Chip::sm_80, headDim);
+  shape.headDim = headDims.qk;
+  shape.valueHeadDim = headDims.v;
+  shape.keyColumns = getAttentionTileColumns(Chip::sm_80, headDims.qk);
+  shape.valueColumns = getAttentionTileColumns(Chip::sm_80, headDims.v);
   shape.elementType = elementType;
   shape.chunkElements =
       kChunkBytes / (shape.elementType.getIntOrFloatBitWidth() / 8);
-  shape.rowChunks = shape.tileColumns / shape.chunkElements;
-  shape.headChunks = shape.headDim / shape.chunkElements;
   shape.mTiles = shape.blockM / (kMmaM * shape.warps);
   shape.nTiles = shape.blockN / kMmaN;
-  shape.dTiles = shape.headDim / kMmaN;
+  shape.dTiles = shape.valueHeadDim / kMmaN;
   shape.scale = scale;
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   shape.sumsInShared = false;
@@ -42,21 +43,22 @@ KernelShape KernelShape::get(int64_t blockM, int64_t blockN, int64_t warps,
 }
 
 KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
-  KernelShape shape = get(
-      tile.getBlockM(), tile.getBlockN(), tile.getWarps(), op.getHeadDim(),
-      cast<MemRefType>(op.getQ().getType()).getElementType(),
-      op.getScaleOrDefault());
+  KernelShape shape =
+      get(tile.getBlockM(), tile.getBlockN(), tile.getWarps(), op.getHeadDims(),
+          cast<MemRefType>(op.getQ().getType()).getElementType(),
+          op.getScaleOrDefault());
   AttentionTiling tiling = tile.getAttentionTiling();
   shape.softcap = ScoreCap::get(op);
   shape.sharedLayout = getAttentionSharedLayout(op, tile);
   shape.sumsInShared = shape.sharedLayout.tailBytes != 0;
   shape.copyPassesShareBase =
-      getSm80AccumulatorRegisters(tiling, shape.headDim) <
+      getSm80AccumulatorRegisters(tiling, shape.valueHeadDim) <
       kSm80AccumulatorRegisterBudget;
   return shape;
 }
 
-// Q, K, V, then the row sums, from the start of the dynamic shared memory.
+// Q, K, V, then the row sums, from the start of the dynamic shared memory;
+// O over Q (and past it where its rows are wider).
 SharedTiles SharedTiles::create(KernelBuilder &b, const KernelShape &shape) {
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -64,16 +66,18 @@ SharedTiles SharedTiles::create(KernelBuilder &b, const KernelShape &shape) {
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                          workgroup));
   const AttentionSharedLayout &layout = shape.sharedLayout;
-  auto tileAt = [&](int64_t rows, int64_t byteOffset) -> Value {
-    auto type = MemRefType::get({rows, shape.tileColumns}, shape.elementType,
-                                nullptr, workgroup);
+  auto tileAt = [&](int64_t rows, int64_t columns,
+                    int64_t byteOffset) -> Value {
+    auto type =
+        MemRefType::get({rows, columns}, shape.elementType, nullptr, workgroup);
     return memref::ViewOp::create(b, type, bytes, b.index(byteOffset),
                                   ValueRange{});
   };
   SharedTiles tiles;
-  tiles.q = tileAt(shape.blockM, layout.query);
-  tiles.k = tileAt(shape.blockN, layout.keys);
-  tiles.v = tileAt(shape.blockN, layout.values);
+  tiles.q = tileAt(shape.blockM, shape.keyColumns, layout.query);
+  tiles.k = tileAt(shape.blockN, shape.keyColumns, layout.keys);
+  tiles.v = tileAt(shape.blockN, shape.valueColumns, layout.values);
+  tiles.o = tileAt(shape.blockM, shape.valueColumns, layout.query);
   if (shape.sumsInShared)
     tiles.sums =
         b.add(b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes)),

@@ -39,14 +39,17 @@ enum KernelArgument { kQ, kK, kV, kO, kLse };
 
 /// What the op and its tile fix for the whole kernel.
 struct KernelShape {
-  int64_t blockM, blockN, warps, headDim;
-  /// Columns of a shared tile's row (getAttentionTileColumns): D rounded up
-  /// to 64, 128 or 256; the columns past D are never copied nor read.
-  int64_t tileColumns;
+  int64_t blockM, blockN, warps;
+  /// q's and k's head dim D, and v's and o's Dv (D but where they differ).
+  int64_t headDim, valueHeadDim;
+  /// Columns of a Q or K tile's row and of a V or O tile's row
+  /// (getAttentionTileColumns): D and Dv rounded up to 64, 128 or 256; the
+  /// columns past them are never copied nor read.
+  int64_t keyColumns, valueColumns;
   Type elementType;
-  /// Elements per 16-byte chunk, chunks per tile row, chunks of D.
-  int64_t chunkElements, rowChunks, headChunks;
-  /// m16 tiles of a warp's rows, n8 tiles of a key block, n8 tiles of D.
+  /// Elements per 16-byte chunk.
+  int64_t chunkElements;
+  /// m16 tiles of a warp's rows, n8 tiles of a key block, n8 tiles of Dv.
   int64_t mTiles, nTiles, dTiles;
   float scale, scaleLog2;
   /// The op's logit softcapping, applied to each score before the mask.
@@ -63,16 +66,19 @@ struct KernelShape {
 
   static KernelShape get(AttentionOp op, TileAttr tile);
   /// The sizes alone: \p blockM rows over \p warps warps, \p blockN
-  /// columns, head dim \p headDim. Nothing in shared memory but the tiles
-  /// (no row sums), and each copy pass from its own base.
+  /// columns, head dims \p headDims. Nothing in shared memory but the
+  /// tiles (no row sums), and each copy pass from its own base.
   static KernelShape get(int64_t blockM, int64_t blockN, int64_t warps,
-                         int64_t headDim, Type elementType, float scale);
+                         AttentionHeadDims headDims, Type elementType,
+                         float scale);
 };
 
-/// The Q, K and V tiles in shared memory, and the shared address (i32) of
-/// the row sums where they live there (KernelShape::sumsInShared).
+/// The Q, K and V tiles in shared memory, the O tile the epilogue stages
+/// its rows in (over the others, from the base: AttentionSharedLayout), and
+/// the shared address (i32) of the row sums where they live there
+/// (KernelShape::sumsInShared).
 struct SharedTiles {
-  Value q, k, v;
+  Value q, k, v, o;
   Value sums;
 
   static SharedTiles create(KernelBuilder &b, const KernelShape &shape);

@@ -151,9 +151,9 @@ KernelShape getGradShape(AttentionGradOp op) {
   shape.blockN = kBlockQueries;
   shape.stages = kStages;
   shape.consumers = kConsumers;
-  shape.headDim = op.getHeadDim();
-  shape.tileColumns = shape.headDim;
-  shape.columnBlocks = shape.headDim / kBoxColumns;
+  shape.headDim = shape.valueHeadDim = op.getHeadDim();
+  shape.keyColumns = shape.valueColumns = shape.headDim;
+  shape.keyColumnBlocks = shape.valueColumnBlocks = shape.headDim / kBoxColumns;
   shape.elementType = op.getQ().getType().getElementType();
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
@@ -390,9 +390,11 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
   pipeline.expectBytes(tilesFull, 2 * layout.keyTileBytes);
   Value keyRow = b.word(firstKey), kvHeadWord = b.word(kvHead);
   pipeline.loadTile(map(kKMap), address(layout.keys), tilesFull, keyRow,
-                    kvHeadWord, b.word(batch), kBlockKeys, kBlockKeys);
+                    kvHeadWord, b.word(batch), kBlockKeys, kBlockKeys,
+                    shape.keyColumnBlocks);
   pipeline.loadTile(map(kVMap), address(layout.values), tilesFull, keyRow,
-                    kvHeadWord, b.word(batch), kBlockKeys, kBlockKeys);
+                    kvHeadWord, b.word(batch), kBlockKeys, kBlockKeys,
+                    shape.valueColumnBlocks);
 
   auto loop =
       scf::ForOp::create(b, b.i32(0), steps, b.i32(1), ValueRange{loaded});
@@ -406,12 +408,14 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
   pipeline.wait(barrier(kBlockEmpty, stage), b.xor_(phase, b.i32(1)));
   Value full = barrier(kBlockFull, stage);
   pipeline.expectBytes(full, 2 * layout.blockBytes);
-  pipeline.loadTile(
-      map(kQMap), address(layout.queries, stage, layout.blockBytes), full,
-      firstQuery, head, b.word(batch), kBlockQueries, kBlockQueries);
-  pipeline.loadTile(
-      map(kDoutMap), address(layout.gradOut, stage, layout.blockBytes), full,
-      firstQuery, head, b.word(batch), kBlockQueries, kBlockQueries);
+  pipeline.loadTile(map(kQMap),
+                    address(layout.queries, stage, layout.blockBytes), full,
+                    firstQuery, head, b.word(batch), kBlockQueries,
+                    kBlockQueries, shape.keyColumnBlocks);
+  pipeline.loadTile(map(kDoutMap),
+                    address(layout.gradOut, stage, layout.blockBytes), full,
+                    firstQuery, head, b.word(batch), kBlockQueries,
+                    kBlockQueries, shape.valueColumnBlocks);
   scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
   return {loop.getResult(0)};
 }

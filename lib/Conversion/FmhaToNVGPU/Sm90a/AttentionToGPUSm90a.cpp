@@ -82,7 +82,7 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
   pipeline.loadTile(func.getArgument(kQMap), pipeline.getBase(), full,
                     b.word(tile.toQueryRow(b, tile.firstRow)),
                     b.word(tile.head), b.word(tile.getQueryEntry(b)),
-                    shape.blockM, shape.blockM);
+                    shape.blockM, shape.blockM, shape.keyColumnBlocks);
 
   // K and V of every key block, last to first, as the consumers visit
   // them (in 32 bits, as TMA coordinates).
@@ -113,24 +113,31 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
     pagedRows = b.mul(b.ceilDivU(keysLeft, b.i32(shape.keyBoxRows)),
                       b.i32(shape.keyBoxRows));
   }
-  for (auto [map, fullBarrier, emptyBarrier, tileOffset] :
-       {std::tuple{kKMap, TmaPipeline::kKeyFull, TmaPipeline::kKeyEmpty,
-                   pipeline.getKeyBuffersOffset()},
-        std::tuple{kVMap, TmaPipeline::kValueFull, TmaPipeline::kValueEmpty,
-                   pipeline.getValueBuffersOffset()}}) {
-    pipeline.wait(pipeline.getBarrier(emptyBarrier, stage), emptyPhase);
-    Value barrier = pipeline.getBarrier(fullBarrier, stage);
+  for (bool values : {false, true}) {
+    auto map = func.getArgument(values ? kVMap : kKMap);
+    int64_t bufferBytes = values ? shape.valueBytes : shape.keyBytes;
+    int64_t columnBlocks =
+        values ? shape.valueColumnBlocks : shape.keyColumnBlocks;
+    pipeline.wait(pipeline.getBarrier(values ? TmaPipeline::kValueEmpty
+                                             : TmaPipeline::kKeyEmpty,
+                                      stage),
+                  emptyPhase);
+    Value barrier = pipeline.getBarrier(
+        values ? TmaPipeline::kValueFull : TmaPipeline::kKeyFull, stage);
+    auto getBuffer = [&] {
+      return values ? pipeline.getValueBuffer(stage)
+                    : pipeline.getKeyBuffer(stage);
+    };
     if (!pagedRows) {
-      pipeline.expectBytes(barrier, shape.keyBytes);
-      pipeline.loadTile(
-          func.getArgument(map), pipeline.getTileAddress(stage, tileOffset),
-          barrier, tile.toKeyRow(b, blockRow), kvHeadWord,
-          b.word(tile.getKeyEntry(b)), shape.blockN, shape.blockN);
+      pipeline.expectBytes(barrier, bufferBytes);
+      pipeline.loadTile(map, getBuffer(), barrier, tile.toKeyRow(b, blockRow),
+                        kvHeadWord, b.word(tile.getKeyEntry(b)), shape.blockN,
+                        shape.blockN, columnBlocks);
       continue;
     }
-    pipeline.expectBytes(
-        barrier, b.mul(pagedRows, b.i32(shape.columnBlocks * kSwizzleBytes)));
-    Value tileAddress = pipeline.getTileAddress(stage, tileOffset);
+    pipeline.expectBytes(barrier,
+                         b.mul(pagedRows, b.i32(columnBlocks * kSwizzleBytes)));
+    Value tileAddress = getBuffer();
     // Over the boxes' first keys, carrying each box's shared address (one
     // register fewer than both from a box index: the producer has none to
     // spare).
@@ -142,8 +149,8 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
     Value boxAddress = boxes.getRegionIterArgs()[0];
     auto [entry, entryRow] =
         keys.locate(b, func.getArgument(kK), tile, boxes.getInductionVar());
-    pipeline.loadTile(func.getArgument(map), boxAddress, barrier, entryRow,
-                      kvHeadWord, entry, shape.keyBoxRows, shape.blockN);
+    pipeline.loadTile(map, boxAddress, barrier, entryRow, kvHeadWord, entry,
+                      shape.keyBoxRows, shape.blockN, columnBlocks);
     scf::YieldOp::create(
         b, b.add(boxAddress, b.i32(shape.keyBoxRows * kSwizzleBytes)));
   }
@@ -207,7 +214,8 @@ Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
                 b.urem(iteration, b.i32(2)));
 
   ConsumerState state;
-  state.out = LLVM::ZeroOp::create(b, getAccumulatorType(b, shape.tileColumns));
+  state.out =
+      LLVM::ZeroOp::create(b, getAccumulatorType(b, shape.valueColumns));
   Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
   state.rowMax = {minusInf, minusInf};
   state.rowSum = {b.f32(0.0f), b.f32(0.0f)};
@@ -313,10 +321,9 @@ void Consumer::clearValuesPastKeys(const TileCoordinates &tile, Value block,
                          b.i32(kSwizzleBytes / kChunkBytes));
     Value consumerThread = b.word(
         b.sub(hideFromHoisting(b, threadId), b.index(kWarpgroupThreads)));
-    Value tileAddress =
-        pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset());
+    Value tileAddress = pipeline.getValueBuffer(stage);
     Value zeros = LLVM::ZeroOp::create(b, VectorType::get({4}, b.getI32Type()));
-    for (int64_t c = 0; c < shape.columnBlocks; ++c) {
+    for (int64_t c = 0; c < shape.valueColumnBlocks; ++c) {
       Value first =
           b.add(tileAddress, b.add(b.i32(c * shape.blockN * kSwizzleBytes),
                                    b.mul(keptRows, b.i32(kSwizzleBytes))));

@@ -32,9 +32,9 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   // Word (chunk, half): this lane's two columns of n8 chunk `chunk` in
   // row g (half 0) or g + 8, normalized and rounded.
   SmallVector<Value> values =
-      unpackAccumulator(b, state.out, shape.tileColumns / 2);
-  SmallVector<std::array<Value, 2>> words(shape.tileColumns / 8);
-  for (int64_t chunk = 0; chunk < shape.tileColumns / 8; ++chunk)
+      unpackAccumulator(b, state.out, shape.valueColumns / 2);
+  SmallVector<std::array<Value, 2>> words(shape.valueColumns / 8);
+  for (int64_t chunk = 0; chunk < shape.valueColumns / 8; ++chunk)
     for (int64_t half = 0; half < 2; ++half) {
       int64_t i = 4 * chunk + 2 * half;
       words[chunk][half] = packPair(
@@ -46,11 +46,10 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   // before overwriting it.
   turns.waitForAllDrained();
   WarpLanes lanes = getWarpLanes();
-  int64_t columns = shape.tileColumns / shape.outputPasses;
+  int64_t columns = shape.valueColumns / shape.outputPasses;
   int64_t slabBytes = kWarpRows * columns * 2;
-  Value slab =
-      b.add(pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
-            b.mul(lanes.consumerWarp, b.i32(slabBytes)));
+  Value slab = b.add(pipeline.getValueBuffer(stage),
+                     b.mul(lanes.consumerWarp, b.i32(slabBytes)));
   // stmatrix .x4: lanes 8m .. 8m + 7 address the rows of matrix m, which
   // is chunk 2k + m / 2 (of the pass's) in rows 8 (m % 2) .. + 7.
   Value matrix = b.udiv(lanes.lane, b.i32(8));
@@ -59,7 +58,8 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   Value matrixChunk = b.udiv(matrix, b.i32(2));
   // Passes past D (tiles wider than D) have nothing to store.
   for (int64_t pass = 0;
-       pass < shape.outputPasses && pass * columns < shape.headDim; ++pass) {
+       pass < shape.outputPasses && pass * columns < shape.valueHeadDim;
+       ++pass) {
     int64_t firstChunk = pass * columns / 8;
     // The previous pass's reads are done before its slab is overwritten.
     if (pass > 0)
@@ -98,7 +98,7 @@ void Epilogue::storeEmptyRows(const TileCoordinates &tile) {
   FragmentLanes fragment = FragmentLanes::derive(b, threadId);
   Value zeros = arith::ConstantOp::create(
       b, b.getZeroAttr(VectorType::get({4}, b.getI32Type())));
-  storeWarpRows(getWarpLanes(), tile, 0, shape.headDim,
+  storeWarpRows(getWarpLanes(), tile, 0, shape.valueHeadDim,
                 [&](Value, Value) { return zeros; });
   // LSE +inf, or with sinks the row's sink (-inf where a split has none:
   // +inf as without).
@@ -140,8 +140,9 @@ void Epilogue::storeWarpRows(
     Value chunk = b.urem(unit, b.i32(rowChunks));
     Value outRow = b.add(warpFirstRow, b.toIndex(row));
     Value valid = b.slt(outRow, tile.seqQ);
-    if (first + columns > shape.headDim)
-      valid = b.and_(valid, b.slt(chunk, b.i32((shape.headDim - first) / 8)));
+    if (first + columns > shape.valueHeadDim)
+      valid =
+          b.and_(valid, b.slt(chunk, b.i32((shape.valueHeadDim - first) / 8)));
     Value data = vector::BitCastOp::create(b, chunkType, chunkAt(row, chunk));
     scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
       Value column = b.add(b.index(first), b.toIndex(b.mul(chunk, b.i32(8))));

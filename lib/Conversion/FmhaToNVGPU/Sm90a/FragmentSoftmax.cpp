@@ -62,7 +62,7 @@ FragmentSoftmax::update(ArrayRef<Value> scores, ConsumerState &state) {
 }
 
 Value FragmentSoftmax::scaleRows(Value out, std::array<Value, 2> factors) {
-  SmallVector<Value> values = unpackAccumulator(b, out, shape.headDim / 2);
+  SmallVector<Value> values = unpackAccumulator(b, out, shape.valueHeadDim / 2);
   for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i)
     out = LLVM::InsertValueOp::create(
         b, out, b.fmul(values[i], factors[(i / 2) % 2]), i);

@@ -27,9 +27,13 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.stages = tile.getStages();
   shape.consumers = tile.getWarps() / 4 - 1;
   shape.headDim = op.getHeadDim();
+  shape.valueHeadDim = op.getValueHeadDim();
   shape.elementType = cast<MemRefType>(op.getQ().getType()).getElementType();
-  shape.tileColumns = getAttentionTileColumns(Chip::sm_90a, shape.headDim);
-  shape.columnBlocks = shape.tileColumns / kBoxColumns;
+  shape.keyColumns = getAttentionTileColumns(Chip::sm_90a, shape.headDim);
+  shape.valueColumns =
+      getAttentionTileColumns(Chip::sm_90a, shape.valueHeadDim);
+  shape.keyColumnBlocks = shape.keyColumns / kBoxColumns;
+  shape.valueColumnBlocks = shape.valueColumns / kBoxColumns;
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   shape.softcap = ScoreCap::get(op);
@@ -37,10 +41,11 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
       op.getKeyLengths() || op.getPageTable() || op.getKeyOffsets();
   shape.sharedLayout = getAttentionSharedLayout(op, tile);
   shape.queryBytes = shape.sharedLayout.keys - shape.sharedLayout.query;
-  shape.keyBytes = shape.sharedLayout.bufferBytes;
+  shape.keyBytes = shape.sharedLayout.keyBufferBytes;
+  shape.valueBytes = shape.sharedLayout.valueBufferBytes;
   shape.keyBoxRows = getKeyBoxRows(op, tile);
   shape.outputPasses =
-      getAttentionOutputPasses(tile.getAttentionTiling(), shape.headDim);
+      getAttentionOutputPasses(tile.getAttentionTiling(), shape.valueHeadDim);
   assert(shape.outputPasses > 0 &&
          "the op verifier checks that O can be staged");
   return shape;

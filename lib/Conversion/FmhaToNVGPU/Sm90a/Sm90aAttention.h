@@ -38,18 +38,21 @@ enum KernelArgument { kQMap, kKMap, kVMap, kQ, kK, kV, kO, kLse };
 
 /// What the op and its tile fix for the whole kernel.
 struct KernelShape {
-  int64_t blockM, blockN, stages, consumers, headDim;
-  /// Columns of a tile's row (getAttentionTileColumns): D rounded up to a
-  /// multiple of 64, the columns past D zeros (TMA's out-of-bounds fill).
-  /// Q K^T walks D's columns, P V (and so O) the tile's.
-  int64_t tileColumns;
-  /// 64-column blocks of a tile's row: TMA boxes per tile.
-  int64_t columnBlocks;
+  int64_t blockM, blockN, stages, consumers;
+  /// q's and k's head dim D, and v's and o's Dv (D but where they differ).
+  int64_t headDim, valueHeadDim;
+  /// Columns of a Q or K tile's row and of a V tile's row
+  /// (getAttentionTileColumns): D and Dv rounded up to a multiple of 64,
+  /// the columns past them zeros (TMA's out-of-bounds fill). Q K^T walks
+  /// D's columns, P V (and so O) the V tile's.
+  int64_t keyColumns, valueColumns;
+  /// 64-column blocks of those rows: TMA boxes per tile.
+  int64_t keyColumnBlocks, valueColumnBlocks;
   /// Where the tiles and the mbarriers live in shared memory.
   AttentionSharedLayout sharedLayout;
-  /// Bytes of the Q tile and of one K or V buffer: what their TMA loads
-  /// move.
-  int64_t queryBytes, keyBytes;
+  /// Bytes of the Q tile and of one K and one V buffer: what their TMA
+  /// loads move.
+  int64_t queryBytes, keyBytes, valueBytes;
   /// Rows of a K or V TMA box (getKeyBoxRows): a buffer's block_n rows take
   /// block_n / keyBoxRows loads of each column block.
   int64_t keyBoxRows;

@@ -67,9 +67,18 @@ void TmaPipeline::initBarriers() {
   gpu::BarrierOp::create(b);
 }
 
-Value TmaPipeline::getTileAddress(Value stage, int64_t firstOffset) {
+Value TmaPipeline::getBuffer(Value stage, int64_t firstOffset,
+                             int64_t bufferBytes) {
   return b.add(base,
-               b.add(b.mul(stage, b.i32(shape.keyBytes)), b.i32(firstOffset)));
+               b.add(b.mul(stage, b.i32(bufferBytes)), b.i32(firstOffset)));
+}
+
+Value TmaPipeline::getKeyBuffer(Value stage) {
+  return getBuffer(stage, shape.sharedLayout.keys, shape.keyBytes);
+}
+
+Value TmaPipeline::getValueBuffer(Value stage) {
+  return getBuffer(stage, shape.sharedLayout.values, shape.valueBytes);
 }
 
 Value TmaPipeline::getBarrier(Barrier which, Value stage) {
@@ -126,8 +135,8 @@ void TmaPipeline::fenceAsyncShared() {
 
 void TmaPipeline::loadTile(Value map, Value tile, Value barrier, Value row,
                            Value headWord, Value entryWord, int64_t rows,
-                           int64_t tileRows) {
-  for (int64_t c = 0; c < shape.columnBlocks; ++c) {
+                           int64_t tileRows, int64_t columnBlocks) {
+  for (int64_t c = 0; c < columnBlocks; ++c) {
     Value destination =
         getSharedPointer(b.add(tile, b.i32(c * tileRows * kSwizzleBytes)));
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(

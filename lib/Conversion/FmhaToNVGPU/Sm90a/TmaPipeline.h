@@ -44,16 +44,12 @@ public:
   /// Thread 0 initializes every barrier, then the CTA synchronizes.
   void initBarriers();
 
-  /// Offsets of the first K and the first V buffer; buffer s is s *
-  /// keyBytes further (getTileAddress).
-  int64_t getKeyBuffersOffset() const { return shape.sharedLayout.keys; }
-  int64_t getValueBuffersOffset() const { return shape.sharedLayout.values; }
-
   /// The 1024-byte aligned shared base (i32), where the Q tile starts.
   Value getBase() const { return base; }
-  /// The shared address (i32) of buffer \p stage (i32) of the tiles at
-  /// \p firstOffset.
-  Value getTileAddress(Value stage, int64_t firstOffset);
+  /// The shared address (i32) of K buffer \p stage (i32).
+  Value getKeyBuffer(Value stage);
+  /// The shared address (i32) of V buffer \p stage (i32).
+  Value getValueBuffer(Value stage);
   /// The shared address of barrier \p which, of buffer \p stage (i32) for
   /// the per-buffer ones, as a pointer.
   Value getBarrier(Barrier which, Value stage = Value());
@@ -78,12 +74,14 @@ public:
   void release(Value barrier, Value threadId = Value());
 
   /// Loads rows [row, row + rows) of (entry \p entryWord, head
-  /// \p headWord) through tensor map \p map, one box per column block,
-  /// into the tile at shared address \p tile, whose column blocks are
-  /// \p tileRows rows apart (rows, or more where several loads fill one
-  /// tile), completing on \p barrier (coordinates i32, as TMA takes them).
+  /// \p headWord) through tensor map \p map, one box per each of
+  /// \p columnBlocks column blocks, into the tile at shared address
+  /// \p tile, whose column blocks are \p tileRows rows apart (rows, or
+  /// more where several loads fill one tile), completing on \p barrier
+  /// (coordinates i32, as TMA takes them).
   void loadTile(Value map, Value tile, Value barrier, Value row, Value headWord,
-                Value entryWord, int64_t rows, int64_t tileRows);
+                Value entryWord, int64_t rows, int64_t tileRows,
+                int64_t columnBlocks);
   /// Orders this thread's generic-proxy accesses to shared memory (loads,
   /// stores) before the async proxy's that follow (TMA, WGMMA).
   void fenceAsyncShared();
@@ -94,6 +92,7 @@ private:
       : b(b), shape(shape), threadId(threadId), base(base) {}
 
   int64_t getBarriersOffset() const { return shape.sharedLayout.tail; }
+  Value getBuffer(Value stage, int64_t firstOffset, int64_t bufferBytes);
 
   KernelBuilder &b;
   const KernelShape &shape;

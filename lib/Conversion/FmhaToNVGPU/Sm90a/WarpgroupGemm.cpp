@@ -48,18 +48,15 @@ Value WarpgroupGemm::issueScores(Value stage, Value consumerRow) {
   // Each descriptor whole before the next address, in this order.
   Value queries = getKMajorDescriptor(b.add(
       pipeline.getBase(), b.mul(b.word(consumerRow), b.i32(kSwizzleBytes))));
-  Value keys = getKMajorDescriptor(
-      pipeline.getTileAddress(stage, pipeline.getKeyBuffersOffset()));
+  Value keys = getKMajorDescriptor(pipeline.getKeyBuffer(stage));
   return multiplyKMajorDescriptors(queries, shape.blockM, keys, shape.blockN,
                                    shape.blockN);
 }
 
 Value WarpgroupGemm::issueValues(ArrayRef<Value> probabilities, Value stage,
                                  Value out) {
-  return accumulateRegisterA(
-      probabilities,
-      pipeline.getTileAddress(stage, pipeline.getValueBuffersOffset()),
-      shape.blockN, shape.tileColumns, out);
+  return accumulateRegisterA(probabilities, pipeline.getValueBuffer(stage),
+                             shape.blockN, shape.valueColumns, out);
 }
 
 // Both operands K-major: k step j reads bytes 32 j of each 128-byte row, in

@@ -127,7 +127,7 @@ struct AttentionTensor {
 
 /// Checks what \p tensors (q first) of fmha.attention and
 /// fmha.attention_grad share: rank 4, q's element type f16 or bf16 and
-/// every other's the same, and a static head dim.
+/// every other's the same, and static head dims.
 static LogicalResult checkAttentionTensors(Operation *op,
                                            ArrayRef<AttentionTensor> tensors) {
   for (const AttentionTensor &t : tensors)
@@ -141,10 +141,12 @@ static LogicalResult checkAttentionTensors(Operation *op,
   for (const AttentionTensor &t : tensors.drop_front())
     if (failed(checkElementType(op, t.value, t.name, elementType, "q")))
       return failure();
-  if (ShapedType::isDynamic(query.getDimSize(3)))
-    return op->emitOpError("head dim (dim 3 of q) must be static: kernels "
-                           "are specialized on it, got ")
-           << query;
+  for (const AttentionTensor &t : tensors)
+    if (ShapedType::isDynamic(dim(t.value, 3)))
+      return op->emitOpError("head dim (dim 3 of ")
+             << t.name
+             << ") must be static: kernels are specialized on it, got "
+             << t.value.getType();
   return success();
 }
 
@@ -177,6 +179,13 @@ static float getScaleOrDefault(std::optional<APFloat> scale, int64_t headDim) {
 
 int64_t AttentionOp::getHeadDim() { return dim(getQ(), 3); }
 
+int64_t AttentionOp::getValueHeadDim() { return dim(getV(), 3); }
+
+AttentionHeadDims AttentionOp::getHeadDims() {
+  return {static_cast<unsigned>(getHeadDim()),
+          static_cast<unsigned>(getValueHeadDim())};
+}
+
 float AttentionOp::getScaleOrDefault() {
   return ::getScaleOrDefault(getScale(), getHeadDim());
 }
@@ -192,6 +201,11 @@ LogicalResult AttentionOp::verify() {
   if (!isSupportedAttentionHeadDim(headDim))
     return emitOpError("head dim must be ")
            << kSupportedAttentionHeadDimsText << ", got " << headDim;
+  // v's head dim (o's) may differ from q's and k's.
+  int64_t valueHeadDim = getValueHeadDim();
+  if (!isSupportedAttentionHeadDim(valueHeadDim))
+    return emitOpError("v head dim (dim 3 of v) must be ")
+           << kSupportedAttentionHeadDimsText << ", got " << valueHeadDim;
 
   int64_t batch = dim(getQ(), 0), queryHeads = dim(getQ(), 1);
   int64_t querySeq = dim(getQ(), 2), keySeq = dim(getK(), 2);
@@ -222,8 +236,12 @@ LogicalResult AttentionOp::verify() {
                                  : "q's",
                              perSequence ? sequences : batch)))
       return failure();
-    if (failed(checkSameSize(op, name + " head dim", dim(t.value, 3), "q's",
-                             headDim)))
+    if (t.name == "k"
+            ? failed(checkSameSize(op, "k head dim", dim(t.value, 3), "q's",
+                                   headDim))
+            : t.name == "o" &&
+                  failed(checkSameSize(op, "o head dim", dim(t.value, 3), "v's",
+                                       valueHeadDim)))
       return failure();
   }
   if (getSplitKeys()) {
@@ -310,7 +328,7 @@ LogicalResult AttentionOp::verify() {
     AttentionTiling tiling = tile->getAttentionTiling();
     unsigned elementBytes = elementType.getIntOrFloatBitWidth() / 8;
     if (llvm::Error err =
-            checkAttentionTilingFits(tiling, headDim, elementBytes))
+            checkAttentionTilingFits(tiling, getHeadDims(), elementBytes))
       return emitOpError() << llvm::toString(std::move(err));
   }
   return success();

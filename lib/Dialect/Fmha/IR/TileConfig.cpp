@@ -10,6 +10,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+#include <string>
+
 using namespace mlir;
 using namespace mlir::fmha;
 
@@ -62,9 +65,10 @@ unsigned fmha::getAttentionTileColumns(Chip chip, unsigned headDim) {
   llvm_unreachable("unknown chip");
 }
 
-AttentionTiling
-fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
-                                std::optional<int64_t> querySeq) {
+/// The default tiling where q, k, v and o share head dim \p headDim.
+static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
+                                        bool causal,
+                                        std::optional<int64_t> querySeq) {
   switch (chip) {
   case Chip::sm_80:
     // One K and one V buffer whose loads alternate (FlashAttention-2,
@@ -118,6 +122,24 @@ fmha::getDefaultAttentionTiling(Chip chip, unsigned headDim, bool causal,
     return {chip, 128, 80, 12, 2};
   }
   llvm_unreachable("unknown chip");
+}
+
+AttentionTiling
+fmha::getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims,
+                                bool causal, std::optional<int64_t> querySeq) {
+  if (headDims.qk == headDims.v)
+    return getDefaultTiling(chip, headDims.v, causal, querySeq);
+  // Different head dims: v's tile, where Q's and K's wider or narrower rows
+  // leave it in shared memory (v's head dim sizes the O accumulator, the
+  // registers that pick a tile), else the tile of the wider of the two.
+  // Measured on the H100 (docs/BENCHMARKS.md, "Different head dims"):
+  // DeepSeek's 192/128 on sm_90a at d128's 128x128 against d192's 128x96.
+  AttentionTiling tiling = getDefaultTiling(chip, headDims.v, causal, querySeq);
+  if (!llvm::errorToBool(
+          checkAttentionTilingFits(tiling, headDims, /*elementBytes=*/2)))
+    return tiling;
+  return getDefaultTiling(chip, std::max(headDims.qk, headDims.v), causal,
+                          querySeq);
 }
 
 llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
@@ -177,15 +199,15 @@ llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
 }
 
 uint64_t fmha::getSm80AccumulatorRegisters(const AttentionTiling &tiling,
-                                           unsigned headDim) {
+                                           unsigned valueHeadDim) {
   uint64_t threads = uint64_t(tiling.warps) * kThreadsPerWarp;
-  return uint64_t(tiling.blockM) * (headDim + tiling.blockN) / threads;
+  return uint64_t(tiling.blockM) * (valueHeadDim + tiling.blockN) / threads;
 }
 
 uint64_t fmha::getSm80RowSumSharedBytes(const AttentionTiling &tiling,
-                                        unsigned headDim) {
+                                        unsigned valueHeadDim) {
   if (tiling.chip != Chip::sm_80 ||
-      getSm80AccumulatorRegisters(tiling, headDim) <=
+      getSm80AccumulatorRegisters(tiling, valueHeadDim) <=
           kSm80AccumulatorRegisterBudget)
     return 0;
   uint64_t threads = uint64_t(tiling.warps) * kThreadsPerWarp;
@@ -197,17 +219,27 @@ uint64_t fmha::getSm80RowSumSharedBytes(const AttentionTiling &tiling,
 
 AttentionSharedLayout
 fmha::getAttentionSharedLayout(const AttentionTiling &tiling,
-                               unsigned headDim, unsigned elementBytes) {
-  uint64_t rowBytes =
-      uint64_t(getAttentionTileColumns(tiling.chip, headDim)) * elementBytes;
+                               AttentionHeadDims headDims,
+                               unsigned elementBytes) {
+  auto getRowBytes = [&](unsigned headDim) {
+    return uint64_t(getAttentionTileColumns(tiling.chip, headDim)) *
+           elementBytes;
+  };
+  uint64_t keyRowBytes = getRowBytes(headDims.qk);
+  uint64_t valueRowBytes = getRowBytes(headDims.v);
   AttentionSharedLayout layout;
-  layout.bufferBytes = tiling.blockN * rowBytes;
-  layout.keys = layout.query + tiling.blockM * rowBytes;
-  layout.values = layout.keys + tiling.stages * layout.bufferBytes;
-  layout.tail = layout.values + tiling.stages * layout.bufferBytes;
+  layout.keyBufferBytes = tiling.blockN * keyRowBytes;
+  layout.valueBufferBytes = tiling.blockN * valueRowBytes;
+  layout.keys = layout.query + tiling.blockM * keyRowBytes;
+  layout.values = layout.keys + tiling.stages * layout.keyBufferBytes;
+  layout.tail = layout.values + tiling.stages * layout.valueBufferBytes;
   bool hopper = tiling.chip == Chip::sm_90a;
+  // sm_80 stages O over the tiles from the base: past them where its rows
+  // are wider than Q's, K's and V's together hold.
+  if (!hopper)
+    layout.tail = std::max(layout.tail, tiling.blockM * valueRowBytes);
   layout.tailBytes = hopper ? 8 * (2 + 4 * uint64_t(tiling.stages))
-                            : getSm80RowSumSharedBytes(tiling, headDim);
+                            : getSm80RowSumSharedBytes(tiling, headDims.v);
   // The dynamic shared memory is only 16-byte aligned; the sm_90a tiles
   // start at the next 1024-byte swizzle atom.
   uint64_t slack = hopper ? kSm90aTileAlignment : 0;
@@ -216,12 +248,12 @@ fmha::getAttentionSharedLayout(const AttentionTiling &tiling,
 }
 
 unsigned fmha::getAttentionOutputPasses(const AttentionTiling &tiling,
-                                        unsigned headDim) {
+                                        unsigned valueHeadDim) {
   // All consumer warps' slabs, 16 rows of a pass's columns each, against
   // the buffer's block_n rows of the tile's columns. A pass's columns are
   // a power of two (the slab's chunk swizzle XORs chunk indices), the
   // widest that divides the tile's and fits.
-  unsigned columns = getAttentionTileColumns(tiling.chip, headDim);
+  unsigned columns = getAttentionTileColumns(tiling.chip, valueHeadDim);
   unsigned consumerRows = (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows;
   unsigned passColumns = columns & -columns;
   while (passColumns >= kOutputSlabMinColumns &&
@@ -230,41 +262,66 @@ unsigned fmha::getAttentionOutputPasses(const AttentionTiling &tiling,
   return passColumns >= kOutputSlabMinColumns ? columns / passColumns : 0;
 }
 
+/// \p headDims in words for diagnostics, with the tiles' columns where
+/// they hold more than D: "head dim 96 (tiles of 128 columns)", "head dims
+/// 192 (q, k) and 128 (v, o)".
+static std::string describeHeadDims(Chip chip, AttentionHeadDims headDims) {
+  unsigned keyColumns = getAttentionTileColumns(chip, headDims.qk);
+  unsigned valueColumns = getAttentionTileColumns(chip, headDims.v);
+  if (headDims.qk == headDims.v)
+    return keyColumns == headDims.qk
+               ? llvm::formatv("head dim {0}", headDims.qk).str()
+               : llvm::formatv("head dim {0} (tiles of {1} columns)",
+                               headDims.qk, keyColumns)
+                     .str();
+  std::string text = llvm::formatv("head dims {0} (q, k) and {1} (v, o)",
+                                   headDims.qk, headDims.v);
+  if (keyColumns != headDims.qk || valueColumns != headDims.v)
+    text += llvm::formatv(" (tiles of {0} and {1} columns)", keyColumns,
+                          valueColumns);
+  return text;
+}
+
 llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
-                                           unsigned headDim,
+                                           AttentionHeadDims headDims,
                                            unsigned elementBytes) {
-  unsigned columns = getAttentionTileColumns(tiling.chip, headDim);
-  // Where the tiles hold more columns than D, the messages say both.
-  std::string headDimText =
-      columns == headDim ? llvm::formatv("head dim {0}", headDim).str()
-                         : llvm::formatv("head dim {0} (tiles of {1} columns)",
-                                         headDim, columns)
-                               .str();
+  unsigned keyColumns = getAttentionTileColumns(tiling.chip, headDims.qk);
+  unsigned valueColumns = getAttentionTileColumns(tiling.chip, headDims.v);
+  std::string headDimText = describeHeadDims(tiling.chip, headDims);
   if (tiling.chip == Chip::sm_90a &&
-      getAttentionOutputPasses(tiling, headDim) == 0)
+      getAttentionOutputPasses(tiling, headDims.v) == 0)
     return llvm::createStringError(llvm::formatv(
         "sm_90a stages O in the last V buffer, {0} columns of every consumer "
         "warp's 16 rows at least: block_n must be at least {1} with {2} "
         "consumer warpgroups at {3}, got {4}",
         kOutputSlabMinColumns,
         (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows *
-            kOutputSlabMinColumns / columns,
+            kOutputSlabMinColumns / valueColumns,
         tiling.warps / kWarpsPerWarpgroup - 1, headDimText, tiling.blockN));
   uint64_t needed =
-      getAttentionSharedLayout(tiling, headDim, elementBytes).totalBytes;
+      getAttentionSharedLayout(tiling, headDims, elementBytes).totalBytes;
   uint64_t limit = getChipLimits(tiling.chip).maxSharedBytesPerBlock;
   if (needed <= limit)
     return llvm::Error::success();
   std::string beyondTiles;
   if (tiling.chip == Chip::sm_90a)
     beyondTiles = " + 1024 of alignment + 8 per mbarrier";
-  else if (uint64_t sums = getSm80RowSumSharedBytes(tiling, headDim))
+  else if (uint64_t sums = getSm80RowSumSharedBytes(tiling, headDims.v))
     beyondTiles = llvm::formatv(" + {0} of row sums", sums).str();
+  std::string tilesText =
+      keyColumns == valueColumns
+          ? llvm::formatv("(block_m + 2 * stages * block_n) * {0} * {1} bytes",
+                          keyColumns, elementBytes)
+                .str()
+          : llvm::formatv("(block_m * {0} + stages * block_n * ({0} + {1})) "
+                          "* {2} bytes",
+                          keyColumns, valueColumns, elementBytes)
+                .str();
   return llvm::createStringError(llvm::formatv(
-      "tile needs {0} bytes of shared memory at {1} ((block_m + 2 * stages * "
-      "block_n) * {2} * {3} bytes{4}), but {5} allows {6} per block",
-      needed, headDimText, columns, elementBytes, beyondTiles,
-      stringifyChip(tiling.chip), limit));
+      "tile needs {0} bytes of shared memory at {1} ({2}{3}), but {4} allows "
+      "{5} per block",
+      needed, headDimText, tilesText, beyondTiles, stringifyChip(tiling.chip),
+      limit));
 }
 
 ResampleTiling fmha::getDefaultResampleTiling(Chip chip) {

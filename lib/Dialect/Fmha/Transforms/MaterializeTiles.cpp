@@ -70,7 +70,7 @@ private:
     if (std::optional<TileAttr> tile = op.getTile())
       return checkTileChip(op, tile->getChip(), targetChip);
     AttentionTiling tiling =
-        getDefaultAttentionTiling(targetChip, op.getHeadDim(), op.getCausal());
+        getDefaultAttentionTiling(targetChip, op.getHeadDims(), op.getCausal());
     op.setTileAttr(TileAttr::get(op.getContext(), tiling.chip, tiling.blockM,
                                  tiling.blockN, tiling.warps, tiling.stages));
     return success();
