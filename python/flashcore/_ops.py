@@ -661,9 +661,12 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
     workspace from torch's allocator."""
     op = "flashcore.attention backward"
     _check_attention(q, k, v, window)
-    if dout.shape != q.shape or o.shape != q.shape:
+    # o's shape: q's with v's head dim (which the C API refuses where it
+    # differs from q's, by name).
+    shape = (*q.shape[:-1], v.shape[-1])
+    if dout.shape != shape or o.shape != shape:
         _fail(f"{op}: dout is {tuple(dout.shape)} and o {tuple(o.shape)}, "
-              f"expected q's shape {tuple(q.shape)}")
+              f"expected the forward's o shape {shape}")
     dout = _dense_gradient(dout, op)
     b, sq, hq, _ = q.shape
     if lse.shape != (b, hq, sq) or lse.dtype != torch.float32 or \

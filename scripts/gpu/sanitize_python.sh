@@ -60,4 +60,10 @@ run varlen-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1)
 # 170, 0 and 30 (chunked prefill; the table's entries past them out of
 # range).
 run varlen-paged16-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), $pool16, $pool16, $cu_q, None, 200, seqused_k=torch.tensor([77, 170, 0, 30], device='cuda', dtype=torch.int32), page_table=torch.arange(43, -1, -1, device='cuda', dtype=torch.int32).view(4, 11).masked_fill(torch.tensor([[False] * 5 + [True] * 6, [False] * 11, [True] * 11, [False] * 2 + [True] * 9], device='cuda'), -5), causal=True)"
+# v's head dim apart from q's: DeepSeek's 192/128 causal prefill, and a
+# wide v (256) over key lengths with split-KV decode (the merge of v's).
+v128="torch.randn(2, 170, 2, 128, device='cuda', dtype=torch.bfloat16)"
+run dv128-d192 192 "flashcore.attention(q, k, $v128, causal=True, return_lse=True)"
+v256="torch.randn(2, 68000, 2, 256, device='cuda', dtype=torch.bfloat16)"
+run dv256-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], k.repeat(1, 400, 1, 1), $v256, torch.tensor([77, 60000], device='cuda', dtype=torch.int32), return_lse=True)"
 exit $status

@@ -132,8 +132,11 @@ fmha::getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims,
   // Different head dims: v's tile, where Q's and K's wider or narrower rows
   // leave it in shared memory (v's head dim sizes the O accumulator, the
   // registers that pick a tile), else the tile of the wider of the two.
-  // Measured on the H100 (docs/BENCHMARKS.md, "Different head dims"):
-  // DeepSeek's 192/128 on sm_90a at d128's 128x128 against d192's 128x96.
+  // Measured on the H100 (bench/jit/attention-tiles, docs/BENCHMARKS.md
+  // "v's head dim apart from q's"): DeepSeek's 192/128 on sm_90a at d128's
+  // 128x128, the widest block that fits, 674 / 609 / 583 / 474 TFLOP/s (4 x
+  // 16 x 4k, causal; 16 x 16 x 1k, causal) against 633 / 556 / 545 / 431
+  // for d192's 128x96 and 652 / 572 / 531 / 420 for 128x112.
   AttentionTiling tiling = getDefaultTiling(chip, headDims.v, causal, querySeq);
   if (!llvm::errorToBool(
           checkAttentionTilingFits(tiling, headDims, /*elementBytes=*/2)))
