@@ -229,7 +229,7 @@ def runnable_medians(found, names, amount, divisor, rounds):
 # Head dims outside ANCHORS.md's grid (64, 128, 256): B x H x S with
 # H x D near 2048 (as the grid's 4k rows), bf16.
 HEAD_DIM_ROWS = [(4, max(1, 2048 // d), 4096, d)
-                 for d in (32, 48, 80, 96, 112, 160, 192, 224)]
+                 for d in (32, 40, 48, 72, 80, 96, 112, 160, 192, 224)]
 
 
 def head_dim_rows(rounds):

@@ -28,7 +28,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     | `lse` | `[B, Hq, Sq]`     | f32 (written, optional) |
     | `sinks` | `[Hq, Sq]`      | f32 (optional) |
 
-    `D` and `Dv` are static, each a multiple of 16 from 32 to 256 (the
+    `D` and `Dv` are static, each a multiple of 8 from 32 to 256 (the
     kernels' shared tiles round them up to their swizzle unit); `Dv`, v's
     and o's head dim, is `D` but where a model's differs (DeepSeek's
     `D = 192`, `Dv = 128`). Every other size may be dynamic

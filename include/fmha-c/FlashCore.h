@@ -116,7 +116,7 @@ typedef enum fmhaElementType {
  *  and o must be 16-byte aligned and their strides multiples of 8. */
 typedef struct fmhaAttentionDesc {
   fmhaElementType elementType;
-  /** A multiple of 16 from 32 to 256 (the backward: 64, 128 or 256). */
+  /** A multiple of 8 from 32 to 256 (the backward: 64, 128 or 256). */
   unsigned headDim;
   /** Query i sees key j only if j <= i + keySeq - querySeq. */
   int causal;
@@ -195,7 +195,7 @@ typedef struct fmhaAttentionDesc {
   const int *keyOffsets;
   long long maxQueryLength;
   /** v's and o's head dim where it differs from q's and k's headDim
-   *  (DeepSeek's 192 and 128): a multiple of 16 from 32 to 256; v is then
+   *  (DeepSeek's 192 and 128): a multiple of 8 from 32 to 256; v is then
    *  [batch, kvHeads, keySeq, valueHeadDim] and o [batch, queryHeads,
    *  querySeq, valueHeadDim]. 0: headDim. Forward only: the backward
    *  refuses a desc with a different one. */

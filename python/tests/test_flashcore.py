@@ -451,8 +451,8 @@ def test_dtypes_are_checked(dtype):
 
 
 def test_value_head_dim_is_checked():
-    q, v = meta(1, 64, 4, 192), meta(1, 64, 4, 72)
-    assert "valueHeadDim is 72, expected 0 (headDim's) or a multiple of 16 " \
+    q, v = meta(1, 64, 4, 192), meta(1, 64, 4, 76)
+    assert "valueHeadDim is 76, expected 0 (headDim's) or a multiple of 16 " \
         "from 32 to 256" in error_of(lambda: flashcore.attention(q, q, v))
     assert "k is (1, 64, 4, 192) and v (1, 80, 4, 128), expected one shape " \
         "but for the head_dim" in error_of(
@@ -478,8 +478,8 @@ def test_non_dense_head_dim_is_refused_not_copied():
 
 
 def test_unsupported_head_dim_carries_the_c_api_message():
-    q = meta(1, 64, 4, 72)
-    assert "fmhaAttention: attention: headDim is 72, expected a multiple of " \
+    q = meta(1, 64, 4, 76)
+    assert "fmhaAttention: attention: headDim is 76, expected a multiple of " \
         "16 from 32 to 256" in error_of(lambda: flashcore.attention(q, q, q))
 
 
@@ -646,8 +646,8 @@ def _varlen(q=None, k=None, cu_q=None, cu_k=None, max_q=128, **kwargs):
     (_varlen(k=meta(500, 2, 32)),
      "q is (1, 300, 8, 64) and k (1, 500, 2, 32), expected the same batch "
      "and head_dim"),
-    (_varlen(q=meta(300, 8, 72), k=meta(500, 2, 72)),
-     "headDim is 72, expected a multiple of 16 from 32 to 256"),
+    (_varlen(q=meta(300, 8, 76), k=meta(500, 2, 76)),
+     "headDim is 76, expected a multiple of 8 from 32 to 256"),
     (lambda: flashcore.attention_varlen(
         meta(300, 8, 64), meta(500, 2, 64), meta(500, 2, 64),
         meta(4, dtype=torch.int32), None, 128),

@@ -98,13 +98,13 @@ def attention_grid():
                     check(name, attention_case(1, 2, 2, sq, sk, d, dtype,
                                                causal=causal))
     bf16 = torch.bfloat16
-    # The other head dims: every multiple of 16 from 32 to 256.
-    for d in range(32, 257, 16):
+    # The other head dims: every multiple of 8 from 32 to 256.
+    for d in range(32, 257, 8):
         if d in (64, 128, 256):
             continue
         check(f"attention bf16 d{d} GQA 2:1 non-causal Sq=1000 Sk=700",
               attention_case(1, 4, 2, 1000, 700, d, bf16))
-    for d in (48, 96, 160, 192):
+    for d in (40, 48, 72, 96, 160, 192, 200):
         check(f"attention f16 d{d} causal BHSD Sq=Sk=1537",
               attention_case(1, 2, 2, 1537, 1537, d, torch.float16,
                              causal=True, bhsd=True))
@@ -128,6 +128,10 @@ def attention_grid():
          attention_case(3, 16, 2, 1, 1000, 192, bf16, causal=True, dv=128)),
         ("d192 dv128 decode split-KV GQA 4:1 Sk=50000",
          attention_case(1, 32, 8, 1, 50000, 192, bf16, dv=128)),
+        ("d88 dv56 GQA 4:1 causal Sq=Sk=1000",
+         attention_case(1, 8, 2, 1000, 1000, 88, bf16, causal=True, dv=56)),
+        ("d40 decode split-KV GQA 4:1 Sk=50000",
+         attention_case(1, 32, 8, 1, 50000, 40, bf16)),
     ]:
         check("attention " + name, case)
     # Logit softcapping (Gemma 2's 50, and caps that bend most logits: a
@@ -587,6 +591,8 @@ def varlen_grid():
                       sinks=True, bshd=False))
     check("varlen f16 d128 without lse",
           varlen_case(ragged_q, ragged_k, 8, 8, 128, f16, lse=False))
+    check("varlen bf16 d72 GQA 4:1 causal ragged",
+          varlen_case(ragged_q, ragged_k, 8, 2, 72, bf16, causal=True))
     check("varlen bf16 d192 dv128 GQA 4:1 causal ragged",
           varlen_case(ragged_q, ragged_k, 8, 2, 192, bf16, causal=True,
                       dv=128))
@@ -1033,8 +1039,8 @@ def bad_input():
          "backward's"),
         (lambda: flashcore.attention(q, q.cpu(), q), "k is on cpu and q on cuda:0"),
         (lambda: flashcore.attention(q, q.float(), q), "k is torch.float32"),
-        (lambda: flashcore.attention(q[..., :56], q[..., :56], q[..., :56]),
-         "headDim is 56, expected a multiple of 16 from 32 to 256"),
+        (lambda: flashcore.attention(q[..., :52], q[..., :52], q[..., :52]),
+         "headDim is 52, expected a multiple of 8 from 32 to 256"),
         (lambda: flashcore.attention(q, q[:, :, :3], q[:, :, :3]),
          "queryHeads (Hq) 4 and kvHeads (Hkv) 3"),
         (lambda: flashcore.attention(q.view(-1)[4:4 + q.numel() - 256]

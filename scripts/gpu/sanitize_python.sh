@@ -66,4 +66,8 @@ v128="torch.randn(2, 170, 2, 128, device='cuda', dtype=torch.bfloat16)"
 run dv128-d192 192 "flashcore.attention(q, k, $v128, causal=True, return_lse=True)"
 v256="torch.randn(2, 68000, 2, 256, device='cuda', dtype=torch.bfloat16)"
 run dv256-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], k.repeat(1, 400, 1, 1), $v256, torch.tensor([77, 60000], device='cuda', dtype=torch.int32), return_lse=True)"
+# Head dims of 8 mod 16 (the last k step half past D, an odd count of
+# n8 tiles on sm_80): d40 and d72, causal GQA with the LSE.
+run d40 40 "$attention)"
+run d72 72 "$attention)"
 exit $status

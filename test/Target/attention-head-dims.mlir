@@ -10,12 +10,13 @@
 
 // Head dims that are not 64, 128 or 256: the kernels' tiles hold D rounded
 // up (sm_90a: to 64 columns, 96 -> 128, 160 -> 192; sm_80: to 64, 128 or
-// 256), Q K^T walks D's columns only. Each compiles as a whole program on
-// both chips, on sm_90a without a spill (sm_80's d96 spills 64 bytes at its
+// 256), Q K^T walks D's columns only, in k steps of 16 (a D of 8 mod 16
+// its last over zeros past D). Each compiles as a whole program on both
+// chips, on sm_90a without a spill (sm_80's d96 spills 64 bytes at its
 // 128x64 tile with 4 warps, which still measured fastest: TileConfig.cpp).
 
-// SM90A-COUNT-4: Compiling entry function 'attention{{(_[0-9])?}}' for 'sm_90a'
-// SM80-COUNT-4: Compiling entry function 'attention{{(_[0-9])?}}' for 'sm_80'
+// SM90A-COUNT-6: Compiling entry function 'attention{{(_[0-9])?}}' for 'sm_90a'
+// SM80-COUNT-6: Compiling entry function 'attention{{(_[0-9])?}}' for 'sm_80'
 
 // d32: one 64-column box, Q K^T two k steps of 16 (the first kernel's
 // first wgmma is m64n128k16, its P V m64n64k16).
@@ -49,5 +50,21 @@ func.func @d192_causal(%q: memref<?x?x?x192xf16>, %o: memref<?x?x?x192xf16>) {
   fmha.attention q(%q : memref<?x?x?x192xf16>) k(%q : memref<?x?x?x192xf16>)
                  v(%q : memref<?x?x?x192xf16>) -> o(%o : memref<?x?x?x192xf16>)
                  causal
+  return
+}
+
+// Multiples of 8: d40 (Stable Diffusion's; three k steps of Q K^T, the
+// last half past D) and d72 causal.
+func.func @d40(%q: memref<?x?x?x40xf16>, %o: memref<?x?x?x40xf16>) {
+  fmha.attention q(%q : memref<?x?x?x40xf16>) k(%q : memref<?x?x?x40xf16>)
+                 v(%q : memref<?x?x?x40xf16>) -> o(%o : memref<?x?x?x40xf16>)
+  return
+}
+
+func.func @d72_causal(%q: memref<?x?x?x72xbf16>, %o: memref<?x?x?x72xbf16>,
+                      %lse: memref<?x?x?xf32>) {
+  fmha.attention q(%q : memref<?x?x?x72xbf16>) k(%q : memref<?x?x?x72xbf16>)
+                 v(%q : memref<?x?x?x72xbf16>) -> o(%o : memref<?x?x?x72xbf16>)
+                 lse(%lse : memref<?x?x?xf32>) causal
   return
 }

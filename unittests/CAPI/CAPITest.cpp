@@ -171,7 +171,7 @@ TEST(CAPI, AttentionCheckNeedsNoJitAndNamesTheValue) {
       desc,
       {
           {[](fmhaAttentionDesc &d) { d.headDim = 264; },
-           "headDim is 264, expected a multiple of 16 from 32 to 256"},
+           "headDim is 264, expected a multiple of 8 from 32 to 256"},
           {[](fmhaAttentionDesc &d) { d.kvHeads = 3; },
            "queryHeads (Hq) 4 and kvHeads (Hkv) 3"},
           {[](fmhaAttentionDesc &d) { d.vStride[2] = 12; },
@@ -922,13 +922,18 @@ TEST_F(CAPIOnAGpu, SinksMatchTheHost) {
 // none) and on decode (folded, and split over CTAs with a workspace), NaN
 // in the cache past each length; against the host. The backward refuses
 // key lengths by name.
-// v's head dim apart from q's: DeepSeek's 192/128 and a narrow q beside a
-// wide v, prefill and decode (folded, and split: the merge of states of
-// v's head dim), over key lengths, decode over pages, on each chip; the
-// backward refuses such a forward by name.
-TEST_F(CAPIOnAGpu, ValueHeadDimMatchesTheHost) {
+// v's head dim apart from q's (DeepSeek's 192/128, a narrow q beside a
+// wide v) and head dims of 8 mod 16 (the last k step of Q K^T half past D,
+// an odd count of P V's n8 tiles): prefill and decode (folded, and split:
+// the merge of states of v's head dim), over key lengths, decode over
+// pages, on each chip; the backward refuses each forward by name.
+TEST_F(CAPIOnAGpu, HeadDimsApartAndOf8MatchTheHost) {
   std::string error;
-  for (auto [D, Dv] : {std::pair{192LL, 128LL}, {64LL, 256LL}})
+  for (auto [D, Dv] : {std::pair{192LL, 128LL},
+                       {64LL, 256LL},
+                       {40LL, 40LL},
+                       {72LL, 72LL},
+                       {88LL, 56LL}})
     for (long long Sq : {77LL, 1LL}) {
       SCOPED_TRACE("d" + std::to_string(D) + " dv" + std::to_string(Dv) +
                    " Sq = " + std::to_string(Sq));
@@ -952,11 +957,9 @@ TEST_F(CAPIOnAGpu, ValueHeadDimMatchesTheHost) {
         EXPECT_EQ(fmhaAttentionBackward(jit, &grad, nullptr, FMHA_CALL_DEFAULT,
                                         &message),
                   FMHA_ERROR_INVALID_ARGUMENT);
-        // Named by v's head dim, or at q's 192, which has no backward at
-        // all, by that.
-        std::string refusal = D == 192
-                                  ? std::string("headDim is 192")
-                                  : "valueHeadDim is " + std::to_string(Dv);
+        // Named by v's head dim, or by q's where it has no backward at all.
+        std::string refusal = D == 64 ? "valueHeadDim is " + std::to_string(Dv)
+                                      : "headDim is " + std::to_string(D);
         EXPECT_NE(take(message).find(refusal), std::string::npos) << refusal;
         fmhaJitDestroy(jit);
       }

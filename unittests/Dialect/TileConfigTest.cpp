@@ -92,16 +92,16 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
   EXPECT_EQ(fa2.warps, 8u);
 }
 
-TEST(TileConfig, AttentionHeadDimsAreMultiplesOf16From32To256) {
+TEST(TileConfig, AttentionHeadDimsAreMultiplesOf8From32To256) {
   for (int64_t headDim = 0; headDim <= 300; ++headDim)
     EXPECT_EQ(isSupportedAttentionHeadDim(headDim),
-              headDim >= 32 && headDim <= 256 && headDim % 16 == 0)
+              headDim >= 32 && headDim <= 256 && headDim % 8 == 0)
         << headDim;
 }
 
 TEST(TileConfig, EveryHeadDimHasALegalDefaultTileThatFits) {
   for (Chip chip : kChips)
-    for (unsigned headDim = 32; headDim <= 256; headDim += 16)
+    for (unsigned headDim = 32; headDim <= 256; headDim += 8)
       for (bool causal : {false, true}) {
         AttentionTiling tiling =
             getDefaultAttentionTiling(chip, headDim, causal, 16384);
@@ -168,8 +168,8 @@ TEST(TileConfig, DifferentHeadDimsSizeQAndKApartFromV) {
   EXPECT_EQ(wideO.tail, 128u * 256 * 2);
   // Every pair of supported head dims has a default tile that fits.
   for (Chip chip : {Chip::sm_80, Chip::sm_90a})
-    for (unsigned qk = 32; qk <= 256; qk += 16)
-      for (unsigned v = 32; v <= 256; v += 16)
+    for (unsigned qk = 32; qk <= 256; qk += 8)
+      for (unsigned v = 32; v <= 256; v += 8)
         for (bool causal : {false, true}) {
           AttentionTiling t = getDefaultAttentionTiling(chip, {qk, v}, causal);
           EXPECT_EQ(errorText(checkAttentionTilingFits(t, {qk, v}, 2)), "")

@@ -96,12 +96,12 @@ TEST(Compile, ParseErrorsCarryTheDiagnostic) {
 
 TEST(Compile, InvalidSpecIsAnErrorWithTheVerifiersWords) {
   KernelSpec spec;
-  spec.headDim = 72;
+  spec.headDim = 76;
   std::string error = errorOf(compileKernelSpec(spec, {}));
-  EXPECT_EQ(error.rfind("invalid kernel spec (attention bf16 d72):\n", 0), 0u)
+  EXPECT_EQ(error.rfind("invalid kernel spec (attention bf16 d76):\n", 0), 0u)
       << error;
-  EXPECT_NE(error.find("head dim must be a multiple of 16 from 32 to 256, "
-                       "got 72"),
+  EXPECT_NE(error.find("head dim must be a multiple of 8 from 32 to 256, "
+                       "got 76"),
             std::string::npos)
       << error;
 }
@@ -720,10 +720,12 @@ TEST(KernelSpec, CheckAttentionSpecNamesTheValue) {
   spec.headDim = 96;
   EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(spec)));
   spec.headDim = 72;
+  EXPECT_FALSE(static_cast<bool>(checkAttentionSpec(spec)));
+  spec.headDim = 76;
   llvm::Error err = checkAttentionSpec(spec);
   EXPECT_TRUE(err.isA<OperandError>());
   EXPECT_EQ(llvm::toString(std::move(err)),
-            "attention: headDim is 72, expected a multiple of 16 from 32 to "
+            "attention: headDim is 76, expected a multiple of 8 from 32 to "
             "256");
   spec.headDim = 128;
   spec.softcap = -2.0f;
@@ -749,5 +751,5 @@ TEST(KernelSpec, CheckAttentionSpecNamesTheValue) {
   spec.valueHeadDim = 100;
   EXPECT_EQ(llvm::toString(checkAttentionSpec(spec)),
             "attention: valueHeadDim is 100, expected 0 (headDim's) or a "
-            "multiple of 16 from 32 to 256");
+            "multiple of 8 from 32 to 256");
 }

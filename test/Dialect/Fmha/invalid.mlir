@@ -48,10 +48,10 @@ func.func @case4(%q: memref<2x8x64x?xbf16>, %k: memref<2x8x64x128xbf16>, %v: mem
 
 // -----
 
-// unsupported head dim: not a multiple of 16
-func.func @case5(%q: memref<2x8x64x72xbf16>, %k: memref<2x8x64x72xbf16>, %v: memref<2x8x64x72xbf16>, %o: memref<2x8x64x72xbf16>) {
-  // expected-error @+1 {{head dim must be a multiple of 16 from 32 to 256, got 72}}
-  fmha.attention q(%q : memref<2x8x64x72xbf16>) k(%k : memref<2x8x64x72xbf16>) v(%v : memref<2x8x64x72xbf16>) -> o(%o : memref<2x8x64x72xbf16>)
+// unsupported head dim: not a multiple of 8
+func.func @case5(%q: memref<2x8x64x76xbf16>, %k: memref<2x8x64x76xbf16>, %v: memref<2x8x64x76xbf16>, %o: memref<2x8x64x76xbf16>) {
+  // expected-error @+1 {{head dim must be a multiple of 8 from 32 to 256, got 76}}
+  fmha.attention q(%q : memref<2x8x64x76xbf16>) k(%k : memref<2x8x64x76xbf16>) v(%v : memref<2x8x64x76xbf16>) -> o(%o : memref<2x8x64x76xbf16>)
   return
 }
 
@@ -59,7 +59,7 @@ func.func @case5(%q: memref<2x8x64x72xbf16>, %k: memref<2x8x64x72xbf16>, %v: mem
 
 // unsupported head dim: past 256
 func.func @case5b(%q: memref<2x8x64x272xbf16>, %k: memref<2x8x64x272xbf16>, %v: memref<2x8x64x272xbf16>, %o: memref<2x8x64x272xbf16>) {
-  // expected-error @+1 {{head dim must be a multiple of 16 from 32 to 256, got 272}}
+  // expected-error @+1 {{head dim must be a multiple of 8 from 32 to 256, got 272}}
   fmha.attention q(%q : memref<2x8x64x272xbf16>) k(%k : memref<2x8x64x272xbf16>) v(%v : memref<2x8x64x272xbf16>) -> o(%o : memref<2x8x64x272xbf16>)
   return
 }
@@ -68,7 +68,7 @@ func.func @case5b(%q: memref<2x8x64x272xbf16>, %k: memref<2x8x64x272xbf16>, %v: 
 
 // unsupported head dim: under 32
 func.func @case5c(%q: memref<2x8x64x16xbf16>, %k: memref<2x8x64x16xbf16>, %v: memref<2x8x64x16xbf16>, %o: memref<2x8x64x16xbf16>) {
-  // expected-error @+1 {{head dim must be a multiple of 16 from 32 to 256, got 16}}
+  // expected-error @+1 {{head dim must be a multiple of 8 from 32 to 256, got 16}}
   fmha.attention q(%q : memref<2x8x64x16xbf16>) k(%k : memref<2x8x64x16xbf16>) v(%v : memref<2x8x64x16xbf16>) -> o(%o : memref<2x8x64x16xbf16>)
   return
 }
@@ -85,9 +85,9 @@ func.func @case6(%q: memref<2x8x64x128xbf16>, %k: memref<2x8x64x64xbf16>, %v: me
 // -----
 
 // v head dim: may differ from q's, but must be supported
-func.func @case6b(%q: memref<2x8x64x192xbf16>, %k: memref<2x8x64x192xbf16>, %v: memref<2x8x64x72xbf16>, %o: memref<2x8x64x72xbf16>) {
-  // expected-error @+1 {{v head dim (dim 3 of v) must be a multiple of 16 from 32 to 256, got 72}}
-  fmha.attention q(%q : memref<2x8x64x192xbf16>) k(%k : memref<2x8x64x192xbf16>) v(%v : memref<2x8x64x72xbf16>) -> o(%o : memref<2x8x64x72xbf16>)
+func.func @case6b(%q: memref<2x8x64x192xbf16>, %k: memref<2x8x64x192xbf16>, %v: memref<2x8x64x76xbf16>, %o: memref<2x8x64x76xbf16>) {
+  // expected-error @+1 {{v head dim (dim 3 of v) must be a multiple of 8 from 32 to 256, got 76}}
+  fmha.attention q(%q : memref<2x8x64x192xbf16>) k(%k : memref<2x8x64x192xbf16>) v(%v : memref<2x8x64x76xbf16>) -> o(%o : memref<2x8x64x76xbf16>)
   return
 }
 

@@ -23,10 +23,14 @@ namespace mlir::fmha {
 
 /// The head dims fmha.attention is lowered for: multiples of
 /// kAttentionHeadDimStep from kMinAttentionHeadDim to kMaxAttentionHeadDim
-/// (its verifier's, and the JIT's launch check's). The step is the k extent
-/// of one 16-bit MMA, the unit in which both chips' kernels walk D in Q K^T.
+/// (its verifier's, and the JIT's launch check's). The step is one 16-byte
+/// chunk of 16-bit elements, the unit of a row's cp.async copies, TMA
+/// strides and vector stores; both chips' kernels walk D in Q K^T in k steps
+/// of 16 (one MMA), a D of 8 mod 16 its last step over zeros past D (TMA's
+/// out-of-bounds fill, sm_80's zero-filling copy), and P V in n8 tiles
+/// (sm_80) or whole 64-column blocks (sm_90a).
 inline constexpr int64_t kMinAttentionHeadDim = 32, kMaxAttentionHeadDim = 256,
-                         kAttentionHeadDimStep = 16;
+                         kAttentionHeadDimStep = 8;
 /// Whether fmha.attention is lowered for head dim \p headDim.
 inline bool isSupportedAttentionHeadDim(int64_t headDim) {
   return headDim >= kMinAttentionHeadDim && headDim <= kMaxAttentionHeadDim &&
@@ -34,7 +38,7 @@ inline bool isSupportedAttentionHeadDim(int64_t headDim) {
 }
 /// What isSupportedAttentionHeadDim accepts, in words (for diagnostics).
 inline constexpr llvm::StringLiteral kSupportedAttentionHeadDimsText =
-    "a multiple of 16 from 32 to 256";
+    "a multiple of 8 from 32 to 256";
 
 /// The head dims of an attention op: q's and k's (the K of Q K^T) and v's
 /// and o's (the N of P V), which may differ (DeepSeek's 192 and 128). Each

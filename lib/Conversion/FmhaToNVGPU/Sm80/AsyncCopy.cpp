@@ -51,17 +51,26 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
   // rowsPerPass: whole rows per pass, and, when rowsPerPass is a multiple
   // of the swizzle period, one swizzled column for all of them.
   // The chunks of the shared tile's rows and of the tensor's head dim (q's
-  // and k's, or v's).
+  // and k's, or v's); the copy fills whole 16-column MMA steps, a head
+  // dim of 8 mod 16 its last step's second chunk with zeros (Q K^T's last k
+  // step reads it).
   int64_t rowChunks =
       cast<MemRefType>(shared.getType()).getDimSize(1) / shape.chunkElements;
   int64_t headChunks =
       cast<MemRefType>(global.getType()).getDimSize(3) / shape.chunkElements;
+  int64_t filledChunks = llvm::alignTo(headChunks, kMmaK / shape.chunkElements);
   int64_t threads = shape.warps * kThreadsPerWarp;
   assert(threads % rowChunks == 0 && "a pass covers whole rows");
   int64_t rowsPerPass = threads / rowChunks;
   Value firstLocalRow = b.udiv(lanes.tid, b.i32(rowChunks));
   Value chunk = b.urem(lanes.tid, b.i32(rowChunks));
   Value column = b.toIndex(b.mul(chunk, b.i32(shape.chunkElements)));
+  // The zero-filled chunk reads nothing: its source is the row's first.
+  Value pastHead;
+  if (headChunks < filledChunks) {
+    pastHead = b.sle(b.i32(headChunks), chunk);
+    column = b.select(pastHead, b.index(0), column);
+  }
   Value lastValid = b.sub(valid, b.index(1));
   Value sameSwizzle = rowsPerPass % kSwizzleRows == 0
                           ? swizzle(b, shape, firstLocalRow, chunk)
@@ -75,11 +84,11 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
   // previous pass's copy and its own: with one base, ptxas carries the
   // passes' addresses through the key loop, and d128 (128x64, 4 warps)
   // spills 36 bytes in it.
-  // Where the tile is wider than D, the threads of the chunks past D copy
-  // nothing (those columns are never read).
+  // Where the tile is wider than that, the threads of the chunks past it
+  // copy nothing (those columns are never read).
   scf::IfOp insideHead;
-  if (headChunks < rowChunks) {
-    insideHead = scf::IfOp::create(b, b.slt(chunk, b.i32(headChunks)),
+  if (filledChunks < rowChunks) {
+    insideHead = scf::IfOp::create(b, b.slt(chunk, b.i32(filledChunks)),
                                    /*withElseRegion=*/false);
     b.setInsertionPointToStart(&insideHead.getThenRegion().front());
   }
@@ -102,6 +111,10 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
       sourceElements =
           b.select(inBounds, b.index(shape.chunkElements), b.index(0));
     }
+    if (pastHead)
+      sourceElements = b.select(pastHead, b.index(0),
+                                sourceElements ? sourceElements
+                                               : b.index(shape.chunkElements));
     Value entry;
     if (keyRows && keys.pageTable) {
       // Each pass finds its page from its own hidden copy of its row: from

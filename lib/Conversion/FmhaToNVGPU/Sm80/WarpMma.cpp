@@ -86,7 +86,9 @@ SmallVector<Value> WarpMma::multiplyTransposed(const Lanes &lanes, Value a,
       b,
       DenseElementsAttr::get(getAccumulatorType(b), b.getF32FloatAttr(0.0f)));
   SmallVector<Value> scores(shape.mTiles * shape.nTiles, zeroAcc);
-  for (int64_t k = 0; k < shape.headDim / kMmaK; ++k) {
+  // A head dim of 8 mod 16: the last k step's second half is the zeros the
+  // copies filled past D.
+  for (int64_t k = 0; k < llvm::divideCeil(shape.headDim, kMmaK); ++k) {
     SmallVector<Value> queries;
     for (int64_t m = 0; m < shape.mTiles; ++m)
       queries.push_back(loadMatrices(a, lanes.queryLanes, m * kMmaM, k,
@@ -115,10 +117,14 @@ void WarpMma::accumulateProduct(const Lanes &lanes, ArrayRef<Value> a,
       Value values = loadMatrices(bTile, lanes.valueLanes, k * kMmaK, d / 2,
                                   /*transpose=*/true);
       Value low = takeFragmentB(values, 0), high = takeFragmentB(values, 2);
+      // An odd count of n8 tiles (a head dim of 8 mod 16): the last pair's
+      // second is past D.
+      bool pair = d + 1 < dTiles;
       for (int64_t m = 0; m < shape.mTiles; ++m) {
         Value p = a[m * kSteps + k];
         out[m * dTiles + d] = mma(p, low, out[m * dTiles + d]);
-        out[m * dTiles + d + 1] = mma(p, high, out[m * dTiles + d + 1]);
+        if (pair)
+          out[m * dTiles + d + 1] = mma(p, high, out[m * dTiles + d + 1]);
       }
     }
 }

@@ -77,7 +77,9 @@ Value WarpgroupGemm::multiplyKMajorDescriptors(Value aDescriptor, int64_t aRows,
                                                Value bDescriptor, int64_t bRows,
                                                int64_t n) {
   Value c = LLVM::PoisonOp::create(b, getAccumulatorType(b, n));
-  for (int64_t k = 0; k < shape.headDim / kWgmmaK; ++k) {
+  // A head dim of 8 mod 16: the last k step's second half is the zeros TMA
+  // filled past D.
+  for (int64_t k = 0; k < llvm::divideCeil(shape.headDim, kWgmmaK); ++k) {
     int64_t inRow = (k % 4) * 32;
     c = emitSharedWgmma(
         advance(aDescriptor, (k / 4) * aRows * kSwizzleBytes + inRow),
