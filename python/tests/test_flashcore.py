@@ -452,7 +452,7 @@ def test_dtypes_are_checked(dtype):
 
 def test_value_head_dim_is_checked():
     q, v = meta(1, 64, 4, 192), meta(1, 64, 4, 76)
-    assert "valueHeadDim is 76, expected 0 (headDim's) or a multiple of 16 " \
+    assert "valueHeadDim is 76, expected 0 (headDim's) or a multiple of 8 " \
         "from 32 to 256" in error_of(lambda: flashcore.attention(q, q, v))
     assert "k is (1, 64, 4, 192) and v (1, 80, 4, 128), expected one shape " \
         "but for the head_dim" in error_of(
@@ -480,7 +480,7 @@ def test_non_dense_head_dim_is_refused_not_copied():
 def test_unsupported_head_dim_carries_the_c_api_message():
     q = meta(1, 64, 4, 76)
     assert "fmhaAttention: attention: headDim is 76, expected a multiple of " \
-        "16 from 32 to 256" in error_of(lambda: flashcore.attention(q, q, q))
+        "8 from 32 to 256" in error_of(lambda: flashcore.attention(q, q, q))
 
 
 def test_softcap_keeps_the_shapes_and_a_bad_one_carries_the_c_api_message():
