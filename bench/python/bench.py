@@ -30,13 +30,16 @@
    varlen and dense calls.
 8. v's head dim apart from q's (--value-head-dims): DeepSeek's 192/128,
    with the SDPA backends and FA4 where they take it.
+9. Softcap's backward (--softcap-backward): beside the plain backward,
+   flashcore and FA4.
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
                                 [--decode] [--kvcache] [--backward] [--head-dims]
                                 [--features] [--varlen]
-                                [--value-head-dims] [--no-host]
+                                [--value-head-dims] [--softcap-backward]
+                                [--no-host]
                                 [--no-tflops]
 Prints markdown tables for docs/BENCHMARKS.md.
 """
@@ -425,6 +428,58 @@ def backward_rows(rows_regex, rounds):
         torch.cuda.empty_cache()
 
 
+# Softcap's backward (B, H, S, D; bf16): Gemma 2's cap of 50.
+SOFTCAP_BACKWARD_ROWS = [(4, 16, 4096, 128), (4, 32, 4096, 64),
+                         (16, 16, 1024, 128)]
+
+
+def softcap_backward_rows(rounds):
+    """Backward TFLOP/s with softcap=50 beside the same backward without
+    it, flashcore and FA4 (its softcap), 2.5 x the forward's FLOPs; a peer
+    that refuses shows '-'."""
+    print("\n## Backward with softcap 50 (BSHD, bf16; median of "
+          f"{rounds} interleaved rounds of back_to_back_ms)\n")
+    names = ["flashcore", "flashcore softcap"] + (
+        ["fa4", "fa4 softcap"] if fa4_func is not None else [])
+    print("| B x H x S x D | causal | " + " | ".join(names) +
+          " |\n|---|---|" + "---|" * len(names))
+    for b, h, s, d in SOFTCAP_BACKWARD_ROWS:
+        for causal in (False, True):
+            q, k, v = (torch.randn(b, s, h, d, device="cuda",
+                                   dtype=torch.bfloat16) for _ in range(3))
+            dout = torch.randn_like(q)
+            leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+
+            def backward_of(out):
+                out = out[0] if isinstance(out, tuple) else out
+                return lambda: torch.autograd.grad(out, leaves, dout,
+                                                   retain_graph=True)
+            found = {}
+            for name, call in [
+                ("flashcore", lambda: flashcore.attention(*leaves,
+                                                          causal=causal)),
+                ("flashcore softcap", lambda: flashcore.attention(
+                    *leaves, causal=causal, softcap=50.0)),
+                ("fa4", lambda: fa4_func(*leaves, causal=causal)),
+                ("fa4 softcap", lambda: fa4_func(*leaves, causal=causal,
+                                                 softcap=50.0)),
+            ]:
+                if name not in names:
+                    continue
+                try:
+                    found[name] = backward_of(call())
+                except Exception as e:  # noqa: BLE001 - report, go on
+                    print(f"{name}: {type(e).__name__}: {e}", file=sys.stderr)
+            flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
+            med = runnable_medians(found, [n for n in names if n in found],
+                                   flops, 1e9, rounds)
+            print(f"| {b}x{h}x{s}x{d} | {'yes' if causal else 'no'} | " +
+                  " | ".join(f"{med[n]:.0f}" if n in med else "-"
+                             for n in names) + " |", flush=True)
+            del q, k, v, dout, leaves, found
+            torch.cuda.empty_cache()
+
+
 # B, Sq, Hq, Hkv, Sk (d128 bf16): ANCHORS.md's decode rows, then one long
 # sequence, GQA 64:8, and a few query tokens (speculative decoding).
 DECODE_ROWS = [
@@ -710,6 +765,7 @@ def main():
     parser.add_argument("--features", action="store_true")
     parser.add_argument("--varlen", action="store_true")
     parser.add_argument("--value-head-dims", action="store_true")
+    parser.add_argument("--softcap-backward", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
@@ -735,6 +791,8 @@ def main():
         varlen_rows(args.rounds)
     if args.value_head_dims:
         value_head_dim_rows(args.rounds)
+    if args.softcap_backward:
+        softcap_backward_rows(args.rounds)
 
 
 if __name__ == "__main__":

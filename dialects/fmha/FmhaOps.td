@@ -47,7 +47,8 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
       picks the chip's default for this head dimension.
     - `softcap = c` (f32, positive): logit softcapping (Gemma 2): each
       logit `x = scale * q . k` becomes `c * tanh(x / c)` before the mask
-      and the softmax (and the LSE). No `fmha.attention_grad` yet.
+      and the softmax (and the LSE); `fmha.attention_grad` takes the same
+      `softcap`.
     - `sinks` (gpt-oss's attention sinks): a logit per query row that
       joins its softmax denominator, `exp(sinks[h, i])` added to the sum of
       `exp(logit)`, with no value: `O = sum_j exp(x_j) v_j /
@@ -210,6 +211,10 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     from run to run. Without it, `dq` is computed by blocks of queries, S
     and dP once more: the same bits every run.
 
+    With the forward's `softcap = c`, `P` is of the capped logits
+    `c * tanh(scale * Q K^T / c)` and `dS` is scaled by the cap's slope,
+    `1 - tanh^2`.
+
     Sizes, strides and the rest of the contract are `fmha.attention`'s; a
     query row that saw no key (`lse` `+inf`) has zero gradients, and so has
     a key no query saw. The head dim is 64, 128 or 256 (with `dq_accum`, 64
@@ -243,7 +248,8 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
         [MemRead, MemWrite]>:$dq_accum,
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
-    OptionalAttr<DenseI64ArrayAttr>:$window
+    OptionalAttr<DenseI64ArrayAttr>:$window,
+    OptionalAttr<F32Attr>:$softcap
   );
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`

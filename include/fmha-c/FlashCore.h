@@ -134,7 +134,8 @@ typedef struct fmhaAttentionDesc {
   long long qStride[3], kStride[3], vStride[3], oStride[3], lseStride[3];
   /** Logit softcapping (Gemma 2): each logit x = scale * q . k becomes
    *  softcap * tanh(x / softcap) before the mask and the softmax. 0: none;
-   *  otherwise positive. The backward refuses it (none yet). */
+   *  otherwise positive. The backward takes the forward's (dS scaled by the
+   *  cap's slope, 1 - tanh^2). */
   float softcap;
   /** Attention sinks (gpt-oss): queryHeads f32 logits, dense, 4-byte
    *  aligned; sinks[h] joins the softmax denominator of every row of query

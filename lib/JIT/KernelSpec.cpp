@@ -253,9 +253,11 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
     ValueRange a = createFunc(b, "attention_grad", types);
     AttentionGradOp::create(
         b, loc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-        spec.deterministic ? Value() : a[10], spec.causal, spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
+        spec.deterministic ? Value() : a[10], spec.causal,
+        spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
-                    : DenseI64ArrayAttr());
+                    : DenseI64ArrayAttr(),
+        spec.softcap ? b.getF32FloatAttr(*spec.softcap) : FloatAttr());
     func::ReturnOp::create(b, loc);
     return module;
   }

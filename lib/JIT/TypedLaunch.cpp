@@ -639,10 +639,6 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
           },
           kSupportedGradHeadDimsText))
     return err;
-  if (spec.softcap)
-    return fail(llvm::formatv("softcap is {0:e}: logit softcapping has no "
-                              "backward yet (the forward has)",
-                              *spec.softcap));
   if (spec.getValueHeadDim() != spec.headDim)
     return fail(llvm::formatv("valueHeadDim is {0} with headDim {1}: the "
                               "backward takes one head dim for q, k, v and o "

@@ -772,7 +772,7 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     i + seqlen_k - seqlen_q - left <= j <= ... + right. scale: the softmax
     scale (default 1/sqrt(head_dim)). softcap (FlashAttention's; 0: none):
     logit softcapping, each logit x = scale * q . k becoming
-    softcap * tanh(x / softcap) (Gemma 2; not differentiable yet).
+    softcap * tanh(x / softcap) (Gemma 2; differentiable).
     sinks (gpt-oss's attention sinks; None: none): a [heads_q] float32
     tensor, one logit per query head that joins each row's softmax
     denominator (exp(sinks[h]) added, with no value) and its lse;

@@ -70,4 +70,9 @@ run dv256-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], k.repeat(1, 
 # n8 tiles on sm_80): d40 and d72, causal GQA with the LSE.
 run d40 40 "$attention)"
 run d72 72 "$attention)"
+# Softcap's backward: the sm_90a dq_accum kernel (d128) and the
+# deterministic sm_80 ones (d64), each on a capped causal GQA forward.
+grad="q.requires_grad_(); k.requires_grad_(); o = flashcore.attention(q, k, k, causal=True, softcap=5.0, scale=1.0); o.sum().backward()"
+run softcap-grad-d128 128 "None; $grad"
+run softcap-grad-deterministic-d64 64 "None; torch.use_deterministic_algorithms(True); $grad"
 exit $status

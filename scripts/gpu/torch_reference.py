@@ -84,34 +84,35 @@ def reference_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, window,
 
 
 def reference_gradients(q, k, v, dout, causal, window, scale, dtype,
-                        sinks=None):
+                        sinks=None, softcap=0.0):
     """dq, dk, dv (and dsinks, with sinks) of reference() computed in dtype
     (sinks in float32), by torch's autograd."""
     leaves = [t.detach().to(dtype).requires_grad_() for t in (q, k, v)]
     if sinks is not None:
         leaves.append(sinks.detach().float().requires_grad_())
-    o, _ = reference(*leaves[:3], causal, window, scale, dtype,
+    o, _ = reference(*leaves[:3], causal, window, scale, dtype, softcap,
                      sinks=leaves[3] if sinks is not None else None)
     return torch.autograd.grad(o, leaves, dout.to(o.dtype))
 
 
-def check_gradients(got, q, k, v, dout, causal, window, scale, sinks=None):
+def check_gradients(got, q, k, v, dout, causal, window, scale, sinks=None,
+                    softcap=0.0):
     """FlashAttention's criterion: each of dq, dk, dv within twice the error
     of the same math in the inputs' dtype against the float32 oracle (plus
     1e-3 of its largest value and 1e-4, for gradients that are zero in
     exact arithmetic). Returns the errors and bounds as text; raises
     AssertionError naming the first gradient past its bound."""
     exact = reference_gradients(q, k, v, dout, causal, window, scale,
-                                torch.float32, sinks)
+                                torch.float32, sinks, softcap)
     low = list(reference_gradients(q, k, v, dout, causal, window, scale,
-                                   q.dtype, sinks))
+                                   q.dtype, sinks, softcap))
     if sinks is not None:
         # dsinks by flashcore's own math (-sum exp(sink - lse) *
         # rowsum(dout * o)) on the inputs' dtype's o and lse: autograd's
         # low-precision dsinks takes another path (rowsum(dP * P) with P
         # in float32), no yardstick for the rounding of o that flashcore's
         # carries (it failed the bound now and then: 6.1e-04 > 3.9e-04).
-        o, lse = reference(q, k, v, causal, window, scale, q.dtype,
+        o, lse = reference(q, k, v, causal, window, scale, q.dtype, softcap,
                            sinks=sinks)
         delta = (dout.float() * o.to(q.dtype).float()).sum(-1).transpose(1, 2)
         low[3] = -(torch.exp(sinks.float().view(1, -1, 1) - lse) *

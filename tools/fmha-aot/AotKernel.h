@@ -87,7 +87,7 @@ struct AotKernel {
   std::optional<std::array<int64_t, 2>> window;
   float scale = 0;
   bool scaleIsDefault = true;
-  /// fmha.attention's softcap; 0: none.
+  /// The op's softcap (fmha.attention's or fmha.attention_grad's); 0: none.
   float softcap = 0;
   // Resample.
   std::string mode;

@@ -106,7 +106,7 @@ static cl::opt<float> scale("scale",
                                      "(default 1/sqrt(head dim))"),
                             cl::cat(opCategory));
 static cl::opt<float> softcap("softcap",
-                              cl::desc("attention: logit softcapping "
+                              cl::desc("attention(_grad): logit softcapping "
                                        "c * tanh(x / c) (positive)"),
                               cl::cat(opCategory));
 static cl::opt<std::string> mode("mode",
@@ -190,7 +190,7 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
   if (attention) {
     if (llvm::Error err = misplaced({&mode, &features, &lengths}, "resample"))
       return std::move(err);
-    if (llvm::Error err = grad ? misplaced({&lse, &tile, &softcap}, "attention")
+    if (llvm::Error err = grad ? misplaced({&lse, &tile}, "attention")
                                : misplaced({&deterministic}, "attention_grad"))
       return std::move(err);
     spec.headDim = headDim;
@@ -218,10 +218,11 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
     }
     return spec;
   }
-  if (llvm::Error err = misplaced({&headDim, &causal, &window, &scale},
-                                  "attention or attention_grad"))
+  if (llvm::Error err =
+          misplaced({&headDim, &causal, &window, &scale, &softcap},
+                    "attention or attention_grad"))
     return std::move(err);
-  if (llvm::Error err = misplaced({&lse, &softcap}, "attention"))
+  if (llvm::Error err = misplaced({&lse}, "attention"))
     return std::move(err);
   if (llvm::Error err = misplaced({&deterministic}, "attention_grad"))
     return std::move(err);
@@ -482,9 +483,8 @@ static llvm::Error describeAttention(Op op, AotKernel &kernel) {
   kernel.causal = op.getCausal();
   kernel.scale = op.getScaleOrDefault();
   kernel.scaleIsDefault = !op.getScale();
-  if constexpr (std::is_same_v<Op, AttentionOp>)
-    if (std::optional<APFloat> softcap = op.getSoftcap())
-      kernel.softcap = softcap->convertToFloat();
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    kernel.softcap = softcap->convertToFloat();
   if (std::optional<ArrayRef<int64_t>> sides = op.getWindow())
     kernel.window = {{(*sides)[0], (*sides)[1]}};
   auto operands = describeOperands(op);

@@ -110,19 +110,21 @@ TEST(TypedLaunch, BackwardWithAWorkspaceRefusesRowTermsPast31Bits) {
   }
 }
 
-// A softcapped forward's backward is refused by name, never run without
-// the cap (which would be a wrong gradient).
-TEST(TypedLaunch, BackwardOfASoftcappedForwardIsRefused) {
+// A softcapped forward's backward takes its cap (a kernel of its own: the
+// cap is in the key), and a bad one is refused by name.
+TEST(TypedLaunch, BackwardOfASoftcappedForwardTakesTheCap) {
   KernelSpec forward;
   forward.headDim = 128;
   forward.withLse = true;
   forward.softcap = 30.0f;
   for (bool deterministic : {true, false}) {
     KernelSpec grad = getAttentionGradSpec(forward, deterministic);
-    EXPECT_EQ(
-        check(grad, getTensors(grad)),
-        "attention_grad: softcap is 3.000000e+01: logit softcapping has no "
-        "backward yet (the forward has)");
+    EXPECT_EQ(check(grad, getTensors(grad)), "");
+    EXPECT_NE(grad.getKey(), getGradSpec(deterministic).getKey());
+    grad.softcap = -1.0f;
+    EXPECT_EQ(check(grad, getTensors(grad)),
+              "attention_grad: softcap is -1.000000e+00, expected a positive "
+              "finite value (0 in the C API: none)");
   }
 }
 

@@ -215,12 +215,19 @@ Value fmha::reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max) {
   return reduceOverLanes(b, value, max, 4);
 }
 
-std::optional<ScoreCap> ScoreCap::get(AttentionOp op) {
-  std::optional<APFloat> cap = op.getSoftcap();
-  if (!cap)
+std::optional<ScoreCap> ScoreCap::get(std::optional<APFloat> softcap,
+                                      float scale) {
+  if (!softcap)
     return std::nullopt;
-  float c = cap->convertToFloat(), scale = op.getScaleOrDefault();
+  float c = softcap->convertToFloat();
   return ScoreCap{scale / c, c / scale};
+}
+
+Value ScoreCap::getSlope(KernelBuilder &b, Value capped) const {
+  Value tanh =
+      arith::MaximumFOp::create(b, b.fmul(capped, b.f32(inner)), b.f32(-1.0f));
+  return math::FmaOp::create(b, arith::NegFOp::create(b, tanh), tanh,
+                             b.f32(1.0f));
 }
 
 void ScoreCap::apply(KernelBuilder &b, MutableArrayRef<Value> scores) const {

@@ -163,13 +163,24 @@ AttentionSharedLayout getAttentionSharedLayout(AttentionOp op, TileAttr tile);
 struct ScoreCap {
   float inner, outer;
 
-  /// \p op's cap, or none without a softcap attribute.
-  static std::optional<ScoreCap> get(AttentionOp op);
+  /// \p op's cap (fmha.attention or fmha.attention_grad), or none without
+  /// a softcap attribute.
+  template <typename Op> static std::optional<ScoreCap> get(Op op) {
+    return get(op.getSoftcap(), op.getScaleOrDefault());
+  }
+  static std::optional<ScoreCap> get(std::optional<APFloat> softcap,
+                                     float scale);
 
   /// Caps every score in \p scores in place: f32 values, or vectors of
   /// them (the sm_80 accumulator fragments), one FMUL, one tanh.approx
   /// (MUFU) and one FMUL each.
   void apply(KernelBuilder &b, MutableArrayRef<Value> scores) const;
+
+  /// The cap's slope at the score whose capped value (f32) is \p capped:
+  /// 1 - tanh^2, by which the backward scales dS (its tanh recovered as
+  /// capped * inner, -1 where a mask made it -inf: a slope of 0 there, not
+  /// the NaN of 0 * inf).
+  Value getSlope(KernelBuilder &b, Value capped) const;
 };
 
 /// One lane's part of the online-softmax update of one query row: the new

@@ -706,6 +706,14 @@ func.func @merge_lse_seq(%outs: memref<3x1x8x5x128xf32>, %lses: memref<3x1x8x5xf
 
 // -----
 
+func.func @grad_softcap(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xbf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{softcap must be a positive finite f32, got -3}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100xf32>) {softcap = -3.0 : f32}
+  return
+}
+
+// -----
+
 func.func @grad_head_dim(%q: memref<1x8x100x96xbf16>, %k: memref<1x2x300x96xbf16>, %v: memref<1x2x300x96xbf16>, %dq: memref<1x8x100x96xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
   // expected-error @+1 {{head dim must be 64, 128 or 256 (the backward's; the forward's other head dims have no backward yet), got 96}}
   fmha.attention_grad q(%q : memref<1x8x100x96xbf16>) k(%k : memref<1x2x300x96xbf16>) v(%v : memref<1x2x300x96xbf16>) o(%q : memref<1x8x100x96xbf16>) dout(%q : memref<1x8x100x96xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x96xbf16>) dk(%k : memref<1x2x300x96xbf16>) dv(%v : memref<1x2x300x96xbf16>) delta(%delta : memref<1x8x100xf32>)

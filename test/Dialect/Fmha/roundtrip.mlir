@@ -132,13 +132,14 @@ func.func @attention_grad(%q: memref<2x32x100x128xbf16>, %k: memref<2x8x300x128x
                           %lse: memref<2x32x100xf32>, %delta: memref<2x32x100xf32>,
                           %dq: memref<2x32x100x128xbf16>, %dk: memref<2x8x300x128xbf16>,
                           %dv: memref<2x8x300x128xbf16>) {
-  // CHECK: fmha.attention_grad q(%{{.*}} : memref<2x32x100x128xbf16>) k(%{{.*}} : memref<2x8x300x128xbf16>) v(%{{.*}} : memref<2x8x300x128xbf16>) o(%{{.*}} : memref<2x32x100x128xbf16>) dout(%{{.*}} : memref<2x32x100x128xbf16>) lse(%{{.*}} : memref<2x32x100xf32>) -> dq(%{{.*}} : memref<2x32x100x128xbf16>) dk(%{{.*}} : memref<2x8x300x128xbf16>) dv(%{{.*}} : memref<2x8x300x128xbf16>) delta(%{{.*}} : memref<2x32x100xf32>) causal {scale = 1.250000e-01 : f32, window = array<i64: 64, 0>}
+  // CHECK: fmha.attention_grad q(%{{.*}} : memref<2x32x100x128xbf16>) k(%{{.*}} : memref<2x8x300x128xbf16>) v(%{{.*}} : memref<2x8x300x128xbf16>) o(%{{.*}} : memref<2x32x100x128xbf16>) dout(%{{.*}} : memref<2x32x100x128xbf16>) lse(%{{.*}} : memref<2x32x100xf32>) -> dq(%{{.*}} : memref<2x32x100x128xbf16>) dk(%{{.*}} : memref<2x8x300x128xbf16>) dv(%{{.*}} : memref<2x8x300x128xbf16>) delta(%{{.*}} : memref<2x32x100xf32>) causal {scale = 1.250000e-01 : f32, softcap = 3.000000e+01 : f32, window = array<i64: 64, 0>}
   fmha.attention_grad q(%q : memref<2x32x100x128xbf16>) k(%k : memref<2x8x300x128xbf16>)
                       v(%k : memref<2x8x300x128xbf16>) o(%q : memref<2x32x100x128xbf16>)
                       dout(%q : memref<2x32x100x128xbf16>) lse(%lse : memref<2x32x100xf32>)
                    -> dq(%dq : memref<2x32x100x128xbf16>) dk(%dk : memref<2x8x300x128xbf16>)
                       dv(%dv : memref<2x8x300x128xbf16>) delta(%delta : memref<2x32x100xf32>)
-                      causal {scale = 0.125 : f32, window = array<i64: 64, 0>}
+                      causal {scale = 0.125 : f32, window = array<i64: 64, 0>,
+                              softcap = 30.0 : f32}
   return
 }
 

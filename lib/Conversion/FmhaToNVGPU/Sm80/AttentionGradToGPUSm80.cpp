@@ -142,10 +142,11 @@ struct GradSharedLayout {
 };
 
 KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
-  return KernelShape::get(tiling.rows, tiling.streamed, tiling.warps,
-                          op.getHeadDim(),
-                          op.getQ().getType().getElementType(),
-                          op.getScaleOrDefault());
+  KernelShape shape = KernelShape::get(
+      tiling.rows, tiling.streamed, tiling.warps, op.getHeadDim(),
+      op.getQ().getType().getElementType(), op.getScaleOrDefault());
+  shape.softcap = ScoreCap::get(op);
+  return shape;
 }
 
 /// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32, the warp
@@ -275,7 +276,8 @@ private:
           body);
   /// dS = P (dP - delta) with P = exp2(S scale log2e - lse log2e), per
   /// fragment element: \p lse2 and \p delta per element of a fragment
-  /// (index [m][n][half][e] of \p at). Returns P and dS as accumulators.
+  /// (index [m][n][half][e] of \p at); with a softcap (S capped), times
+  /// the cap's slope. Returns P and dS as accumulators.
   std::pair<SmallVector<Value>, SmallVector<Value>>
   computeGradScores(ArrayRef<Value> scores, ArrayRef<Value> gradProbs,
                     llvm::function_ref<std::pair<Value, Value>(
@@ -501,8 +503,13 @@ GradKernelBuilder::computeGradScores(
                                      arith::NegFOp::create(b, lse2)));
           Value dp = vector::ExtractOp::create(b, gradProb, at);
           p.push_back(probability);
-          ds.push_back(
-              b.fmul(probability, arith::SubFOp::create(b, dp, delta)));
+          Value gradScore =
+              b.fmul(probability, arith::SubFOp::create(b, dp, delta));
+          // With a softcap, S is the capped score: dS of the raw one is
+          // the cap's slope times that of the capped.
+          if (shape.softcap)
+            gradScore = b.fmul(gradScore, shape.softcap->getSlope(b, s));
+          ds.push_back(gradScore);
         }
       probabilities.push_back(
           vector::FromElementsOp::create(b, getAccumulatorType(b), p));
@@ -602,6 +609,8 @@ void GradKernelBuilder::buildDq() {
           Value keys = getStreamedTile(0, parity);
           Value values = getStreamedTile(1, parity);
           SmallVector<Value> scores = mma.multiplyTransposed(l, queries, keys);
+          if (shape.softcap)
+            shape.softcap->apply(b, scores);
           masking.applyMask(
               l, tile, scores,
               b.mul(b.add(firstBlock, block), b.index(shape.blockN)));
@@ -712,6 +721,8 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
           Value terms = getSharedColumnTerms(parity);
           Value firstQuery = locate(step).second;
           SmallVector<Value> scores = mma.multiplyTransposed(l, keys, queries);
+          if (shape.softcap)
+            shape.softcap->apply(b, scores);
           masking.applyMask(l, tile, scores, firstQuery);
           // dv alone needs no dP^T: the dS^T computed from S^T in its
           // place is never used, and goes.

@@ -157,6 +157,7 @@ KernelShape getGradShape(AttentionGradOp op) {
   shape.elementType = op.getQ().getType().getElementType();
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
+  shape.softcap = ScoreCap::get(op);
   return shape;
 }
 
@@ -681,6 +682,8 @@ GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
   gemm.waitGroup(1);
   int64_t count = kBlockQueries / 2;
   SmallVector<Value> values = unpackAccumulator(b, scores, count);
+  if (shape.softcap)
+    shape.softcap->apply(b, values);
   masking.applyMask(values, firstQueryIndex, lanes, tile);
   Value scaleLog2 = b.f32(shape.scaleLog2);
   SmallVector<Value> probabilities(count), packed;
@@ -694,6 +697,12 @@ GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
   for (int64_t i = 0; i < count; i += 2)
     packed.push_back(
         packPair(b, shape.elementType, probabilities[i], probabilities[i + 1]));
+  // With a softcap, dS (computeGradScores) is of the raw scores: P times
+  // the cap's slope takes P's place there (dV's P^T, packed, keeps P).
+  if (shape.softcap)
+    for (int64_t i = 0; i < count; ++i)
+      probabilities[i] =
+          b.fmul(probabilities[i], shape.softcap->getSlope(b, values[i]));
   return {probabilities, packed};
 }
 

@@ -91,11 +91,18 @@ static int64_t dim(Value value, unsigned index) {
 }
 
 /// Checks the attributes fmha.attention and fmha.attention_grad share:
-/// a positive finite scale, and a window [left, right] of non-negative
-/// sides whose right is 0 when causal.
-static LogicalResult checkMaskAttributes(Operation *op, bool causal,
-                                         std::optional<APFloat> scale,
-                                         std::optional<ArrayRef<int64_t>> window) {
+/// a positive finite scale and softcap, and a window [left, right] of
+/// non-negative sides whose right is 0 when causal.
+static LogicalResult
+checkMaskAttributes(Operation *op, bool causal, std::optional<APFloat> scale,
+                    std::optional<ArrayRef<int64_t>> window,
+                    std::optional<APFloat> softcap) {
+  if (softcap) {
+    float c = softcap->convertToFloat();
+    if (!(c > 0.0f) || !std::isfinite(c))
+      return op->emitOpError("softcap must be a positive finite f32, got ")
+             << c;
+  }
   if (scale) {
     float value = scale->convertToFloat();
     if (!std::isfinite(value) || value <= 0.0f)
@@ -282,7 +289,8 @@ LogicalResult AttentionOp::verify() {
       return failure();
   }
 
-  if (failed(checkMaskAttributes(op, getCausal(), getScale(), getWindow())))
+  if (failed(checkMaskAttributes(op, getCausal(), getScale(), getWindow(),
+                                 getSoftcap())))
     return failure();
   if (Value sinks = getSinks()) {
     if (failed(checkRankAndElementType(op, sinks, "sinks", 2, "[Hq, Sq]", f32,
@@ -317,11 +325,6 @@ LogicalResult AttentionOp::verify() {
                << "'s page size (dim 2) must be a static multiple of 8, got "
                << cast<MemRefType>(value.getType());
     }
-  }
-  if (std::optional<APFloat> softcap = getSoftcap()) {
-    float c = softcap->convertToFloat();
-    if (!(c > 0.0f) || !std::isfinite(c))
-      return emitOpError("softcap must be a positive finite f32, got ") << c;
   }
 
   if (std::optional<TileAttr> tile = getTile()) {
@@ -464,7 +467,8 @@ LogicalResult AttentionGradOp::verify() {
   }
   if (failed(checkHeadsAndLengths(op, getQ(), getK())))
     return failure();
-  return checkMaskAttributes(op, getCausal(), getScale(), getWindow());
+  return checkMaskAttributes(op, getCausal(), getScale(), getWindow(),
+                             getSoftcap());
 }
 
 //===----------------------------------------------------------------------===//
