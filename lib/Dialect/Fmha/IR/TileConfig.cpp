@@ -115,6 +115,10 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // against 554 / 459 / 457 / 275 for 128x176; d192 128x96 732 / 652 /
     // 607 / 413 against 716 / 638 / 599 / 407 for 128x80; d32 d64's tiles
     // (294 / 234 / 228 / 160) against 252 / 218 / 216 / 159 for 128x128.
+    // Multiples of 8 (bench/jit/attention-tiles, 4 x 2048/D heads x 4k,
+    // causal; 16 x 28 x 1k): d72 at d128's 128x128 339 / 315 / 308 / 244
+    // against 340 / 306 / 308 / 210 for 128x176 and 197 / 169 for
+    // 192x128; d40 at d64's 340 / 295 against 280 / 250 for 128x128.
     if (headDim <= 128)
       return {chip, 128, 128, 12, 2};
     if (getAttentionTileColumns(chip, headDim) == 192)
