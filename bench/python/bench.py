@@ -229,6 +229,19 @@ def runnable_medians(found, names, amount, divisor, rounds):
     return {name: statistics.median(per[name]) for name in usable}
 
 
+def print_row(label, causal, names, med, ratio=True):
+    """One table row: label, causal, each of names' median ('-' for a
+    candidate that did not run) and, with ratio, flashcore over the best
+    peer that ran."""
+    cells = [label, "yes" if causal else "no"] + [
+        f"{med[n]:.0f}" if n in med else "-" for n in names]
+    if ratio:
+        peers = [med[n] for n in med if n != "flashcore"]
+        cells.append(f"{med['flashcore'] / max(peers):.2f}"
+                     if peers and "flashcore" in med else "-")
+    print("| " + " | ".join(cells) + " |", flush=True)
+
+
 # Head dims outside ANCHORS.md's grid (64, 128, 256): B x H x S with
 # H x D near 2048 (as the grid's 4k rows), bf16.
 HEAD_DIM_ROWS = [(4, max(1, 2048 // d), 4096, d)
@@ -251,12 +264,7 @@ def head_dim_rows(rounds):
             flops = 4 * b * h * s * s * d / (2 if causal else 1)
             found = candidates(q, k, v, causal)
             med = runnable_medians(found, names, flops, 1e9, rounds)
-            peers = [med[n] for n in med if n != "flashcore"]
-            ratio = (f"{med['flashcore'] / max(peers):.2f}"
-                     if peers and "flashcore" in med else "-")
-            print(f"| {b}x{h}x{s}x{d} | {'yes' if causal else 'no'} | " +
-                  " | ".join(f"{med[n]:.0f}" if n in med else "-"
-                             for n in names) + f" | {ratio} |", flush=True)
+            print_row(f"{b}x{h}x{s}x{d}", causal, names, med)
             del q, k, v, found
             torch.cuda.empty_cache()
 
@@ -298,12 +306,7 @@ def value_head_dim_rows(rounds):
                 found["fa4"] = lambda: fa4_func(q, k, v, causal=causal)
             flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
             med = runnable_medians(found, names, flops, 1e9, rounds)
-            peers = [med[n] for n in med if n != "flashcore"]
-            ratio = (f"{med['flashcore'] / max(peers):.2f}"
-                     if peers and "flashcore" in med else "-")
-            print(f"| {b}x{h}x{s}x{d}/{dv} | {'yes' if causal else 'no'} | " +
-                  " | ".join(f"{med[n]:.0f}" if n in med else "-"
-                             for n in names) + f" | {ratio} |", flush=True)
+            print_row(f"{b}x{h}x{s}x{d}/{dv}", causal, names, med)
             del q, k, v, qt, kt, vt, found
             torch.cuda.empty_cache()
 
@@ -473,9 +476,7 @@ def softcap_backward_rows(rounds):
             flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
             med = runnable_medians(found, [n for n in names if n in found],
                                    flops, 1e9, rounds)
-            print(f"| {b}x{h}x{s}x{d} | {'yes' if causal else 'no'} | " +
-                  " | ".join(f"{med[n]:.0f}" if n in med else "-"
-                             for n in names) + " |", flush=True)
+            print_row(f"{b}x{h}x{s}x{d}", causal, names, med, ratio=False)
             del q, k, v, dout, leaves, found
             torch.cuda.empty_cache()
 
