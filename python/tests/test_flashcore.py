@@ -397,6 +397,15 @@ def test_opcheck_on_meta_tensors():
                                       "test_autograd_registration"))
 
 
+def test_opcheck_value_head_dim_on_meta_tensors():
+    # DeepSeek's 192/128: o of v's head dim, in the fake implementation too.
+    q, k, v = meta(2, 64, 4, 192), meta(2, 80, 2, 192), meta(2, 80, 2, 128)
+    torch.library.opcheck(torch.ops.flashcore.attention.default,
+                          (q, k, v, True, None, None, True),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+
+
 def test_opcheck_attention_with_kvcache_on_meta_tensors():
     q, k = meta(3, 4, 8, 64), meta(3, 500, 2, 64)
     torch.library.opcheck(torch.ops.flashcore.attention_with_kvcache.default,
