@@ -503,13 +503,12 @@ GradKernelBuilder::computeGradScores(
                                      arith::NegFOp::create(b, lse2)));
           Value dp = vector::ExtractOp::create(b, gradProb, at);
           p.push_back(probability);
-          Value gradScore =
-              b.fmul(probability, arith::SubFOp::create(b, dp, delta));
           // With a softcap, S is the capped score: dS of the raw one is
           // the cap's slope times that of the capped.
-          if (shape.softcap)
-            gradScore = b.fmul(gradScore, shape.softcap->getSlope(b, s));
-          ds.push_back(gradScore);
+          Value weight = shape.softcap
+                             ? b.fmul(probability, shape.softcap->getSlope(b, s))
+                             : probability;
+          ds.push_back(b.fmul(weight, arith::SubFOp::create(b, dp, delta)));
         }
       probabilities.push_back(
           vector::FromElementsOp::create(b, getAccumulatorType(b), p));
