@@ -209,8 +209,11 @@ void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc) {
   if (!desc)
     return;
   AttentionTensors tensors = getTensors(*desc);
-  tensors.setDenseStrides(
-      {desc->headDim, desc->valueHeadDim ? desc->valueHeadDim : desc->headDim});
+  // The spec's rule for the value head dim (0: headDim).
+  KernelSpec spec;
+  spec.headDim = desc->headDim;
+  spec.valueHeadDim = desc->valueHeadDim;
+  tensors.setDenseStrides(spec.getHeadDims());
   for (auto [from, to] : {std::pair{&tensors.qStrides, desc->qStride},
                           {&tensors.kStrides, desc->kStride},
                           {&tensors.vStrides, desc->vStride},
