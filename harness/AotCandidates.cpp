@@ -72,10 +72,13 @@ static cudaError_t launchAotAttention(const fmhaRefAttentionArgs *a,
   for (const fmha_aot_kernel_info &k : fmha_aot_kernels) {
     // The scale is baked in: within float rounding of the problem's (the
     // runner's default spells 1/sqrt(D) with 6 decimals).
-    if (k.launch_attention && std::strcmp(k.dtype, getDtypeName(a->dtype)) == 0 &&
-        k.head_dim == a->headDim && k.causal == (a->causal != 0) &&
-        k.lse == (a->lse != nullptr) && k.has_window == hasWindow &&
-        (!hasWindow || (k.window[0] == window[0] && k.window[1] == window[1])) &&
+    if (k.launch_attention &&
+        std::strcmp(k.dtype, getDtypeName(a->dtype)) == 0 &&
+        k.head_dim == a->headDim && k.value_head_dim == a->headDim &&
+        k.causal == (a->causal != 0) && k.lse == (a->lse != nullptr) &&
+        k.has_window == hasWindow &&
+        (!hasWindow ||
+         (k.window[0] == window[0] && k.window[1] == window[1])) &&
         std::fabs(k.scale - a->scale) <= 1e-5f * std::fabs(a->scale)) {
       kernel = &k;
       break;

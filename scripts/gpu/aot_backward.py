@@ -28,6 +28,7 @@ class KernelInfo(ctypes.Structure):
     """The leading fields of fmha_aot_grad_kernel_info (fmha_kernels.h)."""
     _fields_ = [("name", ctypes.c_char_p), ("op", ctypes.c_char_p),
                 ("dtype", ctypes.c_char_p), ("head_dim", ctypes.c_int),
+                ("value_head_dim", ctypes.c_int),
                 ("causal", ctypes.c_int), ("lse", ctypes.c_int),
                 ("dq_accum", ctypes.c_int), ("has_window", ctypes.c_int),
                 ("window", ctypes.c_int64 * 2), ("scale", ctypes.c_float)]

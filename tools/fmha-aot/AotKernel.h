@@ -80,6 +80,8 @@ struct AotKernel {
   std::string elementType; // "f16", "bf16", "f32"
   // Attention and its backward (which has no lse flag: lse is its input).
   unsigned headDim = 0;
+  /// fmha.attention's v and o head dim (headDim unless they differ).
+  unsigned valueHeadDim = 0;
   bool causal = false;
   bool withLse = false;
   /// The backward adds dq's parts into the f32 dq_accum the caller passes.

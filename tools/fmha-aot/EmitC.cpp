@@ -145,8 +145,10 @@ static std::string describe(const AotKernel &kernel) {
   if (kernel.kind != AotKernel::Kind::Resample) {
     bool grad = kernel.kind == AotKernel::Kind::AttentionGrad;
     os << (grad ? "fmha.attention_grad " : "fmha.attention ")
-       << kernel.elementType << ", head dim " << kernel.headDim
-       << (kernel.causal ? ", causal" : "") << (kernel.withLse ? ", lse" : "")
+       << kernel.elementType << ", head dim " << kernel.headDim;
+    if (kernel.valueHeadDim != kernel.headDim)
+      os << ", v head dim " << kernel.valueHeadDim;
+    os << (kernel.causal ? ", causal" : "") << (kernel.withLse ? ", lse" : "")
        << (kernel.withDqAccum ? ", dq_accum" : "") << ", scale "
        << llvm::format("%.7g", kernel.scale)
        << (kernel.scaleIsDefault ? " (1/sqrt(D))" : "");
@@ -689,11 +691,12 @@ static std::string getKernels(const AotFile &file) {
     };
     os << "  {" << quote(kernel.name) << ", " << quote(getOpName(kernel))
        << ", " << quote(kernel.elementType) << ",\n   "
-       << llvm::formatv("{0}, {1}, {2}, {3}, {4}, {{{5}, {6}}, {7}, {8},\n   ",
-                        kernel.headDim, kernel.causal ? 1 : 0,
-                        kernel.withLse ? 1 : 0, kernel.withDqAccum ? 1 : 0,
-                        kernel.window ? 1 : 0, window[0], window[1],
-                        floatLiteral(kernel.scale),
+       << llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {{{6}, {7}}, {8}, "
+                        "{9},\n   ",
+                        kernel.headDim, kernel.valueHeadDim,
+                        kernel.causal ? 1 : 0, kernel.withLse ? 1 : 0,
+                        kernel.withDqAccum ? 1 : 0, kernel.window ? 1 : 0,
+                        window[0], window[1], floatLiteral(kernel.scale),
                         floatLiteral(kernel.softcap))
        << (resample ? quote(kernel.mode) : "NULL") << ", "
        << kernel.streamFeatures.size() << ", "

@@ -87,6 +87,11 @@ static cl::opt<unsigned>
             cl::desc("attention: a multiple of 8 from 32 to 256; "
                      "attention_grad: 64, 128 or 256"),
             cl::init(128), cl::cat(opCategory));
+static cl::opt<unsigned> valueHeadDim(
+    "value-head-dim",
+    cl::desc("attention: v's and o's head dim where it differs from "
+             "--head-dim (DeepSeek's 192 and 128); 0: --head-dim"),
+    cl::init(0), cl::cat(opCategory));
 static cl::opt<bool> causal("causal",
                             cl::desc("attention(_grad): causal mask"),
                             cl::cat(opCategory));
@@ -190,10 +195,12 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
   if (attention) {
     if (llvm::Error err = misplaced({&mode, &features, &lengths}, "resample"))
       return std::move(err);
-    if (llvm::Error err = grad ? misplaced({&lse, &tile}, "attention")
-                               : misplaced({&deterministic}, "attention_grad"))
+    if (llvm::Error err =
+            grad ? misplaced({&lse, &tile, &valueHeadDim}, "attention")
+                 : misplaced({&deterministic}, "attention_grad"))
       return std::move(err);
     spec.headDim = headDim;
+    spec.valueHeadDim = valueHeadDim;
     spec.causal = causal;
     spec.withLse = lse;
     spec.deterministic = deterministic;
@@ -222,7 +229,7 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
           misplaced({&headDim, &causal, &window, &scale, &softcap},
                     "attention or attention_grad"))
     return std::move(err);
-  if (llvm::Error err = misplaced({&lse}, "attention"))
+  if (llvm::Error err = misplaced({&lse, &valueHeadDim}, "attention"))
     return std::move(err);
   if (llvm::Error err = misplaced({&deterministic}, "attention_grad"))
     return std::move(err);
@@ -361,6 +368,11 @@ static constexpr llvm::StringRef kQueryDims[] = {"batch", "q_heads", "q_seq",
 static constexpr llvm::StringRef kKeyDims[] = {"batch", "kv_heads", "k_seq",
                                                "head_dim"};
 static constexpr llvm::StringRef kRowDims[] = {"batch", "q_heads", "q_seq"};
+/// v's and o's dimensions where their head dim differs from q's and k's.
+static constexpr llvm::StringRef kValueKeyDims[] = {"batch", "kv_heads",
+                                                    "k_seq", "value_head_dim"};
+static constexpr llvm::StringRef kValueQueryDims[] = {
+    "batch", "q_heads", "q_seq", "value_head_dim"};
 
 /// One operand of an attention op or its backward: a name, its dimensions,
 /// and the alignment its kernels' accesses need.
@@ -390,11 +402,13 @@ describeOperands(llvm::ArrayRef<AttentionOperand> operands) {
 /// memref operands in order).
 static llvm::Expected<std::vector<MemRefOperand>>
 describeOperands(AttentionOp op) {
-  return describeOperands({{"q", kQueryDims, op.getQ(), kVectorBytes},
-                           {"k", kKeyDims, op.getK(), kVectorBytes},
-                           {"v", kKeyDims, op.getV(), kVectorBytes},
-                           {"o", kQueryDims, op.getO(), kVectorBytes},
-                           {"lse", kRowDims, op.getLse(), 0}});
+  bool apart = op.getValueHeadDim() != op.getHeadDim();
+  return describeOperands(
+      {{"q", kQueryDims, op.getQ(), kVectorBytes},
+       {"k", kKeyDims, op.getK(), kVectorBytes},
+       {"v", apart ? kValueKeyDims : kKeyDims, op.getV(), kVectorBytes},
+       {"o", apart ? kValueQueryDims : kQueryDims, op.getO(), kVectorBytes},
+       {"lse", kRowDims, op.getLse(), 0}});
 }
 
 static llvm::Expected<std::vector<MemRefOperand>>
@@ -479,7 +493,9 @@ template <typename Op>
 static llvm::Error describeAttention(Op op, AotKernel &kernel) {
   auto qType = cast<MemRefType>(op.getQ().getType());
   kernel.elementType = getElementTypeName(qType.getElementType()).str();
-  kernel.headDim = op.getHeadDim();
+  kernel.headDim = kernel.valueHeadDim = op.getHeadDim();
+  if constexpr (std::is_same_v<Op, AttentionOp>)
+    kernel.valueHeadDim = op.getValueHeadDim();
   kernel.causal = op.getCausal();
   kernel.scale = op.getScaleOrDefault();
   kernel.scaleIsDefault = !op.getScale();
@@ -592,13 +608,6 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
               " is not supported by fmha-aot yet (its attention_args have "
               "no " +
               field + "); the JIT and the C API run it");
-      if (attention.getValueHeadDim() != attention.getHeadDim())
-        return llvm::createStringError(llvm::formatv(
-            "{0}: fmha.attention with v's head dim {1} and q's {2} is not "
-            "supported by fmha-aot yet (its attention_args have one "
-            "head_dim); the JIT and the C API run it",
-            kernel.origin, attention.getValueHeadDim(),
-            attention.getHeadDim()));
       kernel.kind = AotKernel::Kind::Attention;
       kernel.withLse = static_cast<bool>(attention.getLse());
       if (llvm::Error err = describeAttention(attention, kernel))
@@ -681,8 +690,9 @@ int main(int argc, char **argv) {
   std::string source, sourceName;
   if (!inputFile.empty()) {
     for (cl::Option *option : std::initializer_list<cl::Option *>{
-             &opKind, &dtype, &headDim, &causal, &lse, &deterministic, &window,
-             &scale, &softcap, &mode, &features, &lengths, &tile})
+             &opKind, &dtype, &headDim, &valueHeadDim, &causal, &lse,
+             &deterministic, &window, &scale, &softcap, &mode, &features,
+             &lengths, &tile})
       if (option->getNumOccurrences())
         return fail("--" + option->ArgStr +
                     " describes an op, but the ops come from '" + inputFile +

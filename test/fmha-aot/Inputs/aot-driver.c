@@ -81,8 +81,8 @@ static t_status launchAttention(t_module *m, const t_kernel_info *info,
   a.lse = option(argc, argv, "lse", info->lse) ? (float *)20480 : NULL;
   strides4(a.q_heads, a.q_seq, info->head_dim, bshd, a.q_strides);
   strides4(a.kv_heads, a.k_seq, info->head_dim, bshd, a.k_strides);
-  strides4(a.kv_heads, a.k_seq, info->head_dim, bshd, a.v_strides);
-  strides4(a.q_heads, a.q_seq, info->head_dim, bshd, a.o_strides);
+  strides4(a.kv_heads, a.k_seq, info->value_head_dim, bshd, a.v_strides);
+  strides4(a.q_heads, a.q_seq, info->value_head_dim, bshd, a.o_strides);
   a.q_strides[0] = option(argc, argv, "stride", a.q_strides[0]);
   a.lse_strides[0] = a.q_heads * a.q_seq;
   a.lse_strides[1] = a.q_seq;

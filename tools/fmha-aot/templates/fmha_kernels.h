@@ -149,8 +149,9 @@ typedef struct fmha_kernels_kernel_info {
   const char *name;  /* the launcher is fmha_kernels_launch_<name> */
   const char *op;    /* "attention", "attention_grad" or "resample" */
   const char *dtype; /* "f16", "bf16" or "f32" */
-  /* fmha.attention and fmha.attention_grad (which takes lse: lse is 0) */
-  int head_dim, causal, lse, dq_accum, has_window;
+  /* fmha.attention and fmha.attention_grad (which takes lse: lse is 0);
+     value_head_dim: v's and o's (head_dim unless they differ) */
+  int head_dim, value_head_dim, causal, lse, dq_accum, has_window;
   int64_t window[2]; /* keys visible left and right of the diagonal */
   float scale;
   float softcap; /* fmha.attention's logit softcapping; 0: none */
