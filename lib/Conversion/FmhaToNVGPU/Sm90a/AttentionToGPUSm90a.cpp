@@ -113,18 +113,18 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
     pagedRows = b.mul(b.ceilDivU(keysLeft, b.i32(shape.keyBoxRows)),
                       b.i32(shape.keyBoxRows));
   }
-  for (bool values : {false, true}) {
-    auto map = func.getArgument(values ? kVMap : kKMap);
+  // K's buffer, then V's (rows of q's and of v's head dim).
+  for (auto [argument, fullBarrier, emptyBarrier, values] :
+       {std::tuple{kKMap, TmaPipeline::kKeyFull, TmaPipeline::kKeyEmpty, false},
+        std::tuple{kVMap, TmaPipeline::kValueFull, TmaPipeline::kValueEmpty,
+                   true}}) {
+    Value map = func.getArgument(argument);
     int64_t bufferBytes = values ? shape.valueBytes : shape.keyBytes;
     int64_t columnBlocks =
         values ? shape.valueColumnBlocks : shape.keyColumnBlocks;
-    pipeline.wait(pipeline.getBarrier(values ? TmaPipeline::kValueEmpty
-                                             : TmaPipeline::kKeyEmpty,
-                                      stage),
-                  emptyPhase);
-    Value barrier = pipeline.getBarrier(
-        values ? TmaPipeline::kValueFull : TmaPipeline::kKeyFull, stage);
-    auto getBuffer = [&] {
+    pipeline.wait(pipeline.getBarrier(emptyBarrier, stage), emptyPhase);
+    Value barrier = pipeline.getBarrier(fullBarrier, stage);
+    auto getBuffer = [&, values = values] {
       return values ? pipeline.getValueBuffer(stage)
                     : pipeline.getKeyBuffer(stage);
     };
