@@ -11,7 +11,8 @@
 //
 // Usage (GPU machine):
 //   attention-tiles --head-dim=192 --value-head-dim=128 --batch=4 --heads=16
-//       --seq=4096 [--causal] --tiles=default,128x128x12x2,128x96x12x2
+//       --seq=4096 [--causal] [--chip=sm_80]
+//       --tiles=default,128x128x12x2,128x96x12x2
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,9 @@ static cl::opt<std::string>
     tiles("tiles", cl::desc("comma-separated: default, or MxNxWARPSxSTAGES"),
           cl::init("default"));
 static cl::opt<unsigned> rounds("rounds", cl::init(7));
+static cl::opt<std::string>
+    chip("chip", cl::desc("sm_80 or sm_90a (default: the device's)"),
+         cl::init(""));
 
 static int fail(llvm::Error err) {
   llvm::errs() << "attention-tiles: " << llvm::toString(std::move(err)) << "\n";
@@ -58,7 +62,14 @@ int main(int argc, char **argv) {
   llvm::Expected<CudaDriver &> driver = CudaDriver::get();
   if (!driver)
     return fail(driver.takeError());
-  llvm::Expected<std::unique_ptr<JIT>> jit = JIT::create(JITOptions());
+  JITOptions options;
+  if (!chip.empty()) {
+    llvm::Expected<Chip> parsed = parseChip(chip);
+    if (!parsed)
+      return fail(parsed.takeError());
+    options.chip = *parsed;
+  }
+  llvm::Expected<std::unique_ptr<JIT>> jit = JIT::create(options);
   if (!jit)
     return fail(jit.takeError());
 

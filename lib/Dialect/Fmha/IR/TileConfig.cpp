@@ -80,7 +80,12 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // The other head dims take the tile of the next of these (d96 on the
     // H100, 4 x 21 x 4096: 128x64 with 4 warps 318 / 277 TFLOP/s non-causal
     // / causal, though ptxas spills 64 bytes, against 270 / 245 for 128x32,
-    // 265 / 245 for 64x64, 228 / 208 for 8 warps).
+    // 265 / 245 for 64x64, 228 / 208 for 8 warps). The multiples of 8 and
+    // v's head dim apart (bench/jit/attention-tiles --chip=sm_80 on the
+    // H100, 4 x 2048/D heads x 4k, non-causal / causal): 128x64 with 4
+    // warps best at d40 (236 / 212 against 227 / 201 for 128x128), d72
+    // (264 / 243 against 240 / 223 with 8 warps) and 192/128 (366 / 319
+    // against 337 / 296 for 128x32, 278 / 258 with 8 warps).
     if (headDim <= 128)
       return {chip, 128, 64, 4, 1};
     return {chip, 128, 64, 8, 1};
