@@ -797,10 +797,12 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
   fmha_kernels_set_tensor(
       &tensors[1], a->k, a->batch, a->kv_heads, a->k_seq, info->head_dim,
       a->k_strides);
-  fmha_kernels_set_tensor(&tensors[2], a->v, a->batch, a->kv_heads, a->k_seq,
-                          info->value_head_dim, a->v_strides);
-  fmha_kernels_set_tensor(&tensors[3], a->o, a->batch, a->q_heads, a->q_seq,
-                          info->value_head_dim, a->o_strides);
+  fmha_kernels_set_tensor(
+      &tensors[2], a->v, a->batch, a->kv_heads, a->k_seq,
+      info->value_head_dim, a->v_strides);
+  fmha_kernels_set_tensor(
+      &tensors[3], a->o, a->batch, a->q_heads, a->q_seq,
+      info->value_head_dim, a->o_strides);
   if (info->lse)
     fmha_kernels_set_tensor(
         &tensors[4], a->lse, a->batch, a->q_heads, a->q_seq, 0,
@@ -976,64 +978,20 @@ fmha_kernels_status fmha_kernels_launch_attention_grad(fmha_kernels_module *modu
 
 static const int fmha_kernels_features_1[] = {8};
 
-const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS] =
-    {
-        {"attention",
-         "attention",
-         "bf16",
-         64,
-         64,
-         1,
-         1,
-         0,
-         0,
-         {0, 0},
-         1.250000000e-01f,
-         0.000000000e+00f,
-         NULL,
-         0,
-         NULL,
-         0,
-         fmha_kernels_launch_attention,
-         NULL,
-         NULL},
-        {"resample",
-         "resample",
-         "f32",
-         0,
-         0,
-         0,
-         0,
-         0,
-         0,
-         {0, 0},
-         0.000000000e+00f,
-         0.000000000e+00f,
-         "linear",
-         1,
-         fmha_kernels_features_1,
-         0,
-         NULL,
-         NULL,
-         fmha_kernels_launch_resample},
-        {"attention_grad",
-         "attention_grad",
-         "bf16",
-         64,
-         64,
-         1,
-         0,
-         1,
-         0,
-         {0, 0},
-         1.250000000e-01f,
-         0.000000000e+00f,
-         NULL,
-         0,
-         NULL,
-         0,
-         NULL,
-         fmha_kernels_launch_attention_grad,
-         NULL},
+/* clang-format off: as fmha-aot writes it */
+const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS] = {
+  {"attention", "attention", "bf16",
+   64, 64, 1, 1, 0, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
+   NULL, 0, NULL, 0,
+   fmha_kernels_launch_attention, NULL, NULL},
+  {"resample", "resample", "f32",
+   0, 0, 0, 0, 0, 0, {0, 0}, 0.000000000e+00f, 0.000000000e+00f,
+   "linear", 1, fmha_kernels_features_1, 0,
+   NULL, NULL, fmha_kernels_launch_resample},
+  {"attention_grad", "attention_grad", "bf16",
+   64, 64, 1, 0, 1, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
+   NULL, 0, NULL, 0,
+   NULL, fmha_kernels_launch_attention_grad, NULL},
 };
+/* clang-format on */
 /* fmha-aot:end kernels */

@@ -154,7 +154,7 @@ typedef struct fmha_kernels_kernel_info {
   int head_dim, value_head_dim, causal, lse, dq_accum, has_window;
   int64_t window[2]; /* keys visible left and right of the diagonal */
   float scale;
-  float softcap; /* fmha.attention's logit softcapping; 0: none */
+  float softcap; /* the op's logit softcapping (either op); 0: none */
   /* fmha.resample */
   const char *mode; /* "linear", "nearest" or "previous" */
   int num_streams;
