@@ -74,7 +74,7 @@ except Exception as e:  # noqa: BLE001 - FA4 is optional here
 def c_api_call(q, k, v, causal):
     """FmhaAttentionEx with the descriptor packed once: the C API's own cost
     through ctypes, what flashcore.attention adds Python to."""
-    o = torch.empty_like(q)
+    o = _ops._empty_output(q, v)
     _ops._pack_attention(q, k, v, (q.data_ptr(), k.data_ptr(), v.data_ptr(),
                                    o.data_ptr(), 0),
                          o.stride(), causal, None, None, 0.0)
@@ -109,6 +109,7 @@ def candidates(q, k, v, causal):
         "sdpa": sdpa,
         "cudnn": (SDPBackend.CUDNN_ATTENTION, sdpa),
         "flash2": (SDPBackend.FLASH_ATTENTION, sdpa),
+        "efficient": (SDPBackend.EFFICIENT_ATTENTION, sdpa),
     }
     if fa4_func is not None:
         found["fa4"] = lambda: fa4_func(q, k, v, causal=causal)
@@ -291,23 +292,11 @@ def value_head_dim_rows(rounds):
             q, k = (torch.randn(b, s, h, d, device="cuda",
                                 dtype=torch.bfloat16) for _ in range(2))
             v = torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16)
-            qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
-
-            def sdpa():
-                return F.scaled_dot_product_attention(qt, kt, vt,
-                                                      is_causal=causal)
-            found = {
-                "flashcore": lambda: flashcore.attention(q, k, v,
-                                                         causal=causal),
-                "cudnn": (SDPBackend.CUDNN_ATTENTION, sdpa),
-                "efficient": (SDPBackend.EFFICIENT_ATTENTION, sdpa),
-            }
-            if fa4_func is not None:
-                found["fa4"] = lambda: fa4_func(q, k, v, causal=causal)
+            found = candidates(q, k, v, causal)
             flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
             med = runnable_medians(found, names, flops, 1e9, rounds)
             print_row(f"{b}x{h}x{s}x{d}/{dv}", causal, names, med)
-            del q, k, v, qt, kt, vt, found
+            del q, k, v, found
             torch.cuda.empty_cache()
 
 

@@ -55,6 +55,12 @@ std::string check(const KernelSpec &grad, const AttentionGradTensors &t) {
   return err ? llvm::toString(std::move(err)) : std::string();
 }
 
+/// check() of the backward of \p forward on getTensors' tensors.
+std::string checkBackwardOf(const KernelSpec &forward, bool deterministic) {
+  KernelSpec grad = getAttentionGradSpec(forward, deterministic);
+  return check(grad, getTensors(grad));
+}
+
 /// A d128 forward with an LSE, whose tensors are getTensors' forward.
 KernelSpec getForwardSpec() {
   KernelSpec spec;
@@ -136,13 +142,11 @@ TEST(TypedLaunch, BackwardOfADifferentValueHeadDimIsRefused) {
   forward.valueHeadDim = 64;
   forward.withLse = true;
   EXPECT_EQ(checkForward(forward, getTensors(getGradSpec(true)).forward), "");
-  for (bool deterministic : {true, false}) {
-    KernelSpec grad = getAttentionGradSpec(forward, deterministic);
-    EXPECT_EQ(check(grad, getTensors(grad)),
+  for (bool deterministic : {true, false})
+    EXPECT_EQ(checkBackwardOf(forward, deterministic),
               "attention_grad: valueHeadDim is 64 with headDim 128: the "
               "backward takes one head dim for q, k, v and o (none for "
               "different ones yet)");
-  }
 }
 
 // Key lengths (a KV cache's): the tensor and the spec agree, the lengths
@@ -165,8 +169,7 @@ TEST(TypedLaunch, KeyLengthsAreCheckedAndHaveNoBackward) {
             "attention: the spec has key lengths but no keyLengths tensor is "
             "given");
 
-  KernelSpec grad = getAttentionGradSpec(forward, /*deterministic=*/true);
-  EXPECT_EQ(check(grad, getTensors(grad)),
+  EXPECT_EQ(checkBackwardOf(forward, /*deterministic=*/true),
             "attention_grad: the forward has key lengths (a KV cache's): the "
             "backward takes whole sequences, without keyLengths or a "
             "pageTable");
@@ -207,8 +210,7 @@ TEST(TypedLaunch, PageTablesAreCheckedAndHaveNoBackward) {
   EXPECT_EQ(checkForward(forward, t),
             "attention: the spec has pages but no pageTable tensor is given");
 
-  KernelSpec grad = getAttentionGradSpec(forward, /*deterministic=*/true);
-  EXPECT_EQ(check(grad, getTensors(grad)),
+  EXPECT_EQ(checkBackwardOf(forward, /*deterministic=*/true),
             "attention_grad: the forward has pages (a KV cache's): the "
             "backward takes whole sequences, without keyLengths or a "
             "pageTable");
@@ -295,15 +297,12 @@ TEST(TypedLaunch, QueryOffsetsAreCheckedAndHaveNoBackward) {
   t.keySeq = 128;
   EXPECT_EQ(checkForward(cached, t), "");
 
-  KernelSpec grad = getAttentionGradSpec(forward, /*deterministic=*/true);
-  EXPECT_TRUE(grad.withQueryOffsets);
-  for (bool deterministic : {true, false}) {
-    grad = getAttentionGradSpec(forward, deterministic);
-    EXPECT_EQ(check(grad, getTensors(grad)),
+  EXPECT_TRUE(getAttentionGradSpec(forward).withQueryOffsets);
+  for (bool deterministic : {true, false})
+    EXPECT_EQ(checkBackwardOf(forward, deterministic),
               "attention_grad: the forward has query offsets (packed "
               "sequences): the backward takes batches of equal lengths (none "
               "for packed ones yet)");
-  }
 }
 
 // Packed keys (key offsets): only with query offsets and without pages;
