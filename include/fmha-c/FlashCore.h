@@ -258,7 +258,8 @@ FMHA_C_API fmhaStatus fmhaAttentionWorkspaceSize(fmhaJit jit,
  *  the query heads that read it. delta [batch, queryHeads, querySeq] f32 is
  *  scratch that receives rowsum(dout * o). Strides in elements, as the
  *  forward's (16-byte aligned tensors, strides multiples of 8); device
- *  pointers. Head dims 64, 128 and 256 (the atomic mode: 64 and 128). */
+ *  pointers. Head dims 64, 128 and 256 (with a workspace on sm_80: 64 and
+ *  128). */
 typedef struct fmhaAttentionBackwardDesc {
   fmhaAttentionDesc forward;
   const void *dout;
@@ -270,10 +271,11 @@ typedef struct fmhaAttentionBackwardDesc {
    *  bits every run). Otherwise device memory (16-byte aligned) of
    *  workspaceBytes >= fmhaAttentionBackwardWorkspaceSize bytes: the f32
    *  accumulator of the backward that adds dq in one pass over the blocks
-   *  (5 GEMMs, not 7; its last bits vary from run to run), head dims 64
-   *  and 128. On sm_90a that is FlashAttention-3's kernel, the faster of
-   *  the two (1.2-2.1 x on the H100: docs/backward-notes.md, v5); on sm_80
-   *  its f32 atomics make it the slower (0.6 x on the H100, v3). */
+   *  (5 GEMMs, not 7; its last bits vary from run to run). On sm_90a that
+   *  is FlashAttention-3's kernel, the faster of the two
+   *  (docs/backward-notes.md, v5 and v11); on sm_80, at head dims 64 and
+   *  128 only, its f32 atomics make it the slower (0.6 x on the H100,
+   *  v3). */
   void *workspace;
   size_t workspaceBytes;
 } fmhaAttentionBackwardDesc;

@@ -653,11 +653,6 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
     return fail("the forward has query offsets (packed sequences): the "
                 "backward takes batches of equal lengths (none for packed "
                 "ones yet)");
-  if (!spec.deterministic && spec.headDim > 128)
-    return fail(llvm::formatv("headDim is {0} with a workspace, expected 64 "
-                              "or 128 (the atomic backward; pass no "
-                              "workspace for the deterministic one)",
-                              spec.headDim));
   const AttentionTensors &f = t.forward;
   if (!f.q || !f.k || !f.v || !f.o || !f.lse || !t.dout || !t.dq || !t.dk ||
       !t.dv || !t.delta)
@@ -709,6 +704,13 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
                                      const LaunchOptions &options) {
   if (llvm::Error err = checkAttentionGradTensors(spec, t))
     return err;
+  if (!spec.deterministic && spec.headDim > 128 && plan.chip != Chip::sm_90a)
+    return llvm::make_error<OperandError>(llvm::formatv(
+        "attention_grad: headDim is {0} with a workspace on chip {1}, "
+        "expected 64 or 128 there (the backward that adds dq into a "
+        "workspace takes {0} on sm_90a only; pass no workspace for the "
+        "deterministic one)",
+        spec.headDim, stringifyChip(plan.chip)));
   llvm::SmallVector<const Kernel *, 4> kernels;
   for (llvm::StringRef name : spec.getKernelNames()) {
     llvm::Expected<const Kernel &> kernel =

@@ -638,14 +638,13 @@ def _attention_backward_outputs(q, k, v):
 _HOPPER = {}
 
 
-def _fast_backward(head_dim, device):
+def _fast_backward(device):
     """Whether the backward on CUDA device `device` (an index) adds dq into
-    an f32 workspace: on sm_90 at head dims 64 and 128, where that is
-    FlashAttention-3's faster kernel (its bits may differ from run to run:
-    the blocks' dq add up in any order), unless
-    torch.use_deterministic_algorithms(True) asks for the deterministic one
-    (docs/backward-notes.md)."""
-    if head_dim > 128 or torch.are_deterministic_algorithms_enabled():
+    an f32 workspace: on sm_90, where that is FlashAttention-3's faster
+    kernel (its bits may differ from run to run: the blocks' dq add up in
+    any order), unless torch.use_deterministic_algorithms(True) asks for
+    the deterministic one (docs/backward-notes.md)."""
+    if torch.are_deterministic_algorithms_enabled():
         return False
     hopper = _HOPPER.get(device)
     if hopper is None:
@@ -694,7 +693,7 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
     desc.deltaStride[:] = (hq * sq, sq, 1)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     device = q.device.index
-    if _fast_backward(q.shape[3], device):
+    if _fast_backward(device):
         size = ctypes.c_size_t()
         _capi.call(_capi.lib().fmhaAttentionBackwardWorkspaceSize,
                    ctypes.addressof(desc), ctypes.byref(size))
@@ -1277,7 +1276,7 @@ def precompile_attention(variants, *, device=None, threads=0):
         grad.forward = d
         # Only whether the workspace is NULL is read: the backward's kernels
         # as _attention_backward_impl will run them now.
-        if _fast_backward(d.headDim, index):
+        if _fast_backward(index):
             grad.workspace = _STAND_IN
     _capi.call(_capi.lib().fmhaAttentionPrecompile, _capi.jit(index),
                ctypes.addressof(descs), len(variants), threads)

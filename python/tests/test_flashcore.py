@@ -35,12 +35,12 @@ def test_wheel_ships_kernels():
     # each of 8.0, 8.6 and 8.9 (sm_80): the attention kernels (28 and 24),
     # decode's split-KV kernels (6: d x dtype) and merges (12: d x dtype x
     # lse), the deterministic backward (12: d x dtype x causal) and, for
-    # sm_90a, the one with a dq workspace (8: d 64 and 128 x dtype x causal).
+    # sm_90a, the one with a dq workspace (12: d x dtype x causal).
     if os.environ.get("FLASHCORE_LIBRARY"):
         pytest.skip("FLASHCORE_LIBRARY names another library")
     kernels = os.path.join(os.path.dirname(_capi.library_path()), "kernels")
     entries = [f for f in os.listdir(kernels) if f.endswith(".fmhac")]
-    assert len(entries) == (28 + 6 + 12 + 12 + 8) + 3 * (24 + 6 + 12 + 12)
+    assert len(entries) == (28 + 6 + 12 + 12 + 12) + 3 * (24 + 6 + 12 + 12)
     for name in entries:  # disk cache entries (DiskCache.cpp's header)
         with open(os.path.join(kernels, name), "rb") as entry:
             assert entry.read(8) == b"FMHAC\x01\r\n", name
@@ -815,17 +815,16 @@ def test_backward_adds_dq_into_a_workspace_on_hopper_unless_deterministic(
                             lambda device=None: capability)
 
     on((9, 0))
-    assert _ops._fast_backward(64, 0) and _ops._fast_backward(128, 0)
-    assert not _ops._fast_backward(256, 0)
+    assert _ops._fast_backward(0)
     previous = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
     try:
-        assert not _ops._fast_backward(128, 0)
+        assert not _ops._fast_backward(0)
     finally:
         torch.use_deterministic_algorithms(previous)
     for other in ((8, 0), (8, 9), (10, 0)):
         on(other)
-        assert not _ops._fast_backward(128, 0)
+        assert not _ops._fast_backward(0)
 
 
 def test_a_loss_of_the_lse_is_a_clear_error():

@@ -94,13 +94,13 @@ static std::vector<KernelSpec> getSpecs(Chip chip) {
             if (keys.insert(launched.getKey()).second)
               specs.push_back(std::move(launched));
           // The backward Python runs: the deterministic one (three kernels,
-          // four at head dim 256), and on sm_90a at head dims 64 and 128
-          // the one with a dq workspace (FlashAttention-3's kernel), which
-          // it runs unless torch.use_deterministic_algorithms(True).
+          // four at head dim 256), and on sm_90a the one with a dq
+          // workspace (FlashAttention-3's kernel), which it runs unless
+          // torch.use_deterministic_algorithms(True).
           if (!llvm::is_contained(kSupportedGradHeadDims, int64_t(headDim)))
             continue;
           for (bool deterministic : {true, false}) {
-            if (!deterministic && (chip != Chip::sm_90a || headDim > 128))
+            if (!deterministic && chip != Chip::sm_90a)
               continue;
             KernelSpec grad = getAttentionGradSpec(spec, deterministic);
             if (keys.insert(grad.getKey()).second)

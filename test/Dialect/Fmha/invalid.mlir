@@ -818,14 +818,6 @@ func.func @grad_accumulator_strides(%q: memref<1x8x100x128xbf16>, %k: memref<1x2
 
 // -----
 
-func.func @grad_accumulator_head_dim(%q: memref<1x8x100x256xbf16>, %k: memref<1x2x300x256xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x256xf32>) {
-  // expected-error @+1 {{dq_accum needs head dim 64 or 128 (its dk/dv kernel holds dK and dV of a key block in registers), got 256}}
-  fmha.attention_grad q(%q : memref<1x8x100x256xbf16>) k(%k : memref<1x2x300x256xbf16>) v(%k : memref<1x2x300x256xbf16>) o(%q : memref<1x8x100x256xbf16>) dout(%q : memref<1x8x100x256xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x256xbf16>) dk(%k : memref<1x2x300x256xbf16>) dv(%k : memref<1x2x300x256xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x256xf32>)
-  return
-}
-
-// -----
-
 func.func @softcap_negative(%q: memref<1x8x100x64xbf16>) {
   // expected-error @+1 {{softcap must be a positive finite f32, got -3.000000e+00}}
   fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) {softcap = -3.0 : f32}

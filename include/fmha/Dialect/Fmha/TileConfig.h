@@ -79,8 +79,9 @@ enum class AttentionGradKernel { Delta, Dq, Dkv, Dk, Dv, DqConvert };
 /// The kernels of an fmha.attention_grad of head dim \p headDim, with or
 /// without dq_accum, in the order its launch runs them (each sees what the
 /// previous wrote), which is also the order the lowering creates them in:
-/// delta, dq, dkv; with dq_accum delta, dkv, dq_convert; at head dim 256
-/// delta, dq, dk, dv. The lowering, the JIT and fmha-aot all read this list.
+/// delta, dq, dkv; with dq_accum delta, dkv, dq_convert (sm_90a's only at
+/// head dim 256); without it at head dim 256 delta, dq, dk, dv. The
+/// lowering, the JIT and fmha-aot all read this list.
 llvm::SmallVector<AttentionGradKernel, 4>
 getAttentionGradKernels(int64_t headDim, bool withDqAccum);
 

@@ -189,33 +189,39 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
 
 /// dq = scale dq_accum, rounded to the element type, a lane's D / 32
 /// neighbouring columns at a time; with \p permuted, read where the sm_90a
-/// kernel keeps them (getQueryGradColumn: a lane's columns stay together).
+/// kernel keeps them (getQueryGradColumn moves whole chunks of 4 columns:
+/// a lane's columns are in one chunk up to head dim 128, so a chunk at a
+/// time beyond).
 void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                         KernelBuilder &b, bool permuted) {
   Value accumulator = func.getArgument(kGradDqAccum);
   Value gradQuery = func.getArgument(kGradDq);
   int64_t perLane = op.getHeadDim() / kThreadsPerWarp;
+  int64_t perPart = permuted ? std::min<int64_t>(perLane, 4) : perLane;
   Type elementType = op.getQ().getType().getElementType();
-  auto floatType = VectorType::get({perLane}, b.getF32Type());
+  auto floatType = VectorType::get({perPart}, b.getF32Type());
   Value scale = vector::BroadcastOp::create(b, floatType,
                                             b.f32(op.getScaleOrDefault()));
-  forEachRowOfWarp(b, func.getArgument(kGradQ), kDeltaRows,
-                   [&](Value batch, Value head, Value row, Value lane) {
-                     SmallVector<Value, 4> at = {
-                         batch, head, row, b.mul(lane, b.index(perLane))};
-                     SmallVector<Value, 4> from = at;
-                     if (permuted)
-                       from[3] = getQueryGradColumn(b, row, at[3]);
-                     Value sum = vector::LoadOp::create(b, floatType,
-                                                        accumulator, from);
-                     Value scaled = arith::MulFOp::create(b, sum, scale);
-                     vector::StoreOp::create(
-                         b,
-                         arith::TruncFOp::create(
-                             b, VectorType::get({perLane}, elementType),
-                             scaled),
-                         gradQuery, at);
-                   });
+  forEachRowOfWarp(
+      b, func.getArgument(kGradQ), kDeltaRows,
+      [&](Value batch, Value head, Value row, Value lane) {
+        for (int64_t first = 0; first < perLane; first += perPart) {
+          Value column = b.mul(lane, b.index(perLane));
+          if (first)
+            column = b.add(column, b.index(first));
+          SmallVector<Value, 4> at = {batch, head, row, column};
+          SmallVector<Value, 4> from = at;
+          if (permuted)
+            from[3] = getQueryGradColumn(b, row, column);
+          Value sum = vector::LoadOp::create(b, floatType, accumulator, from);
+          Value scaled = arith::MulFOp::create(b, sum, scale);
+          vector::StoreOp::create(
+              b,
+              arith::TruncFOp::create(
+                  b, VectorType::get({perPart}, elementType), scaled),
+              gradQuery, at);
+        }
+      });
 }
 
 /// What the main kernels share: the shared tiles, the emitters, the
@@ -792,6 +798,14 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
                             "got ")
              << type;
   }
+  // The mma.sync dk/dv kernel holds dK and dV of its keys over all of D in
+  // registers: at head dim 256 only the deterministic kernels (dk and dv
+  // apart) fit.
+  if (op.getDqAccum() && op.getHeadDim() > 128 && chip != Chip::sm_90a)
+    return op.emitOpError("dq_accum at head dim ")
+           << op.getHeadDim() << " needs chip sm_90a, got "
+           << stringifyChip(chip)
+           << " (without dq_accum the deterministic kernels run)";
   auto create = [&](StringRef name, int64_t threads, int64_t sharedBytes,
                     std::array<GridAxis, 3> grid) {
     return createKernelFunc(

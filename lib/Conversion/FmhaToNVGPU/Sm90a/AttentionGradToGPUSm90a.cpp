@@ -1,14 +1,15 @@
 //===- AttentionGradToGPUSm90a.cpp - the backward's main kernel on sm_90a -===//
 //
 // Part of FlashCore. The main kernel of fmha.attention_grad with dq_accum
-// on sm_90a (head dims 64 and 128), in FlashAttention-3's design (KERNELS.md
-// section 6): attention_grad_dkv, between the chip-independent
+// on sm_90a (head dims 64, 128 and 256), in FlashAttention-3's design
+// (KERNELS.md section 6): attention_grad_dkv, between the chip-independent
 // attention_grad_delta (delta = rowsum(dO O), dq_accum zeroed) and
 // attention_grad_dq_convert (dq = scale dq_accum) of
 // Sm80/AttentionGradToGPUSm80.cpp.
 //
-// One CTA per block of 128 keys of one (batch, KV head); warpgroup 0 is the
-// producer, warpgroups 1 and 2 the consumers, each owning 64 of the keys.
+// One CTA per block of 128 keys of one (batch, KV head) (64 at head dim
+// 256: below); warpgroup 0 is the producer, warpgroups 1 and 2 the
+// consumers, each owning 64 of the keys.
 // The producer's first thread loads the K and V tiles once, then Q and dO
 // of every block of 64 queries of every query head of the group through
 // two buffers (TMA, a full and an empty mbarrier each); its second warp's
@@ -36,6 +37,15 @@
 // add has read it; the staging buffers alternate. So the consumers do not
 // wait for each other's staging, and run out of step between their dS^T
 // meetings.
+//
+// At head dim 256 dK and dV of 64 keys would take all of a consumer's
+// registers, so the consumers split the head dim (GradGeometry): a CTA
+// owns 64 keys, which both consumers share; each computes S^T and dP^T for
+// half of a block's queries, stores its P^T and dS^T to shared memory,
+// and after their meeting accumulates dV += P^T dO and dK += dS^T Q with
+// A from shared memory over its half of D's columns, then dQ over the
+// same half. One Q/dO buffer and one dQ staging buffer fit beside the
+// bigger tiles.
 //
 // The producer warpgroup keeps 24 registers, the consumers 240: all that
 // the CTA launches with (nvvm.maxnreg 168 x 384 threads).
@@ -84,12 +94,9 @@ namespace {
 /// The tensor maps, first among the parameters.
 enum GradMap : unsigned { kQMap, kKMap, kVMap, kDoutMap, kMaps };
 
-/// Keys per CTA (64 per consumer warpgroup), queries per streamed block,
-/// buffers of the streamed Q and dO.
+/// The consumer warpgroups, queries per streamed block.
 constexpr int64_t kConsumers = 2;
-constexpr int64_t kBlockKeys = kConsumers * kWgmmaM;
 constexpr int64_t kBlockQueries = 64;
-constexpr int64_t kStages = 2;
 constexpr int64_t kConsumerThreads = kConsumers * kWarpgroupThreads;
 /// 32-bit registers of an SM, shared by the threads of a CTA at launch.
 constexpr int64_t kRegistersPerSm = 65536;
@@ -99,42 +106,76 @@ constexpr int32_t getLaunchRegisters() {
   return kRegistersPerSm / ((kConsumers + 1) * kWarpgroupThreads) / 8 * 8;
 }
 /// Named barriers among the consumers (0 is __syncthreads): the first
-/// blocks' LSE and delta stored, a block's dS^T stored.
+/// blocks' LSE and delta stored, a block's dS^T (and P^T) stored.
 constexpr int32_t kTermsStored = 1, kScoresStored = 2;
 /// The thread that adds each block's staged dQ to dq_accum (the producer
 /// warpgroup's second warp, which has no other work).
 constexpr int64_t kWriterThread = kThreadsPerWarp;
 
+/// How the two consumers share a CTA's work. Up to head dim 128 each owns
+/// 64 of the CTA's 128 keys: its S^T and dP^T cover every query of a
+/// block, P^T and dS^T stay in its registers as the A operands of dV and
+/// dK, and it holds dK and dV of its keys over all of D. At 256 that would
+/// take 256 registers for dK and dV alone, so (FlashAttention-3's choice
+/// there) both share the CTA's 64 keys: each computes S^T and dP^T for
+/// half of a block's queries, P^T and dS^T meet in shared memory, and each
+/// holds dK, dV and computes dQ for half of D's columns. The bigger tiles
+/// leave room for one Q/dO buffer and one dQ staging buffer.
+struct GradGeometry {
+  bool splitHeadDim;
+  int64_t blockKeys;
+  /// Queries of a consumer's S^T and dP^T; D's columns of its dK and dV.
+  int64_t scoreColumns, gradColumns;
+  /// Buffers of the streamed Q and dO, and of dQ's staging.
+  int64_t stages, stagingBuffers;
+
+  static GradGeometry get(int64_t headDim) {
+    bool split = headDim > 2 * kBoxColumns;
+    return {split,
+            split ? kWgmmaM : kConsumers * kWgmmaM,
+            split ? kBlockQueries / kConsumers : kBlockQueries,
+            split ? headDim / kConsumers : headDim,
+            split ? 1 : 2,
+            split ? 1 : 2};
+  }
+};
+
 /// Where everything lives in shared memory, from the 1024-byte aligned
-/// base: the K and V tiles (128 rows), the Q and the dO buffers (64 rows
-/// each), two dS^T buffers (128 key rows of 64 queries: one 128-byte
-/// swizzled column block each), two f32 dQ staging buffers (64 x D, dense), two
-/// buffers of a block's LSE log2e and delta (64 f32 each), then the mbarriers:
-/// K and V full, K and V empty, per buffer a full and an empty one, then per
+/// base: the K and V tiles, the Q and the dO buffers (64 rows each), two
+/// dS^T buffers (the key rows of 64 queries: one 128-byte swizzled column
+/// block each), where the consumers split the head dim two P^T buffers
+/// alike, the f32 dQ staging buffers (64 x D, dense), two buffers of a
+/// block's LSE log2e and delta (64 f32 each), then the mbarriers: K and V
+/// full, K and V empty, per buffer a full and an empty one, then per
 /// staging buffer a staged and a free one.
 struct GradSharedLayout {
   static constexpr int64_t kTermsBytes = 2 * kBlockQueries * 4;
   int64_t keyTileBytes, blockBytes, gradScoresBytes, stagingBytes;
-  int64_t keys, values, queries, gradOut, gradScores, staging, terms, barriers;
+  int64_t keys, values, queries, gradOut, gradScores, probs, staging, terms,
+      barriers;
   int64_t totalBytes;
 
   static GradSharedLayout get(int64_t headDim, int64_t elementBytes) {
+    GradGeometry geometry = GradGeometry::get(headDim);
     GradSharedLayout l;
-    l.keyTileBytes = kBlockKeys * headDim * elementBytes;
+    l.keyTileBytes = geometry.blockKeys * headDim * elementBytes;
     l.blockBytes = kBlockQueries * headDim * elementBytes;
     l.stagingBytes = kBlockQueries * headDim * 4;
     l.keys = 0;
     l.values = l.keys + l.keyTileBytes;
     l.queries = l.values + l.keyTileBytes;
-    l.gradOut = l.queries + kStages * l.blockBytes;
-    l.gradScoresBytes = kBlockKeys * kBlockQueries * elementBytes;
-    l.gradScores = l.gradOut + kStages * l.blockBytes;
-    l.staging = l.gradScores + 2 * l.gradScoresBytes;
-    l.terms = l.staging + 2 * l.stagingBytes;
+    l.gradOut = l.queries + geometry.stages * l.blockBytes;
+    l.gradScoresBytes = geometry.blockKeys * kBlockQueries * elementBytes;
+    l.gradScores = l.gradOut + geometry.stages * l.blockBytes;
+    l.probs = l.gradScores + 2 * l.gradScoresBytes;
+    l.staging = l.probs + (geometry.splitHeadDim ? 2 * l.gradScoresBytes : 0);
+    l.terms = l.staging + geometry.stagingBuffers * l.stagingBytes;
     l.barriers = l.terms + 2 * kTermsBytes;
     // The dynamic shared memory is 16-byte aligned; the base is rounded
     // up to the swizzle atom.
-    l.totalBytes = l.barriers + 8 * (2 + 2 * kStages + 2 * 2) + kAtomBytes;
+    l.totalBytes = l.barriers +
+                   8 * (2 + 2 * geometry.stages + 2 * geometry.stagingBuffers) +
+                   kAtomBytes;
     return l;
   }
 };
@@ -146,10 +187,11 @@ int64_t getElementBytes(AttentionGradOp op) {
 /// The shape the sm_90a emitters read: keys are the rows (blockM), a
 /// query block the columns (blockN) of S^T.
 KernelShape getGradShape(AttentionGradOp op) {
+  GradGeometry geometry = GradGeometry::get(op.getHeadDim());
   KernelShape shape{};
-  shape.blockM = kBlockKeys;
+  shape.blockM = geometry.blockKeys;
   shape.blockN = kBlockQueries;
-  shape.stages = kStages;
+  shape.stages = geometry.stages;
   shape.consumers = kConsumers;
   shape.headDim = shape.valueHeadDim = op.getHeadDim();
   shape.keyColumns = shape.valueColumns = shape.headDim;
@@ -161,15 +203,23 @@ KernelShape getGradShape(AttentionGradOp op) {
   return shape;
 }
 
+/// \p shape with a consumer's S^T as its tile: block_n its queries.
+KernelShape getScoreShape(KernelShape shape, const GradGeometry &geometry) {
+  shape.blockN = geometry.scoreColumns;
+  return shape;
+}
+
 class GradDkvKernel {
 public:
   GradDkvKernel(AttentionGradOp op, gpu::GPUFuncOp func, KernelBuilder &b)
       : op(op), func(func), b(b), shape(getGradShape(op)),
+        geometry(GradGeometry::get(shape.headDim)),
         layout(GradSharedLayout::get(shape.headDim, getElementBytes(op))),
         window(AttentionWindow::get(op).transposed()),
+        scoreShape(getScoreShape(shape, geometry)),
         threadId(gpu::ThreadIdOp::create(b, gpu::Dimension::x)),
         pipeline(TmaPipeline::create(b, shape, threadId)),
-        gemm(b, shape, pipeline), masking(b, shape, window) {}
+        gemm(b, shape, pipeline), masking(b, scoreShape, window) {}
 
   void build();
 
@@ -189,19 +239,23 @@ private:
   Value map(GradMap which) { return func.getArgument(which); }
   /// Shared address (i32) of \p offset from the base, plus \p stage (i32)
   /// times \p stride.
+  /// Where the consumers split the head dim the base is taken anew at each
+  /// use: with one Q/dO buffer every tile address is loop-invariant, and
+  /// LLVM would hoist the WGMMA descriptors of all of them (16 k steps a
+  /// GEMM at head dim 256) out of the loop, into spilled registers.
   Value address(int64_t offset, Value stage = Value(), int64_t stride = 0) {
-    Value at = b.add(pipeline.getBase(), b.i32(offset));
+    Value base = geometry.splitHeadDim ? hideFromHoisting(b, pipeline.getBase())
+                                       : pipeline.getBase();
+    Value at = b.add(base, b.i32(offset));
     return stage ? b.add(at, b.mul(stage, b.i32(stride))) : at;
   }
   Value barrier(Barrier which, Value stage = Value()) {
-    int64_t slot = which == kTilesFull         ? 0
-                   : which == kTilesEmpty      ? 1
-                   : which == kBlockFull       ? 2
-                   : which == kBlockEmpty      ? 2 + kStages
-                   : which == kQueryGradStaged ? 2 + 2 * kStages
-                                               : 4 + 2 * kStages;
+    // The first slot of each kind, in the Barrier enum's order.
+    int64_t stages = geometry.stages, staging = geometry.stagingBuffers;
+    const int64_t firstSlots[] = {
+        0, 1, 2, 2 + stages, 2 + 2 * stages, 2 + 2 * stages + staging};
     return pipeline.getSharedPointer(
-        address(layout.barriers + 8 * slot, stage, 8));
+        address(layout.barriers + 8 * firstSlots[which], stage, 8));
   }
   void initBarriers();
   /// Sets the role's thread id (from \p ctaThreadId), the CTA's
@@ -261,7 +315,37 @@ private:
   /// The dQ staging buffer of the \p count th block (i32) and the phase of
   /// its staged and free barriers: the two buffers alternate.
   std::pair<Value, Value> getStagingSlotAndPhase(Value count) {
-    return {b.urem(count, b.i32(2)), b.urem(b.udiv(count, b.i32(2)), b.i32(2))};
+    Value buffers = b.i32(geometry.stagingBuffers);
+    return {b.urem(count, buffers), b.urem(b.udiv(count, buffers), b.i32(2))};
+  }
+  /// The lane's fragment coordinates, its row relative to the CTA's first
+  /// key: where the consumers split the head dim both own all of them, so
+  /// the row does not count the consumer's (consumerRow).
+  FragmentLanes deriveLanes() {
+    FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+    if (geometry.splitHeadDim)
+      lanes.laneRow = b.sub(lanes.laneRow, lanes.consumerRow);
+    return lanes;
+  }
+  /// This consumer warpgroup's index (index): 0 or 1.
+  Value getConsumer(const FragmentLanes &lanes) {
+    return b.udiv(lanes.consumerRow, b.index(kWgmmaM));
+  }
+  /// The shared byte offset of this consumer's key rows in a K or V tile
+  /// (i32).
+  Value getKeyRowsOffset(const FragmentLanes &lanes) {
+    if (geometry.splitHeadDim)
+      return b.i32(0);
+    return b.mul(b.word(lanes.consumerRow), b.i32(kSwizzleBytes));
+  }
+  /// Where the consumers split the head dim: the first query of this
+  /// consumer's S^T in a block, and the first of D's columns of its dK and
+  /// dV (index).
+  Value getScoreColumn(const FragmentLanes &lanes) {
+    return b.mul(getConsumer(lanes), b.index(geometry.scoreColumns));
+  }
+  Value getGradColumn(const FragmentLanes &lanes) {
+    return b.mul(getConsumer(lanes), b.index(geometry.gradColumns));
   }
   /// The shared address (i32) of the row terms of \p consumed's parity.
   Value getRowTerms(Value consumed) {
@@ -288,9 +372,10 @@ private:
                  int64_t i);
   /// Issues dQ = dS K for this consumer's half of D's columns.
   Value issueQueryGrad(const FragmentLanes &lanes, Value gradScores);
-  /// Stores dS^T into \p gradScores (shared, i32), in the TMA swizzle.
-  void storeGradScores(const FragmentLanes &lanes, ArrayRef<Value> packed,
-                       Value gradScores);
+  /// Stores this consumer's part of dS^T or P^T into \p tile (shared,
+  /// i32), in the TMA swizzle.
+  void storeScoreTile(const FragmentLanes &lanes, ArrayRef<Value> packed,
+                      Value tile);
   void stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                       Value staging);
   void reduceQueryGrad(Value batch, Value head, Value firstQuery,
@@ -321,8 +406,11 @@ private:
   gpu::GPUFuncOp func;
   KernelBuilder &b;
   KernelShape shape;
+  GradGeometry geometry;
   GradSharedLayout layout;
   AttentionWindow window;
+  /// The shape of a consumer's S^T: block_n its queries.
+  KernelShape scoreShape;
   /// The thread id (index): the whole CTA's, then each role's own copy,
   /// which LLVM may not hoist above setmaxnreg (computeCoordinates).
   Value threadId;
@@ -340,13 +428,13 @@ void GradDkvKernel::initBarriers() {
     NVVM::MBarrierInitOp::create(b, barrier(kTilesFull), one, Value());
     NVVM::MBarrierInitOp::create(b, barrier(kTilesEmpty), consumerWarps,
                                  Value());
-    for (int64_t s = 0; s < kStages; ++s) {
+    for (int64_t s = 0; s < geometry.stages; ++s) {
       NVVM::MBarrierInitOp::create(b, barrier(kBlockFull, b.i32(s)), b.i32(1),
                                    Value());
       NVVM::MBarrierInitOp::create(b, barrier(kBlockEmpty, b.i32(s)),
                                    consumerWarps, Value());
     }
-    for (int64_t s = 0; s < 2; ++s) {
+    for (int64_t s = 0; s < geometry.stagingBuffers; ++s) {
       NVVM::MBarrierInitOp::create(b, barrier(kQueryGradStaged, b.i32(s)),
                                    b.i32(kConsumerThreads), Value());
       NVVM::MBarrierInitOp::create(b, barrier(kQueryGradFree, b.i32(s)), one,
@@ -391,11 +479,11 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
   pipeline.expectBytes(tilesFull, 2 * layout.keyTileBytes);
   Value keyRow = b.word(firstKey), kvHeadWord = b.word(kvHead);
   pipeline.loadTile(map(kKMap), address(layout.keys), tilesFull, keyRow,
-                    kvHeadWord, b.word(batch), kBlockKeys, kBlockKeys,
-                    shape.keyColumnBlocks);
+                    kvHeadWord, b.word(batch), geometry.blockKeys,
+                    geometry.blockKeys, shape.keyColumnBlocks);
   pipeline.loadTile(map(kVMap), address(layout.values), tilesFull, keyRow,
-                    kvHeadWord, b.word(batch), kBlockKeys, kBlockKeys,
-                    shape.valueColumnBlocks);
+                    kvHeadWord, b.word(batch), geometry.blockKeys,
+                    geometry.blockKeys, shape.valueColumnBlocks);
 
   auto loop =
       scf::ForOp::create(b, b.i32(0), steps, b.i32(1), ValueRange{loaded});
@@ -471,7 +559,8 @@ Value GradDkvKernel::loadRowTerm(AttentionGradOperand operand, Value batch,
 SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
                                                 Value consumed) {
   pipeline.wait(barrier(kTilesFull), b.urem(iteration, b.i32(2)));
-  Value zero = LLVM::ZeroOp::create(b, getAccumulatorType(b, shape.headDim));
+  Value zero =
+      LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.gradColumns));
   Value queryGradZero = LLVM::ZeroOp::create(
       b, getAccumulatorType(b, shape.headDim / kConsumers));
   // Block 0, up to its dQ.
@@ -530,27 +619,34 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
   // Every WGMMA that read K and V has completed (each block waits for its
   // dQ).
   release(barrier(kTilesEmpty));
-  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  FragmentLanes lanes = deriveLanes();
   storeRows(lanes, loop.getResult(0), shape.scale, arg(kGradDk), batch);
   storeRows(lanes, loop.getResult(1), 1.0f, arg(kGradDv), batch);
   return {loop.getResult(3)};
 }
 
 std::pair<Value, Value> GradDkvKernel::issueScores(Value consumed) {
-  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  FragmentLanes lanes = deriveLanes();
   auto [stage, phase] = pipeline.getStageAndPhase(consumed);
   Value queries = address(layout.queries, stage, layout.blockBytes);
   Value gradOut = address(layout.gradOut, stage, layout.blockBytes);
-  Value keyRows = b.mul(b.word(lanes.consumerRow), b.i32(kSwizzleBytes));
+  Value keyRows = getKeyRowsOffset(lanes);
+  // Where the consumers split the head dim, each its half of the queries.
+  if (geometry.splitHeadDim) {
+    Value queryRows =
+        b.mul(b.word(getScoreColumn(lanes)), b.i32(kSwizzleBytes));
+    queries = b.add(queries, queryRows);
+    gradOut = b.add(gradOut, queryRows);
+  }
   pipeline.wait(barrier(kBlockFull, stage), phase);
   gemm.fence();
-  Value scores =
-      gemm.multiplyKMajor(b.add(address(layout.keys), keyRows), kBlockKeys,
-                          queries, kBlockQueries, kBlockQueries);
+  Value scores = gemm.multiplyKMajor(b.add(address(layout.keys), keyRows),
+                                     geometry.blockKeys, queries, kBlockQueries,
+                                     geometry.scoreColumns);
   gemm.commitGroup();
-  Value gradProbs =
-      gemm.multiplyKMajor(b.add(address(layout.values), keyRows), kBlockKeys,
-                          gradOut, kBlockQueries, kBlockQueries);
+  Value gradProbs = gemm.multiplyKMajor(b.add(address(layout.values), keyRows),
+                                        geometry.blockKeys, gradOut,
+                                        kBlockQueries, geometry.scoreColumns);
   gemm.commitGroup();
   return {scores, gradProbs};
 }
@@ -558,7 +654,7 @@ std::pair<Value, Value> GradDkvKernel::issueScores(Value consumed) {
 std::tuple<Value, Value, Value>
 GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
                           Value gradValue, Value scores, Value gradProbs) {
-  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  FragmentLanes lanes = deriveLanes();
   auto [head, firstQuery] = locate(step);
   auto [stage, phase] = pipeline.getStageAndPhase(consumed);
   Value queries = address(layout.queries, stage, layout.blockBytes);
@@ -566,6 +662,44 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
   Value terms = getRowTerms(consumed);
   auto [probabilities, packedProbs] =
       computeProbs(lanes, scores, terms, b.toIndex(firstQuery));
+  // dS^T (and P^T) into the buffers of this block's parity, last read by
+  // the GEMMs of two blocks ago, which both consumers waited for before
+  // the last block's dS^T barrier.
+  Value parity = b.urem(consumed, b.i32(2));
+  if (geometry.splitHeadDim) {
+    // Each consumer's P^T and dS^T are half of the block's queries: both
+    // halves meet in shared memory, and each consumer's dV, dK and dQ take
+    // its half of D's columns.
+    Value probs = address(layout.probs, parity, layout.gradScoresBytes);
+    Value gradScores =
+        address(layout.gradScores, parity, layout.gradScoresBytes);
+    storeScoreTile(lanes, packedProbs, probs);
+    gemm.waitGroup(0);
+    storeScoreTile(lanes,
+                   computeGradScores(lanes, gradProbs, probabilities, terms),
+                   gradScores);
+    fenceAsyncShared();
+    syncConsumers(kScoresStored);
+    Value columns = b.mul(b.word(getConsumer(lanes)),
+                          b.i32(geometry.gradColumns / kBoxColumns *
+                                kBlockQueries * kSwizzleBytes));
+    gemm.fence();
+    gradValue =
+        gemm.accumulateSharedA(probs, b.add(gradOut, columns), kBlockQueries,
+                               geometry.gradColumns, gradValue);
+    gradKey =
+        gemm.accumulateSharedA(gradScores, b.add(queries, columns),
+                               kBlockQueries, geometry.gradColumns, gradKey);
+    gemm.commitGroup();
+    Value queryGrad = issueQueryGrad(lanes, gradScores);
+    gemm.commitGroup();
+    // Q and dO were read by dK's and dV's WGMMAs: the producer may load
+    // the next block under dQ's.
+    gemm.waitGroup(1);
+    release(barrier(kBlockEmpty, stage));
+    gemm.waitGroup(0);
+    return {gradKey, gradValue, queryGrad};
+  }
   // dV's GEMM runs under dS^T's arithmetic.
   gemm.fence();
   gradValue = gemm.accumulateRegisterA(packedProbs, gradOut, kBlockQueries,
@@ -580,12 +714,9 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
                                      shape.headDim, gradKey);
   gemm.commitGroup();
 
-  // dS^T for dQ: both consumers' rows, into the buffer of this block's
-  // parity, last read by the dQ of two blocks ago, which both consumers
-  // waited for before the last block's dS^T barrier.
-  Value gradScores = address(layout.gradScores, b.urem(consumed, b.i32(2)),
-                             layout.gradScoresBytes);
-  storeGradScores(lanes, packedGradScores, gradScores);
+  // dS^T for dQ: both consumers' rows.
+  Value gradScores = address(layout.gradScores, parity, layout.gradScoresBytes);
+  storeScoreTile(lanes, packedGradScores, gradScores);
   fenceAsyncShared();
   syncConsumers(kScoresStored);
 
@@ -601,7 +732,7 @@ std::pair<Value, Value>
 GradDkvKernel::handOffQueryGrad(Value step, Value consumed, Value queryGrad,
                                 bool hasNext,
                                 std::pair<Value, Value> laterTerms) {
-  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  FragmentLanes lanes = deriveLanes();
   auto [slot, phase] = getStagingSlotAndPhase(consumed);
   Value staging = address(layout.staging, slot, layout.stagingBytes);
   // The buffer's last add (two blocks ago) has read it; a fresh barrier
@@ -667,6 +798,9 @@ void GradDkvKernel::storeRowTerms(std::pair<Value, Value> terms, Value step,
 Value GradDkvKernel::loadTerm(const FragmentLanes &lanes, Value terms,
                               int64_t which, int64_t i) {
   Value laneTerms = b.add(terms, b.mul(b.word(lanes.quadCol), b.i32(8)));
+  if (geometry.splitHeadDim)
+    laneTerms =
+        b.add(laneTerms, b.mul(b.word(getScoreColumn(lanes)), b.i32(4)));
   int64_t column = 8 * (i / 4) + i % 2;
   return LLVM::LoadOp::create(
       b, b.getF32Type(),
@@ -680,10 +814,12 @@ GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
                             Value terms, Value firstQueryIndex) {
   // Element 4 i + 2 h + e is key row g + 8 h, query column 8 i + 2 t + e.
   gemm.waitGroup(1);
-  int64_t count = kBlockQueries / 2;
+  int64_t count = geometry.scoreColumns / 2;
   SmallVector<Value> values = unpackAccumulator(b, scores, count);
   if (shape.softcap)
     shape.softcap->apply(b, values);
+  if (geometry.splitHeadDim)
+    firstQueryIndex = b.add(firstQueryIndex, getScoreColumn(lanes));
   masking.applyMask(values, firstQueryIndex, lanes, tile);
   Value scaleLog2 = b.f32(shape.scaleLog2);
   SmallVector<Value> probabilities(count), packed;
@@ -709,7 +845,7 @@ GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
 SmallVector<Value>
 GradDkvKernel::computeGradScores(const FragmentLanes &lanes, Value gradProbs,
                                  ArrayRef<Value> probabilities, Value terms) {
-  int64_t count = kBlockQueries / 2;
+  int64_t count = geometry.scoreColumns / 2;
   SmallVector<Value> gradProbValues = unpackAccumulator(b, gradProbs, count);
   auto gradScore = [&](int64_t j) {
     return b.fmul(probabilities[j],
@@ -729,28 +865,34 @@ Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes,
                                     Value gradScores) {
   gemm.fence();
   int64_t half = shape.headDim / kConsumers;
-  Value consumer = b.udiv(b.word(lanes.consumerRow), b.i32(kWgmmaM));
-  int64_t halfBytes = half % kBoxColumns == 0
-                          ? (half / kBoxColumns) * kBlockKeys * kSwizzleBytes
-                          : half * 2;
+  int64_t halfBytes =
+      half % kBoxColumns == 0
+          ? (half / kBoxColumns) * geometry.blockKeys * kSwizzleBytes
+          : half * 2;
   return gemm.multiplyMnMajor(
-      gradScores, address(layout.keys, consumer, halfBytes), kBlockKeys, half);
+      gradScores, address(layout.keys, b.word(getConsumer(lanes)), halfBytes),
+      geometry.blockKeys, half);
 }
 
 // The 128-byte swizzle of a TMA tile: 16-byte chunk c of row r sits at
 // chunk c ^ (r % 8). Element 4 i + 2 h + e of the lane is key row
-// g + 8 h (so r % 8 = g), query 8 i + 2 t + e: the pair is word t of chunk i.
-void GradDkvKernel::storeGradScores(const FragmentLanes &lanes,
-                                    ArrayRef<Value> packed, Value gradScores) {
+// g + 8 h (so r % 8 = g), query 8 i + 2 t + e of the consumer's (from
+// getScoreColumn): the pair is word t of the query's chunk.
+void GradDkvKernel::storeScoreTile(const FragmentLanes &lanes,
+                                   ArrayRef<Value> packed, Value tile) {
   Value laneRow = b.word(lanes.laneRow);
   Value swizzle = b.urem(laneRow, b.i32(8));
   Value quad = b.mul(b.word(lanes.quadCol), b.i32(4));
-  for (int64_t i = 0; i < kBlockQueries / 8; ++i)
+  Value firstChunk = geometry.splitHeadDim
+                         ? b.word(b.udiv(getScoreColumn(lanes), b.index(8)))
+                         : Value();
+  for (int64_t i = 0; i < geometry.scoreColumns / 8; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       Value row = b.add(laneRow, b.i32(8 * h));
-      Value chunk = b.xor_(b.i32(i), swizzle);
-      Value at = b.add(gradScores, b.add(b.mul(row, b.i32(kSwizzleBytes)),
-                                         b.add(b.mul(chunk, b.i32(16)), quad)));
+      Value chunk =
+          b.xor_(firstChunk ? b.add(firstChunk, b.i32(i)) : b.i32(i), swizzle);
+      Value at = b.add(tile, b.add(b.mul(row, b.i32(kSwizzleBytes)),
+                                   b.add(b.mul(chunk, b.i32(16)), quad)));
       LLVM::StoreOp::create(b, packed[2 * i + h], pipeline.getSharedPointer(at),
                             /*alignment=*/4);
     }
@@ -765,7 +907,7 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
   int64_t half = shape.headDim / kConsumers;
   SmallVector<Value> values = unpackAccumulator(b, gradQuery, half / 2);
   Value laneRow = b.urem(lanes.laneRow, b.index(kWgmmaM));
-  Value consumer = b.udiv(lanes.consumerRow, b.index(kWgmmaM));
+  Value consumer = getConsumer(lanes);
   Value laneColumn =
       b.add(b.mul(consumer, b.index(half)), b.mul(lanes.quadCol, b.index(2)));
   auto pairType = VectorType::get({2}, b.getF32Type());
@@ -810,18 +952,21 @@ void GradDkvKernel::reduceQueryGrad(Value batch, Value head, Value firstQuery,
   NVVM::CpAsyncBulkCommitGroupOp::create(b);
 }
 
-// Element 4 i + 2 h + e of the lane's m64nD accumulator is key row
-// g + 8 h of its consumer's 64, column 8 i + 2 t + e.
+// Element 4 i + 2 h + e of the lane's m64nN accumulator is key row
+// g + 8 h of its consumer's 64, column 8 i + 2 t + e of its own (all of D,
+// or its half where the consumers split the head dim).
 void GradDkvKernel::storeRows(const FragmentLanes &lanes, Value accumulator,
                               float factor, Value global, Value batch) {
   SmallVector<Value> values =
-      unpackAccumulator(b, accumulator, shape.headDim / 2);
+      unpackAccumulator(b, accumulator, geometry.gradColumns / 2);
   auto pairType = VectorType::get({2}, b.getF32Type());
   Value laneColumn = b.mul(lanes.quadCol, b.index(2));
+  if (geometry.splitHeadDim)
+    laneColumn = b.add(laneColumn, getGradColumn(lanes));
   for (int64_t h = 0; h < 2; ++h) {
     Value row = lanes.getRow(b, firstKey, h);
     onThread(b.slt(row, seqK), [&] {
-      for (int64_t i = 0; i < shape.headDim / 8; ++i) {
+      for (int64_t i = 0; i < geometry.gradColumns / 8; ++i) {
         Value low = values[4 * i + 2 * h], high = values[4 * i + 2 * h + 1];
         if (factor != 1.0f) {
           low = b.fmul(low, b.f32(factor));
@@ -847,14 +992,14 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   kvHead = hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::y));
   firstKey =
       b.mul(hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::x)),
-            b.index(kBlockKeys));
+            b.index(geometry.blockKeys));
   // The tile as the forward's code sees it: rows are keys, the "keys" are
   // queries, and the diagonal is Sq - Sk (AttentionWindow::transposed).
   tile.seqQ = seqK;
   tile.seqK = seqQ;
   tile.firstRow = firstKey;
   tile.head = kvHead;
-  tile.computeRange(b, kBlockKeys, kBlockQueries, window);
+  tile.computeRange(b, geometry.blockKeys, kBlockQueries, window);
   // The query blocks of every query head of the group, in 32 bits (blocks,
   // heads and queries fit: TMA coordinates are 32-bit).
   Value group = b.word(b.udiv(memref::DimOp::create(b, arg(kGradQ), 1),
@@ -926,7 +1071,9 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
   contract.threads = (kConsumers + 1) * kWarpgroupThreads;
   contract.sharedBytes =
       GradSharedLayout::get(op.getHeadDim(), getElementBytes(op)).totalBytes;
-  contract.grid = {GridAxis{{{kGradK, 2, kBlockKeys}}}, GridAxis{{{kGradK, 1}}},
+  int64_t blockKeys = GradGeometry::get(op.getHeadDim()).blockKeys;
+  contract.grid = {GridAxis{{{kGradK, 2, static_cast<uint64_t>(blockKeys)}}},
+                   GridAxis{{{kGradK, 1}}},
                    GridAxis{{{kGradK, 0}}, kMaxGridDimY}};
   auto rows = [](int64_t count) {
     return SmallVector<uint32_t>{static_cast<uint32_t>(count),
@@ -934,8 +1081,8 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
   };
   contract.parameters = {
       getTensorMapParameter(op, kGradQ, rows(kBlockQueries), kSwizzleBytes),
-      getTensorMapParameter(op, kGradK, rows(kBlockKeys), kSwizzleBytes),
-      getTensorMapParameter(op, kGradV, rows(kBlockKeys), kSwizzleBytes),
+      getTensorMapParameter(op, kGradK, rows(blockKeys), kSwizzleBytes),
+      getTensorMapParameter(op, kGradV, rows(blockKeys), kSwizzleBytes),
       getTensorMapParameter(op, kGradDout, rows(kBlockQueries), kSwizzleBytes)};
   llvm::append_range(contract.parameters, getOperandParameters(op));
   gpu::GPUFuncOp func = createKernelFunc(

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include <cassert>
 #include <string>
 
 using namespace mlir;
@@ -84,18 +85,21 @@ Value WarpgroupGemm::multiplyKMajorDescriptors(Value aDescriptor, int64_t aRows,
     c = emitSharedWgmma(
         advance(aDescriptor, (k / 4) * aRows * kSwizzleBytes + inRow),
         advance(bDescriptor, (k / 4) * bRows * kSwizzleBytes + inRow), n,
-        /*transposed=*/false, /*first=*/k == 0, c);
+        NVVM::MMALayout::row, NVVM::MMALayout::col, /*first=*/k == 0, c);
   }
   return c;
 }
 
 // B MN-major: k step j is rows 16 j .. 16 j + 15; column blocks are LBO
 // apart.
+Value WarpgroupGemm::getMnMajorDescriptor(Value address, int64_t kRows) {
+  return getDescriptor(address, /*leadingBytes=*/kRows * kSwizzleBytes,
+                       /*strideBytes=*/kAtomBytes);
+}
+
 Value WarpgroupGemm::accumulateRegisterA(ArrayRef<Value> a, Value bTile,
                                          int64_t kRows, int64_t n, Value out) {
-  Value descriptor =
-      getDescriptor(bTile, /*leadingBytes=*/kRows * kSwizzleBytes,
-                    /*strideBytes=*/kAtomBytes);
+  Value descriptor = getMnMajorDescriptor(bTile, kRows);
   for (int64_t k = 0; k < kRows / kWgmmaK; ++k)
     out = emitRegisterWgmma(a.slice(4 * k, 4),
                             advance(descriptor, k * kWgmmaK * kSwizzleBytes), n,
@@ -103,38 +107,51 @@ Value WarpgroupGemm::accumulateRegisterA(ArrayRef<Value> a, Value bTile,
   return out;
 }
 
+// A K-major within its one column block: k step j reads bytes 32 j of each
+// row.
+Value WarpgroupGemm::accumulateSharedA(Value aTile, Value bTile, int64_t kRows,
+                                       int64_t n, Value out) {
+  assert(kRows <= kBoxColumns && "A is one column block");
+  Value aDescriptor = getKMajorDescriptor(aTile);
+  Value bDescriptor = getMnMajorDescriptor(bTile, kRows);
+  for (int64_t k = 0; k < kRows / kWgmmaK; ++k)
+    out = emitSharedWgmma(advance(aDescriptor, k * 2 * kWgmmaK),
+                          advance(bDescriptor, k * kWgmmaK * kSwizzleBytes), n,
+                          NVVM::MMALayout::row, NVVM::MMALayout::row,
+                          /*first=*/false, out);
+  return out;
+}
+
 // Both MN-major (transposed, layouts col and row): k step j is rows 16 j ..
 // 16 j + 15 of each.
 Value WarpgroupGemm::multiplyMnMajor(Value aTile, Value b0, int64_t kRows,
                                      int64_t n) {
-  int64_t blockBytes = kRows * kSwizzleBytes;
-  Value aDescriptor = getDescriptor(aTile, /*leadingBytes=*/blockBytes,
-                                    /*strideBytes=*/kAtomBytes);
-  Value bDescriptor = getDescriptor(b0, /*leadingBytes=*/blockBytes,
-                                    /*strideBytes=*/kAtomBytes);
+  Value aDescriptor = getMnMajorDescriptor(aTile, kRows);
+  Value bDescriptor = getMnMajorDescriptor(b0, kRows);
   Value c = LLVM::PoisonOp::create(b, getAccumulatorType(b, n));
   for (int64_t k = 0; k < kRows / kWgmmaK; ++k) {
     int64_t rows = k * kWgmmaK * kSwizzleBytes;
     c = emitSharedWgmma(advance(aDescriptor, rows), advance(bDescriptor, rows),
-                        n, /*transposed=*/true, /*first=*/k == 0, c);
+                        n, NVVM::MMALayout::col, NVVM::MMALayout::row,
+                        /*first=*/k == 0, c);
   }
   return c;
 }
 
 /// \p c += A B (\p c unread when \p first), m64nNk16 with both operands in
-/// shared memory: K-major (layouts row and col), or \p transposed both
-/// MN-major (col and row).
+/// shared memory: A K-major (layout row) or MN-major (col), B K-major (col)
+/// or MN-major (row).
 Value WarpgroupGemm::emitSharedWgmma(Value a, Value bOperand, int64_t n,
-                                     bool transposed, bool first, Value c) {
+                                     NVVM::MMALayout aLayout,
+                                     NVVM::MMALayout bLayout, bool first,
+                                     Value c) {
   NVVM::WGMMATypes type = getWgmmaType(shape.elementType);
   return NVVM::WgmmaMmaAsyncOp::create(
       b, c.getType(), c, a, bOperand,
       NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, n, kWgmmaK), type, type,
       NVVM::WGMMATypes::f32,
       first ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-      NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-      transposed ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-      transposed ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+      NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, aLayout, bLayout,
       NVVM::MMAIntOverflowAttr());
 }
 

@@ -5,12 +5,15 @@
 // laid out as TMA writes them with 128-byte swizzle: rows of 64 16-bit
 // elements (128 bytes), a row of D elements split into D / 64 column blocks
 // of rows x 128 bytes each, described to the tensor cores by shared memory
-// matrix descriptors. Three forms:
+// matrix descriptors. Four forms:
 //   - multiplyKMajor: C = A B^T with A and B tiles of rows over D (K-major),
 //     the forward's S = Q K^T and the backward's S^T = K Q^T, dP^T = V dO^T;
 //   - accumulateRegisterA: out += A B with A in registers and B a tile whose
 //     rows are the K dimension (MN-major), the forward's O += P V and the
 //     backward's dV += P^T dO, dK += dS^T Q;
+//   - accumulateSharedA: the same with A a K-major tile in shared memory,
+//     the backward's dV and dK at head dim 256 (P^T and dS^T of both
+//     consumers);
 //   - multiplyMnMajor: C = A B with both from MN-major tiles, the
 //     backward's dQ = dS K from dS^T and K.
 //
@@ -20,6 +23,8 @@
 #define LIB_CONVERSION_FMHATONVGPU_SM90A_WARPGROUPGEMM_H
 
 #include "Sm90a/TmaPipeline.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 namespace mlir::fmha::sm90a {
 
@@ -50,6 +55,12 @@ public:
   Value accumulateRegisterA(ArrayRef<Value> a, Value bTile, int64_t kRows,
                             int64_t n, Value out);
 
+  /// Issues \p out += A B (m64nN, K = \p kRows, at most 64): A the 64
+  /// rows of the K-major tile at \p aTile (one column block), B as for
+  /// accumulateRegisterA.
+  Value accumulateSharedA(Value aTile, Value bTile, int64_t kRows, int64_t n,
+                          Value out);
+
   /// Issues C = A B (m64nN, K = \p kRows): A from the tile of \p kRows
   /// rows of 64 columns at \p aTile (its rows are A's columns), B the \p n
   /// columns from shared address \p b0 of a tile of \p kRows rows: a
@@ -68,10 +79,13 @@ public:
 private:
   Value getDescriptor(Value address, int64_t leadingBytes, int64_t strideBytes);
   Value getKMajorDescriptor(Value address);
+  /// Of a tile whose \p kRows rows are the K dimension.
+  Value getMnMajorDescriptor(Value address, int64_t kRows);
   Value multiplyKMajorDescriptors(Value aDescriptor, int64_t aRows,
                                   Value bDescriptor, int64_t bRows, int64_t n);
   Value advance(Value descriptor, int64_t bytes);
-  Value emitSharedWgmma(Value a, Value bOperand, int64_t n, bool transposed,
+  Value emitSharedWgmma(Value a, Value bOperand, int64_t n,
+                        NVVM::MMALayout aLayout, NVVM::MMALayout bLayout,
                         bool first, Value c);
   Value emitRegisterWgmma(ArrayRef<Value> a, Value descriptor, int64_t n,
                           Value out);

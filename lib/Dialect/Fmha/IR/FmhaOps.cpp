@@ -412,10 +412,6 @@ LogicalResult AttentionGradOp::verify() {
   if (!llvm::is_contained(kSupportedGradHeadDims, headDim))
     return emitOpError("head dim must be ")
            << kSupportedGradHeadDimsText << ", got " << headDim;
-  if (getDqAccum() && headDim > 128)
-    return emitOpError("dq_accum needs head dim 64 or 128 (its dk/dv kernel "
-                       "holds dK and dV of a key block in registers), got ")
-           << headDim;
 
   for (const AttentionTensor &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();

@@ -363,10 +363,10 @@ llvm::Error fmha::checkResampleTiling(const ResampleTiling &tiling) {
 llvm::SmallVector<AttentionGradKernel, 4>
 fmha::getAttentionGradKernels(int64_t headDim, bool withDqAccum) {
   using K = AttentionGradKernel;
-  if (headDim == 256)
-    return {K::Delta, K::Dq, K::Dk, K::Dv};
   if (withDqAccum)
     return {K::Delta, K::Dkv, K::DqConvert};
+  if (headDim == 256)
+    return {K::Delta, K::Dq, K::Dk, K::Dv};
   return {K::Delta, K::Dq, K::Dkv};
 }
 
