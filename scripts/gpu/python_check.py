@@ -617,8 +617,8 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
     1e-3 of its largest value and 1e-4, for gradients that are zero in
     exact arithmetic). \p deterministic runs it under
     torch.use_deterministic_algorithms(True), and then checks for the same
-    bits on a second backward (without it, on the H100 at head dims 64 and
-    128, dq is summed by reduce-adds in any order). \p sinks adds attention
+    bits on a second backward (without it, on the H100, dq is summed by
+    reduce-adds in any order). \p sinks adds attention
     sinks, whose gradient is checked too; \p softcap caps the logits."""
     def flashcore_gradients(inputs, dout):
         previous = torch.are_deterministic_algorithms_enabled()
@@ -703,8 +703,8 @@ def backward_grid():
          backward_case(1, 4, 1, 500, 700, 256, bf16, causal=True,
                        window=(64, 0), bhsd=True)),
         # Softcap: dS scaled by the cap's slope, in each backward kernel
-        # (sm_90a's with dq_accum at d64/d128, the deterministic ones, d256's
-        # three), caps that bend most logits (scale 1) and Gemma's 50.
+        # (sm_90a's with dq_accum, the deterministic ones, d256's three),
+        # caps that bend most logits (scale 1) and Gemma's 50.
         ("softcap 30 GQA 4:1 causal d128 B=2 Sq=333 Sk=1000",
          backward_case(2, 8, 2, 333, 1000, 128, bf16, causal=True,
                        softcap=30.0)),

@@ -106,6 +106,7 @@ def check_gradients(got, q, k, v, dout, causal, window, scale, sinks=None,
                                 torch.float32, sinks, softcap)
     low = list(reference_gradients(q, k, v, dout, causal, window, scale,
                                    q.dtype, sinks, softcap))
+    slack = [torch.zeros(1)] * 4
     if sinks is not None:
         # dsinks by flashcore's own math (-sum exp(sink - lse) *
         # rowsum(dout * o)) on the inputs' dtype's o and lse: autograd's
@@ -114,15 +115,27 @@ def check_gradients(got, q, k, v, dout, causal, window, scale, sinks=None,
         # carries (it failed the bound now and then: 6.1e-04 > 3.9e-04).
         o, lse = reference(q, k, v, causal, window, scale, q.dtype, softcap,
                            sinks=sinks)
-        delta = (dout.float() * o.to(q.dtype).float()).sum(-1).transpose(1, 2)
-        low[3] = -(torch.exp(sinks.float().view(1, -1, 1) - lse) *
-                   delta).sum((0, 2))
+        products = dout.float() * o.to(q.dtype).float()
+        weights = torch.exp(sinks.float().view(1, -1, 1) - lse)
+        low[3] = -(weights * products.sum(-1).transpose(1, 2)).sum((0, 2))
+        # flashcore's o is rounded on its own, independently of the
+        # reference's: twice one rounding's error is no bound for another's
+        # (it failed in 3 of 60 simulated runs, and now and then on the
+        # GPU: 9.0e-03 > 6.8e-03). Each element's rounding is uniform
+        # within half an ulp (standard deviation eps / (2 sqrt 3) of it),
+        # so dsinks moves by a sum of independent terms: four of its
+        # standard deviations join the bound (no failure in 120 simulated
+        # runs, errors at most 0.3 of it).
+        sigma = torch.finfo(q.dtype).eps / (2 * math.sqrt(3)) * \
+            (weights ** 2 * (products ** 2).sum(-1).transpose(1, 2)) \
+            .sum((0, 2)).sqrt()
+        slack[3] = 4 * sigma
     details = []
     names = ["q", "k", "v"] + (["sinks"] if sinks is not None else [])
-    for name, g, e, l in zip(names, got, exact, low):
+    for name, g, e, l, extra in zip(names, got, exact, low, slack):
         error = (g.float() - e).abs().max().item()
         bound = 2 * (l.float() - e).abs().max().item() + \
-            1e-3 * e.abs().max().item() + 1e-4
+            1e-3 * e.abs().max().item() + 1e-4 + extra.max().item()
         assert error <= bound, \
             f"max |d{name} - ref| {error:.2e} > bound {bound:.2e}"
         details.append(f"d{name} {error:.1e}/{bound:.1e}")

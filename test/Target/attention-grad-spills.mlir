@@ -2,7 +2,7 @@
 // RUN: fmha-compile %s --chip=sm_90a --emit=ptx -o %t.sm90a.ptx
 // RUN: %ptxas -arch=sm_90a -O3 -v %t.sm90a.ptx -o %t.sm90a.cubin > %t.sm90a.log 2>&1
 // RUN: FileCheck %s --input-file=%t.sm90a.log
-// RUN: not grep -E "([2-9][0-9]|[1-9][0-9][0-9]+) bytes (stack frame|spill)" %t.sm90a.log
+// RUN: not grep -E "([5-9][0-9]|[1-9][0-9][0-9]+) bytes (stack frame|spill)" %t.sm90a.log
 // RUN: fmha-compile %s --chip=sm_80 --emit=ptx -o %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -O3 -v %t.sm80.ptx -o %t.sm80.cubin > %t.sm80.log 2>&1
 // RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)" %t.sm80.log
@@ -13,11 +13,13 @@
 // delta are read from shared memory where they are used; with dq_accum,
 // dQ's slices are added as they are summed (sm_80), or on sm_90a the
 // consumers of the WGMMA kernel hold dK, dV, S^T and dP^T in their 240
-// registers (at head dim 128 ptxas parks a few loop-invariant strides in
-// local memory over the prologue, reloaded once before the loop: under 20
-// bytes is allowed on sm_90a) and its producer (the TMA thread) fits in 24;
-// at head dim 256 dk and dv are two kernels, each with its 128 registers of
-// accumulators.
+// registers (ptxas may park a few loop-invariant values in local memory
+// over the prologue and the epilogue, never in the loop: up to 44 bytes at
+// head dim 64, whose 128-query blocks double S^T and dP^T, so under 50 is
+// allowed on sm_90a), and its producer (the TMA thread) fits in 24; at head
+// dim 256 (attention-grad-split-spills.mlir) the consumers split the head
+// dim, and without dq_accum dk and dv are two kernels, each with its 128
+// registers of accumulators.
 
 // CHECK-DAG: Compiling entry function 'attention_grad_dkv'
 // CHECK-DAG: Compiling entry function 'attention_grad_dq'

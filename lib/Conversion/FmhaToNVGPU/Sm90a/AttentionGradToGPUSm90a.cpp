@@ -9,9 +9,9 @@
 //
 // One CTA per block of 128 keys of one (batch, KV head) (64 at head dim
 // 256: below); warpgroup 0 is the producer, warpgroups 1 and 2 the
-// consumers, each owning 64 of the keys.
-// The producer's first thread loads the K and V tiles once, then Q and dO
-// of every block of 64 queries of every query head of the group through
+// consumers, each owning 64 of the keys. The producer's first thread loads
+// the K and V tiles once, then Q and dO of every block of 64 queries (128
+// at head dim 64: GradGeometry) of every query head of the group through
 // two buffers (TMA, a full and an empty mbarrier each); its second warp's
 // first thread is the dQ writer. Per query block each consumer computes,
 // with keys as rows (so that P^T and dS^T come out of the WGMMA
@@ -20,14 +20,16 @@
 //   S^T = K Q^T, dP^T = V dO^T        (WGMMA, both operands in shared memory)
 //   P^T = exp2(S^T scale log2e - LSE log2e), masked;  dS^T = P^T (dP^T - D)
 //   (the block's LSE log2e and delta stored in shared memory two blocks
-//   earlier by 64 consumer threads)
+//   earlier by a consumer thread per query)
 //   dV += P^T dO, dK += dS^T Q        (WGMMA, A from registers)
 //   dS^T to shared memory (bf16/f16, as the TMA's 128-byte swizzle lays a
 //   tile out; two buffers); both consumers meet (named barrier 2), their
 //   only meeting per block
 //   dQ = dS K                          (WGMMA, both transposed from shared
 //                                      memory; consumer c computes the
-//                                      head-dim columns [c D/2, (c+1) D/2))
+//                                      head-dim columns [c D/2, (c+1) D/2),
+//                                      or at head dim 64 the block's rows
+//                                      [64 c, 64 (c + 1)))
 //   dQ (f32) to a staging buffer once the writer has freed it (an
 //   mbarrier), arriving on its staged mbarrier; the next block's S^T and
 //   dP^T issued under that hand-off
@@ -94,9 +96,8 @@ namespace {
 /// The tensor maps, first among the parameters.
 enum GradMap : unsigned { kQMap, kKMap, kVMap, kDoutMap, kMaps };
 
-/// The consumer warpgroups, queries per streamed block.
+/// The consumer warpgroups.
 constexpr int64_t kConsumers = 2;
-constexpr int64_t kBlockQueries = 64;
 constexpr int64_t kConsumerThreads = kConsumers * kWarpgroupThreads;
 /// 32-bit registers of an SM, shared by the threads of a CTA at launch.
 constexpr int64_t kRegistersPerSm = 65536;
@@ -112,45 +113,57 @@ constexpr int32_t kTermsStored = 1, kScoresStored = 2;
 /// warpgroup's second warp, which has no other work).
 constexpr int64_t kWriterThread = kThreadsPerWarp;
 
-/// How the two consumers share a CTA's work. Up to head dim 128 each owns
-/// 64 of the CTA's 128 keys: its S^T and dP^T cover every query of a
-/// block, P^T and dS^T stay in its registers as the A operands of dV and
-/// dK, and it holds dK and dV of its keys over all of D. At 256 that would
-/// take 256 registers for dK and dV alone, so (FlashAttention-3's choice
-/// there) both share the CTA's 64 keys: each computes S^T and dP^T for
-/// half of a block's queries, P^T and dS^T meet in shared memory, and each
-/// holds dK, dV and computes dQ for half of D's columns. The bigger tiles
-/// leave room for one Q/dO buffer and one dQ staging buffer.
+/// How the two consumers share a CTA's work. At head dim 128 each owns 64
+/// of the CTA's 128 keys: its S^T and dP^T cover every query of a block of
+/// 64, P^T and dS^T stay in its registers as the A operands of dV and dK,
+/// it holds dK and dV of its keys over all of D, and computes dQ over half
+/// of D's columns. At 64 the blocks are of 128 queries (FlashAttention-3's
+/// 128 x 128 there: GEMMs twice as long for the same meetings), and each
+/// consumer computes dQ of 64 of the block's rows over all of D. At 256
+/// dK and dV of 64 keys would take 256 registers alone, so (FlashAttention-
+/// 3's choice there) both share the CTA's 64 keys: each computes S^T and
+/// dP^T for half of a block's queries, P^T and dS^T meet in shared memory,
+/// and each holds dK, dV and computes dQ for half of D's columns. The
+/// bigger tiles leave room for fewer Q/dO and dQ staging buffers.
 struct GradGeometry {
   bool splitHeadDim;
-  int64_t blockKeys;
+  /// Keys of a CTA, queries of a streamed block.
+  int64_t blockKeys, blockQueries;
   /// Queries of a consumer's S^T and dP^T; D's columns of its dK and dV.
   int64_t scoreColumns, gradColumns;
+  /// Whether a consumer's dQ is its 64 of the block's rows over all of D,
+  /// rather than all of them over its half of D.
+  bool queryGradByRows;
   /// Buffers of the streamed Q and dO, and of dQ's staging.
   int64_t stages, stagingBuffers;
 
   static GradGeometry get(int64_t headDim) {
-    bool split = headDim > 2 * kBoxColumns;
-    return {split,
-            split ? kWgmmaM : kConsumers * kWgmmaM,
-            split ? kBlockQueries / kConsumers : kBlockQueries,
-            split ? headDim / kConsumers : headDim,
-            split ? 1 : 2,
-            split ? 1 : 2};
+    GradGeometry g;
+    g.splitHeadDim = headDim > 2 * kBoxColumns;
+    g.blockKeys = g.splitHeadDim ? kWgmmaM : kConsumers * kWgmmaM;
+    g.blockQueries = headDim <= kBoxColumns ? kConsumers * kWgmmaM : kWgmmaM;
+    g.scoreColumns =
+        g.splitHeadDim ? g.blockQueries / kConsumers : g.blockQueries;
+    g.gradColumns = g.splitHeadDim ? headDim / kConsumers : headDim;
+    g.queryGradByRows = g.blockQueries > kWgmmaM;
+    g.stages = g.splitHeadDim ? 1 : 2;
+    // Two staging buffers only at head dim 128: at 64 they would pass the
+    // SM's 227 KB by 80 bytes.
+    g.stagingBuffers = headDim == 2 * kBoxColumns ? 2 : 1;
+    return g;
   }
 };
 
 /// Where everything lives in shared memory, from the 1024-byte aligned
-/// base: the K and V tiles, the Q and the dO buffers (64 rows each), two
-/// dS^T buffers (the key rows of 64 queries: one 128-byte swizzled column
-/// block each), where the consumers split the head dim two P^T buffers
-/// alike, the f32 dQ staging buffers (64 x D, dense), two buffers of a
-/// block's LSE log2e and delta (64 f32 each), then the mbarriers: K and V
-/// full, K and V empty, per buffer a full and an empty one, then per
-/// staging buffer a staged and a free one.
+/// base: the K and V tiles, the Q and the dO buffers (a block's rows each),
+/// two dS^T buffers (the key rows of a block's queries: a 128-byte swizzled
+/// column block per 64 queries), where the consumers split the head dim
+/// two P^T buffers alike, the f32 dQ staging buffers (rows x D, dense), two
+/// buffers of a block's LSE log2e and delta (an f32 per query each), then
+/// the mbarriers: K and V full, K and V empty, per buffer a full and an
+/// empty one, then per staging buffer a staged and a free one.
 struct GradSharedLayout {
-  static constexpr int64_t kTermsBytes = 2 * kBlockQueries * 4;
-  int64_t keyTileBytes, blockBytes, gradScoresBytes, stagingBytes;
+  int64_t keyTileBytes, blockBytes, gradScoresBytes, stagingBytes, termsBytes;
   int64_t keys, values, queries, gradOut, gradScores, probs, staging, terms,
       barriers;
   int64_t totalBytes;
@@ -159,18 +172,20 @@ struct GradSharedLayout {
     GradGeometry geometry = GradGeometry::get(headDim);
     GradSharedLayout l;
     l.keyTileBytes = geometry.blockKeys * headDim * elementBytes;
-    l.blockBytes = kBlockQueries * headDim * elementBytes;
-    l.stagingBytes = kBlockQueries * headDim * 4;
+    l.blockBytes = geometry.blockQueries * headDim * elementBytes;
+    l.stagingBytes = geometry.blockQueries * headDim * 4;
+    l.termsBytes = 2 * geometry.blockQueries * 4;
     l.keys = 0;
     l.values = l.keys + l.keyTileBytes;
     l.queries = l.values + l.keyTileBytes;
     l.gradOut = l.queries + geometry.stages * l.blockBytes;
-    l.gradScoresBytes = geometry.blockKeys * kBlockQueries * elementBytes;
+    l.gradScoresBytes =
+        geometry.blockKeys * geometry.blockQueries * elementBytes;
     l.gradScores = l.gradOut + geometry.stages * l.blockBytes;
     l.probs = l.gradScores + 2 * l.gradScoresBytes;
     l.staging = l.probs + (geometry.splitHeadDim ? 2 * l.gradScoresBytes : 0);
     l.terms = l.staging + geometry.stagingBuffers * l.stagingBytes;
-    l.barriers = l.terms + 2 * kTermsBytes;
+    l.barriers = l.terms + 2 * l.termsBytes;
     // The dynamic shared memory is 16-byte aligned; the base is rounded
     // up to the swizzle atom.
     l.totalBytes = l.barriers +
@@ -190,7 +205,7 @@ KernelShape getGradShape(AttentionGradOp op) {
   GradGeometry geometry = GradGeometry::get(op.getHeadDim());
   KernelShape shape{};
   shape.blockM = geometry.blockKeys;
-  shape.blockN = kBlockQueries;
+  shape.blockN = geometry.blockQueries;
   shape.stages = geometry.stages;
   shape.consumers = kConsumers;
   shape.headDim = shape.valueHeadDim = op.getHeadDim();
@@ -299,9 +314,9 @@ private:
   std::pair<Value, Value> handOffQueryGrad(Value step, Value consumed,
                                            Value queryGrad, bool hasNext,
                                            std::pair<Value, Value> laterTerms);
-  /// Block \p step's LSE log2e and delta, loaded by the first consumer's
-  /// first 64 threads, one query each, where \p step is a block; 0 in the
-  /// other threads.
+  /// Block \p step's LSE log2e and delta, loaded by the first consumer
+  /// threads, one query each, where \p step is a block; 0 in the other
+  /// threads.
   std::pair<Value, Value> loadRowTerms(Value batch, Value step);
   /// Stores what loadRowTerms loaded for block \p step into the buffer of
   /// \p consumed's parity.
@@ -310,7 +325,7 @@ private:
   /// \p step (a query each).
   Value isTermLoader(Value step) {
     return b.and_(b.slt(step, steps),
-                  b.slt(getConsumerThread(), b.i32(kBlockQueries)));
+                  b.slt(getConsumerThread(), b.i32(geometry.blockQueries)));
   }
   /// The dQ staging buffer of the \p count th block (i32) and the phase of
   /// its staged and free barriers: the two buffers alternate.
@@ -349,8 +364,7 @@ private:
   }
   /// The shared address (i32) of the row terms of \p consumed's parity.
   Value getRowTerms(Value consumed) {
-    return address(layout.terms, b.urem(consumed, b.i32(2)),
-                   GradSharedLayout::kTermsBytes);
+    return address(layout.terms, b.urem(consumed, b.i32(2)), layout.termsBytes);
   }
   /// The consumer thread's index among the consumers (i32).
   Value getConsumerThread() {
@@ -447,8 +461,8 @@ void GradDkvKernel::initBarriers() {
 
 std::pair<Value, Value> GradDkvKernel::locate(Value step) {
   Value head = b.add(firstHead, b.udiv(step, blocks));
-  Value firstQuery =
-      b.mul(b.add(firstBlock, b.urem(step, blocks)), b.i32(kBlockQueries));
+  Value firstQuery = b.mul(b.add(firstBlock, b.urem(step, blocks)),
+                           b.i32(geometry.blockQueries));
   return {head, firstQuery};
 }
 
@@ -499,12 +513,12 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
   pipeline.expectBytes(full, 2 * layout.blockBytes);
   pipeline.loadTile(map(kQMap),
                     address(layout.queries, stage, layout.blockBytes), full,
-                    firstQuery, head, b.word(batch), kBlockQueries,
-                    kBlockQueries, shape.keyColumnBlocks);
+                    firstQuery, head, b.word(batch), geometry.blockQueries,
+                    geometry.blockQueries, shape.keyColumnBlocks);
   pipeline.loadTile(map(kDoutMap),
                     address(layout.gradOut, stage, layout.blockBytes), full,
-                    firstQuery, head, b.word(batch), kBlockQueries,
-                    kBlockQueries, shape.valueColumnBlocks);
+                    firstQuery, head, b.word(batch), geometry.blockQueries,
+                    geometry.blockQueries, shape.valueColumnBlocks);
   scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
   return {loop.getResult(0)};
 }
@@ -562,7 +576,9 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
   Value zero =
       LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.gradColumns));
   Value queryGradZero = LLVM::ZeroOp::create(
-      b, getAccumulatorType(b, shape.headDim / kConsumers));
+      b, getAccumulatorType(b, geometry.queryGradByRows
+                                   ? shape.headDim
+                                   : shape.headDim / kConsumers));
   // Block 0, up to its dQ.
   auto first = scf::IfOp::create(
       b, TypeRange{zero.getType(), zero.getType(), queryGradZero.getType()},
@@ -640,13 +656,13 @@ std::pair<Value, Value> GradDkvKernel::issueScores(Value consumed) {
   }
   pipeline.wait(barrier(kBlockFull, stage), phase);
   gemm.fence();
-  Value scores = gemm.multiplyKMajor(b.add(address(layout.keys), keyRows),
-                                     geometry.blockKeys, queries, kBlockQueries,
-                                     geometry.scoreColumns);
+  Value scores = gemm.multiplyKMajor(
+      b.add(address(layout.keys), keyRows), geometry.blockKeys, queries,
+      geometry.blockQueries, geometry.scoreColumns);
   gemm.commitGroup();
-  Value gradProbs = gemm.multiplyKMajor(b.add(address(layout.values), keyRows),
-                                        geometry.blockKeys, gradOut,
-                                        kBlockQueries, geometry.scoreColumns);
+  Value gradProbs = gemm.multiplyKMajor(
+      b.add(address(layout.values), keyRows), geometry.blockKeys, gradOut,
+      geometry.blockQueries, geometry.scoreColumns);
   gemm.commitGroup();
   return {scores, gradProbs};
 }
@@ -682,14 +698,14 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
     syncConsumers(kScoresStored);
     Value columns = b.mul(b.word(getConsumer(lanes)),
                           b.i32(geometry.gradColumns / kBoxColumns *
-                                kBlockQueries * kSwizzleBytes));
+                                geometry.blockQueries * kSwizzleBytes));
     gemm.fence();
-    gradValue =
-        gemm.accumulateSharedA(probs, b.add(gradOut, columns), kBlockQueries,
-                               geometry.gradColumns, gradValue);
-    gradKey =
-        gemm.accumulateSharedA(gradScores, b.add(queries, columns),
-                               kBlockQueries, geometry.gradColumns, gradKey);
+    gradValue = gemm.accumulateSharedA(probs, b.add(gradOut, columns),
+                                       geometry.blockQueries,
+                                       geometry.gradColumns, gradValue);
+    gradKey = gemm.accumulateSharedA(gradScores, b.add(queries, columns),
+                                     geometry.blockQueries,
+                                     geometry.gradColumns, gradKey);
     gemm.commitGroup();
     Value queryGrad = issueQueryGrad(lanes, gradScores);
     gemm.commitGroup();
@@ -702,16 +718,16 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
   }
   // dV's GEMM runs under dS^T's arithmetic.
   gemm.fence();
-  gradValue = gemm.accumulateRegisterA(packedProbs, gradOut, kBlockQueries,
-                                       shape.headDim, gradValue);
+  gradValue = gemm.accumulateRegisterA(
+      packedProbs, gradOut, geometry.blockQueries, shape.headDim, gradValue);
   gemm.commitGroup();
   // dP^T (the group before dV's) is complete.
   gemm.waitGroup(1);
   SmallVector<Value> packedGradScores =
       computeGradScores(lanes, gradProbs, probabilities, terms);
   gemm.fence();
-  gradKey = gemm.accumulateRegisterA(packedGradScores, queries, kBlockQueries,
-                                     shape.headDim, gradKey);
+  gradKey = gemm.accumulateRegisterA(
+      packedGradScores, queries, geometry.blockQueries, shape.headDim, gradKey);
   gemm.commitGroup();
 
   // dS^T for dQ: both consumers' rows.
@@ -754,8 +770,8 @@ GradDkvKernel::handOffQueryGrad(Value step, Value consumed, Value queryGrad,
   return next;
 }
 
-// The LSE log2e and delta of a block, one query per thread of the first
-// consumer's first 64 (clamped: a query past Sq is masked), into shared
+// The LSE log2e and delta of a block, one query per consumer thread from
+// the first (clamped: a query past Sq is masked), into shared
 // memory, where each consumer thread reads those of its columns: held in
 // registers they would take 32 of them across the GEMMs. Loaded a block
 // ahead, so that their latency hides under a block's work.
@@ -787,9 +803,10 @@ void GradDkvKernel::storeRowTerms(std::pair<Value, Value> terms, Value step,
   onThread(isTermLoader(step), [&] {
     Value slot = b.add(getRowTerms(consumed), b.mul(consumerThread, b.i32(4)));
     LLVM::StoreOp::create(b, terms.first, pipeline.getSharedPointer(slot), 4);
-    LLVM::StoreOp::create(
-        b, terms.second,
-        pipeline.getSharedPointer(b.add(slot, b.i32(kBlockQueries * 4))), 4);
+    LLVM::StoreOp::create(b, terms.second,
+                          pipeline.getSharedPointer(
+                              b.add(slot, b.i32(geometry.blockQueries * 4))),
+                          4);
   });
 }
 
@@ -804,8 +821,8 @@ Value GradDkvKernel::loadTerm(const FragmentLanes &lanes, Value terms,
   int64_t column = 8 * (i / 4) + i % 2;
   return LLVM::LoadOp::create(
       b, b.getF32Type(),
-      pipeline.getSharedPointer(
-          b.add(laneTerms, b.i32((which * kBlockQueries + column) * 4))),
+      pipeline.getSharedPointer(b.add(
+          laneTerms, b.i32((which * geometry.blockQueries + column) * 4))),
       /*alignment=*/4);
 }
 
@@ -859,18 +876,23 @@ GradDkvKernel::computeGradScores(const FragmentLanes &lanes, Value gradProbs,
   return packed;
 }
 
-// Each consumer its half of D's columns: from column block c at head dim
-// 128, from column 32 c of the one block at 64.
+// Each consumer its 64 of the block's queries over all of D (A from
+// column block c of dS^T), or all 64 over its half of D's columns (B from
+// K's column blocks from D / 128 c).
 Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes,
                                     Value gradScores) {
   gemm.fence();
+  Value consumer = b.word(getConsumer(lanes));
+  int64_t tileBytes = geometry.blockKeys * kSwizzleBytes;
+  if (geometry.queryGradByRows)
+    return gemm.multiplyMnMajor(
+        b.add(gradScores, b.mul(consumer, b.i32(tileBytes))),
+        address(layout.keys), geometry.blockKeys, shape.headDim);
   int64_t half = shape.headDim / kConsumers;
-  int64_t halfBytes =
-      half % kBoxColumns == 0
-          ? (half / kBoxColumns) * geometry.blockKeys * kSwizzleBytes
-          : half * 2;
+  assert(half % kBoxColumns == 0 && "a consumer's columns are whole blocks");
   return gemm.multiplyMnMajor(
-      gradScores, address(layout.keys, b.word(getConsumer(lanes)), halfBytes),
+      gradScores,
+      address(layout.keys, consumer, (half / kBoxColumns) * tileBytes),
       geometry.blockKeys, half);
 }
 
@@ -888,30 +910,42 @@ void GradDkvKernel::storeScoreTile(const FragmentLanes &lanes,
                          : Value();
   for (int64_t i = 0; i < geometry.scoreColumns / 8; ++i)
     for (int64_t h = 0; h < 2; ++h) {
+      // Queries past 64 in the next column block (128-query blocks).
+      int64_t columnBlock = i / 8, inBlock = i % 8;
+      Value block = columnBlock
+                        ? b.add(tile, b.i32(columnBlock * geometry.blockKeys *
+                                            kSwizzleBytes))
+                        : tile;
       Value row = b.add(laneRow, b.i32(8 * h));
-      Value chunk =
-          b.xor_(firstChunk ? b.add(firstChunk, b.i32(i)) : b.i32(i), swizzle);
-      Value at = b.add(tile, b.add(b.mul(row, b.i32(kSwizzleBytes)),
-                                   b.add(b.mul(chunk, b.i32(16)), quad)));
+      Value chunk = b.xor_(firstChunk ? b.add(firstChunk, b.i32(inBlock))
+                                      : b.i32(inBlock),
+                           swizzle);
+      Value at = b.add(block, b.add(b.mul(row, b.i32(kSwizzleBytes)),
+                                    b.add(b.mul(chunk, b.i32(16)), quad)));
       LLVM::StoreOp::create(b, packed[2 * i + h], pipeline.getSharedPointer(at),
                             /*alignment=*/4);
     }
 }
 
-// Element 4 i + 2 h + e of the lane's m64n(D/2) dQ is query row
-// 16 w + g + 8 h, column (consumer) D/2 + 8 i + 2 t + e: in dq_accum's
-// layout (getQueryGradColumn) the 8 rows g of a store land in 8 different
-// 16-byte bank groups.
+// Element 4 i + 2 h + e of the lane's m64nN dQ is query row
+// 16 w + g + 8 h (of the consumer's 64 where it has rows of its own),
+// column 8 i + 2 t + e (of its half of D where it has those): in
+// dq_accum's layout (getQueryGradColumn) the 8 rows g of a store land in 8
+// different 16-byte bank groups.
 void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                                    Value staging) {
-  int64_t half = shape.headDim / kConsumers;
-  SmallVector<Value> values = unpackAccumulator(b, gradQuery, half / 2);
+  int64_t columns =
+      geometry.queryGradByRows ? shape.headDim : shape.headDim / kConsumers;
+  SmallVector<Value> values = unpackAccumulator(b, gradQuery, columns / 2);
   Value laneRow = b.urem(lanes.laneRow, b.index(kWgmmaM));
   Value consumer = getConsumer(lanes);
-  Value laneColumn =
-      b.add(b.mul(consumer, b.index(half)), b.mul(lanes.quadCol, b.index(2)));
+  Value laneColumn = b.mul(lanes.quadCol, b.index(2));
+  if (geometry.queryGradByRows)
+    laneRow = b.add(laneRow, b.mul(consumer, b.index(kWgmmaM)));
+  else
+    laneColumn = b.add(b.mul(consumer, b.index(columns)), laneColumn);
   auto pairType = VectorType::get({2}, b.getF32Type());
-  for (int64_t i = 0; i < half / 8; ++i)
+  for (int64_t i = 0; i < columns / 8; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       Value row = b.add(laneRow, b.index(8 * h));
       Value column =
@@ -930,7 +964,8 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
 
 void GradDkvKernel::reduceQueryGrad(Value batch, Value head, Value firstQuery,
                                     Value staging) {
-  Value rows = b.smin(b.sub(b.word(seqQ), firstQuery), b.i32(kBlockQueries));
+  Value rows =
+      b.smin(b.sub(b.word(seqQ), firstQuery), b.i32(geometry.blockQueries));
   Value accumulator = arg(kGradDqAccum);
   auto metadata = memref::ExtractStridedMetadataOp::create(b, accumulator);
   Value element = b.add(
@@ -999,7 +1034,7 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   tile.seqK = seqQ;
   tile.firstRow = firstKey;
   tile.head = kvHead;
-  tile.computeRange(b, geometry.blockKeys, kBlockQueries, window);
+  tile.computeRange(b, geometry.blockKeys, geometry.blockQueries, window);
   // The query blocks of every query head of the group, in 32 bits (blocks,
   // heads and queries fit: TMA coordinates are 32-bit).
   Value group = b.word(b.udiv(memref::DimOp::create(b, arg(kGradQ), 1),
@@ -1071,19 +1106,21 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
   contract.threads = (kConsumers + 1) * kWarpgroupThreads;
   contract.sharedBytes =
       GradSharedLayout::get(op.getHeadDim(), getElementBytes(op)).totalBytes;
-  int64_t blockKeys = GradGeometry::get(op.getHeadDim()).blockKeys;
-  contract.grid = {GridAxis{{{kGradK, 2, static_cast<uint64_t>(blockKeys)}}},
-                   GridAxis{{{kGradK, 1}}},
+  GradGeometry geometry = GradGeometry::get(op.getHeadDim());
+  uint64_t blockKeys = geometry.blockKeys;
+  contract.grid = {GridAxis{{{kGradK, 2, blockKeys}}}, GridAxis{{{kGradK, 1}}},
                    GridAxis{{{kGradK, 0}}, kMaxGridDimY}};
   auto rows = [](int64_t count) {
     return SmallVector<uint32_t>{static_cast<uint32_t>(count),
                                  static_cast<uint32_t>(kBoxColumns)};
   };
   contract.parameters = {
-      getTensorMapParameter(op, kGradQ, rows(kBlockQueries), kSwizzleBytes),
+      getTensorMapParameter(op, kGradQ, rows(geometry.blockQueries),
+                            kSwizzleBytes),
       getTensorMapParameter(op, kGradK, rows(blockKeys), kSwizzleBytes),
       getTensorMapParameter(op, kGradV, rows(blockKeys), kSwizzleBytes),
-      getTensorMapParameter(op, kGradDout, rows(kBlockQueries), kSwizzleBytes)};
+      getTensorMapParameter(op, kGradDout, rows(geometry.blockQueries),
+                            kSwizzleBytes)};
   llvm::append_range(contract.parameters, getOperandParameters(op));
   gpu::GPUFuncOp func = createKernelFunc(
       op, kernels, getAttentionGradKernelName(AttentionGradKernel::Dkv),
