@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -320,6 +321,11 @@ void fmha::forEachRowOfWarp(
     body(batch, head, row, lane);
     scf::YieldOp::create(b);
   });
+}
+
+llvm::MaybeAlign fmha::getVectorAlignment(int64_t count, Type elementType) {
+  int64_t bytes = count * elementType.getIntOrFloatBitWidth() / 8;
+  return llvm::MaybeAlign(std::min<int64_t>(bytes, 16));
 }
 
 Value fmha::hideFromHoisting(ImplicitLocOpBuilder &b, Value value) {

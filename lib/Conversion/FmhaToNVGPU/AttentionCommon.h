@@ -235,6 +235,14 @@ void forEachRowOfWarp(KernelBuilder &b, Value rows, int64_t rowsPerCta,
                                               Value row, Value lane)>
                           body);
 
+/// The alignment of \p count neighbouring elements of type \p elementType
+/// from a column that is a multiple of \p count, in a tensor 16-byte
+/// aligned whose row strides are multiples of 8 elements (or a shared
+/// tile's rows alike): their bytes, at most 16. vector.load and
+/// vector.store assume only the element's alignment otherwise, and the
+/// NVPTX backend then splits them into one access per element.
+llvm::MaybeAlign getVectorAlignment(int64_t count, Type elementType);
+
 /// \p value through a side-effecting register move: equal to it, but
 /// computed anew where it is called, so nothing derived from it is hoisted
 /// out of the enclosing loop. \p value is an index or an i32.

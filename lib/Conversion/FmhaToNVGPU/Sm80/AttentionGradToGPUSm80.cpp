@@ -161,30 +161,36 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   Type elementType = op.getQ().getType().getElementType();
   auto vectorType = VectorType::get({perLane}, elementType);
   auto floatType = VectorType::get({perLane}, b.getF32Type());
-  forEachRowOfWarp(b, out, kDeltaRows, [&](Value batch, Value head,
-                                           Value row, Value lane) {
-    // The lane's D / 32 neighbouring columns.
-    SmallVector<Value, 4> at = {batch, head, row,
-                                b.mul(lane, b.index(perLane))};
-    auto load = [&](Value tensor) -> Value {
-      Value elements = vector::LoadOp::create(b, vectorType, tensor, at);
-      return arith::ExtFOp::create(b, floatType, elements);
-    };
-    Value products = arith::MulFOp::create(b, load(gradOut), load(out));
-    Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
-                                            products);
-    sum = reduceOverLanes(b, sum, /*max=*/false, kThreadsPerWarp);
-    scf::IfOp::create(b, b.eq(lane, b.index(0)), [&](OpBuilder &, Location) {
-      memref::StoreOp::create(b, sum, delta, ValueRange{batch, head, row});
-      scf::YieldOp::create(b);
-    });
-    if (accumulator)
-      vector::StoreOp::create(
-          b,
-          arith::ConstantOp::create(
-              b, DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0f))),
-          accumulator, at);
-  });
+  forEachRowOfWarp(
+      b, out, kDeltaRows, [&](Value batch, Value head, Value row, Value lane) {
+        // The lane's D / 32 neighbouring columns, one vector access each.
+        SmallVector<Value, 4> at = {batch, head, row,
+                                    b.mul(lane, b.index(perLane))};
+        auto load = [&](Value tensor) -> Value {
+          Value elements = vector::LoadOp::create(
+              b, vectorType, tensor, at, /*nontemporal=*/false,
+              getVectorAlignment(perLane, elementType));
+          return arith::ExtFOp::create(b, floatType, elements);
+        };
+        Value products = arith::MulFOp::create(b, load(gradOut), load(out));
+        Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                                products);
+        sum = reduceOverLanes(b, sum, /*max=*/false, kThreadsPerWarp);
+        scf::IfOp::create(b, b.eq(lane, b.index(0)),
+                          [&](OpBuilder &, Location) {
+                            memref::StoreOp::create(
+                                b, sum, delta, ValueRange{batch, head, row});
+                            scf::YieldOp::create(b);
+                          });
+        if (accumulator)
+          vector::StoreOp::create(
+              b,
+              arith::ConstantOp::create(
+                  b,
+                  DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0f))),
+              accumulator, at, /*nontemporal=*/false,
+              getVectorAlignment(perLane, b.getF32Type()));
+      });
 }
 
 /// dq = scale dq_accum, rounded to the element type, a lane's D / 32
@@ -213,13 +219,16 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
           SmallVector<Value, 4> from = at;
           if (permuted)
             from[3] = getQueryGradColumn(b, row, column);
-          Value sum = vector::LoadOp::create(b, floatType, accumulator, from);
+          Value sum = vector::LoadOp::create(
+              b, floatType, accumulator, from, /*nontemporal=*/false,
+              getVectorAlignment(perPart, b.getF32Type()));
           Value scaled = arith::MulFOp::create(b, sum, scale);
           vector::StoreOp::create(
               b,
               arith::TruncFOp::create(
                   b, VectorType::get({perPart}, elementType), scaled),
-              gradQuery, at);
+              gradQuery, at, /*nontemporal=*/false,
+              getVectorAlignment(perPart, elementType));
         }
       });
 }
@@ -356,7 +365,9 @@ void GradKernelBuilder::storeGradScores(const Lanes &lanes,
         Value column = b.toIndex(
             b.add(b.i32(n * kMmaN), b.mul(lanes.quadCol, b.i32(2))));
         vector::StoreOp::create(b, arith::TruncFOp::create(b, pairType, pair),
-                                tile, ValueRange{row, column});
+                                tile, ValueRange{row, column},
+                                /*nontemporal=*/false,
+                                getVectorAlignment(2, shape.elementType));
       }
     }
 }
@@ -542,9 +553,10 @@ void GradKernelBuilder::storeRows(const Lanes &lanes,
             pair = arith::MulFOp::create(b, pair, factorPair);
           Value column = b.toIndex(
               b.add(b.i32(d * kMmaN), b.mul(lanes.quadCol, b.i32(2))));
-          vector::StoreOp::create(
-              b, arith::TruncFOp::create(b, pairType, pair), global,
-              ValueRange{batch, head, row, column});
+          vector::StoreOp::create(b, arith::TruncFOp::create(b, pairType, pair),
+                                  global, ValueRange{batch, head, row, column},
+                                  /*nontemporal=*/false,
+                                  getVectorAlignment(2, shape.elementType));
         }
         scf::YieldOp::create(b);
       });

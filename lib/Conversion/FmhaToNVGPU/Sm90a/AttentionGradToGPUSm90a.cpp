@@ -1014,7 +1014,8 @@ void GradDkvKernel::storeRows(const FragmentLanes &lanes, Value accumulator,
             arith::TruncFOp::create(b, VectorType::get({2}, shape.elementType),
                                     pair),
             global,
-            ValueRange{batch, kvHead, row, b.add(laneColumn, b.index(8 * i))});
+            ValueRange{batch, kvHead, row, b.add(laneColumn, b.index(8 * i))},
+            /*nontemporal=*/false, getVectorAlignment(2, shape.elementType));
       }
     });
   }
