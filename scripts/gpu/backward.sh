@@ -7,8 +7,9 @@
 #   2. compute-sanitizer memcheck, racecheck and synccheck on the backward
 #      test (both chips' kernels);
 #   3. scripts/gpu/python.sh with bench.py's arguments (default: the
-#      backward rows only): python_check against torch's autograd, then the
-#      benchmark.
+#      backward rows only): python_check's backward rows against torch's
+#      autograd (FLASHCORE_CHECKS, default "backward": all of python_check
+#      and FA4's bench no longer fit one call's 600 s), then the benchmark.
 # Logs go to $OUT; the table is last; exit 0 when every row passed.
 # Usage: scripts/gpu/backward.sh [bench.py options]
 set -uo pipefail
@@ -28,6 +29,7 @@ for tool in memcheck racecheck synccheck; do
     "$tests" --gtest_filter='CAPI.Backward*'
 done
 [ $# -gt 0 ] || set -- --backward --no-host --no-tflops --rounds 5
-check "python.sh --bench $*" "$root/scripts/gpu/python.sh" --bench "$@"
+check "python.sh --bench $*" env FLASHCORE_CHECKS="${FLASHCORE_CHECKS:-backward}" \
+  "$root/scripts/gpu/python.sh" --bench "$@"
 sed -n '/^# flashcore/,/^| check |/p' "$out/bench.log" 2>/dev/null | grep -v "^| check |"
 finish
