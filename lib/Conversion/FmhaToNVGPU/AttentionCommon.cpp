@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -212,6 +213,24 @@ Value fmha::reduceOverLanes(ImplicitLocOpBuilder &b, Value value, bool max,
   return value;
 }
 
+Value fmha::sumOverLaneGroup(KernelBuilder &b, Value value, int32_t lanes) {
+  Value lane = b.urem(b.word(gpu::ThreadIdOp::create(b, gpu::Dimension::x)),
+                      b.i32(kThreadsPerWarp));
+  Value members =
+      arith::ShLIOp::create(b, b.i32((int64_t(1) << lanes) - 1),
+                            b.mul(b.udiv(lane, b.i32(lanes)), b.i32(lanes)));
+  // shfl.sync's c operand: no segment (32 lanes), the clamp at lane 31.
+  Value clamp = b.i32(kThreadsPerWarp - 1);
+  for (int32_t offset = 1; offset < lanes; offset *= 2) {
+    Value other = NVVM::ShflOp::create(
+        b, value.getType(), members, value, b.i32(offset), clamp,
+        NVVM::ShflKindAttr::get(b.getContext(), NVVM::ShflKind::bfly),
+        UnitAttr());
+    value = arith::AddFOp::create(b, value, other);
+  }
+  return value;
+}
+
 Value fmha::reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max) {
   return reduceOverLanes(b, value, max, 4);
 }
@@ -298,10 +317,18 @@ Value fmha::emitExp2(ImplicitLocOpBuilder &b, Value x) {
 
 void fmha::forEachRowOfWarp(
     KernelBuilder &b, Value rows, int64_t rowsPerCta,
-    llvm::function_ref<void(Value, Value, Value, Value)> body) {
+    llvm::function_ref<void(Value, Value, Value, Value)> body,
+    int64_t lanesPerRow) {
   Value threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value warp = b.udiv(threadId, b.index(kThreadsPerWarp));
   Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
+  // The CTA's row of this lane: its warp's, or one of its warp's.
+  Value rowInCta = warp;
+  if (lanesPerRow < kThreadsPerWarp) {
+    rowInCta = b.add(b.mul(warp, b.index(kThreadsPerWarp / lanesPerRow)),
+                     b.udiv(lane, b.index(lanesPerRow)));
+    lane = b.urem(lane, b.index(lanesPerRow));
+  }
   Value heads = memref::DimOp::create(b, rows, 1);
   Value seq = memref::DimOp::create(b, rows, 2);
   Value rowBlocks = b.ceilDiv(seq, b.index(rowsPerCta));
@@ -313,7 +340,8 @@ void fmha::forEachRowOfWarp(
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value unit = loop.getInductionVar();
-  Value row = b.add(b.mul(b.urem(unit, rowBlocks), b.index(rowsPerCta)), warp);
+  Value row =
+      b.add(b.mul(b.urem(unit, rowBlocks), b.index(rowsPerCta)), rowInCta);
   Value headAndBatch = b.udiv(unit, rowBlocks);
   Value head = b.urem(headAndBatch, heads);
   Value batch = b.udiv(headAndBatch, heads);

@@ -217,6 +217,11 @@ struct RowTotal {
 Value reduceOverLanes(ImplicitLocOpBuilder &b, Value value, bool max,
                       int32_t lanes);
 
+/// \p value summed over each aligned group of \p lanes lanes (a power of
+/// two below 32), where a group's lanes may be the only ones of their warp
+/// that run it: each shuffle names the group's lanes as its members.
+Value sumOverLaneGroup(KernelBuilder &b, Value value, int32_t lanes);
+
 /// \p value reduced (max or sum) over the 4 lanes of a quad, which hold one
 /// row of an m16n8 accumulator fragment.
 Value reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max);
@@ -226,14 +231,17 @@ Value reduceOverQuad(ImplicitLocOpBuilder &b, Value value, bool max);
 Value emitExp2(ImplicitLocOpBuilder &b, Value x);
 
 /// The loop of a kernel that gives each row of a [B, H, S, ...] tensor
-/// (\p rows' sizes) a warp, \p rowsPerCta rows (warps) a CTA, the CTAs
-/// striding over ceil(S / rowsPerCta) x H x B units along x: runs
-/// \p body(batch, head, row, lane) for the rows below S (all index). The
-/// merge of attention states and the backward's delta and dq conversion.
-void forEachRowOfWarp(KernelBuilder &b, Value rows, int64_t rowsPerCta,
-                      llvm::function_ref<void(Value batch, Value head,
-                                              Value row, Value lane)>
-                          body);
+/// (\p rows' sizes) a warp, or \p lanesPerRow lanes of one (a power of two:
+/// a warp's neighbouring rows), \p rowsPerCta rows a CTA, the CTAs striding
+/// over ceil(S / rowsPerCta) x H x B units along x: runs \p body(batch,
+/// head, row, lane) for the rows below S, lane among the row's lanes (all
+/// index). The merge of attention states and the backward's delta and dq
+/// conversion.
+void forEachRowOfWarp(
+    KernelBuilder &b, Value rows, int64_t rowsPerCta,
+    llvm::function_ref<void(Value batch, Value head, Value row, Value lane)>
+        body,
+    int64_t lanesPerRow = kThreadsPerWarp);
 
 /// The alignment of \p count neighbouring elements of type \p elementType
 /// from a column that is a multiple of \p count, in a tensor 16-byte

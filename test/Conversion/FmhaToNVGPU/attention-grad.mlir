@@ -2,8 +2,8 @@
 // RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s --check-prefixes=CHECK,SM90A
 
 // fmha.attention_grad becomes three kernels (getAttentionGradKernels),
-// launched in order in its place: delta = rowsum(dout * o) (a warp per
-// row), dq (a CTA per 64 query rows of each (batch, query head)), then dk
+// launched in order in its place: delta = rowsum(dout * o) (16 bytes of
+// a row per lane), dq (a CTA per 64 query rows of each (batch, query head)), then dk
 // and dv (a CTA per 64 keys of each (batch, KV head), over the query heads
 // of its group). Each takes every operand as a memref descriptor (sm_90a's
 // dk/dv with dq_accum, below, also tensor maps).
@@ -36,9 +36,9 @@
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dv {{.*}} dynamic_shared_memory_size %c131584_i32
 // The kernels, in the module in their launch order (getAttentionGradKernels).
 // CHECK: gpu.func @attention_grad_delta(
-// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
+// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 16) * o[1] * o[0], 2147483647), 1, 1], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
 // CHECK: vector.reduction <add>
-// CHECK: gpu.shuffle  xor
+// CHECK: nvvm.shfl.sync  bfly
 // CHECK: gpu.func @attention_grad_dq(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(q[2], 64), q[1], min(q[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
 // S = Q K^T and dP = dO V^T, then dQ += dS K (K read transposed).
@@ -53,7 +53,7 @@
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: gpu.func @attention_grad_delta_0(
 // CHECK-SAME: operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]
-// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x?x?x128xf32>, vector<4xf32>
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x?x?x128xf32>, vector<8xf32>
 // CHECK: gpu.func @attention_grad_dkv_0(
 // SM80: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<64x72xbf16, #gpu.address_space<workgroup>>
 // SM80: memref.atomic_rmw addf
@@ -75,8 +75,9 @@
 // SM90A: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // SM90A: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // CHECK: gpu.func @attention_grad_dq_convert(
-// CHECK-SAME: grid = [min(ceildiv(q[2], 8) * q[1] * q[0], 2147483647), 1, 1]
-// CHECK: arith.truncf %{{.+}} : vector<4xf32> to vector<4xbf16>
+// CHECK-SAME: grid = [min(ceildiv(q[2], 16) * q[1] * q[0], 2147483647), 1, 1]
+// SM80: arith.truncf %{{.+}} : vector<8xf32> to vector<8xbf16>
+// SM90A: arith.truncf %{{.+}} : vector<4xf32> to vector<4xbf16>
 func.func @grad(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
                 %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>) {
   fmha.attention_grad q(%q : memref<?x?x?x128xbf16>) k(%k : memref<?x?x?x128xbf16>)

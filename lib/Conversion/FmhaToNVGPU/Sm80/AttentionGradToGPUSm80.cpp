@@ -96,8 +96,20 @@ GradTiling getGradTiling(AttentionGradOp op) {
   return {64, 64, 4};
 }
 
-/// Rows (one warp each) per CTA of the delta kernel.
-constexpr int64_t kDeltaRows = 8;
+/// Warps per CTA of the delta and dq conversion kernels.
+constexpr int64_t kRowKernelWarps = 8;
+
+/// Lanes per row of those kernels: 16 bytes of q's element type each (D / 8
+/// lanes), so that each access is one vector of 16 bytes or more; a warp
+/// takes 32 / that many neighbouring rows below head dim 256.
+int64_t getRowLanes(AttentionGradOp op) {
+  return std::min<int64_t>(op.getHeadDim() / 8, kThreadsPerWarp);
+}
+
+/// Rows per CTA of those kernels.
+int64_t getRowKernelRows(AttentionGradOp op) {
+  return kRowKernelWarps * kThreadsPerWarp / getRowLanes(op);
+}
 
 LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
                                      int64_t sharedBytes,
@@ -157,13 +169,14 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   Value out = func.getArgument(kGradO), gradOut = func.getArgument(kGradDout);
   Value delta = func.getArgument(kGradDelta);
   Value accumulator = op.getDqAccum() ? func.getArgument(kGradDqAccum) : Value();
-  int64_t perLane = op.getHeadDim() / kThreadsPerWarp;
+  int64_t rowLanes = getRowLanes(op), perLane = op.getHeadDim() / rowLanes;
   Type elementType = op.getQ().getType().getElementType();
   auto vectorType = VectorType::get({perLane}, elementType);
   auto floatType = VectorType::get({perLane}, b.getF32Type());
   forEachRowOfWarp(
-      b, out, kDeltaRows, [&](Value batch, Value head, Value row, Value lane) {
-        // The lane's D / 32 neighbouring columns, one vector access each.
+      b, out, getRowKernelRows(op),
+      [&](Value batch, Value head, Value row, Value lane) {
+        // The lane's neighbouring columns, one vector access each.
         SmallVector<Value, 4> at = {batch, head, row,
                                     b.mul(lane, b.index(perLane))};
         auto load = [&](Value tensor) -> Value {
@@ -175,7 +188,9 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
         Value products = arith::MulFOp::create(b, load(gradOut), load(out));
         Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
                                                 products);
-        sum = reduceOverLanes(b, sum, /*max=*/false, kThreadsPerWarp);
+        sum = rowLanes < kThreadsPerWarp
+                  ? sumOverLaneGroup(b, sum, rowLanes)
+                  : reduceOverLanes(b, sum, /*max=*/false, kThreadsPerWarp);
         scf::IfOp::create(b, b.eq(lane, b.index(0)),
                           [&](OpBuilder &, Location) {
                             memref::StoreOp::create(
@@ -190,26 +205,26 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                   DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0f))),
               accumulator, at, /*nontemporal=*/false,
               getVectorAlignment(perLane, b.getF32Type()));
-      });
+      },
+      rowLanes);
 }
 
-/// dq = scale dq_accum, rounded to the element type, a lane's D / 32
-/// neighbouring columns at a time; with \p permuted, read where the sm_90a
-/// kernel keeps them (getQueryGradColumn moves whole chunks of 4 columns:
-/// a lane's columns are in one chunk up to head dim 128, so a chunk at a
-/// time beyond).
+/// dq = scale dq_accum, rounded to the element type, a lane's neighbouring
+/// columns (getRowLanes) at a time; with \p permuted, read where the sm_90a
+/// kernel keeps them (getQueryGradColumn moves whole chunks of 4 columns,
+/// so a chunk at a time).
 void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                         KernelBuilder &b, bool permuted) {
   Value accumulator = func.getArgument(kGradDqAccum);
   Value gradQuery = func.getArgument(kGradDq);
-  int64_t perLane = op.getHeadDim() / kThreadsPerWarp;
+  int64_t perLane = op.getHeadDim() / getRowLanes(op);
   int64_t perPart = permuted ? std::min<int64_t>(perLane, 4) : perLane;
   Type elementType = op.getQ().getType().getElementType();
   auto floatType = VectorType::get({perPart}, b.getF32Type());
   Value scale = vector::BroadcastOp::create(b, floatType,
                                             b.f32(op.getScaleOrDefault()));
   forEachRowOfWarp(
-      b, func.getArgument(kGradQ), kDeltaRows,
+      b, func.getArgument(kGradQ), getRowKernelRows(op),
       [&](Value batch, Value head, Value row, Value lane) {
         for (int64_t first = 0; first < perLane; first += perPart) {
           Value column = b.mul(lane, b.index(perLane));
@@ -230,7 +245,8 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
               gradQuery, at, /*nontemporal=*/false,
               getVectorAlignment(perPart, elementType));
         }
-      });
+      },
+      getRowLanes(op));
 }
 
 /// What the main kernels share: the shared tiles, the emitters, the
@@ -853,16 +869,16 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     });
     return func;
   };
-  // One thread per row of delta and of dq's conversion.
+  // Lanes (getRowLanes) per row of delta and of dq's conversion.
   auto createRowKernel = [&](AttentionGradKernel kernel,
                              AttentionGradOperand rowsOperand) {
-    return create(getAttentionGradKernelName(kernel),
-                  kDeltaRows * kThreadsPerWarp, 0,
-                  {GridAxis{{{rowsOperand, 2, kDeltaRows},
-                             {rowsOperand, 1},
-                             {rowsOperand, 0}},
-                            kMaxGridDimX},
-                   GridAxis{}, GridAxis{}});
+    uint64_t rows = getRowKernelRows(op);
+    return create(
+        getAttentionGradKernelName(kernel), kRowKernelWarps * kThreadsPerWarp,
+        0,
+        {GridAxis{{{rowsOperand, 2, rows}, {rowsOperand, 1}, {rowsOperand, 0}},
+                  kMaxGridDimX},
+         GridAxis{}, GridAxis{}});
   };
   bool dkvSm90a = op.getDqAccum() && chip == Chip::sm_90a;
   SmallVector<gpu::GPUFuncOp> funcs;
