@@ -230,6 +230,13 @@ def runnable_medians(found, names, amount, divisor, rounds):
     return {name: statistics.median(per[name]) for name in usable}
 
 
+def print_header(columns, names):
+    """A table's header: the leading columns, each of names, then flashcore
+    over the best peer (print_row's cells)."""
+    titles = list(columns) + list(names) + ["flashcore / best"]
+    print("| " + " | ".join(titles) + " |\n|" + "---|" * len(titles))
+
+
 def print_row(label, causal, names, med, ratio=True):
     """One table row: label, causal, each of names' median ('-' for a
     candidate that did not run) and, with ratio, flashcore over the best
@@ -256,8 +263,7 @@ def head_dim_rows(rounds):
           f"{rounds} interleaved rounds of back_to_back_ms)\n")
     names = ["flashcore", "cudnn", "flash2"] + (
         ["fa4"] if fa4_func is not None else [])
-    print("| B x H x S x D | causal | " + " | ".join(names) +
-          " | flashcore / best |\n|---|---|" + "---|" * (len(names) + 1))
+    print_header(["B x H x S x D", "causal"], names)
     for b, h, s, d in HEAD_DIM_ROWS:
         for causal in (False, True):
             q, k, v = (torch.randn(b, s, h, d, device="cuda",
@@ -285,8 +291,7 @@ def value_head_dim_rows(rounds):
           f"median of {rounds} interleaved rounds of back_to_back_ms)\n")
     names = ["flashcore", "cudnn", "efficient"] + (
         ["fa4"] if fa4_func is not None else [])
-    print("| B x H x S x D/Dv | causal | " + " | ".join(names) +
-          " | flashcore / best |\n|---|---|" + "---|" * (len(names) + 1))
+    print_header(["B x H x S x D/Dv", "causal"], names)
     for b, h, s, d, dv in VALUE_HEAD_DIM_ROWS:
         for causal in (False, True):
             q, k = (torch.randn(b, s, h, d, device="cuda",
@@ -395,8 +400,7 @@ def backward_rows(rows_regex, rounds):
           "back_to_back_ms)\n")
     names = ["flashcore", "cudnn", "flash2"] + (
         ["fa4"] if fa4_func is not None else [])
-    print("| B x H x S x D | causal | dtype | " + " | ".join(names) +
-          " | flashcore / best |\n|---|---|---|" + "---|" * (len(names) + 1))
+    print_header(["B x H x S x D", "causal", "dtype"], names)
     for b, h, s, d, causal, dtype in ATTENTION_GRID:
         key = f"{b}x{h}x{s}x{d} {'causal' if causal else 'non-causal'}"
         if rows_regex and not re.search(rows_regex, key):
@@ -501,8 +505,7 @@ def decode_rows(rounds):
           "back_to_back_ms)\n")
     names = ["flashcore", "cudnn", "flash2"] + (
         ["fa4"] if fa4_func is not None else [])
-    print("| B x Sq x Hq/Hkv x Sk | MB | " + " | ".join(names) +
-          " | flashcore / best |\n|---|---|" + "---|" * (len(names) + 1))
+    print_header(["B x Sq x Hq/Hkv x Sk", "MB"], names)
     d = 128
     for b, sq, hq, hkv, sk in DECODE_ROWS:
         q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
