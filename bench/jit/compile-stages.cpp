@@ -2,8 +2,10 @@
 //
 // Part of FlashCore. Compiles every attention kernel the JIT makes (sm_80
 // and sm_90a; head dim 64, 128, 256; bf16 and f16; causal or not; sm_90a's
-// long-query tile) and the resample kernels (each mode, f32 and bf16, two
-// streams with lengths) as the JIT does under the PTX compiler's load plan,
+// long-query tile), the backward's modules (bf16, each head dim, causal or
+// not, deterministic or adding dq into a workspace where the chip has that
+// kernel) and the resample kernels (each mode, f32 and bf16, two streams
+// with lengths) as the JIT does under the PTX compiler's load plan,
 // to a whole-program cubin, and prints each compile's time by stage
 // (CompileTimes): context and module, MLIR passes, LLVM to PTX, PTX to
 // cubin. Needs no GPU. Usage: compile-stages [--filter=SUBSTRING]
@@ -58,6 +60,22 @@ static std::vector<Row> getRows() {
             spec.attentionTile = longTiling;
             rows.push_back({name + " long queries", chip, spec});
           }
+        }
+  for (Chip chip : {Chip::sm_90a, Chip::sm_80})
+    for (unsigned headDim : {64u, 128u, 256u})
+      for (bool deterministic : {false, true})
+        for (bool causal : {false, true}) {
+          if (!deterministic && chip == Chip::sm_80 && headDim == 256)
+            continue;
+          KernelSpec forward;
+          forward.headDim = headDim;
+          forward.causal = causal;
+          rows.push_back(
+              {llvm::formatv("{0} attention_grad d{1} bf16{2}{3}",
+                             stringifyChip(chip), headDim,
+                             causal ? " causal" : "",
+                             deterministic ? " deterministic" : ""),
+               chip, getAttentionGradSpec(forward, deterministic)});
         }
   for (ResampleMode mode : {ResampleMode::linear, ResampleMode::nearest,
                             ResampleMode::previous})
