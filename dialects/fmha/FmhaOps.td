@@ -103,6 +103,15 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
 
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
+    - `pack_query_heads` (a schedule, not a change of the result): the
+      `G = Hq / Hkv` query heads that share a KV head are computed as the
+      rows of one tile, `Sq x G` rows per (batch entry, KV head), row
+      `r` being query `r / G` of head `hk * G + r % G`, so that each block
+      of `k` and `v` is read once per group rather than `G` times
+      (FlashAttention-3's PackGQA): for decode with a few queries per
+      sequence (speculative decoding). sm_90a only; not with
+      `query_offsets`.
+
     - `split_keys`: `o` and `lse` (required) hold `S >= 1` partial states
       of each batch entry, `o` `[S * B, Hq, Sq, Dv]` and `lse`
       `[S * B, Hq, Sq]`: entry `s * B + b` is the attention of batch `b` over
@@ -140,7 +149,8 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     OptionalAttr<DenseI64ArrayAttr>:$window,
     OptionalAttr<Fmha_TileAttr>:$tile,
     UnitAttr:$split_keys,
-    OptionalAttr<F32Attr>:$softcap
+    OptionalAttr<F32Attr>:$softcap,
+    UnitAttr:$pack_query_heads
   );
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`
@@ -156,6 +166,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
     (`max_query_length` `(` $max_query_length^ `)`)?
     (`causal` $causal^)?
     (`split_keys` $split_keys^)?
+    (`pack_query_heads` $pack_query_heads^)?
     attr-dict
   }];
   let hasVerifier = 1;

@@ -47,15 +47,27 @@ AttentionWindow AttentionWindow::get(bool causal,
   return window;
 }
 
+Value fmha::divideWords(KernelBuilder &b, Value value, Value divisor) {
+  return b.toIndex(b.udiv(b.word(value), b.word(divisor)));
+}
+
 KeyBlockRange KeyBlockRange::compute(KernelBuilder &b, Value seqQ, Value seqK,
                                      Value firstRow, int64_t blockM,
                                      int64_t blockN,
-                                     const AttentionWindow &window) {
+                                     const AttentionWindow &window,
+                                     Value queryGroup) {
   KeyBlockRange range;
   Value zero = b.index(0);
   Value numBlocks = b.ceilDiv(seqK, b.index(blockN));
+  if (queryGroup)
+    seqQ = divideWords(b, seqQ, queryGroup);
   range.diagonal = b.sub(seqK, seqQ);
   Value lastRow = b.add(firstRow, b.index(blockM - 1));
+  // The queries of the first and last rows.
+  if (queryGroup) {
+    firstRow = divideWords(b, firstRow, queryGroup);
+    lastRow = divideWords(b, lastRow, queryGroup);
+  }
   range.lastBlockEnd = numBlocks;
   range.unmaskedEnd = b.sdiv(seqK, b.index(blockN));
   if (window.right) {

@@ -53,9 +53,13 @@ struct KeyBlockRange {
   Value diagonal;
   Value firstBlock, lastBlockEnd, unmaskedBegin, unmaskedEnd;
 
+  /// The range of rows firstRow .. firstRow + blockM - 1 of \p seqQ (all
+  /// index). With \p queryGroup (G, index: pack_query_heads), seqQ is
+  /// Sq x G rows and row r holds query r / G.
   static KeyBlockRange compute(KernelBuilder &b, Value seqQ, Value seqK,
                                Value firstRow, int64_t blockM, int64_t blockN,
-                               const AttentionWindow &window);
+                               const AttentionWindow &window,
+                               Value queryGroup = Value());
 
   /// Keeps the part of the range in key split \p split of \p splits (both
   /// i32; split_keys): blocks [split * c, (split + 1) * c) of the ceil(Sk /
@@ -85,6 +89,11 @@ struct RowMask {
 /// The KV head that query head \p head reads (GQA: Hq / Hkv query heads
 /// share one).
 Value getKvHead(ImplicitLocOpBuilder &b, Value q, Value k, Value head);
+
+/// \p value / \p divisor (both index), computed in 32 bits: a 64-bit
+/// division by a runtime value is a long sequence that the sm_90a producer
+/// has no registers for. Rows and heads fit (TMA coordinates are 32-bit).
+Value divideWords(KernelBuilder &b, Value value, Value divisor);
 
 /// The operands of fmha.attention, in order: the launch operands of both
 /// kernels.

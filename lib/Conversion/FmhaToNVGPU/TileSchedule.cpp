@@ -143,6 +143,19 @@ Value TileCoordinates::toKeyRow(KernelBuilder &b, Value row) const {
   return offsetRow(b, row, keyBase);
 }
 
+Value TileCoordinates::getQueryPosition(KernelBuilder &b, Value row) const {
+  return queryGroup ? divideWords(b, row, queryGroup) : row;
+}
+
+std::pair<Value, Value>
+TileCoordinates::getQueryHeadAndRow(KernelBuilder &b, Value row) const {
+  if (!queryGroup)
+    return {head, toQueryRow(b, row)};
+  Value member = b.toIndex(b.urem(b.word(row), b.word(queryGroup)));
+  return {b.add(b.mul(head, queryGroup), member),
+          toQueryRow(b, divideWords(b, row, queryGroup))};
+}
+
 void TileCoordinates::setOutputBatch(KernelBuilder &b, Value entry,
                                      Value batch, Value entries,
                                      bool splitKeys) {
@@ -159,8 +172,9 @@ Value TileCoordinates::loadSink(KernelBuilder &b, Value sinks,
                                 Value row) const {
   if (!sinks)
     return Value();
-  Value inside = toQueryRow(b, b.smin(row, b.sub(seqQ, b.index(1))));
-  Value sink = memref::LoadOp::create(b, sinks, ValueRange{head, inside});
+  auto [queryHead, inside] =
+      getQueryHeadAndRow(b, b.smin(row, b.sub(seqQ, b.index(1))));
+  Value sink = memref::LoadOp::create(b, sinks, ValueRange{queryHead, inside});
   if (!split)
     return sink;
   return b.select(b.eq(split, b.i32(0)), sink,
@@ -179,7 +193,7 @@ void TileCoordinates::computeRange(KernelBuilder &b, int64_t blockM,
                                    int64_t blockN,
                                    const AttentionWindow &window) {
   range = KeyBlockRange::compute(b, seqQ, seqK, firstRow, blockM, blockN,
-                                 window);
+                                 window, queryGroup);
   if (splits)
     range.restrictToSplit(b, seqK, blockN, split, splits);
 }
@@ -197,7 +211,8 @@ void PersistentTileSchedule::forEachTile(
   Value units = sequences.queryOffsets
                     ? getPackedUnits()
                     : b.mul(b.mul(getUnitsPerHead(),
-                                  b.word(memref::DimOp::create(b, q, 1))),
+                                  b.word(memref::DimOp::create(
+                                      b, getHeadsTensor(), 1))),
                             b.word(getBatchEntries()));
   Value first = b.word(gpu::BlockIdOp::create(b, gpu::Dimension::x));
   Value step = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
@@ -252,7 +267,14 @@ void PersistentTileSchedule::forEachTile(
 }
 
 Value PersistentTileSchedule::getRowBlocks() {
-  return b.ceilDivU(b.word(freshDim(q, 2)), b.i32(blockM));
+  Value rows = b.word(freshDim(q, 2));
+  if (packQueryHeads)
+    rows = b.mul(rows, getQueryGroup());
+  return b.ceilDivU(rows, b.i32(blockM));
+}
+
+Value PersistentTileSchedule::getQueryGroup() {
+  return b.udiv(b.word(freshDim(q, 1)), b.word(freshDim(k, 1)));
 }
 
 /// The units' batch entries: q's (o's entries with split_keys).
@@ -278,7 +300,7 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   Value perHead = getUnitsPerHead();
   Value slot = b.urem(unit, perHead);
   Value headAndBatch = b.udiv(unit, perHead);
-  Value heads = b.word(freshDim(q, 1));
+  Value heads = b.word(freshDim(getHeadsTensor(), 1));
   tile.head = b.toIndex(b.urem(headAndBatch, heads));
   // The sizes only a split needs, only there (a fresh size is an
   // instruction of its own).
@@ -289,10 +311,15 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   }
   tile.setOutputBatch(b, b.toIndex(b.udiv(headAndBatch, heads)), batch,
                       entries, splitKeys);
-  tile.kvHead = getKvHead(b, q, k, tile.head);
+  tile.kvHead = packQueryHeads ? tile.head : getKvHead(b, q, k, tile.head);
   Value rowBlock = b.select(second, slot, getLongerRowBlock(slot));
   tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));
   tile.seqQ = freshDim(q, 2);
+  if (packQueryHeads) {
+    Value group = getQueryGroup();
+    tile.queryGroup = b.toIndex(group);
+    tile.seqQ = b.toIndex(b.mul(b.word(tile.seqQ), group));
+  }
   tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
   tile.limitKeys(b, keys.keyLengths);
   tile.computeRange(b, blockM, blockN, window);

@@ -92,10 +92,15 @@ struct CtaCoordinates {
 /// (fmha.attention), the tile is one key split of its rows: o's and lse's
 /// batch entry outputBatch = split * B + batchIndex, and the range holds
 /// that split's blocks only; otherwise outputBatch is batchIndex and split
-/// and splits are null.
+/// and splits are null. With pack_query_heads, the rows are those of a KV
+/// head's group of G query heads packed: head is the KV head, seqQ is
+/// Sq x G, and row r is query r / G of query head head x G + r % G
+/// (getQueryPosition, getQueryHeadAndRow).
 struct TileCoordinates {
   Value batchIndex, outputBatch, head, kvHead, firstRow, seqQ, seqK;
   Value split, splits;
+  /// With pack_query_heads, G = Hq / Hkv (index); null without.
+  Value queryGroup;
   /// With query_offsets (key_offsets), the row of q, o and lse (of k and
   /// v) that is the sequence's first (index; SequenceRows::place); null
   /// without: rows are the batch entry's own.
@@ -113,6 +118,14 @@ struct TileCoordinates {
   /// type (index or i32).
   Value toQueryRow(KernelBuilder &b, Value row) const;
   Value toKeyRow(KernelBuilder &b, Value row) const;
+  /// The query position (among the Sq queries: what masks compare) of the
+  /// tile's row \p row (index): itself, or with packed heads row / G.
+  Value getQueryPosition(KernelBuilder &b, Value row) const;
+  /// The query head and the row of q, o and lse (toQueryRow) that hold the
+  /// tile's row \p row (index): (head, row), or with packed heads
+  /// (head x G + row % G, row / G).
+  std::pair<Value, Value> getQueryHeadAndRow(KernelBuilder &b,
+                                             Value row) const;
 
   /// Sets batchIndex and outputBatch (index), and split and splits (i32),
   /// from o's batch entry \p outputBatch: without \p splitKeys it is the
@@ -147,15 +160,18 @@ public:
   /// \p q, \p k and \p o are the kernel's memref parameters, and
   /// \p keys where its batch entries' keys are;
   /// \p pairsRowBlocks is pairsAttentionRowBlocks of the op, \p splitKeys
-  /// its split_keys (the units then cover each key split of each batch).
+  /// its split_keys (the units then cover each key split of each batch),
+  /// \p packQueryHeads its pack_query_heads (the units are then those of
+  /// each KV head's Sq x G packed rows).
   PersistentTileSchedule(KernelBuilder &b, Value q, Value k, Value o,
                          const KeyRows &keys, const SequenceRows &sequences,
                          int64_t blockM, int64_t blockN,
                          const AttentionWindow &window, bool pairsRowBlocks,
-                         bool splitKeys)
+                         bool splitKeys, bool packQueryHeads)
       : b(b), q(q), k(k), o(o), keys(keys), sequences(sequences),
         blockM(blockM), blockN(blockN), window(window),
-        pairsRowBlocks(pairsRowBlocks), splitKeys(splitKeys) {}
+        pairsRowBlocks(pairsRowBlocks), splitKeys(splitKeys),
+        packQueryHeads(packQueryHeads) {}
 
   /// Runs \p body for each tile this CTA computes, carrying a count of the
   /// tiles (\p iteration: the parity of a per-tile barrier) and of the key
@@ -170,6 +186,10 @@ public:
 
 private:
   Value getRowBlocks();
+  /// The tensor whose heads the units cover: q, or with packed heads k.
+  Value getHeadsTensor() const { return packQueryHeads ? k : q; }
+  /// G = Hq / Hkv (i32), the query heads a tile packs.
+  Value getQueryGroup();
   Value getBatchEntries();
   Value getUnitsPerHead();
   Value getLongerRowBlock(Value slot);
@@ -204,7 +224,7 @@ private:
   SequenceRows sequences;
   int64_t blockM, blockN;
   AttentionWindow window;
-  bool pairsRowBlocks, splitKeys;
+  bool pairsRowBlocks, splitKeys, packQueryHeads;
 };
 
 } // namespace mlir::fmha

@@ -54,6 +54,16 @@ func.func @attention_mqa_strided(%q: memref<1x8x512x256xbf16, strided<[1048576, 
 }
 
 // Split-KV: o and lse hold S partial states of each batch entry.
+// CHECK-LABEL: func @attention_pack_query_heads
+func.func @attention_pack_query_heads(%q: memref<2x32x4x128xbf16>, %k: memref<2x8x900x128xbf16>,
+                                      %o: memref<2x32x4x128xbf16>) {
+  // CHECK: fmha.attention {{.*}} -> o(%{{.*}} : memref<2x32x4x128xbf16>) causal pack_query_heads
+  fmha.attention q(%q : memref<2x32x4x128xbf16>) k(%k : memref<2x8x900x128xbf16>)
+                 v(%k : memref<2x8x900x128xbf16>) -> o(%o : memref<2x32x4x128xbf16>)
+                 causal pack_query_heads
+  return
+}
+
 // CHECK-LABEL: func @attention_split_keys_and_merge
 func.func @attention_split_keys_and_merge(%q: memref<2x32x1x128xbf16>, %k: memref<2x8x900x128xbf16>,
                                           %v: memref<2x8x900x128xbf16>, %parts: memref<8x32x1x128xbf16>,

@@ -290,6 +290,9 @@ LaunchContract getSm80LaunchContract(AttentionOp op, TileAttr tile) {
 
 LogicalResult fmha::lowerAttentionToGPUSm80(AttentionOp op, TileAttr tile,
                                             gpu::GPUModuleOp kernels) {
+  if (op.getPackQueryHeads())
+    return op.emitOpError("pack_query_heads needs chip sm_90a, got sm_80 "
+                          "(without it each query head is a tile of its own)");
   if (tile.getStages() != 1)
     return op.emitOpError("the sm_80 lowering keeps one K and one V buffer "
                           "whose loads alternate (FlashAttention-2): stages "

@@ -57,6 +57,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
 
@@ -73,16 +74,19 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                     TmaPipeline &pipeline, gpu::GPUFuncOp func,
                     const KeyRows &keys, const TileCoordinates &tile,
                     Value iteration, Value loaded) {
-  // Q, once the consumers are done with the previous tile's.
-  Value parity = b.urem(iteration, b.i32(2));
-  pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty),
-                b.xor_(parity, b.i32(1)));
-  Value full = pipeline.getBarrier(TmaPipeline::kQueryFull);
-  pipeline.expectBytes(full, shape.queryBytes);
-  pipeline.loadTile(func.getArgument(kQMap), pipeline.getBase(), full,
-                    b.word(tile.toQueryRow(b, tile.firstRow)),
-                    b.word(tile.head), b.word(tile.getQueryEntry(b)),
-                    shape.blockM, shape.blockM, shape.keyColumnBlocks);
+  // Q, once the consumers are done with the previous tile's (packed heads'
+  // rows are no box: the consumers load their own, loadQueryRows).
+  if (!tile.queryGroup) {
+    Value parity = b.urem(iteration, b.i32(2));
+    pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty),
+                  b.xor_(parity, b.i32(1)));
+    Value full = pipeline.getBarrier(TmaPipeline::kQueryFull);
+    pipeline.expectBytes(full, shape.queryBytes);
+    pipeline.loadTile(func.getArgument(kQMap), pipeline.getBase(), full,
+                      b.word(tile.toQueryRow(b, tile.firstRow)),
+                      b.word(tile.head), b.word(tile.getQueryEntry(b)),
+                      shape.blockM, shape.blockM, shape.keyColumnBlocks);
+  }
 
   // K and V of every key block, last to first, as the consumers visit
   // them (in 32 bits, as TMA coordinates).
@@ -167,10 +171,11 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
 /// drain step adds the last P V.
 class Consumer {
 public:
+  /// \p query is the kernel's q parameter.
   Consumer(KernelBuilder &b, const KernelShape &shape,
-           const AttentionWindow &window, Value threadId, TmaPipeline &pipeline,
-           ConsumerTurns &turns, Epilogue &epilogue)
-      : b(b), shape(shape), window(window), threadId(threadId),
+           const AttentionWindow &window, Value threadId, Value query,
+           TmaPipeline &pipeline, ConsumerTurns &turns, Epilogue &epilogue)
+      : b(b), shape(shape), window(window), threadId(threadId), query(query),
         pipeline(pipeline), turns(turns), epilogue(epilogue),
         gemm(b, shape, pipeline), softmax(b, shape, window) {}
 
@@ -192,11 +197,13 @@ private:
   Value drainValues(ConsumerState &state, ArrayRef<Value> pending);
   void clearValuesPastKeys(const TileCoordinates &tile, Value block,
                            Value stage, Value phase);
+  void loadQueryRows(const TileCoordinates &tile);
+  void releaseQuery(const TileCoordinates &tile);
 
   KernelBuilder &b;
   const KernelShape &shape;
   const AttentionWindow &window;
-  Value threadId;
+  Value threadId, query;
   TmaPipeline &pipeline;
   ConsumerTurns &turns;
   Epilogue &epilogue;
@@ -210,8 +217,11 @@ Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
   // reads no lane values (drainValues too): the copy (a mov) is part of the
   // generated kernel, and dropping it is a change to measure on the GPU.
   FragmentLanes::derive(b, threadId);
-  pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryFull),
-                b.urem(iteration, b.i32(2)));
+  if (tile.queryGroup)
+    loadQueryRows(tile);
+  else
+    pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryFull),
+                  b.urem(iteration, b.i32(2)));
 
   ConsumerState state;
   state.out =
@@ -243,14 +253,14 @@ Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
                              /*masked=*/true, current, pending);
         // Every S = Q K^T has completed: the producer may load the next
         // tile's Q under the last P V and the epilogue.
-        pipeline.release(pipeline.getBarrier(TmaPipeline::kQueryEmpty));
+        releaseQuery(tile);
         Value lastStage = drainValues(current, pending);
         SmallVector<Value> results = current.flatten();
         results.push_back(lastStage);
         scf::YieldOp::create(b, results);
       },
       [&](OpBuilder &, Location) {
-        pipeline.release(pipeline.getBarrier(TmaPipeline::kQueryEmpty));
+        releaseQuery(tile);
         SmallVector<Value> results = state.flatten();
         results.push_back(b.i32(0));
         scf::YieldOp::create(b, results);
@@ -272,6 +282,71 @@ Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
         scf::YieldOp::create(b);
       });
   return state.consumed;
+}
+
+/// Hands the tile's Q buffer back to the producer, which loads the next
+/// tile's into it; with packed heads the consumers load their own.
+void Consumer::releaseQuery(const TileCoordinates &tile) {
+  if (!tile.queryGroup)
+    pipeline.release(pipeline.getBarrier(TmaPipeline::kQueryEmpty));
+}
+
+/// With packed heads, this consumer's 64 rows of the tile's Q, which no TMA
+/// box holds (row r is query r / G of head kvHead x G + r % G): each thread
+/// copies 16-byte chunks from q into the Q buffer's layout (column blocks
+/// of block_m rows of 128 bytes, chunk c of row r at c ^ (r % 8): the
+/// 128-byte swizzle a box would have), zeros past the rows and columns.
+/// Its last S = Q K^T of the previous tile has completed (waited for
+/// before that tile's softmax), so its rows are free.
+void Consumer::loadQueryRows(const TileCoordinates &tile) {
+  constexpr int64_t kChunkElements = 8, kChunkBytes = 16;
+  int64_t rowChunks = shape.keyColumns / kChunkElements;
+  int64_t headChunks = shape.headDim / kChunkElements;
+  int64_t atomChunks = kSwizzleBytes / kChunkBytes;
+  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  Value thread =
+      b.word(b.urem(hideFromHoisting(b, threadId), b.index(kWarpgroupThreads)));
+  Value consumerRow = b.word(lanes.consumerRow);
+  Value entry = tile.getQueryEntry(b);
+  auto chunkType = VectorType::get({kChunkElements}, shape.elementType);
+  Value zeros = arith::ConstantOp::create(b, b.getZeroAttr(chunkType));
+  for (int64_t step = 0; step < kWgmmaM * rowChunks;
+       step += kWarpgroupThreads) {
+    Value unit = b.add(thread, b.i32(step));
+    Value tileRow = b.add(consumerRow, b.udiv(unit, b.i32(rowChunks)));
+    Value chunk = b.urem(unit, b.i32(rowChunks));
+    Value row = b.add(tile.firstRow, b.toIndex(tileRow));
+    Value valid = b.slt(row, tile.seqQ);
+    if (headChunks < rowChunks)
+      valid = b.and_(valid, b.slt(chunk, b.i32(headChunks)));
+    auto load = scf::IfOp::create(
+        b, valid,
+        [&](OpBuilder &, Location) {
+          auto [head, queryRow] = tile.getQueryHeadAndRow(b, row);
+          Value column = b.toIndex(b.mul(chunk, b.i32(kChunkElements)));
+          scf::YieldOp::create(
+              b, vector::LoadOp::create(
+                     b, chunkType, query,
+                     ValueRange{entry, head, queryRow, column},
+                     /*nontemporal=*/false, llvm::MaybeAlign(kChunkBytes))
+                     .getResult());
+        },
+        [&](OpBuilder &, Location) { scf::YieldOp::create(b, zeros); });
+    Value columnBlock = b.udiv(chunk, b.i32(atomChunks));
+    Value swizzled = b.xor_(b.urem(chunk, b.i32(atomChunks)),
+                            b.urem(tileRow, b.i32(atomChunks)));
+    Value address = b.add(
+        pipeline.getBase(),
+        b.add(b.mul(columnBlock, b.i32(shape.blockM * kSwizzleBytes)),
+              b.add(b.mul(tileRow, b.i32(kSwizzleBytes)),
+                    b.mul(swizzled, b.i32(kChunkBytes)))));
+    LLVM::StoreOp::create(b, load.getResult(0),
+                          pipeline.getSharedPointer(address), kChunkBytes);
+  }
+  // The stores (generic proxy) before this consumer's WGMMAs read them
+  // (async proxy), every thread's.
+  pipeline.fenceAsyncShared();
+  turns.syncWarpgroup();
 }
 
 /// S and P of the first key block \p block (masked: it may be partial or
@@ -440,13 +515,14 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
       b, func.getArgument(kQ), func.getArgument(kK), func.getArgument(kO), keys,
       SequenceRows::get(op, func, kLse), shape.blockM, shape.blockN, window,
       pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()),
-      op.getSplitKeys());
+      op.getSplitKeys(), op.getPackQueryHeads());
   ConsumerTurns turns(b, shape.consumers, threadId);
   Epilogue epilogue(b, shape, pipeline, turns, threadId, func.getArgument(kO),
                     op.getLse() ? func.getArgument(kLse) : Value(),
                     op.getSinks() ? func.getArgument(getSinksArgument(op, kLse))
                                   : Value());
-  Consumer consumer(b, shape, window, threadId, pipeline, turns, epilogue);
+  Consumer consumer(b, shape, window, threadId, func.getArgument(kQ),
+                    pipeline, turns, epilogue);
 
   Value warpgroup = b.udiv(threadId, b.index(kWarpgroupThreads));
   Value isProducer = b.eq(warpgroup, b.index(0));

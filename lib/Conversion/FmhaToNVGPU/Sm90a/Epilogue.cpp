@@ -146,9 +146,10 @@ void Epilogue::storeWarpRows(
     Value data = vector::BitCastOp::create(b, chunkType, chunkAt(row, chunk));
     scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
       Value column = b.add(b.index(first), b.toIndex(b.mul(chunk, b.i32(8))));
+      auto [head, queryRow] = tile.getQueryHeadAndRow(b, outRow);
       vector::StoreOp::create(b, data, out,
-                              ValueRange{tile.outputBatch, tile.head,
-                                         tile.toQueryRow(b, outRow), column},
+                              ValueRange{tile.outputBatch, head, queryRow,
+                                         column},
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
       scf::YieldOp::create(b);
     });
@@ -208,9 +209,9 @@ void Epilogue::storeLse(const RowTotals &totals, const FragmentLanes &lanes,
     Value row = lanes.getRow(b, tile.firstRow, half);
     Value valid = b.and_(firstLane, b.slt(row, tile.seqQ));
     scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
-      memref::StoreOp::create(
-          b, totals.lse[half], lse,
-          ValueRange{tile.outputBatch, tile.head, tile.toQueryRow(b, row)});
+      auto [head, queryRow] = tile.getQueryHeadAndRow(b, row);
+      memref::StoreOp::create(b, totals.lse[half], lse,
+                              ValueRange{tile.outputBatch, head, queryRow});
       scf::YieldOp::create(b);
     });
   }

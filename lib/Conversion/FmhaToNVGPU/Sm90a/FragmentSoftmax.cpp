@@ -21,9 +21,10 @@ void FragmentSoftmax::applyMask(SmallVectorImpl<Value> &scores, Value keyBase,
   Value laneKey = b.add(keyBase, b.mul(lanes.quadCol, b.index(2)));
   Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
   for (int64_t half = 0; half < 2; ++half) {
-    RowMask mask =
-        RowMask::compute(b, lanes.getRow(b, tile.firstRow, half), laneKey,
-                         tile.seqK, tile.range.diagonal, shape.blockN, window);
+    Value query =
+        tile.getQueryPosition(b, lanes.getRow(b, tile.firstRow, half));
+    RowMask mask = RowMask::compute(b, query, laneKey, tile.seqK,
+                                    tile.range.diagonal, shape.blockN, window);
     for (int64_t chunk = 0; chunk < shape.blockN / 8; ++chunk)
       for (int64_t e = 0; e < 2; ++e) {
         Value &score = scores[4 * chunk + 2 * half + e];

@@ -77,3 +77,10 @@ void ConsumerTurns::syncConsumers() {
       b.i32(consumers * kWarpgroupThreads), NVVM::BarrierReductionAttr(),
       Value());
 }
+
+void ConsumerTurns::syncWarpgroup() {
+  Value id = b.add(getConsumerIndex(),
+                   b.i32(kFirstTurnBarrier + 1 + static_cast<int32_t>(consumers)));
+  NVVM::BarrierOp::create(b, TypeRange{}, id, b.i32(kWarpgroupThreads),
+                          NVVM::BarrierReductionAttr(), Value());
+}

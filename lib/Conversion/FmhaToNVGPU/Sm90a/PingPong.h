@@ -34,8 +34,9 @@ struct RegisterSplit {
 void setMaxRegisters(KernelBuilder &b, int32_t count, bool increase);
 
 /// The consumers' turns at issuing GEMMs, over named barriers 1 .. consumers
-/// (barrier 0 is __syncthreads), and the barrier after them where every
-/// consumer meets once its last GEMM of a tile has completed.
+/// (barrier 0 is __syncthreads), the barrier after them where every
+/// consumer meets once its last GEMM of a tile has completed, and one per
+/// consumer after that for its own threads.
 class ConsumerTurns {
 public:
   /// \p threadId is the thread's id (index).
@@ -57,6 +58,9 @@ public:
   /// arrived: the same barrier as waitForAllDrained's, so every consumer
   /// must reach the two in the same order.
   void syncConsumers();
+  /// Waits until every thread of this consumer warpgroup has arrived
+  /// (named barrier 2 + consumers + c, after syncConsumers').
+  void syncWarpgroup();
 
 private:
   bool takesTurns() const { return consumers > 1; }
