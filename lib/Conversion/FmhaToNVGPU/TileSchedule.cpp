@@ -147,8 +147,8 @@ Value TileCoordinates::getQueryPosition(KernelBuilder &b, Value row) const {
   return queryGroup ? divideWords(b, row, queryGroup) : row;
 }
 
-std::pair<Value, Value>
-TileCoordinates::getQueryHeadAndRow(KernelBuilder &b, Value row) const {
+std::pair<Value, Value> TileCoordinates::getQueryHeadAndRow(KernelBuilder &b,
+                                                            Value row) const {
   if (!queryGroup)
     return {head, toQueryRow(b, row)};
   Value member = b.toIndex(b.urem(b.word(row), b.word(queryGroup)));
@@ -208,12 +208,12 @@ void PersistentTileSchedule::forEachTile(
     bool byWarps) {
   assert((byWarps || !sequences.queryOffsets) &&
          "packed tiles are found by whole warps");
-  Value units = sequences.queryOffsets
-                    ? getPackedUnits()
-                    : b.mul(b.mul(getUnitsPerHead(),
-                                  b.word(memref::DimOp::create(
-                                      b, getHeadsTensor(), 1))),
-                            b.word(getBatchEntries()));
+  Value units =
+      sequences.queryOffsets
+          ? getPackedUnits()
+          : b.mul(b.mul(getUnitsPerHead(),
+                        b.word(memref::DimOp::create(b, getHeadsTensor(), 1))),
+                  b.word(getBatchEntries()));
   Value first = b.word(gpu::BlockIdOp::create(b, gpu::Dimension::x));
   Value step = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
   // This CTA's units, each one tile or (paired) two, in one flat loop:

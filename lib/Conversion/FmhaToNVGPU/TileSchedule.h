@@ -124,8 +124,7 @@ struct TileCoordinates {
   /// The query head and the row of q, o and lse (toQueryRow) that hold the
   /// tile's row \p row (index): (head, row), or with packed heads
   /// (head x G + row % G, row / G).
-  std::pair<Value, Value> getQueryHeadAndRow(KernelBuilder &b,
-                                             Value row) const;
+  std::pair<Value, Value> getQueryHeadAndRow(KernelBuilder &b, Value row) const;
 
   /// Sets batchIndex and outputBatch (index), and split and splits (i32),
   /// from o's batch entry \p outputBatch: without \p splitKeys it is the

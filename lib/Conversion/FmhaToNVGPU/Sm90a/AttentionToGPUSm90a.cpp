@@ -324,22 +324,22 @@ void Consumer::loadQueryRows(const TileCoordinates &tile) {
         [&](OpBuilder &, Location) {
           auto [head, queryRow] = tile.getQueryHeadAndRow(b, row);
           Value column = b.toIndex(b.mul(chunk, b.i32(kChunkElements)));
-          scf::YieldOp::create(
-              b, vector::LoadOp::create(
-                     b, chunkType, query,
-                     ValueRange{entry, head, queryRow, column},
-                     /*nontemporal=*/false, llvm::MaybeAlign(kChunkBytes))
-                     .getResult());
+          scf::YieldOp::create(b, vector::LoadOp::create(
+                                      b, chunkType, query,
+                                      ValueRange{entry, head, queryRow, column},
+                                      /*nontemporal=*/false,
+                                      llvm::MaybeAlign(kChunkBytes))
+                                      .getResult());
         },
         [&](OpBuilder &, Location) { scf::YieldOp::create(b, zeros); });
     Value columnBlock = b.udiv(chunk, b.i32(atomChunks));
     Value swizzled = b.xor_(b.urem(chunk, b.i32(atomChunks)),
                             b.urem(tileRow, b.i32(atomChunks)));
-    Value address = b.add(
-        pipeline.getBase(),
-        b.add(b.mul(columnBlock, b.i32(shape.blockM * kSwizzleBytes)),
-              b.add(b.mul(tileRow, b.i32(kSwizzleBytes)),
-                    b.mul(swizzled, b.i32(kChunkBytes)))));
+    Value address =
+        b.add(pipeline.getBase(),
+              b.add(b.mul(columnBlock, b.i32(shape.blockM * kSwizzleBytes)),
+                    b.add(b.mul(tileRow, b.i32(kSwizzleBytes)),
+                          b.mul(swizzled, b.i32(kChunkBytes)))));
     LLVM::StoreOp::create(b, load.getResult(0),
                           pipeline.getSharedPointer(address), kChunkBytes);
   }
@@ -521,8 +521,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
                     op.getLse() ? func.getArgument(kLse) : Value(),
                     op.getSinks() ? func.getArgument(getSinksArgument(op, kLse))
                                   : Value());
-  Consumer consumer(b, shape, window, threadId, func.getArgument(kQ),
-                    pipeline, turns, epilogue);
+  Consumer consumer(b, shape, window, threadId, func.getArgument(kQ), pipeline,
+                    turns, epilogue);
 
   Value warpgroup = b.udiv(threadId, b.index(kWarpgroupThreads));
   Value isProducer = b.eq(warpgroup, b.index(0));

@@ -147,10 +147,9 @@ void Epilogue::storeWarpRows(
     scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
       Value column = b.add(b.index(first), b.toIndex(b.mul(chunk, b.i32(8))));
       auto [head, queryRow] = tile.getQueryHeadAndRow(b, outRow);
-      vector::StoreOp::create(b, data, out,
-                              ValueRange{tile.outputBatch, head, queryRow,
-                                         column},
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+      vector::StoreOp::create(
+          b, data, out, ValueRange{tile.outputBatch, head, queryRow, column},
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
       scf::YieldOp::create(b);
     });
   }

@@ -79,8 +79,8 @@ void ConsumerTurns::syncConsumers() {
 }
 
 void ConsumerTurns::syncWarpgroup() {
-  Value id = b.add(getConsumerIndex(),
-                   b.i32(kFirstTurnBarrier + 1 + static_cast<int32_t>(consumers)));
+  Value id = b.add(getConsumerIndex(), b.i32(kFirstTurnBarrier + 1 +
+                                             static_cast<int32_t>(consumers)));
   NVVM::BarrierOp::create(b, TypeRange{}, id, b.i32(kWarpgroupThreads),
                           NVVM::BarrierReductionAttr(), Value());
 }
