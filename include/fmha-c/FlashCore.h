@@ -146,8 +146,10 @@ typedef struct fmhaAttentionDesc {
    *  backward's delta. */
   const float *sinks;
   /** Device memory (16-byte aligned) of workspaceBytes bytes, with which a
-   *  decode call (querySeq 1) whose batch x heads leave SMs idle splits
-   *  each row's keys over several CTAs and merges their partial states:
+   *  decode call (querySeq 1, or on sm_90a a few queries whose group of
+   *  query heads is packed into one tile) whose batch x heads leave SMs
+   *  idle splits each row's keys over several CTAs and merges their
+   *  partial states:
    *  fmhaAttentionWorkspaceSize says how much (0: it would not split).
    *  workspaceBytes 0 (and NULL): no split. A FMHA_CALL_PREPARE_ONLY call
    *  reads only workspaceBytes. */
@@ -230,9 +232,12 @@ FMHA_C_API fmhaStatus fmhaAttentionCheck(const fmhaAttentionDesc *desc, char **m
  *  headDim, causal, scale, softcap, the window, whether lse, sinks,
  *  keyLengths, pageTable, queryOffsets and keyOffsets are NULL (any
  *  non-NULL value asks for the kernel with them), pageSize with a
- *  pageTable, and querySeq (maxQueryLength with queryOffsets) are read: 0
- *  prepares the kernels of every query length, a length the one for it.
- *  Launches nothing; the error names each kernel that failed. */
+ *  pageTable, querySeq (maxQueryLength with queryOffsets) and queryHeads
+ *  and kvHeads are read: querySeq 0 prepares the kernels of every query
+ *  length, a length the one for it; heads, where both are given, those of
+ *  a grouped-query launch (which on sm_90a may pack a group's query heads
+ *  into one tile's rows), 0 those without. Launches nothing; the error
+ *  names each kernel that failed. */
 FMHA_C_API fmhaStatus fmhaAttentionPrecompile(fmhaJit jit,
                                               const fmhaAttentionDesc *descs,
                                               int count, unsigned threads,

@@ -277,9 +277,13 @@ fmhaStatus fmhaAttentionPrecompile(fmhaJit jit, const fmhaAttentionDesc *descs,
     std::optional<int64_t> querySeq;
     if (length > 0)
       querySeq = length;
-    llvm::append_range(specs, getLaunchSpecs(
-                                  *spec, jit->jit->getLoadPlan().chip,
-                                  querySeq));
+    // The heads, where given, say whether a launch packs a group's.
+    int64_t queryGroup = descs[i].kvHeads > 0 && descs[i].queryHeads > 0
+                             ? descs[i].queryHeads / descs[i].kvHeads
+                             : 1;
+    llvm::append_range(specs,
+                       getLaunchSpecs(*spec, jit->jit->getLoadPlan().chip,
+                                      querySeq, queryGroup));
   }
   if (llvm::Error err = jit->jit->precompile(specs, threads))
     return report(std::move(err), message);

@@ -99,6 +99,8 @@ std::string KernelSpec::getKey() const {
       os << " key_offsets";
     if (splitKeys)
       os << " split_keys";
+    if (packQueryHeads)
+      os << " pack_query_heads";
     return key;
   }
   if (kind == OpKind::Merge) {
@@ -225,7 +227,8 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
         tile, spec.splitKeys,
-        spec.softcap ? b.getF32FloatAttr(*spec.softcap) : FloatAttr());
+        spec.softcap ? b.getF32FloatAttr(*spec.softcap) : FloatAttr(),
+        spec.packQueryHeads);
     func::ReturnOp::create(b, loc);
     return module;
   }
@@ -336,21 +339,39 @@ std::string KernelSpec::toMLIR() const {
   return text;
 }
 
+bool fmha::shouldPackQueryHeads(const KernelSpec &spec, Chip chip,
+                                int64_t querySeq, int64_t queryGroup,
+                                int64_t blockM) {
+  if (chip != Chip::sm_90a || queryGroup <= 1 || querySeq <= 1 ||
+      spec.withQueryOffsets || blockM <= 0)
+    return false;
+  auto filled = [&](int64_t rows) {
+    return double(rows) / double(llvm::divideCeil(rows, blockM) * blockM);
+  };
+  return filled(querySeq) < 0.9 * filled(querySeq * queryGroup);
+}
+
 KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
-                                        std::optional<int64_t> querySeq) {
+                                        std::optional<int64_t> querySeq,
+                                        int64_t queryGroup) {
   // A tile for this query length that is not the one for every length
   // becomes the spec's own (a second kernel, compiled once); otherwise the
   // spec stays as given and shares its kernel with every other length.
   KernelSpec launched = spec;
   if (querySeq == 1 && spec.causal && !spec.window)
     launched.causal = false;
-  if (spec.attentionTile)
-    return launched;
-  AttentionTiling tiling = getDefaultAttentionTiling(
-      chip, launched.getHeadDims(), launched.causal, querySeq);
-  if (tiling !=
-      getDefaultAttentionTiling(chip, launched.getHeadDims(), launched.causal))
+  AttentionTiling tiling =
+      spec.attentionTile
+          ? *spec.attentionTile
+          : getDefaultAttentionTiling(chip, launched.getHeadDims(),
+                                      launched.causal, querySeq);
+  if (!spec.attentionTile &&
+      tiling != getDefaultAttentionTiling(chip, launched.getHeadDims(),
+                                          launched.causal))
     launched.attentionTile = tiling;
+  if (querySeq &&
+      shouldPackQueryHeads(launched, chip, *querySeq, queryGroup, tiling.blockM))
+    launched.packQueryHeads = true;
   return launched;
 }
 
@@ -413,7 +434,7 @@ KernelSpec fmha::getMergeSpec(const KernelSpec &spec) {
 
 std::vector<KernelSpec>
 fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
-                     std::optional<int64_t> querySeq) {
+                     std::optional<int64_t> querySeq, int64_t queryGroup) {
   if (spec.kind != OpKind::Attention)
     return {spec};
   std::vector<KernelSpec> specs;
@@ -425,17 +446,34 @@ fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
     keys.push_back(std::move(key));
     specs.push_back(std::move(launched));
   };
-  if (querySeq)
-    add(getAttentionLaunchSpec(spec, chip, querySeq));
-  else
-    for (int64_t length : kAttentionQueryLengthClasses)
-      add(getAttentionLaunchSpec(spec, chip, length));
-  // Decode splits its keys; packed sequences never do.
-  if (!spec.splitKeys && !spec.withQueryOffsets && querySeq.value_or(1) == 1) {
-    KernelSpec split = getAttentionLaunchSpec(spec, chip, 1);
-    split.splitKeys = split.withLse = true;
-    add(split);
+  // Decode, and packed query heads, split their keys; packed sequences
+  // never do.
+  auto addSplit = [&](KernelSpec launched) {
+    if (spec.splitKeys || spec.withQueryOffsets)
+      return;
+    launched.splitKeys = launched.withLse = true;
+    add(launched);
     add(getMergeSpec(spec));
+  };
+  llvm::SmallVector<int64_t, 3> lengths;
+  if (querySeq)
+    lengths.push_back(*querySeq);
+  else
+    lengths.assign(std::begin(kAttentionQueryLengthClasses),
+                   std::end(kAttentionQueryLengthClasses));
+  llvm::SmallVector<KernelSpec, 3> launched;
+  for (int64_t length : lengths) {
+    launched.push_back(getAttentionLaunchSpec(spec, chip, length, queryGroup));
+    add(launched.back());
+    // A class's longer lengths may fill their tiles unpacked.
+    if (!querySeq && launched.back().packQueryHeads) {
+      KernelSpec unpacked = launched.back();
+      unpacked.packQueryHeads = false;
+      add(unpacked);
+    }
   }
+  for (auto [length, kernel] : llvm::zip(lengths, launched))
+    if (length == 1 || kernel.packQueryHeads)
+      addSplit(kernel);
   return specs;
 }

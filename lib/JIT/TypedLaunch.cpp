@@ -266,8 +266,9 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
 }
 
 KernelSpec JIT::getAttentionLaunchSpec(const KernelSpec &spec,
-                                       std::optional<int64_t> querySeq) const {
-  return fmha::getAttentionLaunchSpec(spec, plan.chip, querySeq);
+                                       std::optional<int64_t> querySeq,
+                                       int64_t queryGroup) const {
+  return fmha::getAttentionLaunchSpec(spec, plan.chip, querySeq, queryGroup);
 }
 
 AttentionTensors fmha::foldGroupedQueries(const KernelSpec &spec,
@@ -330,9 +331,11 @@ struct AttentionLaunchPlan {
     // A packed batch's tile is chosen for its longest sequence.
     int64_t querySeq =
         spec.withQueryOffsets ? tensors.maxQueryLength : tensors.querySeq;
-    AttentionLaunchPlan plan{jit.getAttentionLaunchSpec(spec, querySeq),
-                             foldGroupedQueries(spec, tensors),
-                             {}};
+    AttentionLaunchPlan plan{
+        jit.getAttentionLaunchSpec(spec, querySeq,
+                                   tensors.queryHeads / tensors.kvHeads),
+        foldGroupedQueries(spec, tensors),
+        {}};
     plan.workspace = SplitWorkspace::get(
         spec, plan.tensors, plan.getKeySplits(jit, querySeq, keySplits));
     return plan;
@@ -343,15 +346,21 @@ private:
   /// queries: decode only.
   unsigned getKeySplits(const JIT &jit, int64_t querySeq,
                         std::optional<unsigned> chosen) const {
-    if (querySeq != 1 || launched.splitKeys || launched.withQueryOffsets)
+    if ((querySeq != 1 && !launched.packQueryHeads) || launched.splitKeys ||
+        launched.withQueryOffsets)
       return 1;
     AttentionTiling tiling = jit.getAttentionTiling(launched, querySeq);
     const AttentionTensors &t = tensors;
     int64_t keyBlocks = llvm::divideCeil(t.keySeq, tiling.blockN);
     if (chosen)
       return getEvenKeySplits(*chosen, keyBlocks);
-    int64_t units =
-        llvm::divideCeil(t.querySeq, tiling.blockM) * t.queryHeads * t.batch;
+    // Packed, a KV head's Sq x G rows are its tiles'.
+    int64_t rows = t.querySeq, heads = t.queryHeads;
+    if (launched.packQueryHeads) {
+      rows *= t.queryHeads / t.kvHeads;
+      heads = t.kvHeads;
+    }
+    int64_t units = llvm::divideCeil(rows, tiling.blockM) * heads * t.batch;
     return fmha::getKeySplits(units, keyBlocks,
                               jit.getDevice().multiprocessors);
   }

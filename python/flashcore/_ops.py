@@ -338,7 +338,7 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
     """Fills this thread's descriptor for q, k, v and o = _empty_output(q, v)
     at o_ptr (and lse at lse_ptr, 0: none), without a workspace; checks once
     per signature. Returns the bytes of workspace with which the call splits
-    its keys (decode only; 0: no split)."""
+    its keys (0: no split)."""
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
            q.dtype, k.dtype, v.dtype, q.get_device(), k.get_device(),
            v.get_device(), causal, window, scale, softcap, lse_ptr != 0,
@@ -350,9 +350,8 @@ def _fill_attention_desc(q, k, v, o_ptr, lse_ptr, causal, window, scale,
         o_strides = _empty_output(q, v, device="meta").stride()
         _pack_attention(q, k, v, (0, 0, 0, 0, 0), o_strides, causal, window,
                         scale, softcap, sinks, sequences)
-        # Only decode (one query) splits its keys.
-        workspace = _workspace_bytes(q.get_device()) if q.shape[1] == 1 \
-            else 0
+        # Decode, and a few queries of packed GQA heads, split their keys.
+        workspace = _workspace_bytes(q.get_device())
         template = (_state.desc.raw, workspace)
         if len(_templates) >= _MAX_TEMPLATES:
             _templates.clear()
@@ -376,7 +375,7 @@ _attention_ex = None
 def _run_attention(q, k, v, o_ptr, lse_ptr, causal, window, scale, softcap,
                    sinks, flags, sequences=None, op=_ATTENTION):
     """fmhaAttentionEx on the current stream of q's device, o being
-    _empty_output(q, v) at o_ptr. A decode call that splits its keys gets
+    _empty_output(q, v) at o_ptr. A call that splits its keys gets
     its workspace from torch's allocator on that stream (inside CUDA graph
     capture too, from the graph's pool)."""
     global _attention_ex
@@ -1193,7 +1192,7 @@ def _precompile_resample(targets, times, values, lengths=None, *,
 _VARIANT_KEYS = {"dtype", "head_dim", "head_dim_v", "causal", "window",
                  "scale", "softcap", "sinks", "cache_seqlens", "page_size",
                  "varlen", "return_lse",
-                 "seqlen_q", "backward"}
+                 "seqlen_q", "num_heads", "num_heads_k", "backward"}
 
 
 def precompile_attention(variants, *, device=None, threads=0):
@@ -1207,8 +1206,10 @@ def precompile_attention(variants, *, device=None, threads=0):
     kernel with key counts), page_size (its kernel for a page_table over
     pages of that many rows), varlen (True: flashcore.attention_varlen's
     kernel), seqlen_q (default: every query length; a length: the kernel
-    for that length only; with varlen, max_seqlen_q), and backward
-    (True: the backward's kernels too). Launches
+    for that length only; with varlen, max_seqlen_q), num_heads and
+    num_heads_k (q's and k's heads: grouped-query decode with a few
+    queries may pack a group's heads into one tile, a kernel of its own),
+    and backward (True: the backward's kernels too). Launches
     nothing; afterwards those calls, CUDA graph capture included, only
     launch.
 
@@ -1262,6 +1263,10 @@ def precompile_attention(variants, *, device=None, threads=0):
             d.maxQueryLength = variant.get("seqlen_q") or 0
         else:
             d.querySeq = variant.get("seqlen_q") or 0
+        # Grouped-query heads: on an H100 a few queries of a group's heads
+        # may run as one tile's rows, a kernel of its own.
+        d.queryHeads = variant.get("num_heads") or 0
+        d.kvHeads = variant.get("num_heads_k") or 0
     device = torch.device("cuda", device) if isinstance(device, int) else \
         torch.device(device or "cuda")
     if device.type != "cuda":

@@ -224,6 +224,26 @@ def attention_grid():
         ("decode split-KV B=1 window 500,0 causal d128 Sk=9000",
          attention_case(1, 4, 4, 1, 9000, 128, bf16, causal=True,
                         window=(500, 0))),
+        # A few queries: on sm_90a a group's heads packed into one tile's
+        # rows (pack_query_heads), row r query r / G of head r % G.
+        ("packed GQA 4:1 Sq=4 causal d128 B=3 Sk=1000",
+         attention_case(3, 32, 8, 4, 1000, 128, bf16, causal=True)),
+        ("packed GQA 8:1 Sq=16 f16 d64 BHSD B=2 Sk=4097",
+         attention_case(2, 16, 2, 16, 4097, 64, torch.float16, bhsd=True)),
+        ("packed GQA 6:1 Sq=3 causal d256 sinks Sk=77",
+         attention_case(2, 6, 1, 3, 77, 256, bf16, causal=True, sinks=True)),
+        ("packed GQA 7:1 Sq=2 d96 softcap 30 Sk=3000",
+         attention_case(2, 14, 2, 2, 3000, 96, bf16, softcap=30.0)),
+        ("packed GQA 4:1 Sq=5 window 64,0 causal d128 Sk=1000",
+         attention_case(2, 8, 2, 5, 1000, 128, bf16, causal=True,
+                        window=(64, 0))),
+        ("packed GQA 4:1 Sq=8 causal d128 Sk=5 (rows without keys)",
+         attention_case(2, 8, 2, 8, 5, 128, bf16, causal=True)),
+        ("packed split-KV B=1 GQA 8:1 Sq=4 causal d128 Sk=70000",
+         attention_case(1, 32, 4, 4, 70000, 128, bf16, causal=True)),
+        ("packed split-KV B=1 MQA Sq=6 f16 d64 BHSD Sk=20000 sinks",
+         attention_case(1, 8, 1, 6, 20000, 64, torch.float16, bhsd=True,
+                        sinks=True)),
     ]:
         check("attention " + name, case)
 
@@ -798,6 +818,33 @@ def split_decode_captures():
     return f"replayed, err {error:.1e}"
 
 
+def packed_decode_captures():
+    """A few queries of GQA 8:1 heads over a long cache (on sm_90a the
+    group's heads packed into one tile, the keys split), prepared by
+    flashcore.precompile_attention with the heads and every query length,
+    captured in a CUDA graph: nothing compiles."""
+    q = torch.randn(1, 4, 32, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(1, 30000, 4, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    flashcore.precompile_attention([dict(
+        dtype=torch.bfloat16, head_dim=128, causal=True, scale=0.05,
+        return_lse=True, num_heads=32, num_heads_k=4)])
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o, lse = flashcore.attention(q, k, v, causal=True, scale=0.05,
+                                     return_lse=True)
+    for t in (q, k, v):
+        t.copy_(torch.randn_like(t))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref, ref_lse = reference(q, k, v, True, None, 0.05, torch.float32)
+    low, _ = reference(q, k, v, True, None, 0.05, torch.bfloat16)
+    error = (o.float() - ref).abs().max().item()
+    assert error <= 2 * (low - ref).abs().max().item() + 1e-3, error
+    assert (lse - ref_lse).abs().max().item() <= 2e-3
+    return f"replayed, err {error:.1e}"
+
+
 def kvcache_decode_captures():
     """A split-KV decode over KV caches, prepared by flashcore.precompile
     and captured in a CUDA graph, replayed with new lengths written into
@@ -1099,6 +1146,8 @@ def main():
           split_decode_captures)
     check("kvcache split-KV decode captured after flashcore.precompile, "
           "new lengths replayed", kvcache_decode_captures)
+    check("packed GQA Sq=4 split-KV captured after precompile_attention "
+          "with the heads", packed_decode_captures)
     for dtype in (torch.float32, torch.bfloat16):
         for pieces in (2, 3):
             check(f"merge_attention {str(dtype)[6:]} of {pieces} key pieces "

@@ -70,6 +70,12 @@ run dv256-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], k.repeat(1, 
 # n8 tiles on sm_80): d40 and d72, causal GQA with the LSE.
 run d40 40 "$attention)"
 run d72 72 "$attention)"
+# A few queries of a GQA group packed into one tile's rows (sm_90a's
+# pack_query_heads; q [2, 4, 4, D] over 2 KV heads): causal with the LSE
+# and sinks over a cache filled to 77 and 170 keys, and split-KV over
+# 68000 keys.
+run packed-d128 128 "flashcore.attention_with_kvcache(q[:, :4], k, k.index_fill(1, torch.arange(77, 170, device='cuda'), float('nan')), $lengths, causal=True, sinks=torch.randn(4, device='cuda'), return_lse=True)"
+run packed-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :4], k.repeat(1, 400, 1, 1), k.repeat(1, 400, 1, 1), torch.tensor([3, 60000], device='cuda', dtype=torch.int32), causal=True, return_lse=True)"
 # Softcap's backward: the sm_90a dq_accum kernel (d128) and the
 # deterministic sm_80 ones (d64), each on a capped causal GQA forward.
 grad="q.requires_grad_(); k.requires_grad_(); o = flashcore.attention(q, k, k, causal=True, softcap=5.0, scale=1.0); o.sum().backward()"

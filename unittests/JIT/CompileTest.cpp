@@ -645,6 +645,57 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
             resample.getKey());
 }
 
+// A few queries of a grouped-query launch pack a group's heads into a
+// tile's rows on sm_90a where that fills the tiles better (FlashAttention-3's
+// rule), and such a kernel splits its keys as decode does.
+TEST(KernelSpec, GroupedQueriesPackWhereTheyFillTiles) {
+  KernelSpec spec;
+  spec.headDim = 128;
+  spec.causal = true;
+  EXPECT_TRUE(shouldPackQueryHeads(spec, Chip::sm_90a, 4, 4, 128));
+  EXPECT_TRUE(shouldPackQueryHeads(spec, Chip::sm_90a, 16, 8, 128));
+  // 1000 rows fill 1024 about as well as 4000 fill 4096.
+  EXPECT_FALSE(shouldPackQueryHeads(spec, Chip::sm_90a, 1000, 4, 128));
+  EXPECT_FALSE(shouldPackQueryHeads(spec, Chip::sm_90a, 4, 1, 128));
+  // One query folds the group's heads with a view instead.
+  EXPECT_FALSE(shouldPackQueryHeads(spec, Chip::sm_90a, 1, 4, 128));
+  EXPECT_FALSE(shouldPackQueryHeads(spec, Chip::sm_80, 4, 4, 128));
+  KernelSpec varlen = spec;
+  varlen.withQueryOffsets = true;
+  EXPECT_FALSE(shouldPackQueryHeads(varlen, Chip::sm_90a, 4, 4, 128));
+
+  KernelSpec packed = getAttentionLaunchSpec(spec, Chip::sm_90a, 4, 4);
+  EXPECT_TRUE(packed.packQueryHeads);
+  EXPECT_TRUE(packed.causal);
+  EXPECT_NE(packed.getKey().find(" pack_query_heads"), std::string::npos);
+  EXPECT_NE(packed.toMLIR().find("pack_query_heads"), std::string::npos);
+  EXPECT_FALSE(getAttentionLaunchSpec(spec, Chip::sm_90a, 4).packQueryHeads);
+  EXPECT_FALSE(getAttentionLaunchSpec(spec, Chip::sm_80, 4, 4).packQueryHeads);
+
+  // One length: the packed kernel, its split-KV kernel and the merge.
+  std::vector<KernelSpec> specs = getLaunchSpecs(spec, Chip::sm_90a, 4, 4);
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_EQ(specs[0].getKey(), packed.getKey());
+  EXPECT_TRUE(specs[1].packQueryHeads && specs[1].splitKeys);
+  EXPECT_EQ(specs[2].getKey(), getMergeSpec(spec).getKey());
+  // Every length: the middle class's packed kernel and its unpacked one
+  // (its longer lengths fill their tiles unpacked) beside the others.
+  std::vector<KernelSpec> all = getLaunchSpecs(spec, Chip::sm_90a, {}, 4);
+  std::vector<KernelSpec> ungrouped = getLaunchSpecs(spec, Chip::sm_90a);
+  EXPECT_EQ(all.size(), ungrouped.size() + 2);
+  auto has = [&](const KernelSpec &wanted) {
+    return llvm::any_of(all, [&](const KernelSpec &s) {
+      return s.getKey() == wanted.getKey();
+    });
+  };
+  EXPECT_TRUE(has(packed));
+  for (const KernelSpec &s : ungrouped)
+    EXPECT_TRUE(has(s)) << s.getKey();
+  KernelSpec packedSplit = packed;
+  packedSplit.splitKeys = packedSplit.withLse = true;
+  EXPECT_TRUE(has(packedSplit));
+}
+
 // Split-KV only where the tiles leave SMs idle, and then no split is empty.
 TEST(KernelSpec, KeySplitsFillTheSms) {
   // B = 64 x 8 KV heads of decode: 512 tiles fill 132 SMs.

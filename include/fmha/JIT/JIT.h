@@ -418,7 +418,8 @@ public:
 
   /// getAttentionLaunchSpec on this JIT's chip.
   KernelSpec getAttentionLaunchSpec(const KernelSpec &spec,
-                                    std::optional<int64_t> querySeq) const;
+                                    std::optional<int64_t> querySeq,
+                                    int64_t queryGroup = 1) const;
   /// Gets ready the kernel of each of \p specs (loaded from the disk cache
   /// or compiled, then loaded), \p threads at a time (0: one per hardware
   /// thread), so that no later launch that uses them, inside CUDA graph

@@ -71,6 +71,9 @@ struct KernelSpec {
   /// fmha.attention's split_keys: o and lse hold partial states of key
   /// splits.
   bool splitKeys = false;
+  /// fmha.attention's pack_query_heads: a tile's rows are a KV head's
+  /// group of query heads (shouldPackQueryHeads).
+  bool packQueryHeads = false;
   /// fmha.attention_grad: the same bits every run (dq by blocks of
   /// queries, no dq_accum); false adds dq into an f32 accumulator with
   /// atomics, one pass faster.
@@ -117,15 +120,29 @@ inline constexpr int64_t kAttentionQueryLengthClasses[] = {
     1, 2, kLongAttentionQueries};
 
 /// The spec a launch of attention \p spec on \p querySeq queries compiles
-/// on \p chip: \p spec itself, or
+/// on \p chip with \p queryGroup query heads per KV head: \p spec itself,
+/// or
 /// - where the chip's default tile for that length is not its default for
 ///   every length, \p spec with that tile;
 /// - for one query, causal without a window is non-causal: bottom-right
 ///   aligned, the one query sees every key. The non-causal kernel is also
 ///   the one that a decode launch folds a GQA group's query heads into
-///   (foldGroupedQueries), so causal and non-causal decode share it.
+///   (foldGroupedQueries), so causal and non-causal decode share it;
+/// - where shouldPackQueryHeads, with pack_query_heads.
 KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
-                                  std::optional<int64_t> querySeq);
+                                  std::optional<int64_t> querySeq,
+                                  int64_t queryGroup = 1);
+
+/// Whether a launch of \p spec on \p chip with tile rows \p blockM packs
+/// the \p queryGroup query heads of a KV head into a tile's rows
+/// (pack_query_heads): on sm_90a (the lowering that has it), for more than
+/// one query (one query folds them with a view, foldGroupedQueries) and
+/// not packed sequences, where the packed rows fill their tiles better:
+/// FlashAttention-3's rule, unpacked Sq / (ceil(Sq / block_m) block_m)
+/// under 0.9 of the same for Sq x G rows. Then each K and V block is read
+/// once per group, not G times.
+bool shouldPackQueryHeads(const KernelSpec &spec, Chip chip, int64_t querySeq,
+                          int64_t queryGroup, int64_t blockM);
 
 /// How many ways a launch splits each row's keys (split_keys): 1 where its
 /// \p units tiles already fill 80% of the \p multiprocessors SMs or there
@@ -150,13 +167,16 @@ unsigned getEvenKeySplits(int64_t splits, int64_t keyBlocks);
 KernelSpec getMergeSpec(const KernelSpec &spec);
 
 /// Every spec launches of \p spec on \p querySeq queries (std::nullopt:
-/// any number) may compile on \p chip: for an attention spec,
-/// getAttentionLaunchSpec for that length (or each class of lengths,
-/// kAttentionQueryLengthClasses), and for one query its split_keys kernel
-/// and the merge (decode may split its keys); else \p spec.
+/// any number) with \p queryGroup query heads per KV head may compile on
+/// \p chip: for an attention spec, getAttentionLaunchSpec for that length
+/// (or each class of lengths, kAttentionQueryLengthClasses), for one
+/// query its split_keys kernel and the merge (decode may split its keys),
+/// and with packed query heads their split_keys kernel and the merge too;
+/// else \p spec.
 std::vector<KernelSpec>
 getLaunchSpecs(const KernelSpec &spec, Chip chip,
-               std::optional<int64_t> querySeq = std::nullopt);
+               std::optional<int64_t> querySeq = std::nullopt,
+               int64_t queryGroup = 1);
 
 } // namespace mlir::fmha
 
