@@ -369,8 +369,8 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
       tiling != getDefaultAttentionTiling(chip, launched.getHeadDims(),
                                           launched.causal))
     launched.attentionTile = tiling;
-  if (querySeq &&
-      shouldPackQueryHeads(launched, chip, *querySeq, queryGroup, tiling.blockM))
+  if (querySeq && shouldPackQueryHeads(launched, chip, *querySeq, queryGroup,
+                                       tiling.blockM))
     launched.packQueryHeads = true;
   return launched;
 }
@@ -432,9 +432,9 @@ KernelSpec fmha::getMergeSpec(const KernelSpec &spec) {
   return merge;
 }
 
-std::vector<KernelSpec>
-fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
-                     std::optional<int64_t> querySeq, int64_t queryGroup) {
+std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
+                                             std::optional<int64_t> querySeq,
+                                             int64_t queryGroup) {
   if (spec.kind != OpKind::Attention)
     return {spec};
   std::vector<KernelSpec> specs;
