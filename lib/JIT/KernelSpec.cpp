@@ -339,11 +339,10 @@ std::string KernelSpec::toMLIR() const {
   return text;
 }
 
-bool fmha::shouldPackQueryHeads(const KernelSpec &spec, Chip chip,
-                                int64_t querySeq, int64_t queryGroup,
-                                int64_t blockM) {
-  if (chip != Chip::sm_90a || queryGroup <= 1 || querySeq <= 1 ||
-      spec.withQueryOffsets || blockM <= 0)
+bool fmha::shouldPackQueryHeads(const KernelSpec &spec, int64_t querySeq,
+                                int64_t queryGroup, int64_t blockM) {
+  if (queryGroup <= 1 || querySeq <= 1 || spec.withQueryOffsets ||
+      blockM <= 0)
     return false;
   auto filled = [&](int64_t rows) {
     return double(rows) / double(llvm::divideCeil(rows, blockM) * blockM);
@@ -369,8 +368,8 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
       tiling != getDefaultAttentionTiling(chip, launched.getHeadDims(),
                                           launched.causal))
     launched.attentionTile = tiling;
-  if (querySeq && shouldPackQueryHeads(launched, chip, *querySeq, queryGroup,
-                                       tiling.blockM))
+  if (querySeq &&
+      shouldPackQueryHeads(launched, *querySeq, queryGroup, tiling.blockM))
     launched.packQueryHeads = true;
   return launched;
 }

@@ -67,6 +67,11 @@ check "$FMHA_CHIP jit decode GQA 4:1 causal d128 BSHD B=3 Sk=1000" $j --batch=3 
 check "$FMHA_CHIP jit decode GQA 8:1 d64 f16 B=2 Sk=4097"          $j --batch=2 --heads=16 --kv-heads=2 --seq-q=1 --seq-k=4097 --head-dim=64 --dtype=f16 --lse
 check "$FMHA_CHIP jit decode MQA causal d256 Sk=77"                $j --batch=2 --heads=6 --kv-heads=1 --seq-q=1 --seq-k=77 --head-dim=256 --causal --lse
 check "$FMHA_CHIP jit decode GQA 4:1 window 64,0 causal d128 Sk=1000" $j --heads=8 --kv-heads=2 --seq-q=1 --seq-k=1000 --causal --window=64,0 --lse
+# A few queries: a group's heads packed into one tile's rows
+# (pack_query_heads), their keys split where the rows are few.
+check "$FMHA_CHIP jit packed GQA 4:1 Sq=4 causal d128 BSHD B=3 Sk=1000" $j --batch=3 --heads=32 --kv-heads=8 --seq-q=4 --seq-k=1000 --causal --layout=bshd --lse
+check "$FMHA_CHIP jit packed GQA 8:1 Sq=16 d64 f16 B=2 Sk=4097"    $j --batch=2 --heads=16 --kv-heads=2 --seq-q=16 --seq-k=4097 --head-dim=64 --dtype=f16 --lse
+check "$FMHA_CHIP jit packed GQA 6:1 Sq=5 window 64,0 causal d256 Sk=300" $j --heads=6 --kv-heads=1 --seq-q=5 --seq-k=300 --head-dim=256 --causal --window=64,0 --lse
 # Long enough for the JIT's length-dependent tile (sm_90a causal d64 from
 # 4k queries: getDefaultAttentionTiling), and the longest rows benchmarked.
 check "$FMHA_CHIP jit long causal GQA d128 Sq=Sk=16384 lse"       $j --heads=4 --kv-heads=2 --seq-q=16384 --causal --lse
@@ -96,6 +101,8 @@ if command -v compute-sanitizer > /dev/null; then
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=90 --seq-k=130 --window=20,10 --head-dim=64 --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention GQA decode" \
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=1 --seq-k=300 --causal --lse --heads=8 --kv-heads=2 --layout=bshd --seed=1
+  check "$FMHA_CHIP compute-sanitizer: jit attention packed GQA Sq=4" \
+    "$root/scripts/gpu/sanitize.sh" $j --seq-q=4 --seq-k=3000 --causal --lse --heads=8 --kv-heads=2 --layout=bshd --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention causal pairs, 2 CTAs" \
     env FMHA_PERSISTENT=2 "$root/scripts/gpu/sanitize.sh" $j --seq-q=300 --seq-k=300 --causal --lse --heads=3 --seed=1
 fi

@@ -3,24 +3,32 @@
 // RUN: fmha-compile %s --chip=sm_90a --emit=ptx -o %t.ptx
 // RUN: %ptxas -arch=sm_90a -O3 -v %t.ptx -o %t.cubin > %t.log 2>&1
 // RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)|Potential Performance Loss" %t.log
-// RUN: not fmha-compile %s --chip=sm_80 --emit=ptx -o %t.sm80.ptx 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: fmha-opt %s --fmha-materialize-tiles=chip=sm_80 -convert-fmha-to-nvgpu=chip=sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: fmha-compile %s --chip=sm_80 --emit=ptx -o %t.sm80.ptx
+// RUN: %ptxas -arch=sm_80 -O3 -v %t.sm80.ptx -o %t.sm80.cubin > %t.sm80.log 2>&1
+// RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)" %t.sm80.log
 
 // pack_query_heads (FlashAttention-3's PackGQA): a tile's rows are a KV
 // head's group of query heads packed (row r: query r / G of head hk x G +
-// r % G). The consumers load their own Q rows (no TMA box holds them),
-// masks compare r / G, and O, LSE and the sinks are indexed by (head,
-// query). The launch contract is the unpacked one: q's tensor map stays
-// (the producer no longer loads it), and the persistent grid's bound
+// r % G). On sm_90a the consumers load their own Q rows (no TMA box holds
+// them); on sm_80 each Q row's copy finds its head and query. Masks
+// compare r / G, and O, LSE and the sinks are indexed by (head, query).
+// The launch contract is the unpacked one: on sm_90a q's tensor map stays
+// (the producer no longer loads it) and the persistent grid's bound
 // ceildiv(Sq, R) x Hq x B covers the packed units ceildiv(Sq x G, R) x Hkv
-// x B. The kernels, whole programs, spill nothing and keep setmaxnreg and
-// WGMMA unserialized, with a key split, a paged cache, sinks and a window.
+// x B; on sm_80 the G x ceildiv(Sq, block_m) CTAs of a KV head's query
+// heads take its ceildiv(Sq x G, block_m) packed row blocks, the rest
+// computing nothing. The kernels, whole programs, spill nothing (sm_90a:
+// with setmaxnreg kept and WGMMA unserialized), with a key split, a paged
+// cache, sinks and a window.
 
 // CHECK-LABEL: func.func @d128_causal
 // CHECK: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], {{.*}} grid = [min(ceildiv(q[2], 256) * q[1] * q[0], 2147483647), 1, 1], persistent
 // CHECK: vector.load %{{.*}} : memref<?x?x?x128xbf16>, vector<8xbf16>
 // CHECK: nvvm.fence.proxy
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
-// SM80: pack_query_heads needs chip sm_90a, got sm_80
+// SM80-LABEL: func.func @d128_causal
+// SM80: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], {{.*}} grid = [ceildiv(q[2], 128), q[1], min(q[0], 65535)]
 
 func.func @d128_causal(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
                        %o: memref<?x?x?x128xbf16>, %lse: memref<?x?x?xf32>) {

@@ -87,6 +87,9 @@ struct AotKernel {
   /// The backward adds dq's parts into the f32 dq_accum the caller passes.
   bool withDqAccum = false;
   std::optional<std::array<int64_t, 2>> window;
+  /// fmha.attention's pack_query_heads (a schedule: the launcher's operands
+  /// and checks are the unpacked op's).
+  bool packQueryHeads = false;
   float scale = 0;
   bool scaleIsDefault = true;
   /// The op's softcap (fmha.attention's or fmha.attention_grad's); 0: none.

@@ -157,6 +157,8 @@ static std::string describe(const AotKernel &kernel) {
     if (kernel.window)
       os << ", window [" << (*kernel.window)[0] << ", " << (*kernel.window)[1]
          << "]";
+    if (kernel.packQueryHeads)
+      os << ", query heads packed by KV head";
   } else {
     os << "fmha.resample " << kernel.mode << " " << kernel.elementType << ", "
        << kernel.streamFeatures.size() << " stream(s) of "

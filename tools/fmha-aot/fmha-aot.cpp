@@ -97,6 +97,11 @@ static cl::opt<bool> causal("causal",
                             cl::cat(opCategory));
 static cl::opt<bool> lse("lse", cl::desc("attention: also write the LSE"),
                          cl::cat(opCategory));
+static cl::opt<bool> packQueryHeads(
+    "pack-query-heads",
+    cl::desc("attention: a KV head's group of query heads as one tile's "
+             "rows (pack_query_heads: decode with a few queries and GQA)"),
+    cl::cat(opCategory));
 static cl::opt<bool> deterministic(
     "deterministic",
     cl::desc("attention_grad: the same bits every run (dq by blocks of "
@@ -196,13 +201,15 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
     if (llvm::Error err = misplaced({&mode, &features, &lengths}, "resample"))
       return std::move(err);
     if (llvm::Error err =
-            grad ? misplaced({&lse, &tile, &valueHeadDim}, "attention")
+            grad ? misplaced({&lse, &tile, &valueHeadDim, &packQueryHeads},
+                             "attention")
                  : misplaced({&deterministic}, "attention_grad"))
       return std::move(err);
     spec.headDim = headDim;
     spec.valueHeadDim = valueHeadDim;
     spec.causal = causal;
     spec.withLse = lse;
+    spec.packQueryHeads = packQueryHeads;
     spec.deterministic = deterministic;
     if (scale.getNumOccurrences())
       spec.scale = scale;
@@ -229,7 +236,8 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
           misplaced({&headDim, &causal, &window, &scale, &softcap},
                     "attention or attention_grad"))
     return std::move(err);
-  if (llvm::Error err = misplaced({&lse, &valueHeadDim}, "attention"))
+  if (llvm::Error err =
+          misplaced({&lse, &valueHeadDim, &packQueryHeads}, "attention"))
     return std::move(err);
   if (llvm::Error err = misplaced({&deterministic}, "attention_grad"))
     return std::move(err);
@@ -494,8 +502,10 @@ static llvm::Error describeAttention(Op op, AotKernel &kernel) {
   auto qType = cast<MemRefType>(op.getQ().getType());
   kernel.elementType = getElementTypeName(qType.getElementType()).str();
   kernel.headDim = kernel.valueHeadDim = op.getHeadDim();
-  if constexpr (std::is_same_v<Op, AttentionOp>)
+  if constexpr (std::is_same_v<Op, AttentionOp>) {
     kernel.valueHeadDim = op.getValueHeadDim();
+    kernel.packQueryHeads = op.getPackQueryHeads();
+  }
   kernel.causal = op.getCausal();
   kernel.scale = op.getScaleOrDefault();
   kernel.scaleIsDefault = !op.getScale();

@@ -646,23 +646,24 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
 }
 
 // A few queries of a grouped-query launch pack a group's heads into a
-// tile's rows on sm_90a where that fills the tiles better (FlashAttention-3's
-// rule), and such a kernel splits its keys as decode does.
+// tile's rows where that fills the tiles better (FlashAttention-3's rule),
+// and such a kernel splits its keys as decode does.
 TEST(KernelSpec, GroupedQueriesPackWhereTheyFillTiles) {
   KernelSpec spec;
   spec.headDim = 128;
   spec.causal = true;
-  EXPECT_TRUE(shouldPackQueryHeads(spec, Chip::sm_90a, 4, 4, 128));
-  EXPECT_TRUE(shouldPackQueryHeads(spec, Chip::sm_90a, 16, 8, 128));
+  EXPECT_TRUE(shouldPackQueryHeads(spec, 4, 4, 128));
+  EXPECT_TRUE(shouldPackQueryHeads(spec, 16, 8, 128));
+  // 77 rows fill 0.60 of 128, 308 fill 0.80 of 384.
+  EXPECT_TRUE(shouldPackQueryHeads(spec, 77, 4, 128));
   // 1000 rows fill 1024 about as well as 4000 fill 4096.
-  EXPECT_FALSE(shouldPackQueryHeads(spec, Chip::sm_90a, 1000, 4, 128));
-  EXPECT_FALSE(shouldPackQueryHeads(spec, Chip::sm_90a, 4, 1, 128));
+  EXPECT_FALSE(shouldPackQueryHeads(spec, 1000, 4, 128));
+  EXPECT_FALSE(shouldPackQueryHeads(spec, 4, 1, 128));
   // One query folds the group's heads with a view instead.
-  EXPECT_FALSE(shouldPackQueryHeads(spec, Chip::sm_90a, 1, 4, 128));
-  EXPECT_FALSE(shouldPackQueryHeads(spec, Chip::sm_80, 4, 4, 128));
+  EXPECT_FALSE(shouldPackQueryHeads(spec, 1, 4, 128));
   KernelSpec varlen = spec;
   varlen.withQueryOffsets = true;
-  EXPECT_FALSE(shouldPackQueryHeads(varlen, Chip::sm_90a, 4, 4, 128));
+  EXPECT_FALSE(shouldPackQueryHeads(varlen, 4, 4, 128));
 
   KernelSpec packed = getAttentionLaunchSpec(spec, Chip::sm_90a, 4, 4);
   EXPECT_TRUE(packed.packQueryHeads);
@@ -670,7 +671,7 @@ TEST(KernelSpec, GroupedQueriesPackWhereTheyFillTiles) {
   EXPECT_NE(packed.getKey().find(" pack_query_heads"), std::string::npos);
   EXPECT_NE(packed.toMLIR().find("pack_query_heads"), std::string::npos);
   EXPECT_FALSE(getAttentionLaunchSpec(spec, Chip::sm_90a, 4).packQueryHeads);
-  EXPECT_FALSE(getAttentionLaunchSpec(spec, Chip::sm_80, 4, 4).packQueryHeads);
+  EXPECT_TRUE(getAttentionLaunchSpec(spec, Chip::sm_80, 4, 4).packQueryHeads);
 
   // One length: the packed kernel, its split-KV kernel and the merge.
   std::vector<KernelSpec> specs = getLaunchSpecs(spec, Chip::sm_90a, 4, 4);

@@ -133,15 +133,15 @@ KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
                                   std::optional<int64_t> querySeq,
                                   int64_t queryGroup = 1);
 
-/// Whether a launch of \p spec on \p chip with tile rows \p blockM packs
-/// the \p queryGroup query heads of a KV head into a tile's rows
-/// (pack_query_heads): on sm_90a (the lowering that has it), for more than
-/// one query (one query folds them with a view, foldGroupedQueries) and
-/// not packed sequences, where the packed rows fill their tiles better:
+/// Whether a launch of \p spec with tile rows \p blockM packs the
+/// \p queryGroup query heads of a KV head into a tile's rows
+/// (pack_query_heads): for more than one query (one query folds them with
+/// a view, foldGroupedQueries) and not packed sequences, where the packed
+/// rows fill their tiles better:
 /// FlashAttention-3's rule, unpacked Sq / (ceil(Sq / block_m) block_m)
 /// under 0.9 of the same for Sq x G rows. Then each K and V block is read
 /// once per group, not G times.
-bool shouldPackQueryHeads(const KernelSpec &spec, Chip chip, int64_t querySeq,
+bool shouldPackQueryHeads(const KernelSpec &spec, int64_t querySeq,
                           int64_t queryGroup, int64_t blockM);
 
 /// How many ways a launch splits each row's keys (split_keys): 1 where its

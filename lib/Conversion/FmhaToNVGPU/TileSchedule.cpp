@@ -107,7 +107,8 @@ Value SequenceRows::holdsRows(KernelBuilder &b,
 }
 
 CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,
-                                       const KeyRows &keys, int64_t blockM) {
+                                       const KeyRows &keys, int64_t blockM,
+                                       bool packQueryHeads) {
   CtaCoordinates cta;
   cta.seqQ = memref::DimOp::create(b, q, 2);
   cta.seqK = keys.getCapacity(b, k);
@@ -116,7 +117,23 @@ CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,
             gpu::BlockIdOp::create(b, gpu::Dimension::x));
   cta.firstRow = b.mul(reversed, b.index(blockM));
   cta.head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  cta.kvHead = getKvHead(b, q, k, cta.head);
+  if (!packQueryHeads) {
+    cta.kvHead = getKvHead(b, q, k, cta.head);
+    return cta;
+  }
+  // Query head h = hk x G + g and reversed row block x: packed row block
+  // g x R + x of KV head hk (R = gridDim.x = ceil(Sq / block_m), so the
+  // G x R blocks cover ceil(Sq x G / block_m)), in 32 bits.
+  Value group = b.udiv(b.word(memref::DimOp::create(b, q, 1)),
+                       b.word(memref::DimOp::create(b, k, 1)));
+  Value head = b.word(cta.head);
+  Value member = b.urem(head, group);
+  Value rowBlocks = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
+  Value block = b.add(b.mul(member, rowBlocks), b.word(reversed));
+  cta.queryGroup = b.toIndex(group);
+  cta.head = cta.kvHead = b.toIndex(b.udiv(head, group));
+  cta.firstRow = b.toIndex(b.mul(block, b.i32(blockM)));
+  cta.seqQ = b.toIndex(b.mul(b.word(cta.seqQ), group));
   return cta;
 }
 

@@ -78,13 +78,19 @@ struct SequenceRows {
 
 /// Which rows, head and sizes one CTA of the sm_80 kernel works on: grid x
 /// is the row block (longest causal blocks first: block x computes row block
-/// gridDim.x - 1 - x), grid y the query head (getRowBlockGrid).
+/// gridDim.x - 1 - x), grid y the query head (getRowBlockGrid). With
+/// \p packQueryHeads (pack_query_heads), the G = Hq / Hkv CTAs of a KV
+/// head's query heads and a row block's index take the ceil(Sq x G /
+/// block_m) row blocks of its packed rows (the longest first), head is the
+/// KV head, seqQ is Sq x G, queryGroup G, and a CTA past those rows has
+/// none (firstRow >= seqQ).
 struct CtaCoordinates {
-  Value seqQ, seqK, firstRow, head, kvHead;
+  Value seqQ, seqK, firstRow, head, kvHead, queryGroup;
 
   /// seqK is the capacity of \p keys (KeyRows::getCapacity).
   static CtaCoordinates compute(KernelBuilder &b, Value q, Value k,
-                                const KeyRows &keys, int64_t blockM);
+                                const KeyRows &keys, int64_t blockM,
+                                bool packQueryHeads = false);
 };
 
 /// One tile: block_m query rows from firstRow of one (batch, head), the

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cassert>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -135,7 +136,12 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
       if (!keyRows && tile.queryBase)
         sourceRow = b.add(sourceRow, hideFromHoisting(b, tile.queryBase));
     }
-    SmallVector<Value, 4> source = {entry, headIndex, sourceRow, column};
+    Value sourceHead = headIndex;
+    // Packed query heads: the row's own head and query.
+    if (!keyRows && tile.queryGroup)
+      std::tie(sourceHead, sourceRow) =
+          tile.getQueryHeadAndRow(b, sourceRow);
+    SmallVector<Value, 4> source = {entry, sourceHead, sourceRow, column};
     SmallVector<Value, 2> destination = {
         b.toIndex(row),
         b.toIndex(sameSwizzle ? sameSwizzle : swizzle(b, shape, row, chunk))};

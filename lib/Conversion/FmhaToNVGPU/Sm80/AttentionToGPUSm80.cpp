@@ -180,8 +180,16 @@ SoftmaxState RowBlockSchedule::buildKeyBlock(const TileCoordinates &tile,
   SmallVector<Value> scores = mma.computeScores(lanes);
   if (shape.softcap)
     shape.softcap->apply(b, scores);
-  if (masked)
-    softmax.applyMask(lanes, tile, scores, keyBase);
+  if (masked) {
+    // Packed query heads: G read anew in each masked block, not held
+    // across the key loops (it spilled 4 bytes of the d128 kernel).
+    TileCoordinates maskTile = tile;
+    if (tile.queryGroup)
+      maskTile.queryGroup = divideWords(
+          b, hideFromHoisting(b, memref::DimOp::create(b, func.getArgument(kQ), 1)),
+          hideFromHoisting(b, memref::DimOp::create(b, func.getArgument(kK), 1)));
+    softmax.applyMask(lanes, maskTile, scores, keyBase);
+  }
 
   // V_n has landed, and every warp is done reading K_n: prefetch K_{n-1}
   // under the softmax and P V.
@@ -213,13 +221,15 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
 
   KeyRows keys = KeyRows::get(op, func, kLse);
   CtaCoordinates cta =
-      CtaCoordinates::compute(b, q, func.getArgument(kK), keys, shape.blockM);
+      CtaCoordinates::compute(b, q, func.getArgument(kK), keys, shape.blockM,
+                              op.getPackQueryHeads());
   TileCoordinates tile;
   tile.seqQ = cta.seqQ;
   tile.seqK = cta.seqK;
   tile.firstRow = cta.firstRow;
   tile.head = cta.head;
   tile.kvHead = cta.kvHead;
+  tile.queryGroup = cta.queryGroup;
 
   AsyncCopy copies(b, shape, keys);
   WarpMma mma(b, shape, tiles);
@@ -254,9 +264,12 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   // With key_lengths, the copies of the block that holds the last key
   // zero-fill the rows past it (the first, masked, block: bounded).
   tile.limitKeys(b, keys.keyLengths);
-  // A row block past a packed sequence's rows computes nothing (its
-  // copies and barriers are the CTA's alone).
-  if (Value holdsRows = sequences.holdsRows(b, tile)) {
+  // A row block past a packed sequence's rows, or past a KV head's packed
+  // query heads' rows, computes nothing (its copies and barriers are the
+  // CTA's alone).
+  Value holdsRows = tile.queryGroup ? b.slt(tile.firstRow, tile.seqQ)
+                                    : sequences.holdsRows(b, tile);
+  if (holdsRows) {
     auto inside = scf::IfOp::create(b, holdsRows, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&inside.getThenRegion().front());
   }
@@ -290,9 +303,6 @@ LaunchContract getSm80LaunchContract(AttentionOp op, TileAttr tile) {
 
 LogicalResult fmha::lowerAttentionToGPUSm80(AttentionOp op, TileAttr tile,
                                             gpu::GPUModuleOp kernels) {
-  if (op.getPackQueryHeads())
-    return op.emitOpError("pack_query_heads needs chip sm_90a, got sm_80 "
-                          "(without it each query head is a tile of its own)");
   if (tile.getStages() != 1)
     return op.emitOpError("the sm_80 lowering keeps one K and one V buffer "
                           "whose loads alternate (FlashAttention-2): stages "

@@ -74,8 +74,8 @@ void Epilogue::build(const TileCoordinates &tile, const SoftmaxState &state) {
           Value row = lanes.getRow(b, tile.firstRow, m, half);
           Value valid = b.slt(row, tile.seqQ);
           scf::IfOp::create(b, valid, [&](OpBuilder &, Location) {
-            SmallVector<Value, 3> at = {tile.outputBatch, tile.head,
-                                        tile.toQueryRow(b, row)};
+            auto [head, queryRow] = tile.getQueryHeadAndRow(b, row);
+            SmallVector<Value, 3> at = {tile.outputBatch, head, queryRow};
             memref::StoreOp::create(b, rowLse[m * 2 + half], lse, at);
             scf::YieldOp::create(b);
           });
@@ -108,8 +108,9 @@ void Epilogue::storeOutputTile(const Lanes &lanes,
       SmallVector<Value, 2> from = {b.toIndex(row),
                                     b.toIndex(swizzle(b, shape, row, chunk))};
       Value data = vector::LoadOp::create(b, chunkType, tiles.o, from);
+      auto [head, queryRow] = tile.getQueryHeadAndRow(b, globalRow);
       SmallVector<Value, 4> to = {
-          tile.outputBatch, tile.head, tile.toQueryRow(b, globalRow),
+          tile.outputBatch, head, queryRow,
           b.toIndex(b.mul(chunk, b.i32(shape.chunkElements)))};
       vector::StoreOp::create(b, data, out, to, /*nontemporal=*/false,
                               llvm::MaybeAlign(kChunkBytes));

@@ -26,12 +26,17 @@ void FragmentSoftmax::applyMask(const Lanes &lanes, const TileCoordinates &tile,
   // Sk and Sk - Sq read anew in each masked block: derived once, they and
   // what derives from them are 64-bit values held across every key loop.
   Value keys = hideFromHoisting(b, tile.seqK);
-  Value diagonal = b.sub(keys, hideFromHoisting(b, tile.seqQ));
+  Value queries = hideFromHoisting(b, tile.seqQ);
+  // Packed query heads: Sq is the packed rows' over G.
+  if (tile.queryGroup)
+    queries = divideWords(b, queries, tile.queryGroup);
+  Value diagonal = b.sub(keys, queries);
   for (int64_t m = 0; m < shape.mTiles; ++m)
     for (int64_t half = 0; half < 2; ++half) {
-      RowMask mask =
-          RowMask::compute(b, lanes.getRow(b, tile.firstRow, m, half), laneKey,
-                           keys, diagonal, shape.blockN, window);
+      Value query =
+          tile.getQueryPosition(b, lanes.getRow(b, tile.firstRow, m, half));
+      RowMask mask = RowMask::compute(b, query, laneKey, keys, diagonal,
+                                      shape.blockN, window);
       for (int64_t n = 0; n < shape.nTiles; ++n) {
         Value &fragment = scores[m * shape.nTiles + n];
         for (int64_t e = 0; e < 2; ++e) {
