@@ -341,8 +341,7 @@ std::string KernelSpec::toMLIR() const {
 
 bool fmha::shouldPackQueryHeads(const KernelSpec &spec, int64_t querySeq,
                                 int64_t queryGroup, int64_t blockM) {
-  if (queryGroup <= 1 || querySeq <= 1 || spec.withQueryOffsets ||
-      blockM <= 0)
+  if (queryGroup <= 1 || querySeq <= 1 || spec.withQueryOffsets || blockM <= 0)
     return false;
   auto filled = [&](int64_t rows) {
     return double(rows) / double(llvm::divideCeil(rows, blockM) * blockM);

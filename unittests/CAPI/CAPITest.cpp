@@ -699,7 +699,6 @@ protected:
       fmhaJitDestroy(holder);
   }
 
-
   /// fmhaAttention over KV caches of \p Sk positions filled to 0, 1, 129,
   /// 1000 and Sk keys (B = 5, GQA 8:2, d128; in pages of \p pageRows rows
   /// where not 0, DeviceAttention::usePages), causal prefill (77 queries)

@@ -139,8 +139,7 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
     Value sourceHead = headIndex;
     // Packed query heads: the row's own head and query.
     if (!keyRows && tile.queryGroup)
-      std::tie(sourceHead, sourceRow) =
-          tile.getQueryHeadAndRow(b, sourceRow);
+      std::tie(sourceHead, sourceRow) = tile.getQueryHeadAndRow(b, sourceRow);
     SmallVector<Value, 4> source = {entry, sourceHead, sourceRow, column};
     SmallVector<Value, 2> destination = {
         b.toIndex(row),

@@ -186,8 +186,11 @@ SoftmaxState RowBlockSchedule::buildKeyBlock(const TileCoordinates &tile,
     TileCoordinates maskTile = tile;
     if (tile.queryGroup)
       maskTile.queryGroup = divideWords(
-          b, hideFromHoisting(b, memref::DimOp::create(b, func.getArgument(kQ), 1)),
-          hideFromHoisting(b, memref::DimOp::create(b, func.getArgument(kK), 1)));
+          b,
+          hideFromHoisting(b,
+                           memref::DimOp::create(b, func.getArgument(kQ), 1)),
+          hideFromHoisting(b,
+                           memref::DimOp::create(b, func.getArgument(kK), 1)));
     softmax.applyMask(lanes, maskTile, scores, keyBase);
   }
 
@@ -220,9 +223,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   Lanes lanes = Lanes::derive(b, shape, threadId);
 
   KeyRows keys = KeyRows::get(op, func, kLse);
-  CtaCoordinates cta =
-      CtaCoordinates::compute(b, q, func.getArgument(kK), keys, shape.blockM,
-                              op.getPackQueryHeads());
+  CtaCoordinates cta = CtaCoordinates::compute(
+      b, q, func.getArgument(kK), keys, shape.blockM, op.getPackQueryHeads());
   TileCoordinates tile;
   tile.seqQ = cta.seqQ;
   tile.seqK = cta.seqK;
