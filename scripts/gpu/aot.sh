@@ -14,7 +14,11 @@
 #      lowered for chip sm_80) with scripts/gpu/aot_grad_shim.c into shared
 #      objects and checks them against torch's fp32 autograd
 #      (scripts/gpu/aot_backward.py), then memcheck on a small case;
-#   4. prints a short table last.
+#   4. likewise the KV-cache forwards (.gpu/aot/kv-sm_90a and kv-sm_90:
+#      sinks, key lengths, paged caches, packed query heads) with
+#      scripts/gpu/aot_kvcache_shim.c against torch per sequence
+#      (scripts/gpu/aot_kvcache.py), then memcheck on a small case;
+#   5. prints a short table last.
 # Full logs go to $OUT (or /tmp/flashcore-aot): NNN.log per check, build
 # logs, checks.log with all of them. Exit status 0 when every row passed.
 set -uo pipefail
@@ -28,7 +32,7 @@ row() { rows+=("$(printf '%-62s %s' "$1" "$2")"); }
 finish() {
   cat "$out"/[0-9][0-9][0-9].log > "$out/checks.log" 2> /dev/null
   echo "== device: $(cat "$out/device.txt" 2> /dev/null)"
-  grep -h -E "^(device:|loaded:|aot:|checked|attention B=|time:|aot_backward: [0-9]+/[0-9]+ passed)" "$out"/[0-9][0-9][0-9].log 2> /dev/null |
+  grep -h -E "^(device:|loaded:|aot:|checked|attention B=|time:|aot_(backward|kvcache): [0-9]+/[0-9]+ passed)" "$out"/[0-9][0-9][0-9].log 2> /dev/null |
     sort -u | sed 's/^/== /'
   echo
   printf '%s\n' "${rows[@]}"
@@ -119,5 +123,24 @@ if command -v compute-sanitizer > /dev/null; then
   check "compute-sanitizer memcheck: aot attention_grad, small"   0 \
     env AOT_BACKWARD_SMALL=1 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
     python3 "$root/scripts/gpu/aot_backward.py" "${grads[@]}"
+fi
+
+# 4. Over KV caches (sinks, key lengths, pages, packed query heads): C,
+#    libcuda and torch (the oracle) only.
+kvs=()
+for arch in sm_90a sm_90; do
+  lib=$bin/fmha_aot_kv_$arch.so
+  check "build the KV-cache attention launchers for $arch (cc -shared)" 0 \
+    cc -std=c99 -O2 -Wall -Wextra -shared -fPIC -isystem "$cuda/include" \
+       -I "$src/kv-$arch" "$src/kv-$arch/fmha_aot_kv.c" \
+       "$root/scripts/gpu/aot_kvcache_shim.c" -L "$cuda/lib64/stubs" -lcuda -o "$lib"
+  kvs+=("$lib")
+done
+check "aot attention over KV caches vs torch (sm_90a and sm_80 kernels)" 0 \
+  timeout 300 python3 "$root/scripts/gpu/aot_kvcache.py" "${kvs[@]}"
+if command -v compute-sanitizer > /dev/null; then
+  check "compute-sanitizer memcheck: aot attention over KV caches, small" 0 \
+    env AOT_KVCACHE_SMALL=1 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
+    python3 "$root/scripts/gpu/aot_kvcache.py" "${kvs[@]}"
 fi
 finish

@@ -13,6 +13,9 @@
 #   grad-sm_90/fmha_aot_grad.{h,c}  backwards scripts/gpu/aot_backward.py
 #                                  checks: for sm_90a, and for sm_90
 #                                  (lowered for chip sm_80)
+#   kv-sm_90a/fmha_aot_kv.{h,c}    harness/aot-kvcache-kernels.mlir, the
+#   kv-sm_90/fmha_aot_kv.{h,c}     KV-cache forwards scripts/gpu/
+#                                  aot_kvcache.py checks, likewise
 # The cubins are embedded in the .c files, so their files stay here.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,9 +31,11 @@ trap 'rm -rf "$work"' EXIT
 for arch in sm_90a sm_90; do
   "$aot" "$root/harness/aot-grad-kernels.mlir" --archs=$arch --name=fmha_aot_grad \
     -o "$work/grad-$arch"
+  "$aot" "$root/harness/aot-kvcache-kernels.mlir" --archs=$arch --name=fmha_aot_kv \
+    -o "$work/kv-$arch"
 done
 rm -f "$work"/*/*.cubin
 rm -rf "$root/.gpu/aot" && mkdir -p "$root/.gpu/aot"
-tar -C "$work" -cf - consumer harness grad-sm_90a grad-sm_90 |
+tar -C "$work" -cf - consumer harness grad-sm_90a grad-sm_90 kv-sm_90a kv-sm_90 |
   xz -T2 -9 > "$root/.gpu/aot/sources.tar.xz"
 ls -la "$root/.gpu/aot"

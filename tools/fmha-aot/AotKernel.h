@@ -90,6 +90,10 @@ struct AotKernel {
   /// fmha.attention's pack_query_heads (a schedule: the launcher's operands
   /// and checks are the unpacked op's).
   bool packQueryHeads = false;
+  /// fmha.attention's sinks and key_lengths operands, and the rows of a
+  /// page of its page_table's paged K and V (0: not paged).
+  bool withSinks = false, withKeyLengths = false;
+  int64_t pageSize = 0;
   float scale = 0;
   bool scaleIsDefault = true;
   /// The op's softcap (fmha.attention's or fmha.attention_grad's); 0: none.

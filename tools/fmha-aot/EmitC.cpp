@@ -157,6 +157,12 @@ static std::string describe(const AotKernel &kernel) {
     if (kernel.window)
       os << ", window [" << (*kernel.window)[0] << ", " << (*kernel.window)[1]
          << "]";
+    if (kernel.withSinks)
+      os << ", sinks";
+    if (kernel.withKeyLengths)
+      os << ", key lengths";
+    if (kernel.pageSize)
+      os << ", pages of " << kernel.pageSize << " rows";
     if (kernel.packQueryHeads)
       os << ", query heads packed by KV head";
   } else {
@@ -706,7 +712,9 @@ static std::string getKernels(const AotFile &file) {
        << (kernel.withLengths ? 1 : 0) << ",\n   "
        << launcher(AotKernel::Kind::Attention) << ", "
        << launcher(AotKernel::Kind::AttentionGrad) << ", "
-       << launcher(AotKernel::Kind::Resample) << "},\n";
+       << launcher(AotKernel::Kind::Resample) << ", "
+       << (kernel.withSinks ? 1 : 0) << ", " << (kernel.withKeyLengths ? 1 : 0)
+       << ", " << kernel.pageSize << "},\n";
   }
   os << "};\n";
   return text;

@@ -97,6 +97,22 @@ static cl::opt<bool> causal("causal",
                             cl::cat(opCategory));
 static cl::opt<bool> lse("lse", cl::desc("attention: also write the LSE"),
                          cl::cat(opCategory));
+static cl::opt<bool> sinks(
+    "sinks",
+    cl::desc("attention: attention sinks, an f32 logit per query row [Hq, "
+             "Sq] that joins its softmax denominator"),
+    cl::cat(opCategory));
+static cl::opt<bool> keyLengths(
+    "key-lengths",
+    cl::desc("attention: int32 keys per batch entry [B] (a KV cache's "
+             "filled lengths)"),
+    cl::cat(opCategory));
+static cl::opt<unsigned> pageSize(
+    "page-size",
+    cl::desc("attention: a paged KV cache of pages of this many rows (a "
+             "multiple of 8) and an int32 page table [B, pages per "
+             "sequence]; 0: not paged"),
+    cl::init(0), cl::cat(opCategory));
 static cl::opt<bool> packQueryHeads(
     "pack-query-heads",
     cl::desc("attention: a KV head's group of query heads as one tile's "
@@ -201,7 +217,8 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
     if (llvm::Error err = misplaced({&mode, &features, &lengths}, "resample"))
       return std::move(err);
     if (llvm::Error err =
-            grad ? misplaced({&lse, &tile, &valueHeadDim, &packQueryHeads},
+            grad ? misplaced({&lse, &tile, &valueHeadDim, &packQueryHeads,
+                              &sinks, &keyLengths, &pageSize},
                              "attention")
                  : misplaced({&deterministic}, "attention_grad"))
       return std::move(err);
@@ -210,6 +227,9 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
     spec.causal = causal;
     spec.withLse = lse;
     spec.packQueryHeads = packQueryHeads;
+    spec.withSinks = sinks;
+    spec.withKeyLengths = keyLengths;
+    spec.pageSize = pageSize;
     spec.deterministic = deterministic;
     if (scale.getNumOccurrences())
       spec.scale = scale;
@@ -236,8 +256,9 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
           misplaced({&headDim, &causal, &window, &scale, &softcap},
                     "attention or attention_grad"))
     return std::move(err);
-  if (llvm::Error err =
-          misplaced({&lse, &valueHeadDim, &packQueryHeads}, "attention"))
+  if (llvm::Error err = misplaced({&lse, &valueHeadDim, &packQueryHeads, &sinks,
+                                   &keyLengths, &pageSize},
+                                  "attention"))
     return std::move(err);
   if (llvm::Error err = misplaced({&deterministic}, "attention_grad"))
     return std::move(err);
@@ -381,6 +402,14 @@ static constexpr llvm::StringRef kValueKeyDims[] = {"batch", "kv_heads",
                                                     "k_seq", "value_head_dim"};
 static constexpr llvm::StringRef kValueQueryDims[] = {
     "batch", "q_heads", "q_seq", "value_head_dim"};
+/// A paged KV cache's k and v: pools of pages.
+static constexpr llvm::StringRef kPagedKeyDims[] = {"pages", "kv_heads",
+                                                    "page_size", "head_dim"};
+static constexpr llvm::StringRef kPagedValueKeyDims[] = {
+    "pages", "kv_heads", "page_size", "value_head_dim"};
+static constexpr llvm::StringRef kSinkDims[] = {"q_heads", "q_seq"};
+static constexpr llvm::StringRef kLengthDims[] = {"batch"};
+static constexpr llvm::StringRef kTableDims[] = {"batch", "pages_per_sequence"};
 
 /// One operand of an attention op or its backward: a name, its dimensions,
 /// and the alignment its kernels' accesses need.
@@ -411,12 +440,19 @@ describeOperands(llvm::ArrayRef<AttentionOperand> operands) {
 static llvm::Expected<std::vector<MemRefOperand>>
 describeOperands(AttentionOp op) {
   bool apart = op.getValueHeadDim() != op.getHeadDim();
+  bool paged = static_cast<bool>(op.getPageTable());
+  llvm::ArrayRef<llvm::StringRef> keyDims = paged ? kPagedKeyDims : kKeyDims;
+  llvm::ArrayRef<llvm::StringRef> valueDims =
+      apart ? (paged ? kPagedValueKeyDims : kValueKeyDims) : keyDims;
   return describeOperands(
       {{"q", kQueryDims, op.getQ(), kVectorBytes},
-       {"k", kKeyDims, op.getK(), kVectorBytes},
-       {"v", apart ? kValueKeyDims : kKeyDims, op.getV(), kVectorBytes},
+       {"k", keyDims, op.getK(), kVectorBytes},
+       {"v", valueDims, op.getV(), kVectorBytes},
        {"o", apart ? kValueQueryDims : kQueryDims, op.getO(), kVectorBytes},
-       {"lse", kRowDims, op.getLse(), 0}});
+       {"lse", kRowDims, op.getLse(), 0},
+       {"sinks", kSinkDims, op.getSinks(), 0},
+       {"key_lengths", kLengthDims, op.getKeyLengths(), 0},
+       {"page_table", kTableDims, op.getPageTable(), 0}});
 }
 
 static llvm::Expected<std::vector<MemRefOperand>>
@@ -607,17 +643,18 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                      }),
                      ", ");
     } else if (auto attention = dyn_cast<AttentionOp>(op)) {
-      for (auto [operand, name, field] :
-           {std::tuple{attention.getSinks(), "sinks", "sinks"},
-            {attention.getKeyLengths(), "key_lengths", "key lengths"},
-            {attention.getPageTable(), "page_table", "page table"},
-            {attention.getQueryOffsets(), "query_offsets", "sequence offsets"}})
-        if (operand)
-          return llvm::createStringError(
-              kernel.origin + ": fmha.attention with " + name +
-              " is not supported by fmha-aot yet (its attention_args have "
-              "no " +
-              field + "); the JIT and the C API run it");
+      if (attention.getQueryOffsets())
+        return llvm::createStringError(
+            kernel.origin +
+            ": fmha.attention with query_offsets is not supported by "
+            "fmha-aot yet (its attention_args have no sequence offsets, and "
+            "its launchers pass tensors only, not max_query_length); the "
+            "JIT and the C API run it");
+      kernel.withSinks = static_cast<bool>(attention.getSinks());
+      kernel.withKeyLengths = static_cast<bool>(attention.getKeyLengths());
+      if (attention.getPageTable())
+        kernel.pageSize =
+            cast<MemRefType>(attention.getK().getType()).getDimSize(2);
       kernel.kind = AotKernel::Kind::Attention;
       kernel.withLse = static_cast<bool>(attention.getLse());
       if (llvm::Error err = describeAttention(attention, kernel))

@@ -768,13 +768,37 @@ static fmha_kernels_status fmha_kernels_check_attention_sizes(
 #endif
 
 #if FMHA_KERNELS_ATTENTION_KERNELS
-/* fmha.attention kernel k: the launch operands q, k, v, o[, lse]. */
+/* An optional operand \p name given (or not) as the kernel was generated
+   (with it, or not: \p flag regenerates it). */
+static fmha_kernels_status
+fmha_kernels_check_optional(fmha_kernels_module *module, const char *kernel,
+                            const char *name, int generated, int given,
+                            const char *flag) {
+  char what[160];
+  if (generated == given)
+    return FMHA_KERNELS_SUCCESS;
+  if (generated)
+    snprintf(what, sizeof what,
+             "%s is NULL: the kernel was generated with "
+             "%s and reads it",
+             name, name);
+  else
+    snprintf(what, sizeof what,
+             "%s must be NULL: the kernel was generated "
+             "without %s (regenerate with %s)",
+             name, name, flag);
+  return fmha_kernels_invalid(module, kernel, what);
+}
+
+/* fmha.attention kernel k: the launch operands q, k, v, o[, lse][, sinks]
+   [, key_lengths][, page_table]. */
 static fmha_kernels_status fmha_kernels_launch_attention_kernel(
     fmha_kernels_module *module, int k, const fmha_kernels_attention_args *a,
     CUstream stream) {
   const fmha_kernels_kernel_info *info = &fmha_kernels_kernels[k];
   const char *kernel = info->name;
   fmha_kernels_tensor tensors[FMHA_KERNELS_MAX_OPERANDS];
+  int i;
   fmha_kernels_status status = fmha_kernels_check_loaded(module, kernel, a);
   if (status != FMHA_KERNELS_SUCCESS)
     return status;
@@ -791,22 +815,60 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
         module, kernel,
         "lse must be NULL: the kernel was generated without lse (regenerate "
         "with --lse)");
+  status = fmha_kernels_check_optional(module, kernel, "sinks", info->sinks,
+                                       a->sinks != NULL, "--sinks");
+  if (status == FMHA_KERNELS_SUCCESS)
+    status = fmha_kernels_check_optional(
+        module, kernel, "key_lengths", info->key_lengths,
+        a->key_lengths != NULL, "--key-lengths");
+  if (status == FMHA_KERNELS_SUCCESS)
+    status = fmha_kernels_check_optional(module, kernel, "page_table",
+                                         info->page_size != 0,
+                                         a->page_table != NULL, "--page-size");
+  if (status != FMHA_KERNELS_SUCCESS)
+    return status;
+  if (info->page_size) {
+    char what[192];
+    if (a->pages < 1 || a->pages_per_sequence < 0 ||
+        a->k_seq != a->pages_per_sequence * info->page_size) {
+      snprintf(what, sizeof what,
+               "k_seq (%lld) must be "
+               "pages_per_sequence (%lld) x page_size (%d), and pages "
+               "(%lld) >= 1",
+               (long long)a->k_seq, (long long)a->pages_per_sequence,
+               info->page_size, (long long)a->pages);
+      return fmha_kernels_invalid(module, kernel, what);
+    }
+  }
   fmha_kernels_set_tensor(
       &tensors[0], a->q, a->batch, a->q_heads, a->q_seq, info->head_dim,
       a->q_strides);
-  fmha_kernels_set_tensor(
-      &tensors[1], a->k, a->batch, a->kv_heads, a->k_seq, info->head_dim,
-      a->k_strides);
-  fmha_kernels_set_tensor(
-      &tensors[2], a->v, a->batch, a->kv_heads, a->k_seq,
-      info->value_head_dim, a->v_strides);
+  /* Paged K and V are pools of pages. */
+  fmha_kernels_set_tensor(&tensors[1], a->k,
+                          info->page_size ? a->pages : a->batch, a->kv_heads,
+                          info->page_size ? info->page_size : a->k_seq,
+                          info->head_dim, a->k_strides);
+  fmha_kernels_set_tensor(&tensors[2], a->v,
+                          info->page_size ? a->pages : a->batch, a->kv_heads,
+                          info->page_size ? info->page_size : a->k_seq,
+                          info->value_head_dim, a->v_strides);
   fmha_kernels_set_tensor(
       &tensors[3], a->o, a->batch, a->q_heads, a->q_seq,
       info->value_head_dim, a->o_strides);
+  /* The optional operands in the op's order. */
+  i = 4;
   if (info->lse)
-    fmha_kernels_set_tensor(
-        &tensors[4], a->lse, a->batch, a->q_heads, a->q_seq, 0,
-        a->lse_strides);
+    fmha_kernels_set_tensor(&tensors[i++], a->lse, a->batch, a->q_heads,
+                            a->q_seq, 0, a->lse_strides);
+  if (info->sinks)
+    fmha_kernels_set_tensor(&tensors[i++], a->sinks, a->q_heads, a->q_seq, 0, 0,
+                            a->sinks_strides);
+  if (info->key_lengths)
+    fmha_kernels_set_tensor(&tensors[i++], a->key_lengths, a->batch, 0, 0, 0,
+                            a->key_lengths_strides);
+  if (info->page_size)
+    fmha_kernels_set_tensor(&tensors[i++], a->page_table, a->batch,
+                            a->pages_per_sequence, 0, 0, a->page_table_strides);
   return fmha_kernels_launch_kernel(module, k, tensors, stream);
 }
 #endif
@@ -979,19 +1041,74 @@ fmha_kernels_status fmha_kernels_launch_attention_grad(fmha_kernels_module *modu
 static const int fmha_kernels_features_1[] = {8};
 
 /* clang-format off: as fmha-aot writes it */
-const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS] = {
-  {"attention", "attention", "bf16",
-   64, 64, 1, 1, 0, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
-   NULL, 0, NULL, 0,
-   fmha_kernels_launch_attention, NULL, NULL},
-  {"resample", "resample", "f32",
-   0, 0, 0, 0, 0, 0, {0, 0}, 0.000000000e+00f, 0.000000000e+00f,
-   "linear", 1, fmha_kernels_features_1, 0,
-   NULL, NULL, fmha_kernels_launch_resample},
-  {"attention_grad", "attention_grad", "bf16",
-   64, 64, 1, 0, 1, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
-   NULL, 0, NULL, 0,
-   NULL, fmha_kernels_launch_attention_grad, NULL},
+const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS] =
+    {
+        {"attention",
+         "attention",
+         "bf16",
+         64,
+         64,
+         1,
+         1,
+         0,
+         0,
+         {0, 0},
+         1.250000000e-01f,
+         0.000000000e+00f,
+         NULL,
+         0,
+         NULL,
+         0,
+         fmha_kernels_launch_attention,
+         NULL,
+         NULL,
+         0,
+         0,
+         0},
+        {"resample",
+         "resample",
+         "f32",
+         0,
+         0,
+         0,
+         0,
+         0,
+         0,
+         {0, 0},
+         0.000000000e+00f,
+         0.000000000e+00f,
+         "linear",
+         1,
+         fmha_kernels_features_1,
+         0,
+         NULL,
+         NULL,
+         fmha_kernels_launch_resample,
+         0,
+         0,
+         0},
+        {"attention_grad",
+         "attention_grad",
+         "bf16",
+         64,
+         64,
+         1,
+         0,
+         1,
+         0,
+         {0, 0},
+         1.250000000e-01f,
+         0.000000000e+00f,
+         NULL,
+         0,
+         NULL,
+         0,
+         NULL,
+         fmha_kernels_launch_attention_grad,
+         NULL,
+         0,
+         0,
+         0},
 };
 /* clang-format on */
 /* fmha-aot:end kernels */

@@ -89,7 +89,18 @@ fmha_kernels_status fmha_kernels_unload(fmha_kernels_module *module);
  *  (written; only for kernels generated with lse, else NULL). Pointers are
  *  device pointers; strides are in elements, ordered like the sizes
  *  (batch, head, sequence, head dim), so BHSD and BSHD layouts both work;
- *  the head dim's stride must be 1. */
+ *  the head dim's stride must be 1. Only for kernels generated with them
+ *  (else NULL):
+ *  - sinks [Hq, Sq] f32: a logit per query row that joins its softmax
+ *    denominator (gpt-oss's one per head: a [Hq] vector with a row stride
+ *    of 0);
+ *  - key_lengths [B] int32: batch entry b attends to its first
+ *    key_lengths[b] keys (a KV cache's filled length, clamped to k_seq);
+ *  - page_table [B, pages_per_sequence] int32: a paged KV cache. K and V
+ *    are then pools of pages [pages, Hkv, page_size, D] (their strides the
+ *    pool's), key j of entry b is row j % page_size of page
+ *    page_table[b][j / page_size], and k_seq is pages_per_sequence x
+ *    page_size. */
 typedef struct fmha_kernels_attention_args {
   const void *q, *k, *v;
   void *o;
@@ -97,6 +108,11 @@ typedef struct fmha_kernels_attention_args {
   int64_t batch, q_heads, kv_heads, q_seq, k_seq;
   int64_t q_strides[4], k_strides[4], v_strides[4], o_strides[4];
   int64_t lse_strides[3];
+  const float *sinks;
+  const int32_t *key_lengths;
+  const int32_t *page_table;
+  int64_t pages, pages_per_sequence;
+  int64_t sinks_strides[2], key_lengths_strides[1], page_table_strides[2];
 } fmha_kernels_attention_args;
 
 /** The operands of an fmha.attention_grad kernel, the backward of
@@ -170,6 +186,9 @@ typedef struct fmha_kernels_kernel_info {
   fmha_kernels_status (*launch_resample)(
       fmha_kernels_module *module, const fmha_kernels_resample_args *args,
       CUstream stream);
+  /* fmha.attention: whether it takes sinks and key_lengths, and the rows
+     of a page of its paged K and V (0: not paged) */
+  int sinks, key_lengths, page_size;
 } fmha_kernels_kernel_info;
 
 /** The kernels of this file, in the order of fmha_kernels_module's

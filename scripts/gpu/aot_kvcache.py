@@ -1,0 +1,205 @@
+"""fmha-aot's attention launchers over KV caches on the GPU (sinks,
+per-sequence key lengths, paged caches, packed query heads), against
+torch per sequence (torch_reference.reference_kvcache).
+
+Each LIB is a shared object of the generated fmha_aot_kv.c and
+aot_kvcache_shim.c (scripts/gpu/aot.sh builds them from .gpu/aot/); every
+kernel it holds runs on fresh random inputs: GQA and MQA, one query and a
+few, prefill, lengths 0, 1, a page's and the whole cache; a paged cache's
+pages in shuffled order, its spare pages and the positions past each
+length NaN (none may reach o or lse). o and lse start as NaN, so a value
+left unwritten fails. One line per check, a table last; exit 0 when all
+pass.
+
+Usage (GPU machine): python3 scripts/gpu/aot_kvcache.py LIB...
+(AOT_KVCACHE_SMALL=1: one small shape, for compute-sanitizer)
+"""
+
+import ctypes
+import os
+import sys
+
+import torch
+
+from check_table import check, print_table
+from torch_reference import reference_kvcache
+
+
+class KernelInfo(ctypes.Structure):
+    """The leading fields of fmha_aot_kv_kernel_info (fmha_kernels.h)."""
+    _fields_ = [("name", ctypes.c_char_p), ("op", ctypes.c_char_p),
+                ("dtype", ctypes.c_char_p), ("head_dim", ctypes.c_int),
+                ("value_head_dim", ctypes.c_int),
+                ("causal", ctypes.c_int), ("lse", ctypes.c_int),
+                ("dq_accum", ctypes.c_int), ("has_window", ctypes.c_int),
+                ("window", ctypes.c_int64 * 2), ("scale", ctypes.c_float)]
+
+
+Strides4 = ctypes.c_int64 * 4
+Strides3 = ctypes.c_int64 * 3
+Strides2 = ctypes.c_int64 * 2
+Strides1 = ctypes.c_int64 * 1
+
+
+class Args(ctypes.Structure):
+    """fmha_aot_kv_attention_args (fmha_kernels.h)."""
+    _fields_ = [(name, ctypes.c_void_p) for name in
+                ("q", "k", "v", "o", "lse")] + \
+        [(name, ctypes.c_int64) for name in
+         ("batch", "q_heads", "kv_heads", "q_seq", "k_seq")] + \
+        [("q_strides", Strides4), ("k_strides", Strides4),
+         ("v_strides", Strides4), ("o_strides", Strides4),
+         ("lse_strides", Strides3)] + \
+        [(name, ctypes.c_void_p) for name in
+         ("sinks", "key_lengths", "page_table")] + \
+        [("pages", ctypes.c_int64), ("pages_per_sequence", ctypes.c_int64),
+         ("sinks_strides", Strides2), ("key_lengths_strides", Strides1),
+         ("page_table_strides", Strides2)]
+
+
+DTYPES = {b"bf16": torch.bfloat16, b"f16": torch.float16}
+
+
+def open_library(path):
+    lib = ctypes.CDLL(path)
+    lib.shim_message.restype = ctypes.c_char_p
+    lib.shim_arch.restype = ctypes.c_char_p
+    lib.shim_kernel.restype = ctypes.POINTER(KernelInfo)
+    for name in ("shim_kernel", "shim_sinks", "shim_key_lengths",
+                 "shim_page_size"):
+        getattr(lib, name).argtypes = [ctypes.c_int]
+    lib.shim_launch.argtypes = [ctypes.c_int, ctypes.POINTER(Args),
+                                ctypes.c_void_p]
+    return lib
+
+
+def bhsd_strides(t):
+    """The (batch, head, sequence, dim) strides of a [B, S, H, D] view."""
+    s = t.stride()
+    return (s[0], s[2], s[1], s[3])
+
+
+def paged(caches, page_size):
+    """caches [B, S, H, D] as pools of page_size-row pages in one shuffled
+    order, each with 3 spare NaN pages, and the table [B, S / page_size]
+    int32 that finds a sequence's pages in them."""
+    b, s, h, d = caches[0].shape
+    count = b * s // page_size
+    order = torch.randperm(count, device="cuda")
+    pools = []
+    for cache in caches:
+        spare = torch.full((3, page_size, h, d), float("nan"), device="cuda",
+                           dtype=cache.dtype)
+        pages = cache.reshape(count, page_size, h, d)[order]
+        pools.append(torch.cat([pages, spare]))
+    table = torch.argsort(order).to(torch.int32).view(b, s // page_size)
+    return pools, table
+
+
+def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths):
+    def run():
+        dtype, d = DTYPES[info.dtype], info.head_dim
+        causal = bool(info.causal)
+        page_size = lib.shim_page_size(k)
+        q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
+        k_cache = torch.randn(b, s_cache, hkv, d, device="cuda", dtype=dtype)
+        v_cache = torch.randn_like(k_cache)
+        n = torch.tensor(lengths, dtype=torch.int32, device="cuda")
+        stale = torch.arange(s_cache, device="cuda") >= n[:, None]
+        for t in (k_cache, v_cache):
+            t.masked_fill_(stale[:, :, None, None], float("nan"))
+        sinks = torch.randn(hq, device="cuda") if lib.shim_sinks(k) else None
+        o = torch.full_like(q, float("nan"))
+        lse = torch.full((b, hq, sq), float("nan"), device="cuda") \
+            if info.lse else None
+        a = Args()
+        k_in, v_in = k_cache, v_cache
+        if page_size:
+            (k_in, v_in), table = paged((k_cache, v_cache), page_size)
+            a.page_table = table.data_ptr()
+            a.page_table_strides = Strides2(*table.stride())
+            a.pages = k_in.shape[0]
+            a.pages_per_sequence = table.shape[1]
+        for name, t in (("q", q), ("k", k_in), ("v", v_in), ("o", o)):
+            setattr(a, name, t.data_ptr())
+            setattr(a, name + "_strides", Strides4(*bhsd_strides(t)))
+        if lse is not None:
+            a.lse, a.lse_strides = lse.data_ptr(), Strides3(*lse.stride())
+        if sinks is not None:
+            # gpt-oss's one sink per head: a row stride of 0.
+            a.sinks, a.sinks_strides = sinks.data_ptr(), Strides2(1, 0)
+        if lib.shim_key_lengths(k):
+            a.key_lengths = n.data_ptr()
+            a.key_lengths_strides = Strides1(1)
+        a.batch, a.q_heads, a.kv_heads, a.q_seq, a.k_seq = \
+            b, hq, hkv, sq, s_cache
+        status = lib.shim_launch(k, ctypes.byref(a),
+                                 torch.cuda.current_stream().cuda_stream)
+        if status != 0:
+            raise RuntimeError(f"launch status {status}: "
+                               f"{lib.shim_message().decode()}")
+        torch.cuda.synchronize()
+        assert not o.isnan().any(), "o has NaN: unwritten, or a stale key read"
+        ref, ref_lse = reference_kvcache(q, k_cache, v_cache, n, causal, None,
+                                         info.scale, torch.float32,
+                                         sinks=sinks)
+        low, _ = reference_kvcache(q, k_cache, v_cache, n, causal, None,
+                                   info.scale, dtype, sinks=sinks)
+        error = (o.float() - ref).abs().max().item()
+        bound = 2 * (low.float() - ref).abs().max().item() + 1e-3
+        assert error <= bound, f"max |o - ref| {error:.2e} > {bound:.2e}"
+        detail = f"err {error:.1e} (bound {bound:.1e})"
+        if lse is not None:
+            finite = torch.isfinite(ref_lse)
+            assert torch.equal(torch.isfinite(lse), finite), "lse +inf rows"
+            lse_error = (lse[finite] - ref_lse[finite]).abs().max().item() \
+                if finite.any() else 0.0
+            assert lse_error <= 2e-3, f"max |lse - ref| {lse_error:.2e}"
+            detail += f", lse err {lse_error:.1e}"
+        return detail
+    return run
+
+
+SHAPES = [  # b, hq, hkv, sq, s_cache, lengths
+    (4, 32, 8, 1, 4096, [0, 1, 64, 4096]),
+    (4, 32, 8, 4, 2048, [3, 64, 1000, 2048]),
+    (2, 8, 1, 300, 1024, [300, 1024]),
+]
+
+
+def get_shapes():
+    """SHAPES, or with AOT_KVCACHE_SMALL set (under compute-sanitizer) a
+    small one."""
+    if os.environ.get("AOT_KVCACHE_SMALL"):
+        return [(2, 8, 2, 4, 256, [5, 256])]
+    return SHAPES
+
+
+def main():
+    torch.manual_seed(0)
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")  # the primary context, current here
+    for path in sys.argv[1:]:
+        lib = open_library(path)
+        status = lib.shim_load()
+        arch = lib.shim_arch().decode()
+
+        def loaded():
+            if status != 0:
+                raise RuntimeError(lib.shim_message().decode())
+            return f"cubin {arch}"
+        check(f"{path}: load", loaded)
+        if status != 0:
+            continue
+        for k in range(lib.shim_num_kernels()):
+            info = lib.shim_kernel(k).contents
+            for b, hq, hkv, sq, s_cache, lengths in get_shapes():
+                name = (f"{arch} {info.name.decode()} B={b} Hq={hq} "
+                        f"Hkv={hkv} Sq={sq} S_cache={s_cache}")
+                check(name, kv_case(lib, k, info, b, hq, hkv, sq, s_cache,
+                                    lengths))
+    return print_table("aot_kvcache")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
