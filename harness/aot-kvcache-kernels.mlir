@@ -1,4 +1,5 @@
-// The KV-cache kernels scripts/gpu/aot_kvcache.py checks on the GPU machine
+// The KV-cache kernels (and a merge of split-KV states) that
+// scripts/gpu/aot_kvcache.py checks on the GPU machine
 // against torch per sequence (scripts/gpu/aot.sh): scripts/gpu/pack-aot.sh
 // compiles them with fmha-aot --name=fmha_aot_kv for sm_90a and for sm_90
 // (lowered for chip sm_80). Every size but D (and a page's rows) and every
@@ -33,5 +34,22 @@ func.func @paged16_packed_causal(
   fmha.attention q(%q : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) k(%k : memref<?x?x16x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) v(%v : memref<?x?x16x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) -> o(%o : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>)
                  lse(%lse : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) key_lengths(%lengths : memref<?xi32>)
                  page_table(%table : memref<?x?xi32>) causal pack_query_heads
+  return
+}
+
+// Split-KV decode over a cache filled to per-sequence lengths: each key
+// split's partial state, o and lse [splits x B, ...], then their merge.
+func.func @split_lengths_causal(
+    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %lse: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>,
+    %lengths: memref<?xi32>) {
+  fmha.attention q(%q : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) k(%k : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) v(%v : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) -> o(%o : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>)
+                 lse(%lse : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) key_lengths(%lengths : memref<?xi32>)
+                 causal split_keys
+  return
+}
+
+func.func @merge_d128(%outs: memref<?x?x?x?x128xbf16, strided<[?, ?, ?, ?, 1], offset: ?>>, %lses: memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %lse: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) {
+  fmha.merge_attention outs(%outs : memref<?x?x?x?x128xbf16, strided<[?, ?, ?, ?, 1], offset: ?>>) lses(%lses : memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>)
+                    -> o(%o : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) lse(%lse : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>)
   return
 }

@@ -1,6 +1,7 @@
 """fmha-aot's attention launchers over KV caches on the GPU (sinks,
-per-sequence key lengths, paged caches, packed query heads), against
-torch per sequence (torch_reference.reference_kvcache).
+per-sequence key lengths, paged caches, packed query heads, key splits
+and their merge_attention), against torch per sequence
+(torch_reference.reference_kvcache).
 
 Each LIB is a shared object of the generated fmha_aot_kv.c and
 aot_kvcache_shim.c (scripts/gpu/aot.sh builds them from .gpu/aot/); every
@@ -54,7 +55,20 @@ class Args(ctypes.Structure):
          ("sinks", "key_lengths", "page_table")] + \
         [("pages", ctypes.c_int64), ("pages_per_sequence", ctypes.c_int64),
          ("sinks_strides", Strides2), ("key_lengths_strides", Strides1),
-         ("page_table_strides", Strides2)]
+         ("page_table_strides", Strides2), ("splits", ctypes.c_int64)]
+
+
+Strides5 = ctypes.c_int64 * 5
+
+
+class MergeArgs(ctypes.Structure):
+    """fmha_aot_kv_merge_attention_args (fmha_kernels.h)."""
+    _fields_ = [(name, ctypes.c_void_p) for name in
+                ("outs", "lses", "o", "lse")] + \
+        [(name, ctypes.c_int64) for name in
+         ("states", "batch", "heads", "q_seq")] + \
+        [("outs_strides", Strides5), ("lses_strides", Strides4),
+         ("o_strides", Strides4), ("lse_strides", Strides3)]
 
 
 DTYPES = {b"bf16": torch.bfloat16, b"f16": torch.float16}
@@ -66,10 +80,12 @@ def open_library(path):
     lib.shim_arch.restype = ctypes.c_char_p
     lib.shim_kernel.restype = ctypes.POINTER(KernelInfo)
     for name in ("shim_kernel", "shim_sinks", "shim_key_lengths",
-                 "shim_page_size"):
+                 "shim_page_size", "shim_split_keys"):
         getattr(lib, name).argtypes = [ctypes.c_int]
     lib.shim_launch.argtypes = [ctypes.c_int, ctypes.POINTER(Args),
                                 ctypes.c_void_p]
+    lib.shim_launch_merge.argtypes = [ctypes.c_int, ctypes.POINTER(MergeArgs),
+                                      ctypes.c_void_p]
     return lib
 
 
@@ -96,7 +112,17 @@ def paged(caches, page_size):
     return pools, table
 
 
-def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths):
+def launched(status, lib):
+    if status != 0:
+        raise RuntimeError(f"launch status {status}: "
+                           f"{lib.shim_message().decode()}")
+
+
+def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths, merge=None,
+            splits=3):
+    """Kernel k on one problem; with merge (a merge_attention kernel),
+    k writes the partial states of `splits` key splits into a workspace,
+    which merge combines into o and lse."""
     def run():
         dtype, d = DTYPES[info.dtype], info.head_dim
         causal = bool(info.causal)
@@ -133,11 +159,34 @@ def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths):
             a.key_lengths_strides = Strides1(1)
         a.batch, a.q_heads, a.kv_heads, a.q_seq, a.k_seq = \
             b, hq, hkv, sq, s_cache
-        status = lib.shim_launch(k, ctypes.byref(a),
-                                 torch.cuda.current_stream().cuda_stream)
-        if status != 0:
-            raise RuntimeError(f"launch status {status}: "
-                               f"{lib.shim_message().decode()}")
+        stream = torch.cuda.current_stream().cuda_stream
+        if merge is None:
+            launched(lib.shim_launch(k, ctypes.byref(a), stream), lib)
+        else:
+            # The splits' states, dense [S x B, Hq, Sq, D] and [S x B, Hq,
+            # Sq], NaN where a split leaves one unwritten.
+            parts = torch.full((splits * b, hq, sq, d), float("nan"),
+                               device="cuda", dtype=dtype)
+            part_lses = torch.full((splits * b, hq, sq), float("nan"),
+                                   device="cuda")
+            a.o, a.o_strides = parts.data_ptr(), Strides4(*parts.stride())
+            a.lse = part_lses.data_ptr()
+            a.lse_strides = Strides3(*part_lses.stride())
+            a.splits = splits
+            launched(lib.shim_launch(k, ctypes.byref(a), stream), lib)
+            m = MergeArgs()
+            m.outs = parts.data_ptr()
+            m.outs_strides = Strides5(*parts.view(splits, b, hq, sq,
+                                                  d).stride())
+            m.lses = part_lses.data_ptr()
+            m.lses_strides = Strides4(*part_lses.view(splits, b, hq,
+                                                      sq).stride())
+            m.o, m.o_strides = o.data_ptr(), Strides4(*bhsd_strides(o))
+            if lse is not None:
+                m.lse, m.lse_strides = lse.data_ptr(), Strides3(*lse.stride())
+            m.states, m.batch, m.heads, m.q_seq = splits, b, hq, sq
+            launched(lib.shim_launch_merge(merge, ctypes.byref(m), stream),
+                     lib)
         torch.cuda.synchronize()
         assert not o.isnan().any(), "o has NaN: unwritten, or a stale key read"
         ref, ref_lse = reference_kvcache(q, k_cache, v_cache, n, causal, None,
@@ -191,13 +240,20 @@ def main():
         check(f"{path}: load", loaded)
         if status != 0:
             continue
-        for k in range(lib.shim_num_kernels()):
+        kernels = range(lib.shim_num_kernels())
+        merges = [k for k in kernels
+                  if lib.shim_kernel(k).contents.op == b"merge_attention"]
+        for k in kernels:
             info = lib.shim_kernel(k).contents
+            if info.op != b"attention":
+                continue  # a merge runs after its split kernel
+            merge = merges[0] if lib.shim_split_keys(k) else None
             for b, hq, hkv, sq, s_cache, lengths in get_shapes():
-                name = (f"{arch} {info.name.decode()} B={b} Hq={hq} "
-                        f"Hkv={hkv} Sq={sq} S_cache={s_cache}")
+                name = (f"{arch} {info.name.decode()}"
+                        f"{' + merge' if merge is not None else ''} B={b} "
+                        f"Hq={hq} Hkv={hkv} Sq={sq} S_cache={s_cache}")
                 check(name, kv_case(lib, k, info, b, hq, hkv, sq, s_cache,
-                                    lengths))
+                                    lengths, merge))
     return print_table("aot_kvcache")
 
 

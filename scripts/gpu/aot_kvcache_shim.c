@@ -1,7 +1,8 @@
 /* What scripts/gpu/aot_kvcache.py calls through ctypes: the generated
  * fmha_aot_kv.{h,c} (fmha-aot --name=fmha_aot_kv) behind a few plain
  * functions, one module per process, so that Python mirrors only the
- * attention args and the kernel info's fields it reads. */
+ * attention and merge_attention args and the kernel info's fields it
+ * reads. */
 
 #include "fmha_aot_kv.h"
 
@@ -25,8 +26,15 @@ const fmha_aot_kv_kernel_info *shim_kernel(int k) {
 int shim_sinks(int k) { return fmha_aot_kv_kernels[k].sinks; }
 int shim_key_lengths(int k) { return fmha_aot_kv_kernels[k].key_lengths; }
 int shim_page_size(int k) { return fmha_aot_kv_kernels[k].page_size; }
+int shim_split_keys(int k) { return fmha_aot_kv_kernels[k].split_keys; }
 
 int shim_launch(int k, const fmha_aot_kv_attention_args *args,
                 CUstream stream) {
   return (int)fmha_aot_kv_kernels[k].launch_attention(&module, args, stream);
+}
+
+int shim_launch_merge(int k, const fmha_aot_kv_merge_attention_args *args,
+                      CUstream stream) {
+  return (int)fmha_aot_kv_kernels[k].launch_merge_attention(&module, args,
+                                                            stream);
 }

@@ -71,7 +71,7 @@ struct KernelVariant {
 
 /// One fmha op, compiled for every requested arch.
 struct AotKernel {
-  enum class Kind { Attention, AttentionGrad, Resample };
+  enum class Kind { Attention, AttentionGrad, Resample, Merge };
   Kind kind = Kind::Attention;
   /// The C name: the launcher is <prefix>_launch_<name>.
   std::string name;
@@ -94,6 +94,9 @@ struct AotKernel {
   /// page of its page_table's paged K and V (0: not paged).
   bool withSinks = false, withKeyLengths = false;
   int64_t pageSize = 0;
+  /// fmha.attention's split_keys: o and lse hold S partial states of each
+  /// batch entry ([S x B, ...]), which fmha.merge_attention combines.
+  bool splitKeys = false;
   float scale = 0;
   bool scaleIsDefault = true;
   /// The op's softcap (fmha.attention's or fmha.attention_grad's); 0: none.
@@ -127,7 +130,7 @@ struct AotFile {
 };
 
 /// The most dimensions of a launch operand that the generated C holds.
-inline constexpr unsigned kMaxOperandRank = 4;
+inline constexpr unsigned kMaxOperandRank = 5;
 
 /// Checks that \p launch, the contract of a variant of \p kernel, is one the
 /// generated launcher can follow: valid on its own, over the kernel's

@@ -142,7 +142,10 @@ template <typename Range> static std::string initializer(const Range &values) {
 static std::string describe(const AotKernel &kernel) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (kernel.kind != AotKernel::Kind::Resample) {
+  if (kernel.kind == AotKernel::Kind::Merge) {
+    os << "fmha.merge_attention " << kernel.elementType << ", head dim "
+       << kernel.headDim << (kernel.withLse ? ", lse" : "");
+  } else if (kernel.kind != AotKernel::Kind::Resample) {
     bool grad = kernel.kind == AotKernel::Kind::AttentionGrad;
     os << (grad ? "fmha.attention_grad " : "fmha.attention ")
        << kernel.elementType << ", head dim " << kernel.headDim;
@@ -165,6 +168,8 @@ static std::string describe(const AotKernel &kernel) {
       os << ", pages of " << kernel.pageSize << " rows";
     if (kernel.packQueryHeads)
       os << ", query heads packed by KV head";
+    if (kernel.splitKeys)
+      os << ", split keys (o and lse: S partial states of each batch entry)";
   } else {
     os << "fmha.resample " << kernel.mode << " " << kernel.elementType << ", "
        << kernel.streamFeatures.size() << " stream(s) of "
@@ -186,6 +191,8 @@ static llvm::StringRef getOpName(const AotKernel &kernel) {
     return "attention_grad";
   case AotKernel::Kind::Resample:
     return "resample";
+  case AotKernel::Kind::Merge:
+    return "merge_attention";
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -592,6 +599,7 @@ static std::string getTables(const AotFile &file) {
   os << llvm::formatv("#define {0}_ATTENTION_KERNELS {1}\n"
                       "#define {0}_ATTENTION_GRAD_KERNELS {2}\n"
                       "#define {0}_RESAMPLE_KERNELS {3}\n"
+                      "#define {0}_MERGE_ATTENTION_KERNELS {8}\n"
                       "enum {{\n"
                       "  {0}_MAX_OPERANDS = {4},\n"
                       "  {0}_MAX_SLOTS = {5},\n"
@@ -601,8 +609,8 @@ static std::string getTables(const AotFile &file) {
                       upper, any(AotKernel::Kind::Attention) ? 1 : 0,
                       any(AotKernel::Kind::AttentionGrad) ? 1 : 0,
                       any(AotKernel::Kind::Resample) ? 1 : 0, operands,
-                      std::max<size_t>(slots, 1), maps,
-                      countMostLaunches(file));
+                      std::max<size_t>(slots, 1), maps, countMostLaunches(file),
+                      any(AotKernel::Kind::Merge) ? 1 : 0);
 
   for (auto [index, cubin] : llvm::enumerate(file.cubins)) {
     os << "/* " << cubin.arch << " (lowered for chip " << cubin.chip
@@ -712,9 +720,10 @@ static std::string getKernels(const AotFile &file) {
        << (kernel.withLengths ? 1 : 0) << ",\n   "
        << launcher(AotKernel::Kind::Attention) << ", "
        << launcher(AotKernel::Kind::AttentionGrad) << ", "
-       << launcher(AotKernel::Kind::Resample) << ", "
+       << launcher(AotKernel::Kind::Resample) << ",\n   "
        << (kernel.withSinks ? 1 : 0) << ", " << (kernel.withKeyLengths ? 1 : 0)
-       << ", " << kernel.pageSize << "},\n";
+       << ", " << kernel.pageSize << ", " << (kernel.splitKeys ? 1 : 0) << ", "
+       << launcher(AotKernel::Kind::Merge) << "},\n";
   }
   os << "};\n";
   return text;

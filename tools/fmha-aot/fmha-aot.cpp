@@ -408,6 +408,22 @@ static constexpr llvm::StringRef kPagedKeyDims[] = {"pages", "kv_heads",
 static constexpr llvm::StringRef kPagedValueKeyDims[] = {
     "pages", "kv_heads", "page_size", "value_head_dim"};
 static constexpr llvm::StringRef kSinkDims[] = {"q_heads", "q_seq"};
+/// A split_keys attention's o and lse: the partial states of each batch
+/// entry's key splits.
+static constexpr llvm::StringRef kSplitQueryDims[] = {"entries", "q_heads",
+                                                      "q_seq", "head_dim"};
+static constexpr llvm::StringRef kSplitValueQueryDims[] = {
+    "entries", "q_heads", "q_seq", "value_head_dim"};
+static constexpr llvm::StringRef kSplitRowDims[] = {"entries", "q_heads",
+                                                    "q_seq"};
+/// fmha.merge_attention's operands.
+static constexpr llvm::StringRef kStateDims[] = {"states", "batch", "heads",
+                                                 "q_seq", "head_dim"};
+static constexpr llvm::StringRef kStateRowDims[] = {"states", "batch", "heads",
+                                                    "q_seq"};
+static constexpr llvm::StringRef kMergedDims[] = {"batch", "heads", "q_seq",
+                                                  "head_dim"};
+static constexpr llvm::StringRef kMergedRowDims[] = {"batch", "heads", "q_seq"};
 static constexpr llvm::StringRef kLengthDims[] = {"batch"};
 static constexpr llvm::StringRef kTableDims[] = {"batch", "pages_per_sequence"};
 
@@ -444,15 +460,29 @@ describeOperands(AttentionOp op) {
   llvm::ArrayRef<llvm::StringRef> keyDims = paged ? kPagedKeyDims : kKeyDims;
   llvm::ArrayRef<llvm::StringRef> valueDims =
       apart ? (paged ? kPagedValueKeyDims : kValueKeyDims) : keyDims;
+  bool split = op.getSplitKeys();
+  llvm::ArrayRef<llvm::StringRef> outDims =
+      split ? (apart ? kSplitValueQueryDims : kSplitQueryDims)
+            : (apart ? kValueQueryDims : kQueryDims);
   return describeOperands(
       {{"q", kQueryDims, op.getQ(), kVectorBytes},
        {"k", keyDims, op.getK(), kVectorBytes},
        {"v", valueDims, op.getV(), kVectorBytes},
-       {"o", apart ? kValueQueryDims : kQueryDims, op.getO(), kVectorBytes},
-       {"lse", kRowDims, op.getLse(), 0},
+       {"o", outDims, op.getO(), kVectorBytes},
+       {"lse", split ? kSplitRowDims : kRowDims, op.getLse(), 0},
        {"sinks", kSinkDims, op.getSinks(), 0},
        {"key_lengths", kLengthDims, op.getKeyLengths(), 0},
        {"page_table", kTableDims, op.getPageTable(), 0}});
+}
+
+/// fmha.merge_attention's: its kernel reads and writes one element at a
+/// time (MergeToGPU.cpp), so each operand needs its elements' alignment.
+static llvm::Expected<std::vector<MemRefOperand>>
+describeOperands(MergeAttentionOp op) {
+  return describeOperands({{"outs", kStateDims, op.getOuts(), 0},
+                           {"lses", kStateRowDims, op.getLses(), 0},
+                           {"o", kMergedDims, op.getO(), 0},
+                           {"lse", kMergedRowDims, op.getLse(), 0}});
 }
 
 static llvm::Expected<std::vector<MemRefOperand>>
@@ -602,14 +632,15 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
   llvm::SmallVector<Operation *> ops;
   // The walk order of convert-fmha-to-nvgpu, which creates the kernels in it.
   module->walk([&](Operation *op) {
-    if (isa<AttentionOp, AttentionGradOp, ResampleOp>(op)) {
+    if (isa<AttentionOp, AttentionGradOp, MergeAttentionOp, ResampleOp>(op)) {
       ops.push_back(op);
       ++opsPerFunc[op->getParentOfType<func::FuncOp>()];
     }
   });
   if (ops.empty())
-    return llvm::createStringError("no fmha.attention, fmha.attention_grad "
-                                   "or fmha.resample op in " +
+    return llvm::createStringError("no fmha.attention, fmha.attention_grad, "
+                                   "fmha.merge_attention or fmha.resample op "
+                                   "in " +
                                    sourceName);
   std::map<Operation *, unsigned> seen;
   for (Operation *op : ops) {
@@ -657,6 +688,7 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
             cast<MemRefType>(attention.getK().getType()).getDimSize(2);
       kernel.kind = AotKernel::Kind::Attention;
       kernel.withLse = static_cast<bool>(attention.getLse());
+      kernel.splitKeys = attention.getSplitKeys();
       if (llvm::Error err = describeAttention(attention, kernel))
         return std::move(err);
       AttentionTiling tiling = attention.getTile()->getAttentionTiling();
@@ -664,6 +696,17 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                    "{3} warps, {4} stage(s)",
                                    stringifyChip(tiling.chip), tiling.blockM,
                                    tiling.blockN, tiling.warps, tiling.stages);
+    } else if (auto merge = dyn_cast<MergeAttentionOp>(op)) {
+      kernel.kind = AotKernel::Kind::Merge;
+      auto outType = cast<MemRefType>(merge.getO().getType());
+      kernel.elementType = getElementTypeName(outType.getElementType()).str();
+      kernel.headDim = kernel.valueHeadDim = outType.getDimSize(3);
+      kernel.withLse = static_cast<bool>(merge.getLse());
+      auto operands = describeOperands(merge);
+      if (!operands)
+        return operands.takeError();
+      kernel.operands = std::move(*operands);
+      variant.tile = "one kernel";
     } else {
       auto resample = cast<ResampleOp>(op);
       kernel.kind = AotKernel::Kind::Resample;

@@ -38,9 +38,9 @@
  * The tables' types
  *===----------------------------------------------------------------------===*/
 
-/* The operands of fmha.attention(_grad) and fmha.resample have at most 4
-   dimensions. */
-enum { FMHA_KERNELS_MAX_RANK = 4 };
+/* The operands of the fmha ops have at most 5 dimensions (merge_attention's
+   partial outputs). */
+enum { FMHA_KERNELS_MAX_RANK = 5 };
 
 /* The compute capability each cubin was compiled for; specific: sm_XYa. */
 typedef struct fmha_kernels_target {
@@ -122,6 +122,7 @@ typedef struct fmha_kernels_variant {
 #define FMHA_KERNELS_ATTENTION_KERNELS 1
 #define FMHA_KERNELS_ATTENTION_GRAD_KERNELS 1
 #define FMHA_KERNELS_RESAMPLE_KERNELS 1
+#define FMHA_KERNELS_MERGE_ATTENTION_KERNELS 0
 enum {
   FMHA_KERNELS_MAX_OPERANDS = 11,
   FMHA_KERNELS_MAX_SLOTS = 117,
@@ -767,7 +768,7 @@ static fmha_kernels_status fmha_kernels_check_attention_sizes(
 }
 #endif
 
-#if FMHA_KERNELS_ATTENTION_KERNELS
+#if FMHA_KERNELS_ATTENTION_KERNELS || FMHA_KERNELS_MERGE_ATTENTION_KERNELS
 /* An optional operand \p name given (or not) as the kernel was generated
    (with it, or not: \p flag regenerates it). */
 static fmha_kernels_status
@@ -789,7 +790,9 @@ fmha_kernels_check_optional(fmha_kernels_module *module, const char *kernel,
              name, name, flag);
   return fmha_kernels_invalid(module, kernel, what);
 }
+#endif
 
+#if FMHA_KERNELS_ATTENTION_KERNELS
 /* fmha.attention kernel k: the launch operands q, k, v, o[, lse][, sinks]
    [, key_lengths][, page_table]. */
 static fmha_kernels_status fmha_kernels_launch_attention_kernel(
@@ -799,6 +802,7 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
   const char *kernel = info->name;
   fmha_kernels_tensor tensors[FMHA_KERNELS_MAX_OPERANDS];
   int i;
+  int64_t entries;
   fmha_kernels_status status = fmha_kernels_check_loaded(module, kernel, a);
   if (status != FMHA_KERNELS_SUCCESS)
     return status;
@@ -852,13 +856,22 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
                           info->page_size ? a->pages : a->batch, a->kv_heads,
                           info->page_size ? info->page_size : a->k_seq,
                           info->value_head_dim, a->v_strides);
+  if (info->split_keys && a->splits < 1) {
+    char what[96];
+    snprintf(what, sizeof what, "splits (%lld) must be >= 1: the kernel "
+             "was generated with split_keys", (long long)a->splits);
+    return fmha_kernels_invalid(module, kernel, what);
+  }
+  /* With split keys, O's and LSE's entries are the splits' of each batch
+     entry. */
+  entries = info->split_keys ? a->splits * a->batch : a->batch;
   fmha_kernels_set_tensor(
-      &tensors[3], a->o, a->batch, a->q_heads, a->q_seq,
+      &tensors[3], a->o, entries, a->q_heads, a->q_seq,
       info->value_head_dim, a->o_strides);
   /* The optional operands in the op's order. */
   i = 4;
   if (info->lse)
-    fmha_kernels_set_tensor(&tensors[i++], a->lse, a->batch, a->q_heads,
+    fmha_kernels_set_tensor(&tensors[i++], a->lse, entries, a->q_heads,
                             a->q_seq, 0, a->lse_strides);
   if (info->sinks)
     fmha_kernels_set_tensor(&tensors[i++], a->sinks, a->q_heads, a->q_seq, 0, 0,
@@ -954,6 +967,39 @@ static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
 }
 #endif
 
+#if FMHA_KERNELS_MERGE_ATTENTION_KERNELS
+/* fmha.merge_attention kernel k: the launch operands outs, lses, o[, lse]. */
+static fmha_kernels_status fmha_kernels_launch_merge_attention_kernel(
+    fmha_kernels_module *module, int k,
+    const fmha_kernels_merge_attention_args *a, CUstream stream) {
+  const fmha_kernels_kernel_info *info = &fmha_kernels_kernels[k];
+  const char *kernel = info->name;
+  fmha_kernels_tensor tensors[FMHA_KERNELS_MAX_OPERANDS];
+  fmha_kernels_status status = fmha_kernels_check_loaded(module, kernel, a);
+  if (status != FMHA_KERNELS_SUCCESS)
+    return status;
+  if (a->states < 1 || a->batch < 0 || a->heads < 0 || a->q_seq < 0)
+    return fmha_kernels_invalid(
+        module, kernel,
+        "states must be >= 1, and batch, heads and q_seq >= 0");
+  status = fmha_kernels_check_optional(module, kernel, "lse", info->lse,
+                                       a->lse != NULL, "an lse on the op");
+  if (status != FMHA_KERNELS_SUCCESS)
+    return status;
+  fmha_kernels_set_tensor(&tensors[0], a->outs, a->states, a->batch,
+                          a->heads, a->q_seq, a->outs_strides);
+  tensors[0].sizes[4] = info->head_dim;
+  fmha_kernels_set_tensor(&tensors[1], a->lses, a->states, a->batch,
+                          a->heads, a->q_seq, a->lses_strides);
+  fmha_kernels_set_tensor(&tensors[2], a->o, a->batch, a->heads, a->q_seq,
+                          info->head_dim, a->o_strides);
+  if (info->lse)
+    fmha_kernels_set_tensor(&tensors[3], a->lse, a->batch, a->heads,
+                            a->q_seq, 0, a->lse_strides);
+  return fmha_kernels_launch_kernel(module, k, tensors, stream);
+}
+#endif
+
 #if FMHA_KERNELS_RESAMPLE_KERNELS
 /* fmha.resample kernel k: the launch operands times..., values...,
    lengths... (one per stream), targets and out. */
@@ -1045,15 +1091,18 @@ const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS] = 
   {"attention", "attention", "bf16",
    64, 64, 1, 1, 0, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
    NULL, 0, NULL, 0,
-   fmha_kernels_launch_attention, NULL, NULL, 0, 0, 0},
+   fmha_kernels_launch_attention, NULL, NULL,
+   0, 0, 0, 0, NULL},
   {"resample", "resample", "f32",
    0, 0, 0, 0, 0, 0, {0, 0}, 0.000000000e+00f, 0.000000000e+00f,
    "linear", 1, fmha_kernels_features_1, 0,
-   NULL, NULL, fmha_kernels_launch_resample, 0, 0, 0},
+   NULL, NULL, fmha_kernels_launch_resample,
+   0, 0, 0, 0, NULL},
   {"attention_grad", "attention_grad", "bf16",
    64, 64, 1, 0, 1, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
    NULL, 0, NULL, 0,
-   NULL, fmha_kernels_launch_attention_grad, NULL, 0, 0, 0},
+   NULL, fmha_kernels_launch_attention_grad, NULL,
+   0, 0, 0, 0, NULL},
 };
 /* clang-format on */
 /* fmha-aot:end kernels */

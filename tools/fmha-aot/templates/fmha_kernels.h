@@ -113,7 +113,27 @@ typedef struct fmha_kernels_attention_args {
   const int32_t *page_table;
   int64_t pages, pages_per_sequence;
   int64_t sinks_strides[2], key_lengths_strides[1], page_table_strides[2];
+  /* Only for kernels generated with split_keys: O and LSE then hold the
+     partial states of `splits` key splits of each batch entry, [splits x
+     B, Hq, Sq, D] and [splits x B, Hq, Sq] (entry s x B + b: batch b over
+     split s), which a merge_attention kernel combines. */
+  int64_t splits;
 } fmha_kernels_attention_args;
+
+/** The operands of an fmha.merge_attention kernel: OUTS [S, B, H, Sq, D]
+ *  and LSES [S, B, H, Sq] f32, S partial attention states of the same
+ *  queries (a split_keys attention's, viewed so: states = splits); written:
+ *  O [B, H, Sq, D] and LSE [B, H, Sq] f32 (only for kernels generated with
+ *  lse, else NULL). Strides are in elements, ordered like the sizes; the
+ *  head dim's stride must be 1. */
+typedef struct fmha_kernels_merge_attention_args {
+  const void *outs;
+  const float *lses;
+  void *o;
+  float *lse;
+  int64_t states, batch, heads, q_seq;
+  int64_t outs_strides[5], lses_strides[4], o_strides[4], lse_strides[3];
+} fmha_kernels_merge_attention_args;
 
 /** The operands of an fmha.attention_grad kernel, the backward of
  *  fmha.attention: Q, K, V, O and LSE as the forward had them, dOut (the
@@ -186,9 +206,14 @@ typedef struct fmha_kernels_kernel_info {
   fmha_kernels_status (*launch_resample)(
       fmha_kernels_module *module, const fmha_kernels_resample_args *args,
       CUstream stream);
-  /* fmha.attention: whether it takes sinks and key_lengths, and the rows
-     of a page of its paged K and V (0: not paged) */
-  int sinks, key_lengths, page_size;
+  /* fmha.attention: whether it takes sinks and key_lengths, the rows of a
+     page of its paged K and V (0: not paged), and whether it writes the
+     partial states of key splits */
+  int sinks, key_lengths, page_size, split_keys;
+  /* fmha.merge_attention's launcher; NULL for the other ops */
+  fmha_kernels_status (*launch_merge_attention)(
+      fmha_kernels_module *module,
+      const fmha_kernels_merge_attention_args *args, CUstream stream);
 } fmha_kernels_kernel_info;
 
 /** The kernels of this file, in the order of fmha_kernels_module's
