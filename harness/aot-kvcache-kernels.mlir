@@ -53,3 +53,15 @@ func.func @merge_d128(%outs: memref<?x?x?x?x128xbf16, strided<[?, ?, ?, ?, 1], o
                     -> o(%o : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) lse(%lse : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>)
   return
 }
+
+// Variable-length sequences packed without padding (query_offsets,
+// key_offsets, max_query_length), causal, with the LSE.
+func.func @varlen_causal(
+    %q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %lse: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>,
+    %cq: memref<?xi32>, %ck: memref<?xi32>, %m: index) {
+  fmha.attention q(%q : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) k(%k : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) v(%v : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>) -> o(%o : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>)
+                 lse(%lse : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) query_offsets(%cq : memref<?xi32>)
+                 key_offsets(%ck : memref<?xi32>) max_query_length(%m)
+                 causal
+  return
+}

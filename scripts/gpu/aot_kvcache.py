@@ -1,7 +1,7 @@
 """fmha-aot's attention launchers over KV caches on the GPU (sinks,
 per-sequence key lengths, paged caches, packed query heads, key splits
-and their merge_attention), against torch per sequence
-(torch_reference.reference_kvcache).
+and their merge_attention, packed variable-length sequences), against
+torch per sequence (torch_reference.reference_kvcache, reference_varlen).
 
 Each LIB is a shared object of the generated fmha_aot_kv.c and
 aot_kvcache_shim.c (scripts/gpu/aot.sh builds them from .gpu/aot/); every
@@ -23,7 +23,7 @@ import sys
 import torch
 
 from check_table import check, print_table
-from torch_reference import reference_kvcache
+from torch_reference import reference_kvcache, reference_varlen
 
 
 class KernelInfo(ctypes.Structure):
@@ -55,7 +55,12 @@ class Args(ctypes.Structure):
          ("sinks", "key_lengths", "page_table")] + \
         [("pages", ctypes.c_int64), ("pages_per_sequence", ctypes.c_int64),
          ("sinks_strides", Strides2), ("key_lengths_strides", Strides1),
-         ("page_table_strides", Strides2), ("splits", ctypes.c_int64)]
+         ("page_table_strides", Strides2), ("splits", ctypes.c_int64)] + \
+        [(name, ctypes.c_void_p) for name in
+         ("query_offsets", "key_offsets")] + \
+        [("max_query_length", ctypes.c_int64),
+         ("query_offsets_strides", Strides1),
+         ("key_offsets_strides", Strides1)]
 
 
 Strides5 = ctypes.c_int64 * 5
@@ -80,7 +85,7 @@ def open_library(path):
     lib.shim_arch.restype = ctypes.c_char_p
     lib.shim_kernel.restype = ctypes.POINTER(KernelInfo)
     for name in ("shim_kernel", "shim_sinks", "shim_key_lengths",
-                 "shim_page_size", "shim_split_keys"):
+                 "shim_page_size", "shim_split_keys", "shim_query_offsets"):
         getattr(lib, name).argtypes = [ctypes.c_int]
     lib.shim_launch.argtypes = [ctypes.c_int, ctypes.POINTER(Args),
                                 ctypes.c_void_p]
@@ -209,6 +214,62 @@ def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths, merge=None,
     return run
 
 
+def varlen_case(lib, k, info, hq, hkv, query_lengths, key_lengths):
+    """Kernel k over sequences of query_lengths and key_lengths packed
+    without padding (q, k and v [1, H, total, D] from [total, H, D]); o's
+    5 rows past the last sequence start as NaN and must stay so."""
+    def run():
+        dtype, d = DTYPES[info.dtype], info.head_dim
+        cq = torch.tensor([0] + query_lengths, device="cuda").cumsum(0)
+        ck = torch.tensor([0] + key_lengths, device="cuda").cumsum(0)
+        total_q, total_k = int(cq[-1]) + 5, int(ck[-1])
+        q = torch.randn(total_q, hq, d, device="cuda", dtype=dtype)
+        k_, v = (torch.randn(total_k, hkv, d, device="cuda", dtype=dtype)
+                 for _ in range(2))
+        o = torch.full_like(q, float("nan"))
+        lse = torch.full((1, hq, total_q), float("nan"), device="cuda")
+        cq32, ck32 = cq.to(torch.int32), ck.to(torch.int32)
+        a = Args()
+        for name, t in (("q", q), ("k", k_), ("v", v), ("o", o)):
+            setattr(a, name, t.data_ptr())
+            s = t.stride()  # [total, H, D] as [1, H, total, D]
+            setattr(a, name + "_strides",
+                    Strides4(t.shape[0] * s[0], s[1], s[0], s[2]))
+        a.lse, a.lse_strides = lse.data_ptr(), Strides3(*lse.stride())
+        a.query_offsets, a.key_offsets = cq32.data_ptr(), ck32.data_ptr()
+        a.query_offsets_strides, a.key_offsets_strides = Strides1(1), \
+            Strides1(1)
+        a.max_query_length = max(query_lengths)
+        a.batch, a.q_heads, a.kv_heads = len(query_lengths), hq, hkv
+        a.q_seq, a.k_seq = total_q, total_k
+        launched(lib.shim_launch(k, ctypes.byref(a),
+                                 torch.cuda.current_stream().cuda_stream),
+                 lib)
+        torch.cuda.synchronize()
+        rows = int(cq[-1])
+        ref, ref_lse = reference_varlen(q, k_, v, cq, ck, bool(info.causal),
+                                        None, info.scale, torch.float32)
+        low, _ = reference_varlen(q, k_, v, cq, ck, bool(info.causal), None,
+                                  info.scale, dtype)
+        assert not o[:rows].isnan().any(), "o has rows left unwritten"
+        assert o[rows:].isnan().all(), "o's rows past the sequences written"
+        error = (o[:rows].float() - ref[:rows]).abs().max().item()
+        bound = 2 * (low[:rows].float() - ref[:rows]).abs().max().item() + 1e-3
+        assert error <= bound, f"max |o - ref| {error:.2e} > {bound:.2e}"
+        got_lse, want = lse[0, :, :rows], ref_lse[:, :rows]
+        finite = torch.isfinite(want)
+        assert torch.equal(torch.isfinite(got_lse), finite), "lse +inf rows"
+        lse_error = (got_lse[finite] - want[finite]).abs().max().item()
+        assert lse_error <= 2e-3, f"max |lse - ref| {lse_error:.2e}"
+        return f"err {error:.1e} (bound {bound:.1e}), lse err {lse_error:.1e}"
+    return run
+
+
+VARLEN = [  # query lengths, key lengths (0 and 1 included)
+    ([0, 1, 77, 300, 5], [5, 1, 200, 300, 0]),
+]
+
+
 SHAPES = [  # b, hq, hkv, sq, s_cache, lengths
     (4, 32, 8, 1, 4096, [0, 1, 64, 4096]),
     (4, 32, 8, 4, 2048, [3, 64, 1000, 2048]),
@@ -247,6 +308,13 @@ def main():
             info = lib.shim_kernel(k).contents
             if info.op != b"attention":
                 continue  # a merge runs after its split kernel
+            if lib.shim_query_offsets(k):
+                for query_lengths, key_lengths in VARLEN:
+                    check(f"{arch} {info.name.decode()} GQA 8:2 queries "
+                          f"{query_lengths} keys {key_lengths}",
+                          varlen_case(lib, k, info, 8, 2, query_lengths,
+                                      key_lengths))
+                continue
             merge = merges[0] if lib.shim_split_keys(k) else None
             for b, hq, hkv, sq, s_cache, lengths in get_shapes():
                 name = (f"{arch} {info.name.decode()}"

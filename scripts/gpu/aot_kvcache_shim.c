@@ -27,6 +27,7 @@ int shim_sinks(int k) { return fmha_aot_kv_kernels[k].sinks; }
 int shim_key_lengths(int k) { return fmha_aot_kv_kernels[k].key_lengths; }
 int shim_page_size(int k) { return fmha_aot_kv_kernels[k].page_size; }
 int shim_split_keys(int k) { return fmha_aot_kv_kernels[k].split_keys; }
+int shim_query_offsets(int k) { return fmha_aot_kv_kernels[k].query_offsets; }
 
 int shim_launch(int k, const fmha_aot_kv_attention_args *args,
                 CUstream stream) {

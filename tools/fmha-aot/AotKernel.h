@@ -48,6 +48,10 @@ struct MemRefOperand {
   /// (the stride of each outer dimension in bytes) that the kernel's
   /// accesses assume.
   unsigned alignBytes = 0;
+  /// An index operand (fmha.attention's max_query_length): the caller
+  /// passes a value, its size 0 (`dimNames` names it), and the kernel
+  /// takes it as one 64-bit parameter.
+  bool isIndex = false;
 };
 
 /// One kernel function in one cubin and its launch contract, as the
@@ -97,6 +101,9 @@ struct AotKernel {
   /// fmha.attention's split_keys: o and lse hold S partial states of each
   /// batch entry ([S x B, ...]), which fmha.merge_attention combines.
   bool splitKeys = false;
+  /// fmha.attention's query_offsets (and max_query_length) and key_offsets:
+  /// variable-length sequences packed without padding.
+  bool withQueryOffsets = false, withKeyOffsets = false;
   float scale = 0;
   bool scaleIsDefault = true;
   /// The op's softcap (fmha.attention's or fmha.attention_grad's); 0: none.

@@ -170,6 +170,9 @@ static std::string describe(const AotKernel &kernel) {
       os << ", query heads packed by KV head";
     if (kernel.splitKeys)
       os << ", split keys (o and lse: S partial states of each batch entry)";
+    if (kernel.withQueryOffsets)
+      os << ", sequences packed by query_offsets"
+         << (kernel.withKeyOffsets ? " and key_offsets" : "");
   } else {
     os << "fmha.resample " << kernel.mode << " " << kernel.elementType << ", "
        << kernel.streamFeatures.size() << " stream(s) of "
@@ -214,6 +217,8 @@ static size_t countMostLaunches(const AotFile &file) {
 
 /// The operand's sizes as the header documents them (`?` is dynamic).
 static std::string describeOperand(const MemRefOperand &operand) {
+  if (operand.isIndex)
+    return operand.name + ": an index, passed as args.max_query_length";
   std::string text = operand.name + " [";
   for (unsigned d = 0; d < operand.rank; ++d) {
     if (d)
@@ -304,9 +309,13 @@ llvm::Error aot::checkLaunchContract(const AotKernel &kernel,
                                   factor.dim, launch.operands[factor.operand],
                                   kernel.operands[factor.operand].rank));
   for (const KernelParameter &parameter : launch.parameters) {
-    if (parameter.kind == KernelParameter::Kind::Index)
-      return fail("an index parameter (" + launch.operands[parameter.operand] +
-                  "): the generated C passes tensors only");
+    if (parameter.kind == KernelParameter::Kind::Index) {
+      if (!kernel.operands[parameter.operand].isIndex)
+        return fail("an index parameter (" +
+                    launch.operands[parameter.operand] +
+                    ") of an operand that is not an index");
+      continue;
+    }
     if (parameter.kind != KernelParameter::Kind::TensorMap)
       continue;
     const MemRefOperand &operand = kernel.operands[parameter.operand];
@@ -457,13 +466,16 @@ static llvm::StringRef getTensorMapSwizzle(unsigned swizzleBytes) {
   }
 }
 
-/// The 64-bit fields of the memref descriptors that \p launch passes.
+/// The 64-bit fields of the memref descriptors and index values that
+/// \p launch passes.
 static size_t countSlots(const AotKernel &kernel,
                          const LaunchContract &launch) {
   size_t slots = 0;
   for (const KernelParameter &parameter : launch.parameters)
     if (parameter.kind == KernelParameter::Kind::MemRef)
       slots += 3 + 2 * kernel.operands[parameter.operand].rank;
+    else if (parameter.kind == KernelParameter::Kind::Index)
+      slots += 1;
   return slots;
 }
 
@@ -489,14 +501,13 @@ emitKernelTables(const AotFile &file, size_t index, size_t firstFunction,
   os << "static const " << p << "_operand " << p << "_operands_" << index
      << "[] = {\n";
   for (const MemRefOperand &operand : kernel.operands)
-    os << llvm::formatv("  {{{0}, {{{1}}, {2}, {3}, {4}, {5}, {6}, {7}},\n",
-                        quote(operand.name),
-                        llvm::join(llvm::map_range(operand.dimNames, quote),
-                                   ", "),
-                        operand.rank, operand.elementBytes, operand.alignBytes,
-                        operand.identityLayout ? 1 : 0,
-                        initializer(operand.sizes),
-                        initializer(operand.strides));
+    os << llvm::formatv(
+        "  {{{0}, {{{1}}, {2}, {3}, {4}, {5}, {6}, {7}, {8}},\n",
+        quote(operand.name),
+        llvm::join(llvm::map_range(operand.dimNames, quote), ", "),
+        operand.rank, operand.elementBytes, operand.alignBytes,
+        operand.identityLayout ? 1 : 0, initializer(operand.sizes),
+        initializer(operand.strides), operand.isIndex ? 1 : 0);
   os << "};\n";
 
   std::vector<std::vector<std::string>> rows;
@@ -541,6 +552,13 @@ emitKernelTables(const AotFile &file, size_t index, size_t firstFunction,
         os << "static const " << p << "_parameter " << p << "_parameters_"
            << suffix << "[] = {\n";
         for (const KernelParameter &parameter : launch.parameters) {
+          if (parameter.kind == KernelParameter::Kind::Index) {
+            os << llvm::formatv("  {{{0}_INDEX, {1}, "
+                                "CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {{0}, "
+                                "CU_TENSOR_MAP_SWIZZLE_NONE},\n",
+                                upper, parameter.operand);
+            continue;
+          }
           if (parameter.kind == KernelParameter::Kind::MemRef) {
             os << llvm::formatv("  {{{0}_MEMREF, {1}, "
                                 "CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {{0}, "
@@ -723,6 +741,8 @@ static std::string getKernels(const AotFile &file) {
        << launcher(AotKernel::Kind::Resample) << ",\n   "
        << (kernel.withSinks ? 1 : 0) << ", " << (kernel.withKeyLengths ? 1 : 0)
        << ", " << kernel.pageSize << ", " << (kernel.splitKeys ? 1 : 0) << ", "
+       << (kernel.withQueryOffsets ? 1 : 0) << ", "
+       << (kernel.withKeyOffsets ? 1 : 0) << ", "
        << launcher(AotKernel::Kind::Merge) << "},\n";
   }
   os << "};\n";

@@ -349,11 +349,22 @@ static llvm::StringRef getElementTypeName(Type type) {
 static llvm::Expected<MemRefOperand>
 describeOperand(llvm::StringRef name, llvm::ArrayRef<llvm::StringRef> dims,
                 Value value, unsigned alignBytes) {
-  auto type = cast<MemRefType>(value.getType());
   MemRefOperand operand;
   operand.name = name.str();
   for (llvm::StringRef dim : dims)
     operand.dimNames.push_back(dim.str());
+  // An index (max_query_length): a value, passed as the size of its one
+  // dimension.
+  if (value.getType().isIndex()) {
+    operand.isIndex = true;
+    operand.rank = 1;
+    operand.elementBytes = operand.alignBytes = 8;
+    operand.identityLayout = true;
+    operand.sizes = {kDynamic};
+    operand.strides = {1};
+    return operand;
+  }
+  auto type = cast<MemRefType>(value.getType());
   operand.rank = type.getRank();
   operand.elementBytes = type.getElementTypeBitWidth() / 8;
   operand.alignBytes = std::max(alignBytes, operand.elementBytes);
@@ -426,6 +437,8 @@ static constexpr llvm::StringRef kMergedDims[] = {"batch", "heads", "q_seq",
 static constexpr llvm::StringRef kMergedRowDims[] = {"batch", "heads", "q_seq"};
 static constexpr llvm::StringRef kLengthDims[] = {"batch"};
 static constexpr llvm::StringRef kTableDims[] = {"batch", "pages_per_sequence"};
+static constexpr llvm::StringRef kOffsetDims[] = {"batch + 1"};
+static constexpr llvm::StringRef kMaxQueryLengthDims[] = {"max_query_length"};
 
 /// One operand of an attention op or its backward: a name, its dimensions,
 /// and the alignment its kernels' accesses need.
@@ -472,7 +485,10 @@ describeOperands(AttentionOp op) {
        {"lse", split ? kSplitRowDims : kRowDims, op.getLse(), 0},
        {"sinks", kSinkDims, op.getSinks(), 0},
        {"key_lengths", kLengthDims, op.getKeyLengths(), 0},
-       {"page_table", kTableDims, op.getPageTable(), 0}});
+       {"page_table", kTableDims, op.getPageTable(), 0},
+       {"query_offsets", kOffsetDims, op.getQueryOffsets(), 0},
+       {"key_offsets", kOffsetDims, op.getKeyOffsets(), 0},
+       {"max_query_length", kMaxQueryLengthDims, op.getMaxQueryLength(), 0}});
 }
 
 /// fmha.merge_attention's: its kernel reads and writes one element at a
@@ -674,13 +690,8 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                      }),
                      ", ");
     } else if (auto attention = dyn_cast<AttentionOp>(op)) {
-      if (attention.getQueryOffsets())
-        return llvm::createStringError(
-            kernel.origin +
-            ": fmha.attention with query_offsets is not supported by "
-            "fmha-aot yet (its attention_args have no sequence offsets, and "
-            "its launchers pass tensors only, not max_query_length); the "
-            "JIT and the C API run it");
+      kernel.withQueryOffsets = static_cast<bool>(attention.getQueryOffsets());
+      kernel.withKeyOffsets = static_cast<bool>(attention.getKeyOffsets());
       kernel.withSinks = static_cast<bool>(attention.getSinks());
       kernel.withKeyLengths = static_cast<bool>(attention.getKeyLengths());
       if (attention.getPageTable())

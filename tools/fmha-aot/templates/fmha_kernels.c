@@ -55,6 +55,8 @@ typedef struct fmha_kernels_operand {
   const char *dims[FMHA_KERNELS_MAX_RANK];
   int rank, element_bytes, align_bytes, identity;
   int64_t sizes[FMHA_KERNELS_MAX_RANK], strides[FMHA_KERNELS_MAX_RANK];
+  /* an index (its value the tensor's size 0), not a tensor */
+  int index;
 } fmha_kernels_operand;
 
 /* A kernel: its launch operands, and its functions, which it launches in
@@ -75,7 +77,8 @@ typedef struct fmha_kernels_grid_factor {
 
 typedef enum fmha_kernels_parameter_kind {
   FMHA_KERNELS_MEMREF,
-  FMHA_KERNELS_TENSOR_MAP
+  FMHA_KERNELS_TENSOR_MAP,
+  FMHA_KERNELS_INDEX
 } fmha_kernels_parameter_kind;
 
 /* One kernel parameter, made from launch operand `operand`: its MLIR memref
@@ -143,11 +146,11 @@ const char *const fmha_kernels_archs[FMHA_KERNELS_NUM_CUBINS] = {"sm_80", "sm_90
 
 /* attention: q, k, v, o, lse. */
 static const fmha_kernels_operand fmha_kernels_operands_0[] = {
-  {"q", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"k", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"v", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"o", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"lse", {"batch", "q_heads", "q_seq"}, 3, 4, 4, 0, {-1, -1, -1}, {-1, -1, -1}},
+  {"q", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"k", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"v", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"o", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"lse", {"batch", "q_heads", "q_seq"}, 3, 4, 4, 0, {-1, -1, -1}, {-1, -1, -1}, 0},
 };
 /* attention on sm_80: grid (ceildiv(q[2], 128), q[1], min(q[0], 65535)),
    the memref descriptors of q, k, v, o, lse. */
@@ -176,10 +179,10 @@ static const fmha_kernels_parameter fmha_kernels_parameters_0_1[] = {
 
 /* resample: times0, values0, targets, out. */
 static const fmha_kernels_operand fmha_kernels_operands_1[] = {
-  {"times0", {"batch", "samples"}, 2, 4, 4, 1, {-1, -1}, {-1, 1}},
-  {"values0", {"batch", "samples", "features"}, 3, 4, 16, 1, {-1, -1, 8}, {-1, 8, 1}},
-  {"targets", {"batch", "targets"}, 2, 4, 4, 1, {-1, -1}, {-1, 1}},
-  {"out", {"batch", "targets", "features"}, 3, 4, 16, 1, {-1, -1, 8}, {-1, 8, 1}},
+  {"times0", {"batch", "samples"}, 2, 4, 4, 1, {-1, -1}, {-1, 1}, 0},
+  {"values0", {"batch", "samples", "features"}, 3, 4, 16, 1, {-1, -1, 8}, {-1, 8, 1}, 0},
+  {"targets", {"batch", "targets"}, 2, 4, 4, 1, {-1, -1}, {-1, 1}, 0},
+  {"out", {"batch", "targets", "features"}, 3, 4, 16, 1, {-1, -1, 8}, {-1, 8, 1}, 0},
 };
 /* resample on sm_80: grid (ceildiv(targets[1], 256), min(targets[0],
    65535), 1), the memref descriptors. */
@@ -205,17 +208,17 @@ static const fmha_kernels_parameter fmha_kernels_parameters_1_1[] = {
 /* attention_grad: q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum;
    two functions, launched in order. */
 static const fmha_kernels_operand fmha_kernels_operands_2[] = {
-  {"q", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"k", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"v", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"o", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"dout", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"lse", {"batch", "q_heads", "q_seq"}, 3, 4, 4, 0, {-1, -1, -1}, {-1, -1, -1}},
-  {"dq", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"dk", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"dv", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}},
-  {"delta", {"batch", "q_heads", "q_seq"}, 3, 4, 4, 0, {-1, -1, -1}, {-1, -1, -1}},
-  {"dq_accum", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 4, 16, 0, {-1, -1, -1, 64}, {-1, -1, 64, 1}},
+  {"q", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"k", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"v", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"o", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"dout", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"lse", {"batch", "q_heads", "q_seq"}, 3, 4, 4, 0, {-1, -1, -1}, {-1, -1, -1}, 0},
+  {"dq", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"dk", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"dv", {"batch", "kv_heads", "k_seq", "head_dim"}, 4, 2, 16, 0, {-1, -1, -1, 64}, {-1, -1, -1, 1}, 0},
+  {"delta", {"batch", "q_heads", "q_seq"}, 3, 4, 4, 0, {-1, -1, -1}, {-1, -1, -1}, 0},
+  {"dq_accum", {"batch", "q_heads", "q_seq", "head_dim"}, 4, 4, 16, 0, {-1, -1, -1, 64}, {-1, -1, 64, 1}, 0},
 };
 /* The first function, the same symbol and contract in both cubins: a grid
    (min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1) over the rows, the
@@ -472,6 +475,14 @@ static fmha_kernels_status fmha_kernels_check_operand(
   const int64_t *sizes = tensor->sizes, *strides = tensor->strides;
   int64_t expected = 1, elements = 1;
   int d, rank = operand->rank;
+  if (operand->index) {
+    if (sizes[0] < 0) {
+      snprintf(what, sizeof what, "%s must be >= 0, got %lld", operand->name,
+               (long long)sizes[0]);
+      return fmha_kernels_invalid(module, kernel, what);
+    }
+    return FMHA_KERNELS_SUCCESS;
+  }
   for (d = rank - 1; d >= 0; --d) {
     if (sizes[d] < 0) {
       snprintf(what, sizeof what, "%s: %s must be >= 0, got %lld",
@@ -649,6 +660,11 @@ static fmha_kernels_status fmha_kernels_make_parameters(
         &table->operands[parameter->operand];
     const fmha_kernels_tensor *tensor = &tensors[parameter->operand];
     const int64_t *passed = strides[parameter->operand];
+    if (parameter->kind == FMHA_KERNELS_INDEX) {
+      launch->slots[slot] = tensor->sizes[0];
+      launch->params[count++] = &launch->slots[slot++];
+      continue;
+    }
     if (parameter->kind == FMHA_KERNELS_TENSOR_MAP) {
       status = fmha_kernels_encode_map(module, kernel, operand, parameter,
                                        tensor, passed, &launch->maps[map]);
@@ -802,7 +818,7 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
   const char *kernel = info->name;
   fmha_kernels_tensor tensors[FMHA_KERNELS_MAX_OPERANDS];
   int i;
-  int64_t entries;
+  int64_t entries, query_entries, key_entries;
   fmha_kernels_status status = fmha_kernels_check_loaded(module, kernel, a);
   if (status != FMHA_KERNELS_SUCCESS)
     return status;
@@ -821,6 +837,14 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
         "with --lse)");
   status = fmha_kernels_check_optional(module, kernel, "sinks", info->sinks,
                                        a->sinks != NULL, "--sinks");
+  if (status == FMHA_KERNELS_SUCCESS)
+    status = fmha_kernels_check_optional(
+        module, kernel, "query_offsets", info->query_offsets,
+        a->query_offsets != NULL, "query_offsets on the op");
+  if (status == FMHA_KERNELS_SUCCESS)
+    status = fmha_kernels_check_optional(
+        module, kernel, "key_offsets", info->key_offsets,
+        a->key_offsets != NULL, "key_offsets on the op");
   if (status == FMHA_KERNELS_SUCCESS)
     status = fmha_kernels_check_optional(
         module, kernel, "key_lengths", info->key_lengths,
@@ -844,16 +868,19 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
       return fmha_kernels_invalid(module, kernel, what);
     }
   }
+  /* Packed sequences are one entry of q (and of k and v with key
+     offsets); paged K and V are pools of pages. */
+  query_entries = info->query_offsets ? 1 : a->batch;
+  key_entries = info->page_size     ? a->pages
+                : info->key_offsets ? 1
+                                    : a->batch;
   fmha_kernels_set_tensor(
-      &tensors[0], a->q, a->batch, a->q_heads, a->q_seq, info->head_dim,
+      &tensors[0], a->q, query_entries, a->q_heads, a->q_seq, info->head_dim,
       a->q_strides);
-  /* Paged K and V are pools of pages. */
-  fmha_kernels_set_tensor(&tensors[1], a->k,
-                          info->page_size ? a->pages : a->batch, a->kv_heads,
+  fmha_kernels_set_tensor(&tensors[1], a->k, key_entries, a->kv_heads,
                           info->page_size ? info->page_size : a->k_seq,
                           info->head_dim, a->k_strides);
-  fmha_kernels_set_tensor(&tensors[2], a->v,
-                          info->page_size ? a->pages : a->batch, a->kv_heads,
+  fmha_kernels_set_tensor(&tensors[2], a->v, key_entries, a->kv_heads,
                           info->page_size ? info->page_size : a->k_seq,
                           info->value_head_dim, a->v_strides);
   if (info->split_keys && a->splits < 1) {
@@ -864,7 +891,7 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
   }
   /* With split keys, O's and LSE's entries are the splits' of each batch
      entry. */
-  entries = info->split_keys ? a->splits * a->batch : a->batch;
+  entries = info->split_keys ? a->splits * a->batch : query_entries;
   fmha_kernels_set_tensor(
       &tensors[3], a->o, entries, a->q_heads, a->q_seq,
       info->value_head_dim, a->o_strides);
@@ -882,6 +909,16 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
   if (info->page_size)
     fmha_kernels_set_tensor(&tensors[i++], a->page_table, a->batch,
                             a->pages_per_sequence, 0, 0, a->page_table_strides);
+  if (info->query_offsets)
+    fmha_kernels_set_tensor(&tensors[i++], a->query_offsets, a->batch + 1, 0,
+                            0, 0, a->query_offsets_strides);
+  if (info->key_offsets)
+    fmha_kernels_set_tensor(&tensors[i++], a->key_offsets, a->batch + 1, 0,
+                            0, 0, a->key_offsets_strides);
+  /* max_query_length: an index, its value the size. */
+  if (info->query_offsets)
+    fmha_kernels_set_tensor(&tensors[i++], NULL, a->max_query_length, 0, 0,
+                            0, NULL);
   return fmha_kernels_launch_kernel(module, k, tensors, stream);
 }
 #endif
@@ -1092,17 +1129,17 @@ const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS] = 
    64, 64, 1, 1, 0, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
    NULL, 0, NULL, 0,
    fmha_kernels_launch_attention, NULL, NULL,
-   0, 0, 0, 0, NULL},
+   0, 0, 0, 0, 0, 0, NULL},
   {"resample", "resample", "f32",
    0, 0, 0, 0, 0, 0, {0, 0}, 0.000000000e+00f, 0.000000000e+00f,
    "linear", 1, fmha_kernels_features_1, 0,
    NULL, NULL, fmha_kernels_launch_resample,
-   0, 0, 0, 0, NULL},
+   0, 0, 0, 0, 0, 0, NULL},
   {"attention_grad", "attention_grad", "bf16",
    64, 64, 1, 0, 1, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
    NULL, 0, NULL, 0,
    NULL, fmha_kernels_launch_attention_grad, NULL,
-   0, 0, 0, 0, NULL},
+   0, 0, 0, 0, 0, 0, NULL},
 };
 /* clang-format on */
 /* fmha-aot:end kernels */

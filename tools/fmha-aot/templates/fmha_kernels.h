@@ -118,6 +118,16 @@ typedef struct fmha_kernels_attention_args {
      B, Hq, Sq, D] and [splits x B, Hq, Sq] (entry s x B + b: batch b over
      split s), which a merge_attention kernel combines. */
   int64_t splits;
+  /* Only for kernels generated with query_offsets (FlashAttention's varlen
+     convention): `batch` sequences packed without padding. Q, O and LSE
+     are [1, Hq, q_seq, D] with q_seq the total rows (FlashAttention's
+     [total_q, Hq, D] viewed so), sequence b their rows query_offsets[b] to
+     query_offsets[b + 1] (int32 [batch + 1]); max_query_length is at least
+     the most rows a sequence has. With key_offsets too, K and V are [1,
+     Hkv, k_seq, D] likewise; without, [batch, Hkv, k_seq, D] (or pages). */
+  const int32_t *query_offsets, *key_offsets;
+  int64_t max_query_length;
+  int64_t query_offsets_strides[1], key_offsets_strides[1];
 } fmha_kernels_attention_args;
 
 /** The operands of an fmha.merge_attention kernel: OUTS [S, B, H, Sq, D]
@@ -210,6 +220,8 @@ typedef struct fmha_kernels_kernel_info {
      page of its paged K and V (0: not paged), and whether it writes the
      partial states of key splits */
   int sinks, key_lengths, page_size, split_keys;
+  /* fmha.attention: sequences packed by query_offsets (and key_offsets) */
+  int query_offsets, key_offsets;
   /* fmha.merge_attention's launcher; NULL for the other ops */
   fmha_kernels_status (*launch_merge_attention)(
       fmha_kernels_module *module,
