@@ -341,7 +341,10 @@ std::string KernelSpec::toMLIR() const {
 
 bool fmha::shouldPackQueryHeads(const KernelSpec &spec, int64_t querySeq,
                                 int64_t queryGroup, int64_t blockM) {
-  if (queryGroup <= 1 || querySeq <= 1 || spec.withQueryOffsets || blockM <= 0)
+  // One query without a window folds the group's heads with a view
+  // (foldGroupedQueries); with a window it packs them.
+  if (queryGroup <= 1 || querySeq < 1 || (querySeq == 1 && !spec.window) ||
+      spec.withQueryOffsets || blockM <= 0)
     return false;
   auto filled = [&](int64_t rows) {
     return double(rows) / double(llvm::divideCeil(rows, blockM) * blockM);

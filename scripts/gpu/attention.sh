@@ -60,7 +60,7 @@ check "$FMHA_CHIP jit window 100,50 non-causal d64 Sq=700 Sk=900" $j --heads=2 -
 check "$FMHA_CHIP jit window 0,-1 d128 Sq=Sk=513"                 $j --heads=2 --seq-q=513 --seq-k=513 --window=0,-1 --lse
 check "$FMHA_CHIP jit BSHD causal d128 bf16 Sq=Sk=1000"           $j --heads=4 --seq-q=1000 --causal --layout=bshd --lse
 # Decode: one query, a GQA group's heads folded into one tile's rows
-# (foldGroupedQueries); with a window, not folded. The runner gives the
+# (foldGroupedQueries); with a window, packed (pack_query_heads) instead. The runner gives the
 # launch a workspace, so where the rows are few (B x Hkv) the keys split
 # over CTAs and merge (split-KV): 8:1 B=2 Sk=4097 and the window row.
 check "$FMHA_CHIP jit decode GQA 4:1 causal d128 BSHD B=3 Sk=1000" $j --batch=3 --heads=32 --kv-heads=8 --seq-q=1 --seq-k=1000 --causal --layout=bshd --lse
@@ -101,6 +101,8 @@ if command -v compute-sanitizer > /dev/null; then
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=90 --seq-k=130 --window=20,10 --head-dim=64 --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention GQA decode" \
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=1 --seq-k=300 --causal --lse --heads=8 --kv-heads=2 --layout=bshd --seed=1
+  check "$FMHA_CHIP compute-sanitizer: jit attention GQA decode, window (packed)" \
+    "$root/scripts/gpu/sanitize.sh" $j --seq-q=1 --seq-k=3000 --causal --window=200,0 --lse --heads=8 --kv-heads=2 --layout=bshd --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention packed GQA Sq=4" \
     "$root/scripts/gpu/sanitize.sh" $j --seq-q=4 --seq-k=3000 --causal --lse --heads=8 --kv-heads=2 --layout=bshd --seed=1
   check "$FMHA_CHIP compute-sanitizer: jit attention causal pairs, 2 CTAs" \

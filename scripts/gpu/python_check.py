@@ -211,7 +211,7 @@ def attention_grid():
          attention_case(2, 16, 2, 1, 4097, 64, torch.float16)),
         ("decode MQA causal d256 BHSD Sk=77",
          attention_case(2, 6, 1, 1, 77, 256, bf16, causal=True, bhsd=True)),
-        ("decode GQA 4:1 window 64,0 causal d128 Sk=1000 (not folded)",
+        ("decode GQA 4:1 window 64,0 causal d128 Sk=1000 (packed, not folded)",
          attention_case(2, 8, 2, 1, 1000, 128, bf16, causal=True,
                         window=(64, 0))),
         # Few rows: the keys split over CTAs and merged (split-KV).

@@ -659,8 +659,14 @@ TEST(KernelSpec, GroupedQueriesPackWhereTheyFillTiles) {
   // 1000 rows fill 1024 about as well as 4000 fill 4096.
   EXPECT_FALSE(shouldPackQueryHeads(spec, 1000, 4, 128));
   EXPECT_FALSE(shouldPackQueryHeads(spec, 4, 1, 128));
-  // One query folds the group's heads with a view instead.
+  // One query folds the group's heads with a view instead, but not under a
+  // window.
   EXPECT_FALSE(shouldPackQueryHeads(spec, 1, 4, 128));
+  KernelSpec windowed = spec;
+  windowed.window = {{64, 0}};
+  EXPECT_TRUE(shouldPackQueryHeads(windowed, 1, 4, 128));
+  EXPECT_TRUE(
+      getAttentionLaunchSpec(windowed, Chip::sm_90a, 1, 4).packQueryHeads);
   KernelSpec varlen = spec;
   varlen.withQueryOffsets = true;
   EXPECT_FALSE(shouldPackQueryHeads(varlen, 4, 4, 128));
