@@ -79,11 +79,11 @@ struct SequenceRows {
 /// Which rows, head and sizes one CTA of the sm_80 kernel works on: grid x
 /// is the row block (longest causal blocks first: block x computes row block
 /// gridDim.x - 1 - x), grid y the query head (getRowBlockGrid). With
-/// \p packQueryHeads (pack_query_heads), the G = Hq / Hkv CTAs of a KV
-/// head's query heads and a row block's index take the ceil(Sq x G /
-/// block_m) row blocks of its packed rows (the longest first), head is the
-/// KV head, seqQ is Sq x G, queryGroup G, and a CTA past those rows has
-/// none (firstRow >= seqQ).
+/// \p packQueryHeads (pack_query_heads), the G x ceil(Sq / block_m) CTAs
+/// of a KV head's query heads take the ceil(Sq x G / block_m) row blocks
+/// of its packed rows (query head g's CTAs blocks g x ceil(Sq / block_m)
+/// on, each head's in reverse as above), head is the KV head, seqQ is Sq x
+/// G, queryGroup G, and a CTA past those rows has none (firstRow >= seqQ).
 struct CtaCoordinates {
   Value seqQ, seqK, firstRow, head, kvHead, queryGroup;
 
