@@ -20,22 +20,10 @@ import sys
 
 import torch
 
+from aot_shim import (DTYPES, Strides3, Strides4, bhsd_strides,
+                      check_libraries, launched)
 from check_table import check, print_table
 from torch_reference import check_gradients, reference
-
-
-class KernelInfo(ctypes.Structure):
-    """The leading fields of fmha_aot_grad_kernel_info (fmha_kernels.h)."""
-    _fields_ = [("name", ctypes.c_char_p), ("op", ctypes.c_char_p),
-                ("dtype", ctypes.c_char_p), ("head_dim", ctypes.c_int),
-                ("value_head_dim", ctypes.c_int),
-                ("causal", ctypes.c_int), ("lse", ctypes.c_int),
-                ("dq_accum", ctypes.c_int), ("has_window", ctypes.c_int),
-                ("window", ctypes.c_int64 * 2), ("scale", ctypes.c_float)]
-
-
-Strides4 = ctypes.c_int64 * 4
-Strides3 = ctypes.c_int64 * 3
 
 
 class GradArgs(ctypes.Structure):
@@ -51,24 +39,6 @@ class GradArgs(ctypes.Structure):
          ("dq_strides", Strides4), ("dk_strides", Strides4),
          ("dv_strides", Strides4), ("delta_strides", Strides3),
          ("dq_accum_strides", Strides4)]
-
-
-DTYPES = {b"bf16": torch.bfloat16, b"f16": torch.float16}
-def open_library(path):
-    lib = ctypes.CDLL(path)
-    lib.shim_message.restype = ctypes.c_char_p
-    lib.shim_arch.restype = ctypes.c_char_p
-    lib.shim_kernel.restype = ctypes.POINTER(KernelInfo)
-    lib.shim_kernel.argtypes = [ctypes.c_int]
-    lib.shim_launch.argtypes = [ctypes.c_int, ctypes.POINTER(GradArgs),
-                                ctypes.c_void_p]
-    return lib
-
-
-def bhsd_strides(t):
-    """The (batch, head, sequence, dim) strides of a [B, S, H, D] view."""
-    s = t.stride()
-    return (s[0], s[2], s[1], s[3])
 
 
 def launch(lib, k, info, q, k_, v, o, lse, dout, bhsd):
@@ -98,11 +68,8 @@ def launch(lib, k, info, q, k_, v, o, lse, dout, bhsd):
         a.dq_accum = accum.data_ptr()
         a.dq_accum_strides = Strides4(*accum.stride())
     a.batch, a.q_heads, a.kv_heads, a.q_seq, a.k_seq = b, hq, hkv, sq, sk
-    status = lib.shim_launch(k, ctypes.byref(a),
-                             torch.cuda.current_stream().cuda_stream)
-    if status != 0:
-        raise RuntimeError(f"launch status {status}: "
-                           f"{lib.shim_message().decode()}")
+    launched(lib.shim_launch(k, ctypes.byref(a),
+                             torch.cuda.current_stream().cuda_stream), lib)
     torch.cuda.synchronize()
     return dq, dk, dv
 
@@ -154,28 +121,23 @@ def get_shapes():
     return SHAPES
 
 
+def prepare(lib):
+    lib.shim_launch.argtypes = [ctypes.c_int, ctypes.POINTER(GradArgs),
+                                ctypes.c_void_p]
+
+
+def check_kernel(lib, arch, k, info):
+    for b, hq, hkv, sq, sk, bhsd in get_shapes():
+        name = (f"{arch} {info.name.decode()} B={b} Hq={hq} Hkv={hkv}"
+                f" Sq={sq} Sk={sk}{' bhsd' if bhsd else ''}")
+        check(name, grad_case(lib, k, info, b, hq, hkv, sq, sk, bhsd))
+
+
 def main():
     torch.manual_seed(0)
     torch.cuda.init()
     torch.zeros(1, device="cuda")  # the primary context, current here
-    for path in sys.argv[1:]:
-        lib = open_library(path)
-        status = lib.shim_load()
-        arch = lib.shim_arch().decode()
-
-        def loaded():
-            if status != 0:
-                raise RuntimeError(lib.shim_message().decode())
-            return f"cubin {arch}"
-        check(f"{path}: load", loaded)
-        if status != 0:
-            continue
-        for k in range(lib.shim_num_kernels()):
-            info = lib.shim_kernel(k).contents
-            for b, hq, hkv, sq, sk, bhsd in get_shapes():
-                name = (f"{arch} {info.name.decode()} B={b} Hq={hq} Hkv={hkv}"
-                        f" Sq={sq} Sk={sk}{' bhsd' if bhsd else ''}")
-                check(name, grad_case(lib, k, info, b, hq, hkv, sq, sk, bhsd))
+    check_libraries(sys.argv[1:], prepare, check_kernel)
     return print_table("aot_backward")
 
 

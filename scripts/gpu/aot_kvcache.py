@@ -22,24 +22,11 @@ import sys
 
 import torch
 
+from aot_shim import (DTYPES, Strides1, Strides2, Strides3, Strides4,
+                      Strides5, bhsd_strides, check_libraries, launched)
 from check_table import check, print_table
-from torch_reference import reference_kvcache, reference_varlen
-
-
-class KernelInfo(ctypes.Structure):
-    """The leading fields of fmha_aot_kv_kernel_info (fmha_kernels.h)."""
-    _fields_ = [("name", ctypes.c_char_p), ("op", ctypes.c_char_p),
-                ("dtype", ctypes.c_char_p), ("head_dim", ctypes.c_int),
-                ("value_head_dim", ctypes.c_int),
-                ("causal", ctypes.c_int), ("lse", ctypes.c_int),
-                ("dq_accum", ctypes.c_int), ("has_window", ctypes.c_int),
-                ("window", ctypes.c_int64 * 2), ("scale", ctypes.c_float)]
-
-
-Strides4 = ctypes.c_int64 * 4
-Strides3 = ctypes.c_int64 * 3
-Strides2 = ctypes.c_int64 * 2
-Strides1 = ctypes.c_int64 * 1
+from torch_reference import (compare_attention, reference_kvcache,
+                             reference_varlen)
 
 
 class Args(ctypes.Structure):
@@ -63,7 +50,6 @@ class Args(ctypes.Structure):
          ("key_offsets_strides", Strides1)]
 
 
-Strides5 = ctypes.c_int64 * 5
 
 
 class MergeArgs(ctypes.Structure):
@@ -76,28 +62,14 @@ class MergeArgs(ctypes.Structure):
          ("o_strides", Strides4), ("lse_strides", Strides3)]
 
 
-DTYPES = {b"bf16": torch.bfloat16, b"f16": torch.float16}
-
-
-def open_library(path):
-    lib = ctypes.CDLL(path)
-    lib.shim_message.restype = ctypes.c_char_p
-    lib.shim_arch.restype = ctypes.c_char_p
-    lib.shim_kernel.restype = ctypes.POINTER(KernelInfo)
-    for name in ("shim_kernel", "shim_sinks", "shim_key_lengths",
-                 "shim_page_size", "shim_split_keys", "shim_query_offsets"):
+def prepare(lib):
+    for name in ("shim_sinks", "shim_key_lengths", "shim_page_size",
+                 "shim_split_keys", "shim_query_offsets"):
         getattr(lib, name).argtypes = [ctypes.c_int]
     lib.shim_launch.argtypes = [ctypes.c_int, ctypes.POINTER(Args),
                                 ctypes.c_void_p]
     lib.shim_launch_merge.argtypes = [ctypes.c_int, ctypes.POINTER(MergeArgs),
                                       ctypes.c_void_p]
-    return lib
-
-
-def bhsd_strides(t):
-    """The (batch, head, sequence, dim) strides of a [B, S, H, D] view."""
-    s = t.stride()
-    return (s[0], s[2], s[1], s[3])
 
 
 def paged(caches, page_size):
@@ -115,12 +87,6 @@ def paged(caches, page_size):
         pools.append(torch.cat([pages, spare]))
     table = torch.argsort(order).to(torch.int32).view(b, s // page_size)
     return pools, table
-
-
-def launched(status, lib):
-    if status != 0:
-        raise RuntimeError(f"launch status {status}: "
-                           f"{lib.shim_message().decode()}")
 
 
 def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths, merge=None,
@@ -199,18 +165,7 @@ def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths, merge=None,
                                          sinks=sinks)
         low, _ = reference_kvcache(q, k_cache, v_cache, n, causal, None,
                                    info.scale, dtype, sinks=sinks)
-        error = (o.float() - ref).abs().max().item()
-        bound = 2 * (low.float() - ref).abs().max().item() + 1e-3
-        assert error <= bound, f"max |o - ref| {error:.2e} > {bound:.2e}"
-        detail = f"err {error:.1e} (bound {bound:.1e})"
-        if lse is not None:
-            finite = torch.isfinite(ref_lse)
-            assert torch.equal(torch.isfinite(lse), finite), "lse +inf rows"
-            lse_error = (lse[finite] - ref_lse[finite]).abs().max().item() \
-                if finite.any() else 0.0
-            assert lse_error <= 2e-3, f"max |lse - ref| {lse_error:.2e}"
-            detail += f", lse err {lse_error:.1e}"
-        return detail
+        return compare_attention(q, o, lse, ref, ref_lse, low)
     return run
 
 
@@ -253,15 +208,8 @@ def varlen_case(lib, k, info, hq, hkv, query_lengths, key_lengths):
                                   info.scale, dtype)
         assert not o[:rows].isnan().any(), "o has rows left unwritten"
         assert o[rows:].isnan().all(), "o's rows past the sequences written"
-        error = (o[:rows].float() - ref[:rows]).abs().max().item()
-        bound = 2 * (low[:rows].float() - ref[:rows]).abs().max().item() + 1e-3
-        assert error <= bound, f"max |o - ref| {error:.2e} > {bound:.2e}"
-        got_lse, want = lse[0, :, :rows], ref_lse[:, :rows]
-        finite = torch.isfinite(want)
-        assert torch.equal(torch.isfinite(got_lse), finite), "lse +inf rows"
-        lse_error = (got_lse[finite] - want[finite]).abs().max().item()
-        assert lse_error <= 2e-3, f"max |lse - ref| {lse_error:.2e}"
-        return f"err {error:.1e} (bound {bound:.1e}), lse err {lse_error:.1e}"
+        return compare_attention(q[:rows], o[:rows], lse[0, :, :rows],
+                                 ref[:rows], ref_lse[:, :rows], low[:rows])
     return run
 
 
@@ -285,43 +233,33 @@ def get_shapes():
     return SHAPES
 
 
+def check_kernel(lib, arch, k, info):
+    if info.op != b"attention":
+        return  # a merge runs after its split kernel
+    if lib.shim_query_offsets(k):
+        for query_lengths, key_lengths in VARLEN:
+            check(f"{arch} {info.name.decode()} GQA 8:2 queries "
+                  f"{query_lengths} keys {key_lengths}",
+                  varlen_case(lib, k, info, 8, 2, query_lengths,
+                              key_lengths))
+        return
+    merge = None
+    if lib.shim_split_keys(k):
+        merge = next(m for m in range(lib.shim_num_kernels())
+                     if lib.shim_kernel(m).contents.op == b"merge_attention")
+    for b, hq, hkv, sq, s_cache, lengths in get_shapes():
+        name = (f"{arch} {info.name.decode()}"
+                f"{' + merge' if merge is not None else ''} B={b} Hq={hq} "
+                f"Hkv={hkv} Sq={sq} S_cache={s_cache}")
+        check(name, kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths,
+                            merge))
+
+
 def main():
     torch.manual_seed(0)
     torch.cuda.init()
     torch.zeros(1, device="cuda")  # the primary context, current here
-    for path in sys.argv[1:]:
-        lib = open_library(path)
-        status = lib.shim_load()
-        arch = lib.shim_arch().decode()
-
-        def loaded():
-            if status != 0:
-                raise RuntimeError(lib.shim_message().decode())
-            return f"cubin {arch}"
-        check(f"{path}: load", loaded)
-        if status != 0:
-            continue
-        kernels = range(lib.shim_num_kernels())
-        merges = [k for k in kernels
-                  if lib.shim_kernel(k).contents.op == b"merge_attention"]
-        for k in kernels:
-            info = lib.shim_kernel(k).contents
-            if info.op != b"attention":
-                continue  # a merge runs after its split kernel
-            if lib.shim_query_offsets(k):
-                for query_lengths, key_lengths in VARLEN:
-                    check(f"{arch} {info.name.decode()} GQA 8:2 queries "
-                          f"{query_lengths} keys {key_lengths}",
-                          varlen_case(lib, k, info, 8, 2, query_lengths,
-                                      key_lengths))
-                continue
-            merge = merges[0] if lib.shim_split_keys(k) else None
-            for b, hq, hkv, sq, s_cache, lengths in get_shapes():
-                name = (f"{arch} {info.name.decode()}"
-                        f"{' + merge' if merge is not None else ''} B={b} "
-                        f"Hq={hq} Hkv={hkv} Sq={sq} S_cache={s_cache}")
-                check(name, kv_case(lib, k, info, b, hq, hkv, sq, s_cache,
-                                    lengths, merge))
+    check_libraries(sys.argv[1:], prepare, check_kernel)
     return print_table("aot_kvcache")
 
 

@@ -44,6 +44,28 @@ def reference(q, k, v, causal, window, scale, dtype, softcap=0.0,
     return o.transpose(1, 2), lse
 
 
+def compare_attention(q, o, o_lse, ref, ref_lse, low):
+    """o (q's shape with v's head dim, like q where they agree) within twice
+    the error of the same math in q's dtype (low) against the float32
+    oracle ref, plus 1e-3; o_lse (None: not returned) +inf where ref_lse is
+    and within 2e-3 of it elsewhere. Returns the errors as text."""
+    error = (o.float() - ref).abs().max().item()
+    bound = 2 * (low - ref).abs().max().item() + 1e-3
+    assert o.shape == (*q.shape[:-1], ref.shape[-1]), (o.shape, ref.shape)
+    if o.shape == q.shape:
+        assert o.stride() == q.stride(), (o.stride(), q.stride())
+    assert error <= bound, f"max |o - ref| {error:.2e} > bound {bound:.2e}"
+    detail = f"err {error:.1e} (bound {bound:.1e})"
+    if o_lse is not None:
+        finite = torch.isfinite(ref_lse)
+        assert torch.equal(torch.isfinite(o_lse), finite), "lse +inf rows"
+        lse_error = (o_lse[finite] - ref_lse[finite]).abs().max().item() \
+            if finite.any() else 0.0
+        assert lse_error <= 2e-3, f"max |lse - ref| {lse_error:.2e}"
+        detail += f", lse err {lse_error:.1e}"
+    return detail
+
+
 def reference_kvcache(q, k_cache, v_cache, cache_seqlens, causal, window,
                       scale, dtype, softcap=0.0, sinks=None):
     """reference() of each batch entry b over the first cache_seqlens[b]
