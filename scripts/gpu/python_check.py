@@ -771,6 +771,26 @@ def merge_case(dtype, pieces):
     return run
 
 
+def causal_capture_replays(q, k, v, scale):
+    """flashcore.attention(q, k, v, causal, scale, with the LSE), prepared
+    before, captured in a CUDA graph (which refuses to compile) and
+    replayed on new inputs, against the reference."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o, lse = flashcore.attention(q, k, v, causal=True, scale=scale,
+                                     return_lse=True)
+    for t in (q, k, v):
+        t.copy_(torch.randn_like(t))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref, ref_lse = reference(q, k, v, True, None, scale, torch.float32)
+    low, _ = reference(q, k, v, True, None, scale, torch.bfloat16)
+    error = (o.float() - ref).abs().max().item()
+    assert error <= 2 * (low - ref).abs().max().item() + 1e-3, error
+    assert (lse - ref_lse).abs().max().item() <= 2e-3
+    return f"replayed, err {error:.1e}"
+
+
 def split_decode_captures():
     """A decode call that splits its keys, prepared by flashcore.precompile
     and captured in a CUDA graph: its workspace comes from the graph's
@@ -780,20 +800,7 @@ def split_decode_captures():
     v = torch.randn_like(k)
     flashcore.precompile(flashcore.attention, q, k, v, causal=True,
                          scale=0.07, return_lse=True)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        o, lse = flashcore.attention(q, k, v, causal=True, scale=0.07,
-                                     return_lse=True)
-    for t in (q, k, v):
-        t.copy_(torch.randn_like(t))
-    graph.replay()
-    torch.cuda.synchronize()
-    ref, ref_lse = reference(q, k, v, True, None, 0.07, torch.float32)
-    low, _ = reference(q, k, v, True, None, 0.07, torch.bfloat16)
-    error = (o.float() - ref).abs().max().item()
-    assert error <= 2 * (low - ref).abs().max().item() + 1e-3, error
-    assert (lse - ref_lse).abs().max().item() <= 2e-3
-    return f"replayed, err {error:.1e}"
+    return causal_capture_replays(q, k, v, 0.07)
 
 
 def packed_decode_captures():
@@ -807,20 +814,7 @@ def packed_decode_captures():
     flashcore.precompile_attention([dict(
         dtype=torch.bfloat16, head_dim=128, causal=True, scale=0.05,
         return_lse=True, num_heads=32, num_heads_k=4)])
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        o, lse = flashcore.attention(q, k, v, causal=True, scale=0.05,
-                                     return_lse=True)
-    for t in (q, k, v):
-        t.copy_(torch.randn_like(t))
-    graph.replay()
-    torch.cuda.synchronize()
-    ref, ref_lse = reference(q, k, v, True, None, 0.05, torch.float32)
-    low, _ = reference(q, k, v, True, None, 0.05, torch.bfloat16)
-    error = (o.float() - ref).abs().max().item()
-    assert error <= 2 * (low - ref).abs().max().item() + 1e-3, error
-    assert (lse - ref_lse).abs().max().item() <= 2e-3
-    return f"replayed, err {error:.1e}"
+    return causal_capture_replays(q, k, v, 0.05)
 
 
 def kvcache_decode_captures():
