@@ -343,7 +343,7 @@ struct AttentionLaunchPlan {
 
 private:
   /// getKeySplits (or \p chosen, evened) for the caller's \p querySeq
-  /// queries: decode only.
+  /// queries: decode, and packed query heads, only.
   unsigned getKeySplits(const JIT &jit, int64_t querySeq,
                         std::optional<unsigned> chosen) const {
     if ((querySeq != 1 && !launched.packQueryHeads) || launched.splitKeys ||
