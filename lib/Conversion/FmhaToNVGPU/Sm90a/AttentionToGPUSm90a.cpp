@@ -302,7 +302,9 @@ void Consumer::loadQueryRows(const TileCoordinates &tile) {
   constexpr int64_t kChunkElements = 8, kChunkBytes = 16;
   int64_t rowChunks = shape.keyColumns / kChunkElements;
   int64_t headChunks = shape.headDim / kChunkElements;
+  // A 128-byte row's chunks, and the rows of a swizzle atom.
   int64_t atomChunks = kSwizzleBytes / kChunkBytes;
+  int64_t atomRows = kAtomBytes / kSwizzleBytes;
   FragmentLanes lanes = FragmentLanes::derive(b, threadId);
   Value thread =
       b.word(b.urem(hideFromHoisting(b, threadId), b.index(kWarpgroupThreads)));
@@ -334,7 +336,7 @@ void Consumer::loadQueryRows(const TileCoordinates &tile) {
         [&](OpBuilder &, Location) { scf::YieldOp::create(b, zeros); });
     Value columnBlock = b.udiv(chunk, b.i32(atomChunks));
     Value swizzled = b.xor_(b.urem(chunk, b.i32(atomChunks)),
-                            b.urem(tileRow, b.i32(atomChunks)));
+                            b.urem(tileRow, b.i32(atomRows)));
     Value address =
         b.add(pipeline.getBase(),
               b.add(b.mul(columnBlock, b.i32(shape.blockM * kSwizzleBytes)),
