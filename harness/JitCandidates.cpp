@@ -8,7 +8,8 @@
 // (block_t,threads) the default tiles, to measure others; FMHA_PERSISTENT
 // (off, or a number of CTAs) the sm_90a attention kernel's persistent grid;
 // FMHA_KEY_SPLITS (a number) the key splits of split-KV decode, which the
-// runner gives a workspace.
+// runner gives a workspace; FMHA_PACK_QUERY_HEADS (on|off) whether a
+// grouped-query launch packs a group's heads into one tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,6 +142,18 @@ static cudaError_t launchJitAttention(const fmhaRefAttentionArgs *a,
       return cudaErrorInvalidValue;
     }
     options.keySplits = count;
+  }
+  // FMHA_PACK_QUERY_HEADS=on|off: a grouped-query launch packs a group's
+  // heads into one tile's rows, or not, whatever shouldPackQueryHeads
+  // says (to measure what packing gains).
+  if (const char *pack = std::getenv("FMHA_PACK_QUERY_HEADS")) {
+    llvm::StringRef value(pack);
+    if (value != "on" && value != "off") {
+      llvm::errs() << "fmha-runner: FMHA_PACK_QUERY_HEADS is '" << value
+                   << "', expected on or off\n";
+      return cudaErrorInvalidValue;
+    }
+    options.packQueryHeads = value == "on";
   }
   // Split-KV decode's workspace: one buffer for the process, grown when a
   // launch needs more (allocated before the timed calls, by the check's).

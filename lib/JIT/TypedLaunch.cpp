@@ -327,7 +327,7 @@ struct AttentionLaunchPlan {
 
   static AttentionLaunchPlan get(const JIT &jit, const KernelSpec &spec,
                                  const AttentionTensors &tensors,
-                                 std::optional<unsigned> keySplits) {
+                                 const LaunchOptions &options) {
     // A packed batch's tile is chosen for its longest sequence.
     int64_t querySeq =
         spec.withQueryOffsets ? tensors.maxQueryLength : tensors.querySeq;
@@ -336,8 +336,14 @@ struct AttentionLaunchPlan {
                                    tensors.queryHeads / tensors.kvHeads),
         foldGroupedQueries(spec, tensors),
         {}};
+    // A measurement's choice where packing can apply at all.
+    bool folds = plan.tensors.querySeq != tensors.querySeq;
+    if (options.packQueryHeads && !folds && !spec.withQueryOffsets &&
+        tensors.queryHeads > tensors.kvHeads)
+      plan.launched.packQueryHeads = *options.packQueryHeads;
     plan.workspace = SplitWorkspace::get(
-        spec, plan.tensors, plan.getKeySplits(jit, querySeq, keySplits));
+        spec, plan.tensors,
+        plan.getKeySplits(jit, querySeq, options.keySplits));
     return plan;
   }
 
@@ -375,7 +381,7 @@ JIT::getAttentionWorkspaceBytes(const KernelSpec &spec,
     return std::move(err);
   if (llvm::Error err = checkAttentionSizes(tensors))
     return std::move(err);
-  return AttentionLaunchPlan::get(*this, spec, tensors, options.keySplits)
+  return AttentionLaunchPlan::get(*this, spec, tensors, options)
       .workspace.bytes;
 }
 
@@ -494,7 +500,7 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   // The kernel is the one for the caller's query length (for one query,
   // the non-causal kernel that the folded rows need).
   AttentionLaunchPlan plan =
-      AttentionLaunchPlan::get(*this, spec, tensors, options.keySplits);
+      AttentionLaunchPlan::get(*this, spec, tensors, options);
   const KernelSpec &launched = plan.launched;
   const AttentionTensors &t = plan.tensors;
   const SplitWorkspace &workspace = plan.workspace;

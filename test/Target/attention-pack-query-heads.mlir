@@ -15,15 +15,16 @@
 // compare r / G, and O, LSE and the sinks are indexed by (head, query).
 // The launch contract is the unpacked one: on sm_90a q's tensor map stays
 // (the producer no longer loads it) and the persistent grid's bound
-// ceildiv(Sq, R) x Hq x B covers the packed units ceildiv(Sq x G, R) x Hkv
-// x B; on sm_80 the G x ceildiv(Sq, block_m) CTAs of a KV head's query
+// ceildiv(Sq, R) x Hq x B (R = block_m: packed rows never pair) covers
+// the packed units ceildiv(Sq x G, R) x Hkv x B; on sm_80 the G x
+// ceildiv(Sq, block_m) CTAs of a KV head's query
 // heads take its ceildiv(Sq x G, block_m) packed row blocks, the rest
 // computing nothing. The kernels, whole programs, spill nothing (sm_90a:
 // with setmaxnreg kept and WGMMA unserialized), with a key split, a paged
 // cache, sinks and a window.
 
 // CHECK-LABEL: func.func @d128_causal
-// CHECK: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], {{.*}} grid = [min(ceildiv(q[2], 256) * q[1] * q[0], 2147483647), 1, 1], persistent
+// CHECK: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], {{.*}} grid = [min(ceildiv(q[2], 128) * q[1] * q[0], 2147483647), 1, 1], persistent
 // CHECK: vector.load %{{.*}} : memref<?x?x?x128xbf16>, vector<8xbf16>
 // CHECK: nvvm.fence.proxy
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32

@@ -654,8 +654,10 @@ TEST(KernelSpec, GroupedQueriesPackWhereTheyFillTiles) {
   spec.causal = true;
   EXPECT_TRUE(shouldPackQueryHeads(spec, 4, 4, 128));
   EXPECT_TRUE(shouldPackQueryHeads(spec, 16, 8, 128));
-  // 77 rows fill 0.60 of 128, 308 fill 0.80 of 384.
-  EXPECT_TRUE(shouldPackQueryHeads(spec, 77, 4, 128));
+  // 77 rows fill 0.60 of 128, 308 fill 0.80 of 384, but in 3 tiles
+  // against 4: not half.
+  EXPECT_FALSE(shouldPackQueryHeads(spec, 77, 4, 128));
+  EXPECT_TRUE(shouldPackQueryHeads(spec, 64, 4, 128));
   // 1000 rows fill 1024 about as well as 4000 fill 4096.
   EXPECT_FALSE(shouldPackQueryHeads(spec, 1000, 4, 128));
   EXPECT_FALSE(shouldPackQueryHeads(spec, 4, 1, 128));

@@ -348,6 +348,11 @@ struct LaunchOptions {
   /// split is empty; the workspace must hold what
   /// getAttentionWorkspaceBytes with the same options says.
   std::optional<unsigned> keySplits;
+  /// Replaces shouldPackQueryHeads's choice for a grouped-query launch (a
+  /// measurement of packing; true still needs the group's heads to fold
+  /// nowhere else: not for one query without a window, nor packed
+  /// sequences).
+  std::optional<bool> packQueryHeads;
 };
 
 /// A launch with KernelSource::LoadedOnly whose kernel was not loaded.

@@ -139,8 +139,9 @@ KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
 /// query without a window folds them with a view, foldGroupedQueries), and
 /// not packed sequences, where the packed rows fill their tiles better:
 /// FlashAttention-3's rule, unpacked Sq / (ceil(Sq / block_m) block_m)
-/// under 0.9 of the same for Sq x G rows. Then each K and V block is read
-/// once per group, not G times.
+/// under 0.9 of the same for Sq x G rows, and where the packed rows take at
+/// most half the tiles (measured on the H100: docs/decode-notes.md v8).
+/// Then each K and V block is read once per group, not G times.
 bool shouldPackQueryHeads(const KernelSpec &spec, int64_t querySeq,
                           int64_t queryGroup, int64_t blockM);
 

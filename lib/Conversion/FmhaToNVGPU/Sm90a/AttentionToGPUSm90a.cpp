@@ -516,7 +516,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
   PersistentTileSchedule schedule(
       b, func.getArgument(kQ), func.getArgument(kK), func.getArgument(kO), keys,
       SequenceRows::get(op, func, kLse), shape.blockM, shape.blockN, window,
-      pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()),
+      pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value(),
+                              op.getPackQueryHeads()),
       op.getSplitKeys(), op.getPackQueryHeads());
   ConsumerTurns turns(b, shape.consumers, threadId);
   Epilogue epilogue(b, shape, pipeline, turns, threadId, func.getArgument(kO),
@@ -584,8 +585,10 @@ LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
   LaunchContract contract = getAttentionLaunchContract(op, tile);
   uint64_t rowsPerUnit =
       tile.getBlockM() *
-      (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value()) ? 2
-                                                                           : 1);
+      (pairsAttentionRowBlocks(op.getCausal(), op.getWindow().has_value(),
+                               op.getPackQueryHeads())
+           ? 2
+           : 1);
   // With query_offsets, at least the units (every sequence's at most
   // max_query_length's, of B + 1 entries: the offsets' size; the kernel
   // counts them).
