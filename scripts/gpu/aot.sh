@@ -107,40 +107,36 @@ else
 fi
 check "aot attention bf16 d128 causal lse 1x16x4096, timed"     0 $a --head-dim=128 --causal --lse --heads=16 --seq-q=4096 --time --no-check
 
-# 3. The backwards: C, libcuda and torch (the oracle) only.
-grads=()
-for arch in sm_90a sm_90; do
-  lib=$bin/fmha_aot_grad_$arch.so
-  check "build the attention_grad launchers for $arch (cc -shared)" 0 \
-    cc -std=c99 -O2 -Wall -Wextra -shared -fPIC -isystem "$cuda/include" \
-       -I "$src/grad-$arch" "$src/grad-$arch/fmha_aot_grad.c" \
-       "$root/scripts/gpu/aot_grad_shim.c" -L "$cuda/lib64/stubs" -lcuda -o "$lib"
-  grads+=("$lib")
-done
-check "aot attention_grad vs torch fp32 autograd (sm_90a and sm_80 kernels)" 0 \
-  timeout 600 python3 "$root/scripts/gpu/aot_backward.py" "${grads[@]}"
-if command -v compute-sanitizer > /dev/null; then
-  check "compute-sanitizer memcheck: aot attention_grad, small"   0 \
-    env AOT_BACKWARD_SMALL=1 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
-    python3 "$root/scripts/gpu/aot_backward.py" "${grads[@]}"
-fi
+# check_launchers WHAT DIR NAME SHIM SCRIPT SMALL TIMEOUT: builds the
+# launchers fmha-aot wrote into $src/DIR-<arch>/NAME.c (sm_90a, and sm_90
+# lowered for chip sm_80) with scripts/gpu/SHIM into shared objects, runs
+# scripts/gpu/SCRIPT on them against torch, then memcheck on its small case
+# (SMALL=1). C, libcuda and torch (the oracle) only.
+check_launchers() {
+  local what=$1 dir=$2 name=$3 shim=$4 script=$5 small=$6 limit=$7 arch lib
+  local libs=()
+  for arch in sm_90a sm_90; do
+    lib=$bin/${name}_$arch.so
+    check "build the $what launchers for $arch (cc -shared)" 0 \
+      cc -std=c99 -O2 -Wall -Wextra -shared -fPIC -isystem "$cuda/include" \
+         -I "$src/$dir-$arch" "$src/$dir-$arch/$name.c" \
+         "$root/scripts/gpu/$shim" -L "$cuda/lib64/stubs" -lcuda -o "$lib"
+    libs+=("$lib")
+  done
+  check "aot $what vs torch (sm_90a and sm_80 kernels)" 0 \
+    timeout "$limit" python3 "$root/scripts/gpu/$script" "${libs[@]}"
+  if command -v compute-sanitizer > /dev/null; then
+    check "compute-sanitizer memcheck: aot $what, small" 0 \
+      env "$small=1" timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
+      python3 "$root/scripts/gpu/$script" "${libs[@]}"
+  fi
+}
 
-# 4. Over KV caches (sinks, key lengths, pages, packed query heads): C,
-#    libcuda and torch (the oracle) only.
-kvs=()
-for arch in sm_90a sm_90; do
-  lib=$bin/fmha_aot_kv_$arch.so
-  check "build the KV-cache attention launchers for $arch (cc -shared)" 0 \
-    cc -std=c99 -O2 -Wall -Wextra -shared -fPIC -isystem "$cuda/include" \
-       -I "$src/kv-$arch" "$src/kv-$arch/fmha_aot_kv.c" \
-       "$root/scripts/gpu/aot_kvcache_shim.c" -L "$cuda/lib64/stubs" -lcuda -o "$lib"
-  kvs+=("$lib")
-done
-check "aot attention over KV caches vs torch (sm_90a and sm_80 kernels)" 0 \
-  timeout 300 python3 "$root/scripts/gpu/aot_kvcache.py" "${kvs[@]}"
-if command -v compute-sanitizer > /dev/null; then
-  check "compute-sanitizer memcheck: aot attention over KV caches, small" 0 \
-    env AOT_KVCACHE_SMALL=1 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
-    python3 "$root/scripts/gpu/aot_kvcache.py" "${kvs[@]}"
-fi
+# 3. The backwards, against torch's fp32 autograd.
+check_launchers attention_grad grad fmha_aot_grad aot_grad_shim.c aot_backward.py \
+  AOT_BACKWARD_SMALL 600
+# 4. Over KV caches (sinks, key lengths, pages, packed query heads, split-KV
+#    and its merge, packed sequences), against torch per sequence.
+check_launchers "attention over KV caches" kv fmha_aot_kv aot_kvcache_shim.c \
+  aot_kvcache.py AOT_KVCACHE_SMALL 300
 finish

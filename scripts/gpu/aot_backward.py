@@ -20,9 +20,10 @@ import sys
 
 import torch
 
+import aot_shim
 from aot_shim import (DTYPES, Strides3, Strides4, bhsd_strides,
-                      check_libraries, launched)
-from check_table import check, print_table
+                      launched)
+from check_table import check
 from torch_reference import check_gradients, reference
 
 
@@ -133,13 +134,5 @@ def check_kernel(lib, arch, k, info):
         check(name, grad_case(lib, k, info, b, hq, hkv, sq, sk, bhsd))
 
 
-def main():
-    torch.manual_seed(0)
-    torch.cuda.init()
-    torch.zeros(1, device="cuda")  # the primary context, current here
-    check_libraries(sys.argv[1:], prepare, check_kernel)
-    return print_table("aot_backward")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(aot_shim.main("aot_backward", prepare, check_kernel))

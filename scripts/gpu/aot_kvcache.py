@@ -22,9 +22,10 @@ import sys
 
 import torch
 
+import aot_shim
 from aot_shim import (DTYPES, Strides1, Strides2, Strides3, Strides4,
-                      Strides5, bhsd_strides, check_libraries, launched)
-from check_table import check, print_table
+                      Strides5, bhsd_strides, launched)
+from check_table import check
 from torch_reference import (compare_attention, reference_kvcache,
                              reference_varlen)
 
@@ -255,13 +256,5 @@ def check_kernel(lib, arch, k, info):
                             merge))
 
 
-def main():
-    torch.manual_seed(0)
-    torch.cuda.init()
-    torch.zeros(1, device="cuda")  # the primary context, current here
-    check_libraries(sys.argv[1:], prepare, check_kernel)
-    return print_table("aot_kvcache")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(aot_shim.main("aot_kvcache", prepare, check_kernel))

@@ -5,10 +5,11 @@ aot_kvcache_shim.c: shim_load, shim_message, shim_arch, shim_num_kernels,
 shim_kernel) and runs its kernels' checks."""
 
 import ctypes
+import sys
 
 import torch
 
-from check_table import check
+from check_table import check, print_table
 
 
 class KernelInfo(ctypes.Structure):
@@ -69,3 +70,14 @@ def check_libraries(paths, prepare, check_kernel):
             continue
         for k in range(lib.shim_num_kernels()):
             check_kernel(lib, arch, k, lib.shim_kernel(k).contents)
+
+
+def main(table, prepare, check_kernel):
+    """check_libraries over the command line's libraries on the primary
+    CUDA context (current here, as the shims' modules need), seed 0; the
+    table named \p table last. Returns the exit status."""
+    torch.manual_seed(0)
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")
+    check_libraries(sys.argv[1:], prepare, check_kernel)
+    return print_table(table)

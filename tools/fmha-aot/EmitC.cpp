@@ -552,18 +552,14 @@ emitKernelTables(const AotFile &file, size_t index, size_t firstFunction,
         os << "static const " << p << "_parameter " << p << "_parameters_"
            << suffix << "[] = {\n";
         for (const KernelParameter &parameter : launch.parameters) {
-          if (parameter.kind == KernelParameter::Kind::Index) {
-            os << llvm::formatv("  {{{0}_INDEX, {1}, "
+          // A memref descriptor or an index value: no map fields.
+          if (parameter.kind != KernelParameter::Kind::TensorMap) {
+            bool index = parameter.kind == KernelParameter::Kind::Index;
+            os << llvm::formatv("  {{{0}_{1}, {2}, "
                                 "CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {{0}, "
                                 "CU_TENSOR_MAP_SWIZZLE_NONE},\n",
-                                upper, parameter.operand);
-            continue;
-          }
-          if (parameter.kind == KernelParameter::Kind::MemRef) {
-            os << llvm::formatv("  {{{0}_MEMREF, {1}, "
-                                "CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {{0}, "
-                                "CU_TENSOR_MAP_SWIZZLE_NONE},\n",
-                                upper, parameter.operand);
+                                upper, index ? "INDEX" : "MEMREF",
+                                parameter.operand);
             continue;
           }
           os << llvm::formatv(

@@ -47,6 +47,14 @@ AttentionWindow AttentionWindow::get(bool causal,
   return window;
 }
 
+Value fmha::getQueryGroup(KernelBuilder &b, Value q, Value k, bool fresh) {
+  auto heads = [&](Value tensor) {
+    Value dim = memref::DimOp::create(b, tensor, 1);
+    return b.word(fresh ? hideFromHoisting(b, dim) : dim);
+  };
+  return b.udiv(heads(q), heads(k));
+}
+
 Value fmha::divideWords(KernelBuilder &b, Value value, Value divisor) {
   return b.toIndex(b.udiv(b.word(value), b.word(divisor)));
 }

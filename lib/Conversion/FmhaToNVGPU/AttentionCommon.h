@@ -90,6 +90,11 @@ struct RowMask {
 /// share one).
 Value getKvHead(ImplicitLocOpBuilder &b, Value q, Value k, Value head);
 
+/// G = Hq / Hkv (i32): the query heads that share a KV head, from \p q's
+/// and \p k's head counts (dimension 1), which with \p fresh are read anew
+/// where used (hideFromHoisting: not held across loops).
+Value getQueryGroup(KernelBuilder &b, Value q, Value k, bool fresh = false);
+
 /// \p value / \p divisor (both index), computed in 32 bits: a 64-bit
 /// division by a runtime value is a long sequence that the sm_90a producer
 /// has no registers for. Rows and heads fit (TMA coordinates are 32-bit).

@@ -124,8 +124,7 @@ CtaCoordinates CtaCoordinates::compute(KernelBuilder &b, Value q, Value k,
   // Query head h = hk x G + g and reversed row block x: packed row block
   // g x R + x of KV head hk (R = gridDim.x = ceil(Sq / block_m), so the
   // G x R blocks cover ceil(Sq x G / block_m)), in 32 bits.
-  Value group = b.udiv(b.word(memref::DimOp::create(b, q, 1)),
-                       b.word(memref::DimOp::create(b, k, 1)));
+  Value group = getQueryGroup(b, q, k);
   Value head = b.word(cta.head);
   Value member = b.urem(head, group);
   Value rowBlocks = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
@@ -291,7 +290,7 @@ Value PersistentTileSchedule::getRowBlocks() {
 }
 
 Value PersistentTileSchedule::getQueryGroup() {
-  return b.udiv(b.word(freshDim(q, 1)), b.word(freshDim(k, 1)));
+  return fmha::getQueryGroup(b, q, k, /*fresh=*/true);
 }
 
 /// The units' batch entries: q's (o's entries with split_keys).

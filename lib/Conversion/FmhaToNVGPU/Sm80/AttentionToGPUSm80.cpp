@@ -185,12 +185,8 @@ SoftmaxState RowBlockSchedule::buildKeyBlock(const TileCoordinates &tile,
     // across the key loops (it spilled 4 bytes of the d128 kernel).
     TileCoordinates maskTile = tile;
     if (tile.queryGroup)
-      maskTile.queryGroup = divideWords(
-          b,
-          hideFromHoisting(b,
-                           memref::DimOp::create(b, func.getArgument(kQ), 1)),
-          hideFromHoisting(b,
-                           memref::DimOp::create(b, func.getArgument(kK), 1)));
+      maskTile.queryGroup = b.toIndex(getQueryGroup(
+          b, func.getArgument(kQ), func.getArgument(kK), /*fresh=*/true));
     softmax.applyMask(lanes, maskTile, scores, keyBase);
   }
 
