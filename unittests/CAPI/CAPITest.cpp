@@ -1709,13 +1709,15 @@ TEST(CAPI, BackwardHeadDim256OnAGpuMatchesTheHost) { checkBackwardOnAGpu(256); }
 
 // On a machine with a GPU: fmhaMergeAttention (f32, D = 40: a lane's last
 // column past D) against the combine rule computed here, with states that
-// saw no key (+inf and -inf) and a row that no state saw a key for.
+// saw no key (+inf and -inf, one with NaN in its O) and a row that no state
+// saw a key for. 11 states: the kernel's group of 8 loaded together, then
+// 3 one at a time, with a state without keys in each.
 TEST(CAPI, MergeOnAGpuMatchesTheHost) {
   llvm::Expected<mlir::fmha::CudaDriver &> driver =
       mlir::fmha::CudaDriver::get();
   if (!driver)
     GTEST_SKIP() << llvm::toString(driver.takeError());
-  constexpr long long S = 3, B = 2, H = 3, Sq = 5, D = 40;
+  constexpr long long S = 11, B = 2, H = 3, Sq = 5, D = 40;
   constexpr long long rows = B * H * Sq;
   std::vector<float> outs(S * rows * D), lses(S * rows);
   Lcg random{777};
@@ -1726,6 +1728,10 @@ TEST(CAPI, MergeOnAGpuMatchesTheHost) {
   float inf = std::numeric_limits<float>::infinity();
   lses[0 * rows + 1] = inf;  // state 0 of row 1: no key (attention's +inf)
   lses[2 * rows + 1] = -inf; // state 2 of row 1: no key (-inf elsewhere)
+  lses[9 * rows + 2] = inf;  // state 9 of row 2, past the group of 8
+  for (long long d = 0; d < D; ++d) // what a state without keys holds
+    outs[(0 * rows + 1) * D + d] = outs[(9 * rows + 2) * D + d] =
+        std::numeric_limits<float>::quiet_NaN();
   for (long long s = 0; s < S; ++s)
     lses[s * rows + 7] = s == 1 ? -inf : inf; // row 7: no key in any state
   std::vector<double> expectedO(rows * D, 0.0), expectedLse(rows, inf);

@@ -1,6 +1,7 @@
 // RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_80 | FileCheck %s
 // RUN: fmha-compile %s --chip=sm_90a --emit=link-log | FileCheck %s --check-prefix=LOG
 // RUN: fmha-compile %s --chip=sm_80 --emit=link-log | FileCheck %s --check-prefix=LOG
+// RUN: fmha-compile %s --chip=sm_90a --emit=ptx | FileCheck %s --check-prefix=PTX
 
 // fmha.merge_attention becomes one kernel for every chip: a warp per query
 // row, 8 rows per CTA, the CTAs striding over ceil(Sq / 8) x H x B units.
@@ -26,16 +27,32 @@
 // CHECK: scf.for %{{.+}} = %[[LANE]] to %{{.+}} step %c32
 // CHECK: math.exp
 // CHECK-COUNT-5: gpu.shuffle xor
-// Pass 3: lane l accumulates columns l + 32 i (128 / 32 = 4 per lane).
+// Pass 3: lane l accumulates columns l + 32 i (128 / 32 = 4 per lane), 8
+// states a step, every load of the step (8 lses, 8 x 4 elements) before
+// its first fma; then the last S mod 8 states one at a time.
 // CHECK: %[[LN:.+]] = math.log
 // CHECK: %[[TOTAL:.+]] = arith.addf %{{.+}}, %[[LN]] : f32
-// CHECK: scf.for {{.+}} iter_args({{.+}}, {{.+}}, {{.+}}, {{.+}}) -> (f32, f32, f32, f32)
+// CHECK: %[[REST:.+]] = arith.remui %{{.+}}, %c8
+// CHECK: %[[GROUPED:.+]] = arith.subi %{{.+}}, %[[REST]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[GROUPED]] step %c8{{.*}} iter_args({{.+}}, {{.+}}, {{.+}}, {{.+}}) -> (f32, f32, f32, f32)
+// CHECK-COUNT-8: memref.load %[[OUTS]]{{.+}}
+// CHECK-NOT: math.fma
+// CHECK-COUNT-24: memref.load %[[OUTS]]
+// CHECK-COUNT-32: math.fma
+// CHECK: scf.for %{{.+}} = %[[GROUPED]] to
 // CHECK-COUNT-4: memref.load %[[OUTS]]
+// CHECK-COUNT-4: math.fma
 // CHECK: arith.truncf {{.+}} : f32 to bf16
 // CHECK: memref.store {{.+}}, %[[O]]
 // A row no state saw a key for: +inf.
 // CHECK: arith.select %{{.+}}, %[[TOTAL]], %{{.+}} : f32
 // CHECK: memref.store {{.+}}, %[[LSE]]
+
+// One CTA an SM suffices, so that ptxas keeps a step's loads in flight
+// rather than holding the kernel to fewer registers for occupancy.
+// PTX: .entry merge_attention(
+// PTX: .maxntid 256, 1, 1
+// PTX-NEXT: .minnctapersm 1
 
 // LOG: Function properties for 'merge_attention':
 // LOG: 0 bytes lmem
