@@ -184,7 +184,8 @@ llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,
     sharedBytesAllowed.store(config.sharedBytes);
   }
   return driver->launch(function, config.grid.data(), config.block.data(),
-                        config.sharedBytes, stream, arguments);
+                        config.sharedBytes, stream, arguments,
+                        config.dependentLaunch);
 }
 
 llvm::Error Kernel::launch(CUstream stream,
@@ -212,6 +213,7 @@ llvm::Error Kernel::launch(CUstream stream,
   config.grid = *grid;
   config.block = {contract->threads, 1, 1};
   config.sharedBytes = static_cast<unsigned>(contract->sharedBytes);
+  config.dependentLaunch = contract->dependentLaunch;
   return launch(stream, config, arguments.get());
 }
 

@@ -37,6 +37,7 @@ using namespace mlir::fmha;
   X(cuModuleGetFunction)                                                       \
   X(cuFuncSetAttribute)                                                        \
   X(cuLaunchKernel)                                                            \
+  X(cuLaunchKernelEx)                                                          \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
   X(cuMemcpyHtoD)                                                              \
@@ -282,11 +283,29 @@ llvm::Expected<CUtensorMap> CudaDriver::encodeTiledTensorMap(
 
 llvm::Error CudaDriver::launch(CUfunction function, const unsigned grid[3],
                                const unsigned block[3], unsigned sharedBytes,
-                               CUstream stream, void **arguments) {
-  return check(api->cuLaunchKernel(function, grid[0], grid[1], grid[2],
-                                   block[0], block[1], block[2], sharedBytes,
-                                   stream, arguments, nullptr),
-               "cuLaunchKernel");
+                               CUstream stream, void **arguments,
+                               bool dependentLaunch) {
+  if (!dependentLaunch)
+    return check(api->cuLaunchKernel(function, grid[0], grid[1], grid[2],
+                                     block[0], block[1], block[2], sharedBytes,
+                                     stream, arguments, nullptr),
+                 "cuLaunchKernel");
+  CUlaunchAttribute attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config = {};
+  config.gridDimX = grid[0];
+  config.gridDimY = grid[1];
+  config.gridDimZ = grid[2];
+  config.blockDimX = block[0];
+  config.blockDimY = block[1];
+  config.blockDimZ = block[2];
+  config.sharedMemBytes = sharedBytes;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return check(api->cuLaunchKernelEx(&config, function, arguments, nullptr),
+               "cuLaunchKernelEx (programmatic stream serialization)");
 }
 
 llvm::Expected<CUdeviceptr> CudaDriver::allocate(size_t bytes) {

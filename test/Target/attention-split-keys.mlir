@@ -4,6 +4,7 @@
 // RUN: fmha-compile %s --chip=sm_90a --emit=ptx -o %t.sm90a.ptx
 // RUN: %ptxas -arch=sm_90a -O3 -v %t.sm90a.ptx -o %t.sm90a.cubin > %t.sm90a.log 2>&1
 // RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)|Potential Performance Loss" %t.sm90a.log
+// RUN: grep -c "griddepcontrol.launch_dependents" %t.sm90a.ptx | grep -qx 3
 // RUN: fmha-compile %s --chip=sm_80 --emit=ptx -o %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -O3 -v %t.sm80.ptx -o %t.sm80.cubin > %t.sm80.log 2>&1
 // RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)" %t.sm80.log
@@ -14,8 +15,14 @@
 // arithmetic is in 32 bits: a 64-bit division by a runtime value spilled
 // the sm_90a producer).
 
+// On sm_90a each CTA first lets the dependent merge_attention be placed
+// (griddepcontrol.launch_dependents): the grid is persistent, so every CTA
+// has started by then, and the merge's CTAs wait for its end on the SMs
+// left free.
 // SM90: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], {{.*}} grid = [min(ceildiv(q[2], 128) * q[1] * o[0], 2147483647), 1, 1], persistent
+// SM90-NEXT: nvvm.griddepcontrol  launch_dependents
 // SM80: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], {{.*}} grid = [ceildiv(q[2], 128), q[1], min(o[0], 65535)]
+// SM80-NOT: griddepcontrol
 
 func.func @d128(%q: memref<?x?x?x128xbf16>, %o: memref<?x?x?x128xbf16>,
                 %lse: memref<?x?x?xf32>) {

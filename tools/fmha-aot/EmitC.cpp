@@ -387,9 +387,13 @@ llvm::Error aot::emitHeader(const AotFile &file, llvm::raw_ostream &os) {
     for (auto [cubin, variant] : llvm::zip(file.cubins, kernel.variants)) {
       auto describeLaunch = [](const KernelLaunch &launch) {
         return llvm::formatv("{0} threads, {1} bytes of dynamic shared "
-                             "memory, grid {2}",
+                             "memory, grid {2}{3}",
                              launch.launch.threads, launch.launch.sharedBytes,
-                             describeGrid(launch.launch))
+                             describeGrid(launch.launch),
+                             launch.launch.dependentLaunch
+                                 ? ", a dependent launch (its launch "
+                                   "overlaps the previous kernel's tail)"
+                                 : "")
             .str();
       };
       out << " * " << cubin.arch << ": " << variant.tile;
@@ -573,11 +577,12 @@ emitKernelTables(const AotFile &file, size_t index, size_t firstFunction,
       }
       initializers.push_back(llvm::formatv(
           "{{{0}, {1}, {2}, {{{3}, {4}, {5}}, {{{6}, {7}, {8}}, {9}, {10}, "
-          "{11}, {12}_parameters_{13}}",
+          "{11}, {12}, {13}_parameters_{14}}",
           quote(current.function), launch.threads, launch.sharedBytes,
           launch.grid[0].factors.size(), launch.grid[1].factors.size(),
-          launch.grid[2].factors.size(), launch.grid[0].max,
-          launch.grid[1].max, launch.grid[2].max, launch.persistent ? 1 : 0,
+          launch.grid[2].factors.size(), launch.grid[0].max, launch.grid[1].max,
+          launch.grid[2].max, launch.persistent ? 1 : 0,
+          launch.dependentLaunch ? 1 : 0,
           anyFactor ? p + "_grid_" + suffix : std::string("NULL"),
           launch.parameters.size(), p, suffix));
     }

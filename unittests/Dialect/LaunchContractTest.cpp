@@ -83,6 +83,24 @@ TEST(LaunchContract, JsonRoundTrip) {
   EXPECT_EQ(*back, contract);
 }
 
+// A kernel that waits for the grids before it prints dependent_launch
+// after the grid, and keeps it through JSON.
+TEST(LaunchContract, DependentLaunch) {
+  LaunchContract contract = persistentContract();
+  contract.persistent = false;
+  contract.dependentLaunch = true;
+  EXPECT_NE(contract.str().find("1, 1], dependent_launch, parameters = ["),
+            std::string::npos)
+      << contract.str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << contract.toJSON();
+  EXPECT_NE(text.find(R"("dependent_launch":true)"), std::string::npos) << text;
+  llvm::Expected<LaunchContract> back = LaunchContract::parseJSON(text);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, contract);
+}
+
 // An index parameter prints as index(name), has JSON kind "index" and
 // reads back; a grid factor reads its value as dimension 0.
 TEST(LaunchContract, IndexParameters) {
@@ -121,7 +139,7 @@ TEST(LaunchContract, IndexParameters) {
   // hand, and an index factor past dimension 0 is an error that names it.
   llvm::Expected<LaunchContract> parsed = LaunchContract::parseJSON(
       R"({"operands": ["q", "m"], "threads": 32, "shared_bytes": 0,
-          "persistent": true,
+          "persistent": true, "dependent_launch": false,
           "grid": [{"factors": [{"operand": 1, "dim": 0, "divisor": 64},
                                 {"operand": 0, "dim": 1, "divisor": 1}],
                     "max": 2147483647},
@@ -153,15 +171,15 @@ TEST(LaunchContract, JsonErrorsNameTheField) {
   };
   EXPECT_NE(error("{").find("launch contract JSON"), std::string::npos);
   EXPECT_EQ(error(R"({"operands": ["q"], "shared_bytes": 0, "persistent":
-                     false, "grid": [], "parameters": []})"),
+                     false, "dependent_launch": false, "grid": [], "parameters": []})"),
             "launch contract JSON: contract.threads is missing or not a "
             "non-negative integer");
   EXPECT_EQ(error(R"({"operands": ["q"], "threads": 32, "shared_bytes": 0,
-                     "persistent": false, "parameters": [],
+                     "persistent": false, "dependent_launch": false, "parameters": [],
                      "grid": [{"factors": [], "max": 0}]})"),
             "launch contract JSON: contract.grid has 1 axes, expected 3");
   EXPECT_EQ(error(R"({"operands": ["q"], "threads": 32, "shared_bytes": 0,
-                     "persistent": false,
+                     "persistent": false, "dependent_launch": false,
                      "grid": [{"factors": [], "max": 0},
                               {"factors": [], "max": 0},
                               {"factors": [], "max": 0}],
@@ -170,7 +188,7 @@ TEST(LaunchContract, JsonErrorsNameTheField) {
             "not memref, tensor_map or index");
   // A well-formed document of an invalid contract fails verify().
   EXPECT_EQ(error(R"({"operands": ["q"], "threads": 32, "shared_bytes": 0,
-                     "persistent": false,
+                     "persistent": false, "dependent_launch": false,
                      "grid": [{"factors": [], "max": 0},
                               {"factors": [], "max": 0},
                               {"factors": [], "max": 0}],

@@ -41,6 +41,9 @@ struct LaunchConfig {
   std::array<unsigned, 3> grid = {1, 1, 1};
   std::array<unsigned, 3> block = {1, 1, 1};
   unsigned sharedBytes = 0;
+  /// With programmatic stream serialization: only for a kernel that waits
+  /// for the previous grid itself (LaunchContract::dependentLaunch).
+  bool dependentLaunch = false;
 };
 
 /// Kernel parameters in the convention of the fmha lowerings: every memref

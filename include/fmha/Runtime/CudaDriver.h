@@ -63,9 +63,13 @@ public:
                        llvm::ArrayRef<uint64_t> byteStrides,
                        llvm::ArrayRef<uint32_t> box,
                        CUtensorMapSwizzle swizzle);
+  /// Launches \p function; a \p dependentLaunch with programmatic stream
+  /// serialization, for a kernel that waits for the previous grid itself
+  /// (LaunchContract::dependentLaunch).
   llvm::Error launch(CUfunction function, const unsigned grid[3],
                      const unsigned block[3], unsigned sharedBytes,
-                     CUstream stream, void **arguments);
+                     CUstream stream, void **arguments,
+                     bool dependentLaunch = false);
 
   // Memory, streams and events, for examples, tests and benchmarks.
   llvm::Expected<CUdeviceptr> allocate(size_t bytes);

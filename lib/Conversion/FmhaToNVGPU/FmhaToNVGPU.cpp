@@ -91,7 +91,8 @@ struct ConvertFmhaToNVGPUPass
       else if (auto check = dyn_cast<CheckSortedOp>(op))
         anyFailed |= failed(lowerCheckSortedToGPU(check, *kernels));
       else if (auto merge = dyn_cast<MergeAttentionOp>(op))
-        anyFailed |= failed(lowerMergeAttentionToGPU(merge, *kernels));
+        anyFailed |=
+            failed(lowerMergeAttentionToGPU(merge, *kernels, targetChip));
       else if (auto grad = dyn_cast<AttentionGradOp>(op))
         anyFailed |= failed(lowerAttentionGradToGPU(grad, *kernels, targetChip));
       else

@@ -6,7 +6,8 @@
 // Launch (getMergeLaunchContract): the op's memref operands in order (outs,
 // lses, o, lse if present), each an MLIR memref descriptor. Grid: one CTA
 // per kMergeRows rows of each (batch, head), ceil(Sq / kMergeRows) x H x B
-// along x (at most 2^31 - 1, the CTAs striding past a clamp).
+// along x (at most 2^31 - 1, the CTAs striding past a clamp). On sm_90a a
+// dependent launch: the kernel starts with griddepcontrol.wait.
 //
 // One warp per query row: lane l reads log-sum-exps l, l + 32, ... of the
 // row's S, and the warp reduces their max and their sum (shuffles, no
@@ -45,8 +46,10 @@ constexpr int64_t kLanes = 32;
 
 enum MergeOperand : unsigned { kOuts, kLses, kOut, kLse };
 
-LaunchContract getMergeLaunchContract(MergeAttentionOp op) {
+LaunchContract getMergeLaunchContract(MergeAttentionOp op,
+                                      bool dependentLaunch) {
   LaunchContract contract;
+  contract.dependentLaunch = dependentLaunch;
   contract.operands = {"outs", "lses", "o"};
   if (op.getLse())
     contract.operands.push_back("lse");
@@ -236,10 +239,14 @@ void MergeKernelBuilder::buildRow(Value batch, Value head, Value row,
 } // namespace
 
 LogicalResult fmha::lowerMergeAttentionToGPU(MergeAttentionOp op,
-                                             gpu::GPUModuleOp kernels) {
+                                             gpu::GPUModuleOp kernels,
+                                             Chip chip) {
   KernelBuilder b(op.getLoc(), op.getContext());
-  gpu::GPUFuncOp func = createKernelFunc(op, kernels, "merge_attention",
-                                         getMergeLaunchContract(op));
+  // griddepcontrol is sm_90's.
+  bool dependentLaunch = chip == Chip::sm_90a;
+  gpu::GPUFuncOp func =
+      createKernelFunc(op, kernels, "merge_attention",
+                       getMergeLaunchContract(op, dependentLaunch));
   // One CTA an SM is enough: without saying so, ptxas 13.0 (the PTX
   // compiler the wheel ships) holds the kernel to 48 registers for
   // occupancy and then loads each state just before its use, which undoes
@@ -247,6 +254,11 @@ LogicalResult fmha::lowerMergeAttentionToGPU(MergeAttentionOp op,
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                 b.getI32IntegerAttr(1));
   b.setInsertionPointToStart(&func.getBody().front());
+  // The states are the previous kernel's (the split kernel's) output: with
+  // a dependent launch, nothing is read before that grid has finished and
+  // its writes are visible.
+  if (dependentLaunch)
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
   MergeKernelBuilder(op, func, b).build();
   gpu::ReturnOp::create(b);
   replaceByLaunch(op, func);

@@ -2,6 +2,7 @@
 // RUN: fmha-compile %s --chip=sm_90a --emit=link-log | FileCheck %s --check-prefix=LOG
 // RUN: fmha-compile %s --chip=sm_80 --emit=link-log | FileCheck %s --check-prefix=LOG
 // RUN: fmha-compile %s --chip=sm_90a --emit=ptx | FileCheck %s --check-prefix=PTX
+// RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s --check-prefix=SM90A
 
 // fmha.merge_attention becomes one kernel for every chip: a warp per query
 // row, 8 rows per CTA, the CTAs striding over ceil(Sq / 8) x H x B units.
@@ -11,6 +12,7 @@
 // CHECK: func.func @merge(%[[OUTS:.+]]: memref<?x?x?x?x128xbf16>, %[[LSES:.+]]: memref<?x?x?x?xf32>, %[[O:.+]]: memref<?x?x?x128xbf16>, %[[LSE:.+]]: memref<?x?x?xf32>)
 // CHECK: gpu.launch_func @fmha_kernels::@merge_attention blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%c256,
 // CHECK-NOT: fmha.merge_attention
+// CHECK-NOT: griddepcontrol
 // CHECK: gpu.func @merge_attention(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [outs, lses, o, lse], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], parameters = [outs, lses, o, lse]>
 // CHECK: %[[LANE:.+]] = arith.remui %thread_id_x, %{{.+}} : index
@@ -49,10 +51,18 @@
 // CHECK: memref.store {{.+}}, %[[LSE]]
 
 // One CTA an SM suffices, so that ptxas keeps a step's loads in flight
-// rather than holding the kernel to fewer registers for occupancy.
+// rather than holding the kernel to fewer registers for occupancy. On
+// sm_90a the kernel is a dependent launch: it waits for the previous grid
+// (the split kernel, whose states it reads) before its first global access.
 // PTX: .entry merge_attention(
 // PTX: .maxntid 256, 1, 1
 // PTX-NEXT: .minnctapersm 1
+// PTX-NOT: ld.global
+// PTX: griddepcontrol.wait;
+// PTX: ld.global
+
+// SM90A: fmha.launch = #fmha.launch<operands = [outs, lses, o, lse], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], dependent_launch, parameters = [outs, lses, o, lse]>
+// SM90A-NEXT: nvvm.griddepcontrol wait
 
 // LOG: Function properties for 'merge_attention':
 // LOG: 0 bytes lmem

@@ -2,7 +2,8 @@
 // RUN: fmha-opt %s --mlir-print-op-generic | fmha-opt | FileCheck %s
 
 // A kernel's launch contract (#fmha.launch on its gpu.func) reads back as it
-// prints: every grid form, persistent, tensor maps and memref parameters.
+// prints: every grid form, persistent, dependent_launch, tensor maps and
+// memref parameters.
 
 module attributes {gpu.container_module} {
 gpu.module @kernels {
@@ -34,6 +35,16 @@ gpu.module @kernels {
       fmha.launch = #fmha.launch<operands = [q, k, v, o, query_offsets, max_query_length], threads = 128, shared_bytes = 49152,
                                  grid = [ceildiv(max_query_length[0], 128), q[1], min(query_offsets[0], 65535)],
                                  parameters = [q, k, v, o, query_offsets, index(max_query_length)]>} {
+    gpu.return
+  }
+
+  // A kernel that waits for the grids before it (merge_attention on sm_90a).
+  // CHECK-LABEL: gpu.func @dependent
+  // CHECK-SAME: fmha.launch = #fmha.launch<operands = [outs, lses, o], threads = 256, shared_bytes = 0, grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], dependent_launch, parameters = [outs, lses, o]>
+  gpu.func @dependent(%outs: memref<?x?x?x?x64xf16>, %lses: memref<?x?x?x?xf32>, %o: memref<?x?x?x64xf16>) kernel attributes {
+      fmha.launch = #fmha.launch<operands = [outs, lses, o], threads = 256, shared_bytes = 0,
+                                 grid = [min(ceildiv(o[2], 8) * o[1] * o[0], 2147483647), 1, 1], dependent_launch,
+                                 parameters = [outs, lses, o]>} {
     gpu.return
   }
 

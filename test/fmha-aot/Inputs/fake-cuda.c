@@ -103,6 +103,21 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gridX, unsigned gridY,
   return CUDA_SUCCESS;
 }
 
+/* A launch with programmatic stream serialization (a dependent_launch
+   kernel): the same line, marked. */
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                                  void **params, void **extra) {
+  int dependent = config->numAttrs == 1 &&
+                  config->attrs[0].id ==
+                      CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+                  config->attrs[0].value.programmaticStreamSerializationAllowed;
+  printf("%s", dependent ? "dependent " : "unexpected attributes: ");
+  return cuLaunchKernel(f, config->gridDimX, config->gridDimY,
+                        config->gridDimZ, config->blockDimX, config->blockDimY,
+                        config->blockDimZ, config->sharedMemBytes,
+                        config->hStream, params, extra);
+}
+
 CUresult CUDAAPI cuTensorMapEncodeTiled(
     CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *base,
     const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,

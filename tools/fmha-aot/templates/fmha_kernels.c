@@ -102,13 +102,17 @@ typedef struct fmha_kernels_parameter {
    grid_factors[a] entries of `factors` (1 without any), clamped to
    grid_max[a] when that is not 0; a persistent kernel takes its units of
    work in turn (CTA x takes x, x + gridDim.x, ...), so its x extent is at
-   most the CTAs resident at once: one per SM. */
+   most the CTAs resident at once: one per SM. A dependent_launch kernel
+   waits for the previous grid itself (griddepcontrol.wait), so it is
+   launched with programmatic stream serialization: its launch overlaps
+   the previous kernel's tail (merge_attention after a split, on sm_90a). */
 typedef struct fmha_kernels_variant {
   const char *function;
   unsigned threads, shared_bytes;
   int grid_factors[3];
   int64_t grid_max[3];
   int persistent;
+  int dependent_launch;
   const fmha_kernels_grid_factor *factors;
   int num_parameters;
   const fmha_kernels_parameter *parameters;
@@ -266,20 +270,20 @@ static const fmha_kernels_kernel_table fmha_kernels_kernel_tables[FMHA_KERNELS_N
 };
 static const fmha_kernels_variant fmha_kernels_variants[FMHA_KERNELS_NUM_FUNCTIONS][FMHA_KERNELS_NUM_CUBINS] = {
   { /* attention */
-    {"attention_sm80", 128, 32768, {1, 1, 1}, {0, 0, 65535}, 0, fmha_kernels_grid_0_0, 5, fmha_kernels_parameters_0_0},
-    {"attention_sm90a", 384, 83024, {3, 0, 0}, {2147483647, 0, 0}, 1, fmha_kernels_grid_0_1, 8, fmha_kernels_parameters_0_1},
+    {"attention_sm80", 128, 32768, {1, 1, 1}, {0, 0, 65535}, 0, 0, fmha_kernels_grid_0_0, 5, fmha_kernels_parameters_0_0},
+    {"attention_sm90a", 384, 83024, {3, 0, 0}, {2147483647, 0, 0}, 1, 0, fmha_kernels_grid_0_1, 8, fmha_kernels_parameters_0_1},
   },
   { /* resample */
-    {"resample_sm80", 256, 0, {1, 1, 0}, {0, 65535, 0}, 0, fmha_kernels_grid_1_0, 4, fmha_kernels_parameters_1_0},
-    {"resample_sm90a", 128, 4096, {2, 0, 0}, {0, 0, 0}, 1, fmha_kernels_grid_1_1, 5, fmha_kernels_parameters_1_1},
+    {"resample_sm80", 256, 0, {1, 1, 0}, {0, 65535, 0}, 0, 0, fmha_kernels_grid_1_0, 4, fmha_kernels_parameters_1_0},
+    {"resample_sm90a", 128, 4096, {2, 0, 0}, {0, 0, 0}, 1, 0, fmha_kernels_grid_1_1, 5, fmha_kernels_parameters_1_1},
   },
   { /* attention_grad */
-    {"attention_grad_rows", 256, 0, {3, 0, 0}, {2147483647, 0, 0}, 0, fmha_kernels_grid_2_0, 11, fmha_kernels_parameters_2_0},
-    {"attention_grad_rows", 256, 0, {3, 0, 0}, {2147483647, 0, 0}, 0, fmha_kernels_grid_2_0, 11, fmha_kernels_parameters_2_0},
+    {"attention_grad_rows", 256, 0, {3, 0, 0}, {2147483647, 0, 0}, 0, 0, fmha_kernels_grid_2_0, 11, fmha_kernels_parameters_2_0},
+    {"attention_grad_rows", 256, 0, {3, 0, 0}, {2147483647, 0, 0}, 0, 0, fmha_kernels_grid_2_0, 11, fmha_kernels_parameters_2_0},
   },
   { /* attention_grad */
-    {"attention_grad_keys_sm80", 128, 99328, {1, 1, 1}, {0, 0, 65535}, 0, fmha_kernels_grid_3_0, 11, fmha_kernels_parameters_2_0},
-    {"attention_grad_keys_sm90a", 384, 215088, {1, 1, 1}, {0, 0, 65535}, 0, fmha_kernels_grid_3_1, 13, fmha_kernels_parameters_3_1},
+    {"attention_grad_keys_sm80", 128, 99328, {1, 1, 1}, {0, 0, 65535}, 0, 0, fmha_kernels_grid_3_0, 11, fmha_kernels_parameters_2_0},
+    {"attention_grad_keys_sm90a", 384, 215088, {1, 1, 1}, {0, 0, 65535}, 0, 0, fmha_kernels_grid_3_1, 13, fmha_kernels_parameters_3_1},
   },
 };
 /* fmha-aot:end tables */
@@ -734,13 +738,37 @@ static fmha_kernels_status fmha_kernels_launch_kernel(
     const int64_t *grid = launches[f].grid;
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
       continue;
-    result = cuLaunchKernel(
-        module->functions[table->first_function + f], (unsigned)grid[0],
-        (unsigned)grid[1], (unsigned)grid[2], variant->threads, 1, 1,
-        variant->shared_bytes, stream, launches[f].params, NULL);
+    if (variant->dependent_launch) {
+      CUlaunchAttribute attribute;
+      CUlaunchConfig config;
+      memset(&attribute, 0, sizeof attribute);
+      memset(&config, 0, sizeof config);
+      attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attribute.value.programmaticStreamSerializationAllowed = 1;
+      config.gridDimX = (unsigned)grid[0];
+      config.gridDimY = (unsigned)grid[1];
+      config.gridDimZ = (unsigned)grid[2];
+      config.blockDimX = variant->threads;
+      config.blockDimY = config.blockDimZ = 1;
+      config.sharedMemBytes = variant->shared_bytes;
+      config.hStream = stream;
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      result = cuLaunchKernelEx(&config,
+                                module->functions[table->first_function + f],
+                                launches[f].params, NULL);
+    } else {
+      result = cuLaunchKernel(
+          module->functions[table->first_function + f], (unsigned)grid[0],
+          (unsigned)grid[1], (unsigned)grid[2], variant->threads, 1, 1,
+          variant->shared_bytes, stream, launches[f].params, NULL);
+    }
     if (result != CUDA_SUCCESS) {
       char call[160];
-      snprintf(call, sizeof call, "cuLaunchKernel(%s)", variant->function);
+      snprintf(call, sizeof call, "%s(%s)",
+               variant->dependent_launch ? "cuLaunchKernelEx"
+                                         : "cuLaunchKernel",
+               variant->function);
       return fmha_kernels_cuda_failed(module, call, result);
     }
   }

@@ -27,10 +27,12 @@ LogicalResult lowerAttentionToGPU(AttentionOp op, gpu::GPUModuleOp kernels);
 /// every chip) added to \p kernels. Needs the op's materialized tile.
 LogicalResult lowerResampleToGPU(ResampleOp op, gpu::GPUModuleOp kernels);
 
-/// Replaces \p op by a gpu.launch_func of a kernel (the same for every chip)
-/// added to \p kernels that merges partial attention states.
+/// Replaces \p op by a gpu.launch_func of a kernel added to \p kernels that
+/// merges partial attention states: the same for every chip, but on \p chip
+/// sm_90a it first waits for the grids before it (griddepcontrol), so that
+/// its launch may overlap the split kernel's tail (dependent_launch).
 LogicalResult lowerMergeAttentionToGPU(MergeAttentionOp op,
-                                       gpu::GPUModuleOp kernels);
+                                       gpu::GPUModuleOp kernels, Chip chip);
 
 /// Replaces \p op by the launches of the kernels of the attention backward
 /// (delta, then dq and dk/dv, or with dq_accum dk/dv and the dq conversion)

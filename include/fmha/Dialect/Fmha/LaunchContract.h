@@ -97,12 +97,19 @@ struct LaunchContract {
   /// x, x + gridDim.x, ...): any grid x extent is correct, and the host
   /// launches at most as many CTAs as run at once.
   bool persistent = false;
+  /// Whether the kernel waits for the grids before it in its stream
+  /// (griddepcontrol.wait) before its first memory access: the host may
+  /// then launch it with programmatic stream serialization, so that its
+  /// launch and prologue overlap the previous kernel's tail (sm_90+).
+  bool dependentLaunch = false;
   std::vector<KernelParameter> parameters;
 
   bool operator==(const LaunchContract &other) const {
     return operands == other.operands && threads == other.threads &&
            sharedBytes == other.sharedBytes && grid == other.grid &&
-           persistent == other.persistent && parameters == other.parameters;
+           persistent == other.persistent &&
+           dependentLaunch == other.dependentLaunch &&
+           parameters == other.parameters;
   }
 
   /// Checks the contract on its own: operand references in range, tensor

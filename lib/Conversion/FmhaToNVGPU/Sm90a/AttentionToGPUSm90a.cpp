@@ -642,6 +642,13 @@ LogicalResult fmha::lowerAttentionToGPUSm90a(AttentionOp op, TileAttr tile,
                                          getSm90aLaunchContract(op, tile));
   KernelBuilder b(op.getLoc(), op.getContext());
   b.setInsertionPointToStart(&func.getBody().front());
+  // A split's states go to merge_attention, a dependent launch: once every
+  // CTA of this (persistent, so all resident) grid has started, the
+  // merge's CTAs may be placed and wait there for this grid's end, rather
+  // than be launched after it.
+  if (op.getSplitKeys())
+    NVVM::GriddepcontrolOp::create(b,
+                                   NVVM::GridDepActionKind::launch_dependents);
   buildKernel(op, tile, func, b);
   replaceByLaunch(op, func);
   return success();

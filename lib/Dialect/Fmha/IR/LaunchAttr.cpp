@@ -46,6 +46,11 @@ public:
       if (parser.parseComma())
         return failure();
     }
+    if (succeeded(parser.parseOptionalKeyword("dependent_launch"))) {
+      contract.dependentLaunch = true;
+      if (parser.parseComma())
+        return failure();
+    }
     if (parseKey("parameters") ||
         parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
                                        [&]() { return parseParameter(); }) ||

@@ -176,6 +176,8 @@ void LaunchContract::print(llvm::raw_ostream &os) const {
   os << "]";
   if (persistent)
     os << ", persistent";
+  if (dependentLaunch)
+    os << ", dependent_launch";
   os << ", parameters = [";
   llvm::interleaveComma(parameters, os, [&](const KernelParameter &parameter) {
     if (parameter.kind == KernelParameter::Kind::MemRef) {
@@ -243,6 +245,7 @@ llvm::json::Value LaunchContract::toJSON() const {
                             {"shared_bytes", sharedBytes},
                             {"grid", std::move(gridJson)},
                             {"persistent", persistent},
+                            {"dependent_launch", dependentLaunch},
                             {"parameters", std::move(parametersJson)}};
 }
 
@@ -318,6 +321,7 @@ LaunchContract::fromJSON(const llvm::json::Value &value) {
   contract.threads = top.integer<unsigned>("threads");
   contract.sharedBytes = top.integer<uint64_t>("shared_bytes");
   contract.persistent = top.boolean("persistent");
+  contract.dependentLaunch = top.boolean("dependent_launch");
   const llvm::json::Array &grid = top.array("grid");
   if (top.takeProblem().empty() && grid.size() != 3)
     return fail(llvm::formatv("contract.grid has {0} axes, expected 3",
