@@ -109,7 +109,9 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
       `r` being query `r / G` of head `hk * G + r % G`, so that each block
       of `k` and `v` is read once per group rather than `G` times
       (FlashAttention-3's PackGQA): for decode with a few queries per
-      sequence (speculative decoding). Not with `query_offsets`.
+      sequence (speculative decoding). With `query_offsets`, sequence `b`'s
+      tiles hold its `L_b x G` rows of each KV head (decode of packed
+      sequences, as serving engines batch it; sm_90a only).
 
     - `split_keys`: `o` and `lse` (required) hold `S >= 1` partial states
       of each batch entry, `o` `[S * B, Hq, Sq, Dv]` and `lse`

@@ -342,9 +342,10 @@ std::string KernelSpec::toMLIR() const {
 bool fmha::shouldPackQueryHeads(const KernelSpec &spec, int64_t querySeq,
                                 int64_t queryGroup, int64_t blockM) {
   // One query without a window folds the group's heads with a view
-  // (foldGroupedQueries); with a window it packs them.
-  if (queryGroup <= 1 || querySeq < 1 || (querySeq == 1 && !spec.window) ||
-      spec.withQueryOffsets || blockM <= 0)
+  // (foldGroupedQueries); with a window, or in packed sequences (which no
+  // view folds; \p querySeq is then their longest), it packs them.
+  if (queryGroup <= 1 || querySeq < 1 ||
+      (querySeq == 1 && !spec.window && !spec.withQueryOffsets) || blockM <= 0)
     return false;
   auto filled = [&](int64_t rows) {
     return double(rows) / double(llvm::divideCeil(rows, blockM) * blockM);
@@ -376,7 +377,9 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
       tiling != getDefaultAttentionTiling(chip, launched.getHeadDims(),
                                           launched.causal))
     launched.attentionTile = tiling;
-  if (querySeq &&
+  // Packed sequences pack their heads on sm_90a only (the sm_80 lowering
+  // refuses them).
+  if (querySeq && (chip == Chip::sm_90a || !spec.withQueryOffsets) &&
       shouldPackQueryHeads(launched, *querySeq, queryGroup, tiling.blockM))
     launched.packQueryHeads = true;
   return launched;

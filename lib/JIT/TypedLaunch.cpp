@@ -338,7 +338,7 @@ struct AttentionLaunchPlan {
         {}};
     // A measurement's choice where packing can apply at all.
     bool folds = plan.tensors.querySeq != tensors.querySeq;
-    if (options.packQueryHeads && !folds && !spec.withQueryOffsets &&
+    if (options.packQueryHeads && !folds &&
         tensors.queryHeads > tensors.kvHeads)
       plan.launched.packQueryHeads = *options.packQueryHeads;
     plan.workspace = SplitWorkspace::get(

@@ -20,7 +20,6 @@ import sys
 import tempfile
 
 import torch
-import torch.nn.functional as F
 
 import flashcore
 from check_table import check, print_table
@@ -595,6 +594,40 @@ def varlen_grid():
           varlen_case(ragged_q, ragged_k, 8, 2, 192, bf16, causal=True,
                       dv=128))
     check("varlen rows past the sequences", varlen_unwritten_rows)
+    # Decode of packed sequences (a few queries each, as serving engines
+    # batch it): sm_90a packs each KV head's group of query heads into a
+    # tile (pack_query_heads), G = 4, 7, 8 and MQA; lengths 0 and 1.
+    decode_q = [1, 1, 0, 1, 1, 1, 1]
+    spec_q = [4, 0, 1, 3, 16, 2]
+    decode_k = [1, 300, 5, 4097, 77, 0, 1000]
+    spec_k = [9, 3, 1, 600, 2049, 16]
+    for hq, hkv in ((8, 2), (7, 1), (32, 4), (8, 1)):
+        for causal in (False, True):
+            kind = 'causal' if causal else 'non-causal'
+            check(f"varlen packed heads {hq}:{hkv} bf16 d128 {kind} decode",
+                  varlen_case(decode_q, decode_k, hq, hkv, 128,
+                              torch.bfloat16, causal=causal))
+            check(f"varlen packed heads {hq}:{hkv} bf16 d128 {kind} "
+                  "speculative", varlen_case(spec_q, spec_k, hq, hkv, 128,
+                                             torch.bfloat16, causal=causal))
+    for d in (64, 96, 256):
+        check(f"varlen packed heads 8:2 f16 d{d} causal speculative",
+              varlen_case(spec_q, spec_k, 8, 2, d, torch.float16,
+                          causal=True))
+    check("varlen packed heads 8:2 bf16 d128 window (64, 0) decode",
+          varlen_case(decode_q, decode_k, 8, 2, 128, torch.bfloat16,
+                      causal=True, window=(64, 0)))
+    check("varlen packed heads 8:2 bf16 d64 BHSD-packed softcap sinks",
+          varlen_case(spec_q, spec_k, 8, 2, 64, torch.bfloat16, softcap=30.0,
+                      sinks=True, bshd=False))
+    check("varlen packed heads 8:2 bf16 d192 dv128 causal speculative",
+          varlen_case(spec_q, spec_k, 8, 2, 192, torch.bfloat16, causal=True,
+                      dv=128))
+    for page_size in (16, 256):
+        check(f"varlen packed heads paged {page_size} bf16 d128 GQA 4:1 "
+              "causal decode",
+              varlen_paged_case([1, 1, 4, 0, 1, 2], [9, 1, 700, 5, 1000, 0],
+                                8, 2, 128, torch.bfloat16, page_size, True))
     # Chunked prefill: new queries over paged caches with key counts (one
     # sequence without keys).
     for page_size in (16, 64, 256):

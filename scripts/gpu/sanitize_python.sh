@@ -60,6 +60,12 @@ run varlen-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1)
 # 170, 0 and 30 (chunked prefill; the table's entries past them out of
 # range).
 run varlen-paged16-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), $pool16, $pool16, $cu_q, None, 200, seqused_k=torch.tensor([77, 170, 0, 30], device='cuda', dtype=torch.int32), page_table=torch.arange(43, -1, -1, device='cuda', dtype=torch.int32).view(4, 11).masked_fill(torch.tensor([[False] * 5 + [True] * 6, [False] * 11, [True] * 11, [False] * 2 + [True] * 9], device='cuda'), -5), causal=True)"
+# Decode of packed sequences (1, 0, 1 and 4 queries over 170, 3, 0 and 127
+# keys): sm_90a packs each KV head's 2 query heads into a tile's rows; over
+# the keys packed, and over the 16-row pages with key counts.
+cu_dq="torch.tensor([0, 1, 1, 2, 6], device='cuda', dtype=torch.int32)"
+run varlen-packed-decode-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1)[:300], k.flatten(0, 1)[:300], $cu_dq, $cu_k, 4, causal=True, return_lse=True)"
+run varlen-packed-paged16-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), $pool16, $pool16, $cu_dq, None, 4, seqused_k=torch.tensor([77, 170, 0, 30], device='cuda', dtype=torch.int32), page_table=torch.arange(43, -1, -1, device='cuda', dtype=torch.int32).view(4, 11), causal=True)"
 # v's head dim apart from q's: DeepSeek's 192/128 causal prefill, and a
 # wide v (256) over key lengths with split-KV decode (the merge of v's).
 v128="torch.randn(2, 170, 2, 128, device='cuda', dtype=torch.bfloat16)"

@@ -1400,8 +1400,9 @@ TEST_F(CAPIOnAGpu, PackedQueriesOverPerSequenceKeysMatchTheHost) {
 }
 
 // Packed decode: at most one query per sequence (maxQueryLength 1), GQA
-// 8:2, a sequence without keys; the grouped query heads are not folded into
-// rows and no keys are split, whatever the SMs left idle.
+// 8:2, a sequence without keys; no view folds the grouped query heads (on
+// sm_90a they are packed into a tile's rows, pack_query_heads) and no keys
+// are split, whatever the SMs left idle.
 TEST_F(CAPIOnAGpu, PackedDecodeMatchesTheHost) {
   expectVarlenMatchesTheHost(*driver, chips, {1, 1, 0, 1, 1},
                              {700, 1, 5, 0, 1300}, /*Hq=*/8, /*Hkv=*/2,

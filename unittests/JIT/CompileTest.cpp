@@ -669,9 +669,17 @@ TEST(KernelSpec, GroupedQueriesPackWhereTheyFillTiles) {
   EXPECT_TRUE(shouldPackQueryHeads(windowed, 1, 4, 128));
   EXPECT_TRUE(
       getAttentionLaunchSpec(windowed, Chip::sm_90a, 1, 4).packQueryHeads);
+  // Packed sequences, by their longest: one query each packs too (no view
+  // folds them), a long one does not.
   KernelSpec varlen = spec;
   varlen.withQueryOffsets = true;
-  EXPECT_FALSE(shouldPackQueryHeads(varlen, 4, 4, 128));
+  EXPECT_TRUE(shouldPackQueryHeads(varlen, 4, 4, 128));
+  EXPECT_TRUE(shouldPackQueryHeads(varlen, 1, 8, 128));
+  EXPECT_FALSE(shouldPackQueryHeads(varlen, 1000, 4, 128));
+  EXPECT_TRUE(
+      getAttentionLaunchSpec(varlen, Chip::sm_90a, 1, 4).packQueryHeads);
+  EXPECT_FALSE(
+      getAttentionLaunchSpec(varlen, Chip::sm_80, 1, 4).packQueryHeads);
 
   KernelSpec packed = getAttentionLaunchSpec(spec, Chip::sm_90a, 4, 4);
   EXPECT_TRUE(packed.packQueryHeads);

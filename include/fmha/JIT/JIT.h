@@ -353,8 +353,8 @@ struct LaunchOptions {
   std::optional<unsigned> keySplits;
   /// Replaces shouldPackQueryHeads's choice for a grouped-query launch (a
   /// measurement of packing; true still needs the group's heads to fold
-  /// nowhere else: not for one query without a window, nor packed
-  /// sequences).
+  /// nowhere else: not for one query without a window; and packed
+  /// sequences need sm_90a, whose lowering alone takes them).
   std::optional<bool> packQueryHeads;
 };
 

@@ -135,9 +135,10 @@ KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
 
 /// Whether a launch of \p spec with tile rows \p blockM packs the
 /// \p queryGroup query heads of a KV head into a tile's rows
-/// (pack_query_heads): for more than one query, or one under a window (one
-/// query without a window folds them with a view, foldGroupedQueries), and
-/// not packed sequences, where the packed rows fill their tiles better:
+/// (pack_query_heads): for more than one query, or one under a window or
+/// in packed sequences (\p querySeq is then the longest; one query without
+/// a window otherwise folds them with a view, foldGroupedQueries), where
+/// the packed rows fill their tiles better:
 /// FlashAttention-3's rule, unpacked Sq / (ceil(Sq / block_m) block_m)
 /// under 0.9 of the same for Sq x G rows, and where the packed rows take at
 /// most half the tiles (measured on the H100: docs/decode-notes.md v8).

@@ -224,19 +224,34 @@ void PersistentTileSchedule::forEachTile(
     bool byWarps) {
   assert((byWarps || !sequences.queryOffsets) &&
          "packed tiles are found by whole warps");
+  int64_t tilesPerUnit = pairsRowBlocks ? 2 : 1;
+  // Whether tile \p position (i32) of this CTA is its unit's second.
+  auto isSecond = [&](Value position) {
+    return b.ne(b.urem(position, b.i32(tilesPerUnit)), b.i32(0));
+  };
+  if (sequences.queryOffsets) {
+    // Tile \p position's unit, x + (position / tiles per unit) x gridDim.x,
+    // with the CTA's place in the grid read anew where it is used: two
+    // registers fewer held across the tile loop, where the sm_90a producer
+    // has 24 (the dense loop's ptxas keeps as they are).
+    auto getUnit = [&](Value position) {
+      return b.add(readSpecialRegister("%ctaid.x"),
+                   b.mul(b.udiv(position, b.i32(tilesPerUnit)),
+                         readSpecialRegister("%nctaid.x")));
+    };
+    forEachPackedTile(body, getUnit, isSecond);
+    return;
+  }
   Value units =
-      sequences.queryOffsets
-          ? getPackedUnits()
-          : b.mul(b.mul(getUnitsPerHead(),
-                        b.word(memref::DimOp::create(b, getHeadsTensor(), 1))),
-                  b.word(getBatchEntries()));
+      b.mul(b.mul(getUnitsPerHead(),
+                  b.word(memref::DimOp::create(b, getHeadsTensor(), 1))),
+            b.word(getBatchEntries()));
   Value first = b.word(gpu::BlockIdOp::create(b, gpu::Dimension::x));
   Value step = b.word(gpu::GridDimOp::create(b, gpu::Dimension::x));
   // This CTA's units, each one tile or (paired) two, in one flat loop:
   // fewer values live across it than in nested ones (the sm_90a producer
   // has 24 registers).
   Value count = b.ceilDivU(b.sub(b.umax(units, first), first), step);
-  int64_t tilesPerUnit = pairsRowBlocks ? 2 : 1;
   count = b.mul(count, b.i32(tilesPerUnit));
   auto loop = scf::ForOp::create(b, b.i32(0), count, b.i32(1),
                                  ValueRange{b.i32(0), b.i32(0)});
@@ -244,28 +259,11 @@ void PersistentTileSchedule::forEachTile(
   b.setInsertionPointToStart(loop.getBody());
   Value position = loop.getInductionVar();
   Value unit = b.add(first, b.mul(b.udiv(position, b.i32(tilesPerUnit)), step));
-  Value second = b.ne(b.urem(position, b.i32(tilesPerUnit)), b.i32(0));
+  Value second = isSecond(position);
   ValueRange carried = loop.getRegionIterArgs();
-  // Runs the body on \p tile where \p holds (null: always); every role
-  // skips alike, so the per-tile barrier parities stay in step.
   auto runTile = [&](const TileCoordinates &tile, Value holds) {
-    auto run = [&]() {
-      Value blocks = body(tile, carried[0], carried[1]);
-      return SmallVector<Value>{b.add(carried[0], b.i32(1)), blocks};
-    };
-    if (!holds)
-      return run();
-    auto skip = scf::IfOp::create(
-        b, holds,
-        [&](OpBuilder &, Location) { scf::YieldOp::create(b, run()); },
-        [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); });
-    return SmallVector<Value>(skip.getResults());
+    return runTileWhere(body, tile, holds, carried);
   };
-  if (sequences.queryOffsets) {
-    auto [tile, holds] = getPackedTile(unit, second);
-    scf::YieldOp::create(b, runTile(tile, holds));
-    return;
-  }
   if (!pairsRowBlocks) {
     scf::YieldOp::create(b, runTile(getTile(unit, second), Value()));
     return;
@@ -280,6 +278,55 @@ void PersistentTileSchedule::forEachTile(
         scf::YieldOp::create(b, runTile(getTile(unit, second), Value()));
       });
   scf::YieldOp::create(b, tile.getResults());
+}
+
+SmallVector<Value> PersistentTileSchedule::runTileWhere(
+    llvm::function_ref<Value(const TileCoordinates &, Value, Value)> body,
+    const TileCoordinates &tile, Value holds, ValueRange carried) {
+  // Every role skips alike, so the per-tile barrier parities stay in step.
+  auto run = [&]() {
+    Value blocks = body(tile, carried[0], carried[1]);
+    return SmallVector<Value>{b.add(carried[0], b.i32(1)), blocks};
+  };
+  if (!holds)
+    return run();
+  auto skip = scf::IfOp::create(
+      b, holds, [&](OpBuilder &, Location) { scf::YieldOp::create(b, run()); },
+      [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); });
+  return SmallVector<Value>(skip.getResults());
+}
+
+// Packed sequences: the loop runs while the search finds a sequence for the
+// tile's unit, so neither the units' total nor a trip count is computed or
+// held across it (with both held, the producer of a paged, causal d128
+// kernel with packed query heads spilled them).
+void PersistentTileSchedule::forEachPackedTile(
+    llvm::function_ref<Value(const TileCoordinates &, Value, Value)> body,
+    llvm::function_ref<Value(Value)> getUnit,
+    llvm::function_ref<Value(Value)> isSecond) {
+  Type i32 = b.getI32Type();
+  auto loop = scf::WhileOp::create(
+      b, TypeRange{i32, i32, i32, i32, i32, i32},
+      ValueRange{b.i32(0), b.i32(0), b.i32(0)},
+      [&](OpBuilder &, Location, ValueRange carried) {
+        Value unit = getUnit(carried[0]);
+        FoundSequence found = findSequence(unit);
+        scf::ConditionOp::create(b, found.exists,
+                                 ValueRange{carried[0], carried[1], carried[2],
+                                            unit, found.sequence,
+                                            found.firstUnit});
+      },
+      [&](OpBuilder &, Location, ValueRange carried) {
+        Value position = carried[0];
+        auto [tile, holds] =
+            getPackedTile(carried[3], isSecond(position),
+                          FoundSequence{carried[4], carried[5], Value()});
+        SmallVector<Value> next =
+            runTileWhere(body, tile, holds, carried.slice(1, 2));
+        scf::YieldOp::create(
+            b, ValueRange{b.add(position, b.i32(1)), next[0], next[1]});
+      });
+  b.setInsertionPointAfter(loop);
 }
 
 Value PersistentTileSchedule::getRowBlocks() {
@@ -344,7 +391,8 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
 
 // Packed sequences: the units are the sequences' one after the other,
 // sequence b's Hq x ceil(L_b / R) (R the rows of a unit; head by head, as
-// a batch entry's in the dense kernel) from the sum of the earlier ones',
+// a batch entry's in the dense kernel; with packed query heads Hkv x
+// ceil(L_b x G / R)) from the sum of the earlier ones',
 // so the CTAs stride over a stream of real tiles in sequence order, as
 // FA3's varlen scheduler walks them. A warp's lanes find a unit's
 // sequence together, 32 sequences a step (their units by a prefix sum over
@@ -357,12 +405,19 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
 // empty per sequence, which the CTAs' fixed stride met in step: a third
 // of some CTAs' units empty, none of others'; docs/decode-notes.md, v7.)
 
-/// This thread's lane (i32), read from %laneid where it is used (an asm
-/// with side effects, which nothing hoists): one register fewer held
-/// across the tile loop, which the producer's 24 could not spare.
+/// This thread's lane (i32), read from %laneid where it is used: one
+/// register fewer held across the tile loop, which the producer's 24 could
+/// not spare.
 Value PersistentTileSchedule::getLane() {
+  return readSpecialRegister("%laneid");
+}
+
+/// The PTX special register \p name (i32) read where it is used, by an asm
+/// with side effects, which nothing hoists or merges with another read.
+Value PersistentTileSchedule::readSpecialRegister(StringRef name) {
   return LLVM::InlineAsmOp::create(
-             b, b.getI32Type(), ValueRange{}, "mov.u32 $0, %laneid;", "=r",
+             b, b.getI32Type(), ValueRange{},
+             ("mov.u32 $0, " + name + ";").str(), "=r",
              /*has_side_effects=*/true, /*is_align_stack=*/false,
              LLVM::TailCallKind::None, /*asm_dialect=*/LLVM::AsmDialectAttr(),
              /*operand_attrs=*/ArrayAttr())
@@ -386,11 +441,14 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
   Value end = memref::LoadOp::create(b, sequences.queryOffsets,
                                      ValueRange{b.add(at, b.index(1))});
   Value rows = clampSpan(b, start, end, freshDim(q, 2)).second;
-  // Every head's units of the sequence.
-  Value units = b.select(
-      b.slt(candidate, count),
-      b.mul(b.ceilDivU(rows, b.i32(getUnitRows())), b.word(freshDim(q, 1))),
-      b.i32(0));
+  // Every head's units of the sequence: of each query head, or with packed
+  // heads of each KV head, whose G x L rows the units hold.
+  Value heads = b.word(freshDim(getHeadsTensor(), 1));
+  if (packQueryHeads)
+    rows = b.mul(rows, getQueryGroup());
+  Value units =
+      b.select(b.slt(candidate, count),
+               b.mul(b.ceilDivU(rows, b.i32(getUnitRows())), heads), b.i32(0));
   // An inclusive sum over the lanes, by shuffles up.
   Value sum = units;
   for (int64_t offset = 1; offset < kThreadsPerWarp; offset *= 2) {
@@ -404,18 +462,6 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
                                         kThreadsPerWarp, gpu::ShuffleMode::IDX)
                      .getShuffleResult();
   return result;
-}
-
-Value PersistentTileSchedule::getPackedUnits() {
-  Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
-  auto chunks = scf::ForOp::create(b, b.i32(0), count, b.i32(kThreadsPerWarp),
-                                   ValueRange{b.i32(0)});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(chunks.getBody());
-  Value total = getSequenceChunk(chunks.getInductionVar()).total;
-  scf::YieldOp::create(b, b.add(chunks.getRegionIterArgs()[0], total));
-  b.setInsertionPointAfter(chunks);
-  return chunks.getResult(0);
 }
 
 PersistentTileSchedule::FoundSequence
@@ -451,18 +497,26 @@ PersistentTileSchedule::findSequence(Value unit) {
       [&](OpBuilder &, Location, ValueRange carried) {
         scf::YieldOp::create(b, carried.take_front(2));
       });
-  return {search.getResult(2), search.getResult(3)};
+  // The search stops at the chunk that holds the unit, or after the last:
+  // the unit exists where it is below the units up to where it stopped.
+  return {search.getResult(2), search.getResult(3),
+          b.slt(unit, search.getResult(1))};
 }
 
 std::pair<TileCoordinates, Value>
-PersistentTileSchedule::getPackedTile(Value unit, Value second) {
+PersistentTileSchedule::getPackedTile(Value unit, Value second,
+                                      const FoundSequence &found) {
   TileCoordinates tile;
-  FoundSequence found = findSequence(unit);
   tile.setOutputBatch(b, b.toIndex(found.sequence), Value(), Value(),
                       /*splitKeys=*/false);
   tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
   sequences.place(b, tile, q, k);
   tile.limitKeys(b, keys.keyLengths);
+  if (packQueryHeads) {
+    Value group = getQueryGroup();
+    tile.queryGroup = b.toIndex(group);
+    tile.seqQ = b.toIndex(b.mul(b.word(tile.seqQ), group));
+  }
   // The unit's place among its sequence's: a head's units, then the next
   // head's, as a batch entry's in the dense kernel.
   Value place = b.sub(unit, found.firstUnit);
@@ -471,12 +525,13 @@ PersistentTileSchedule::getPackedTile(Value unit, Value second) {
   Value units = b.ceilDivU(rows, b.i32(getUnitRows()));
   Value perHead = b.umax(units, b.i32(1));
   tile.head = b.toIndex(b.udiv(place, perHead));
-  tile.kvHead = getKvHead(b, q, k, tile.head);
+  tile.kvHead = packQueryHeads ? tile.head : getKvHead(b, q, k, tile.head);
   Value index = b.urem(place, perHead);
   Value longer = b.sub(b.sub(rowBlocks, b.i32(1)), index);
   Value rowBlock = b.select(second, index, longer);
-  Value holds = b.and_(b.slt(index, units),
-                       b.slt(b.word(tile.head), b.word(freshDim(q, 1))));
+  Value holds =
+      b.and_(b.slt(index, units),
+             b.slt(b.word(tile.head), b.word(freshDim(getHeadsTensor(), 1))));
   // The middle row block of an odd count has no partner: no second tile.
   if (pairsRowBlocks)
     holds = b.and_(holds, b.xor_(b.and_(second, b.eq(longer, index)),

@@ -159,7 +159,8 @@ struct TileCoordinates {
 /// x + gridDim.x, ... (pairsAttentionRowBlocks in TileConfig.h: a row
 /// block, or a pair of them, of one (batch, head)). Consecutive units share
 /// a (batch, head), so its K and V stay in L2. With query_offsets, the
-/// units are every sequence's own, in the same order (getPackedTile).
+/// units are every sequence's own, in the same order (getPackedTile), and
+/// the loop runs while a sequence holds the next one (forEachPackedTile).
 class PersistentTileSchedule {
 public:
   /// \p q, \p k and \p o are the kernel's memref parameters, and
@@ -201,6 +202,7 @@ private:
   TileCoordinates getTile(Value unit, Value second);
   int64_t getUnitRows() const;
   Value getLane();
+  Value readSpecialRegister(StringRef name);
 
   /// With query_offsets, what a warp's lanes know of sequences chunk +
   /// lane (i32 each): the units of the chunk's sequences before the lane's,
@@ -209,17 +211,30 @@ private:
     Value before, total;
   };
   SequenceChunk getSequenceChunk(Value chunk);
-  /// Every sequence's units, of every head.
-  Value getPackedUnits();
   /// The sequence that holds unit \p unit (i32) and its first unit,
-  /// found by the warp's lanes together.
+  /// found by the warp's lanes together, and whether any sequence holds it
+  /// (i1: false past every sequence's units).
   struct FoundSequence {
-    Value sequence, firstUnit;
+    Value sequence, firstUnit, exists;
   };
   FoundSequence findSequence(Value unit);
   /// With query_offsets: the tile of unit \p unit (its second row block
-  /// if \p second), and whether it holds rows of its sequence (i1).
-  std::pair<TileCoordinates, Value> getPackedTile(Value unit, Value second);
+  /// if \p second) of sequence \p found, and whether it holds rows of its
+  /// sequence (i1).
+  std::pair<TileCoordinates, Value> getPackedTile(Value unit, Value second,
+                                                  const FoundSequence &found);
+  /// forEachTile's loop over packed sequences' tiles: positions from 0,
+  /// the unit of each (\p getUnit) and whether it is the second tile of it
+  /// (\p isSecond), while a sequence holds the unit.
+  void forEachPackedTile(
+      llvm::function_ref<Value(const TileCoordinates &, Value, Value)> body,
+      llvm::function_ref<Value(Value)> getUnit,
+      llvm::function_ref<Value(Value)> isSecond);
+  /// Runs \p body on \p tile where \p holds (null: always), from the
+  /// tile count and key block count \p carried; returns both updated.
+  SmallVector<Value> runTileWhere(
+      llvm::function_ref<Value(const TileCoordinates &, Value, Value)> body,
+      const TileCoordinates &tile, Value holds, ValueRange carried);
   /// A size of \p tensor computed anew where it is used.
   Value freshDim(Value tensor, int64_t axis);
 

@@ -994,13 +994,6 @@ func.func @query_offsets_split_keys(%q: memref<1x8x100x64xbf16>, %k: memref<2x8x
   return
 }
 
-// -----
-
-func.func @query_offsets_pack_query_heads(%q: memref<1x8x100x64xbf16>, %k: memref<2x2x100x64xbf16>, %cq: memref<3xi32>, %m: index) {
-  // expected-error @+1 {{pack_query_heads with query_offsets: a tile's rows are then its sequence's, not a group's heads}}
-  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<2x2x100x64xbf16>) v(%k : memref<2x2x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<3xi32>) max_query_length(%m) pack_query_heads
-  return
-}
 
 // -----
 

@@ -306,6 +306,12 @@ LogicalResult fmha::lowerAttentionToGPUSm80(AttentionOp op, TileAttr tile,
                           "whose loads alternate (FlashAttention-2): stages "
                           "must be 1, got ")
            << tile.getStages();
+  if (op.getPackQueryHeads() && op.getQueryOffsets())
+    return op.emitOpError(
+        "pack_query_heads with query_offsets is sm_90a's: the sm_80 kernel "
+        "with both offsets at head dim 128 spilled 40 bytes of its key "
+        "loop's block range; drop pack_query_heads (each query head then "
+        "reads its KV head) or lower for sm_90a");
 
   gpu::GPUFuncOp func = createKernelFunc(op, kernels, "attention",
                                          getSm80LaunchContract(op, tile));

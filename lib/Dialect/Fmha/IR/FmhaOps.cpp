@@ -361,9 +361,6 @@ LogicalResult AttentionOp::verifyPackedSequences() {
   if (getSplitKeys())
     return emitOpError("split_keys with query_offsets: the partial states "
                        "are per batch entry, and packed sequences have none");
-  if (getPackQueryHeads())
-    return emitOpError("pack_query_heads with query_offsets: a tile's rows "
-                       "are then its sequence's, not a group's heads");
   int64_t batch = dim(getQ(), 0);
   if (!ShapedType::isDynamic(batch) && batch != 1)
     return emitOpError("with query_offsets, q's batch size must be 1 (the "
