@@ -65,6 +65,9 @@ run varlen-paged16-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), $pool16
 # the keys packed, and over the 16-row pages with key counts.
 cu_dq="torch.tensor([0, 1, 1, 2, 6], device='cuda', dtype=torch.int32)"
 run varlen-packed-decode-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1)[:300], k.flatten(0, 1)[:300], $cu_dq, $cu_k, 4, causal=True, return_lse=True)"
+# No sequence at all (offsets [0]): the tile loop's one search stays
+# inside the offsets.
+run varlen-packed-empty-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1), k.flatten(0, 1), torch.zeros(1, device='cuda', dtype=torch.int32), torch.zeros(1, device='cuda', dtype=torch.int32), 1)"
 run varlen-packed-paged16-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), $pool16, $pool16, $cu_dq, None, 4, seqused_k=torch.tensor([77, 170, 0, 30], device='cuda', dtype=torch.int32), page_table=torch.arange(43, -1, -1, device='cuda', dtype=torch.int32).view(4, 11), causal=True)"
 # v's head dim apart from q's: DeepSeek's 192/128 causal prefill, and a
 # wide v (256) over key lengths with split-KV decode (the merge of v's).

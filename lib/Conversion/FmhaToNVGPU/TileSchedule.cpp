@@ -435,11 +435,14 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
   Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
   Value lane = getLane();
   Value candidate = b.add(chunk, lane);
-  Value at = b.toIndex(b.smin(candidate, b.sub(count, b.i32(1))));
-  Value start =
-      memref::LoadOp::create(b, sequences.queryOffsets, ValueRange{at});
-  Value end = memref::LoadOp::create(b, sequences.queryOffsets,
-                                     ValueRange{b.add(at, b.index(1))});
+  // Entries at and after the lane's sequence, inside the offsets' B + 1
+  // even where B is 0 (the tile loop's first search runs whatever B is).
+  Value at = b.smin(candidate, b.smax(b.sub(count, b.i32(1)), b.i32(0)));
+  Value start = memref::LoadOp::create(b, sequences.queryOffsets,
+                                       ValueRange{b.toIndex(at)});
+  Value end = memref::LoadOp::create(
+      b, sequences.queryOffsets,
+      ValueRange{b.toIndex(b.smin(b.add(at, b.i32(1)), count))});
   Value rows = clampSpan(b, start, end, freshDim(q, 2)).second;
   // Every head's units of the sequence: of each query head, or with packed
   // heads of each KV head, whose G x L rows the units hold.
