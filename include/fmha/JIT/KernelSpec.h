@@ -128,7 +128,8 @@ inline constexpr int64_t kAttentionQueryLengthClasses[] = {
 ///   aligned, the one query sees every key. The non-causal kernel is also
 ///   the one that a decode launch folds a GQA group's query heads into
 ///   (foldGroupedQueries), so causal and non-causal decode share it;
-/// - where shouldPackQueryHeads, with pack_query_heads.
+/// - where shouldPackQueryHeads, with pack_query_heads (packed sequences on
+///   sm_90a only: the sm_80 lowering refuses them).
 KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
                                   std::optional<int64_t> querySeq,
                                   int64_t queryGroup = 1);
