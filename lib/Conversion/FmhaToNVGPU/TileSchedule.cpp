@@ -336,6 +336,14 @@ Value PersistentTileSchedule::getRowBlocks() {
   return b.ceilDivU(rows, b.i32(blockM));
 }
 
+void PersistentTileSchedule::packQueryRows(TileCoordinates &tile) {
+  if (!packQueryHeads)
+    return;
+  Value group = getQueryGroup();
+  tile.queryGroup = b.toIndex(group);
+  tile.seqQ = b.toIndex(b.mul(b.word(tile.seqQ), group));
+}
+
 Value PersistentTileSchedule::getQueryGroup() {
   return fmha::getQueryGroup(b, q, k, /*fresh=*/true);
 }
@@ -378,11 +386,7 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   Value rowBlock = b.select(second, slot, getLongerRowBlock(slot));
   tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));
   tile.seqQ = freshDim(q, 2);
-  if (packQueryHeads) {
-    Value group = getQueryGroup();
-    tile.queryGroup = b.toIndex(group);
-    tile.seqQ = b.toIndex(b.mul(b.word(tile.seqQ), group));
-  }
+  packQueryRows(tile);
   tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
   tile.limitKeys(b, keys.keyLengths);
   tile.computeRange(b, blockM, blockN, window);
@@ -515,11 +519,7 @@ PersistentTileSchedule::getPackedTile(Value unit, Value second,
   tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
   sequences.place(b, tile, q, k);
   tile.limitKeys(b, keys.keyLengths);
-  if (packQueryHeads) {
-    Value group = getQueryGroup();
-    tile.queryGroup = b.toIndex(group);
-    tile.seqQ = b.toIndex(b.mul(b.word(tile.seqQ), group));
-  }
+  packQueryRows(tile);
   // The unit's place among its sequence's: a head's units, then the next
   // head's, as a batch entry's in the dense kernel.
   Value place = b.sub(unit, found.firstUnit);

@@ -196,6 +196,9 @@ private:
   Value getHeadsTensor() const { return packQueryHeads ? k : q; }
   /// G = Hq / Hkv (i32), the query heads a tile packs.
   Value getQueryGroup();
+  /// With packed heads, \p tile's G and its rows, its Sq queries' times G
+  /// (a batch entry's or a packed sequence's); without, leaves them.
+  void packQueryRows(TileCoordinates &tile);
   Value getBatchEntries();
   Value getUnitsPerHead();
   Value getLongerRowBlock(Value slot);
