@@ -32,12 +32,16 @@
    with the SDPA backends and FA4 where they take it.
 9. Softcap's backward (--softcap-backward): beside the plain backward,
    flashcore and FA4.
+10. Decode of packed sequences (--varlen-decode): attention_varlen with one
+   query per sequence, GB/s, with max_seqlen_k (its keys may split) and
+   without (they may not), beside the dense decode call on the same cache,
+   cuDNN's and FA4's varlen call.
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
                                 [--decode] [--kvcache] [--backward] [--head-dims]
-                                [--features] [--varlen]
+                                [--features] [--varlen] [--varlen-decode]
                                 [--value-head-dims] [--softcap-backward]
                                 [--no-host]
                                 [--no-tflops]
@@ -713,6 +717,56 @@ def varlen_rows(rounds):
         torch.cuda.empty_cache()
 
 
+# Decode of packed sequences (B, cache length), one query each, d128 bf16,
+# GQA 32:8: as serving engines batch decode.
+VARLEN_DECODE_ROWS = [(64, 8192), (128, 2048), (8, 8192), (4, 32768),
+                      (1, 65536), (1, 131072)]
+
+
+def varlen_decode_rows(rounds):
+    print("\n## Decode of packed sequences (attention_varlen, one query per "
+          "sequence), GB/s (q + k + v + o bytes over the time; d128 bf16, "
+          f"GQA 32:8, median of {rounds} interleaved rounds of "
+          "back_to_back_ms); beside the dense decode call on the same "
+          "cache\n")
+    names = ["flashcore varlen", "flashcore varlen no max_k",
+             "flashcore dense", "cudnn"]
+    if fa4_varlen_func is not None:
+        names.append("fa4 varlen")
+    print_header(["B x Sk", "MB"], names)
+    hq, hkv, d = 32, 8, 128
+    for b, sk in VARLEN_DECODE_ROWS:
+        q = torch.randn(b, 1, hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(b, sk, hkv, d, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        nbytes = 2 * (2 * q.numel() + 2 * k.numel())
+        cu_q = torch.arange(b + 1, device="cuda", dtype=torch.int32)
+        cu_k = cu_q * sk
+        qp, kp, vp = (t.flatten(0, 1) for t in (q, k, v))
+        found = decode_candidates(q, k, v)
+        found = {
+            "flashcore varlen": lambda: flashcore.attention_varlen(
+                qp, kp, vp, cu_q, cu_k, 1, sk),
+            "flashcore varlen no max_k": lambda: flashcore.attention_varlen(
+                qp, kp, vp, cu_q, cu_k, 1),
+            "flashcore dense": found["flashcore"],
+            "cudnn": found["cudnn"],
+        }
+        if fa4_varlen_func is not None:
+            found["fa4 varlen"] = lambda: fa4_varlen_func(
+                qp, kp, vp, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+                max_seqlen_q=1, max_seqlen_k=sk)
+        med = runnable_medians(found, names, nbytes, 1e6, rounds)
+        peers = [med[n] for n in ("cudnn", "fa4 varlen") if n in med]
+        best = max(peers, default=0)
+        print(f"| {b}x{sk} | {nbytes / 1e6:.0f} | " + " | ".join(
+            f"{med[n]:.0f}" if n in med else "n/a" for n in names) +
+            f" | {med['flashcore varlen'] / best if best else 0:.2f} |",
+            flush=True)
+        del q, k, v, qp, kp, vp, found
+        torch.cuda.empty_cache()
+
+
 def breakdown(calls):
     """Host cost of each step of flashcore.attention on the host-cost problem
     (us per call, one step repeated alone): where the Python time goes."""
@@ -757,6 +811,7 @@ def main():
     parser.add_argument("--head-dims", action="store_true")
     parser.add_argument("--features", action="store_true")
     parser.add_argument("--varlen", action="store_true")
+    parser.add_argument("--varlen-decode", action="store_true")
     parser.add_argument("--value-head-dims", action="store_true")
     parser.add_argument("--softcap-backward", action="store_true")
     args = parser.parse_args()
@@ -782,6 +837,8 @@ def main():
         feature_rows(args.rows, args.rounds)
     if args.varlen:
         varlen_rows(args.rounds)
+    if args.varlen_decode:
+        varlen_decode_rows(args.rounds)
     if args.value_head_dims:
         value_head_dim_rows(args.rounds)
     if args.softcap_backward:

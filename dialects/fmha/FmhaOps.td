@@ -99,7 +99,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
       Each offset is clamped into `[0, T]`, and a sequence whose end is
       before its start is empty: bad offsets give wrong rows, never accesses
       outside the tensors. Masks, windows and the rule below apply per
-      sequence. Not with `split_keys`.
+      sequence.
 
     A query row that sees no key writes zeros to `o` and `+inf` to `lse`.
 
@@ -121,6 +121,10 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
       blocks allow evenly); a split that holds no key a row sees gives that
       row zeros and `+inf`, as above. `S` is read from the sizes at run
       time. `fmha.merge_attention` combines the states into the attention.
+      With `query_offsets` (`q`'s one entry), `o` is `[S, Hq, T_q, Dv]`
+      and `lse` `[S, Hq, T_q]`: entry `s` holds split `s` of every packed
+      sequence, each sequence's own keys cut into `S` ranges (decode of
+      packed sequences whose long caches would leave SMs idle).
 
     Example (GQA 32:8, causal, bf16, head dim 128):
 
@@ -287,7 +291,7 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
   }];
 }
 
-def Fmha_MergeAttentionOp : Fmha_Op<"merge_attention"> {
+def Fmha_MergeAttentionOp : Fmha_Op<"merge_attention", [AttrSizedOperandSegments]> {
   let summary = "merge partial attention states by their log-sum-exp";
   let description = [{
     Combines `S` partial attention states of the same queries, each the
@@ -310,6 +314,13 @@ def Fmha_MergeAttentionOp : Fmha_Op<"merge_attention"> {
     write `-inf`). A row no state saw a key for gets zeros and `+inf`, as
     `fmha.attention` gives it. f32 arithmetic.
 
+    - `query_offsets` (`[N + 1]` i32, optional): the offsets of packed
+      sequences (`fmha.attention`'s, whose `split_keys` states these are).
+      Only the rows from `query_offsets[0]` to `query_offsets[N]` (each
+      clamped into `[0, Sq]`) are merged, of every batch entry and head;
+      the rows before and after them, outside every sequence, keep what
+      `o` and `lse` held (no state was written there).
+
     ```mlir
     fmha.merge_attention outs(%parts : memref<?x?x8x?x128xbf16>)
                          lses(%lses : memref<?x?x8x?xf32>)
@@ -321,13 +332,15 @@ def Fmha_MergeAttentionOp : Fmha_Op<"merge_attention"> {
     Arg<AnyMemRef, "partial outputs [S, B, H, Sq, D]", [MemRead]>:$outs,
     Arg<AnyMemRef, "partial log-sum-exps [S, B, H, Sq]", [MemRead]>:$lses,
     Arg<AnyMemRef, "output [B, H, Sq, D]", [MemWrite]>:$o,
-    Arg<Optional<AnyMemRef>, "log-sum-exp [B, H, Sq]", [MemWrite]>:$lse
+    Arg<Optional<AnyMemRef>, "log-sum-exp [B, H, Sq]", [MemWrite]>:$lse,
+    Arg<Optional<AnyMemRef>, "packed sequences' first rows [N + 1]", [MemRead]>:$query_offsets
   );
   let assemblyFormat = [{
     `outs` `(` $outs `:` type($outs) `)`
     `lses` `(` $lses `:` type($lses) `)`
     `->` `o` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`query_offsets` `(` $query_offsets^ `:` type($query_offsets) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;

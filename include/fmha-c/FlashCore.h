@@ -203,6 +203,14 @@ typedef struct fmhaAttentionDesc {
    *  querySeq, valueHeadDim]. 0: headDim. Forward only: the backward
    *  refuses a desc with a different one. */
   unsigned valueHeadDim;
+  /** With queryOffsets (FlashAttention's max_seqlen_k): the most keys a
+   *  sequence attends to, or 0 where unknown. With a workspace, a decode
+   *  call of packed sequences on sm_90a whose tiles would leave SMs idle
+   *  splits each sequence's keys by it, as a dense decode does by keySeq
+   *  (fmhaAttentionWorkspaceSize reads it); 0 splits by keySeq where k and
+   *  v hold an entry (or pages) per sequence, and not at all with
+   *  keyOffsets. */
+  long long maxKeyLength;
 } fmhaAttentionDesc;
 
 /** Zeroes \p desc (bf16, no causal mask, default scale, no window). */

@@ -189,6 +189,7 @@ static AttentionTensors getTensors(const fmhaAttentionDesc &desc) {
   tensors.queryOffsets = desc.queryOffsets;
   tensors.keyOffsets = desc.keyOffsets;
   tensors.maxQueryLength = desc.maxQueryLength;
+  tensors.maxKeyLength = desc.maxKeyLength;
   tensors.batch = desc.batch;
   tensors.queryHeads = desc.queryHeads;
   tensors.kvHeads = desc.kvHeads;

@@ -104,7 +104,8 @@ std::string KernelSpec::getKey() const {
     return key;
   }
   if (kind == OpKind::Merge) {
-    os << " d" << headDim << (withLse ? " lse" : "");
+    os << " d" << headDim << (withLse ? " lse" : "")
+       << (withQueryOffsets ? " query_offsets" : "");
     return key;
   }
   if (kind == OpKind::Resample)
@@ -280,9 +281,13 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
       types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
                                      b.getF32Type(),
                                      /*denseInnermost=*/false));
+    if (spec.withQueryOffsets)
+      types.push_back(MemRefType::get({kDynamic}, b.getI32Type()));
     ValueRange arguments = createFunc(b, "merge_attention", types);
     MergeAttentionOp::create(b, loc, arguments[0], arguments[1], arguments[2],
-                             spec.withLse ? arguments[3] : Value());
+                             spec.withLse ? arguments[3] : Value(),
+                             spec.withQueryOffsets ? arguments.back()
+                                                   : Value());
     func::ReturnOp::create(b, loc);
     return module;
   }
@@ -439,6 +444,8 @@ KernelSpec fmha::getMergeSpec(const KernelSpec &spec) {
   merge.elementType = spec.elementType;
   merge.headDim = spec.getValueHeadDim();
   merge.withLse = spec.withLse;
+  // Packed sequences' states exist only inside the sequences' rows.
+  merge.withQueryOffsets = spec.withQueryOffsets;
   return merge;
 }
 
@@ -456,10 +463,10 @@ std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
     keys.push_back(std::move(key));
     specs.push_back(std::move(launched));
   };
-  // Decode, and packed query heads, split their keys; packed sequences
-  // never do.
+  // Decode, and packed query heads, split their keys; packed sequences on
+  // sm_90a only (the sm_80 lowering refuses them).
   auto addSplit = [&](KernelSpec launched) {
-    if (spec.splitKeys || spec.withQueryOffsets)
+    if (spec.splitKeys || (spec.withQueryOffsets && chip != Chip::sm_90a))
       return;
     launched.splitKeys = launched.withLse = true;
     add(launched);

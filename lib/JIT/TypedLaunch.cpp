@@ -100,8 +100,9 @@ llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
     return fail("the spec has key offsets and pages: a paged sequence's "
                 "keys are its pages (set one of withKeyOffsets, pageSize)");
   if (spec.withQueryOffsets && spec.splitKeys)
-    return fail("the spec has query offsets and split keys: packed "
-                "sequences have no partial states");
+    return fail("the spec has query offsets and split keys: a launch of "
+                "packed sequences splits their keys itself (decode on "
+                "sm_90a, with a workspace); clear splitKeys");
   return llvm::Error::success();
 }
 
@@ -121,6 +122,10 @@ static llvm::Error checkAttentionSizes(const AttentionTensors &t,
     if (value < 1 || value > kMaxSeq)
       return fail(
           llvm::formatv("{0} is {1}, expected 1 to {2}", name, value, kMaxSeq));
+  if (t.maxKeyLength < 0)
+    return fail(llvm::formatv("maxKeyLength is {0}, expected 0 (unknown) or "
+                              "the most keys a packed sequence has",
+                              t.maxKeyLength));
   if (t.queryHeads < 1 || t.kvHeads < 1 || t.queryHeads % t.kvHeads != 0)
     return fail(llvm::formatv("queryHeads (Hq) {0} and kvHeads (Hkv) {1}: "
                               "expected both at least 1 and Hq % Hkv == 0",
@@ -292,10 +297,17 @@ AttentionTensors fmha::foldGroupedQueries(const KernelSpec &spec,
   return folded;
 }
 
+/// q's and o's batch entries: each batch entry's, or the sequences packed as
+/// one.
+static int64_t getQueryEntries(const AttentionTensors &t) {
+  return t.queryOffsets ? 1 : t.batch;
+}
+
 namespace {
 /// Where a split launch keeps its partial states in the workspace: O
 /// [S x B, H, Sq, D] of the element type from 0, then LSE [S x B, H, Sq]
-/// f32 from lseOffset, both dense (the folded rows' H and Sq).
+/// f32 from lseOffset, both dense (the folded rows' H and Sq); packed
+/// sequences' [S, H, T_q, D] and [S, H, T_q].
 struct SplitWorkspace {
   unsigned splits = 1;
   size_t lseOffset = 0, bytes = 0;
@@ -306,7 +318,8 @@ struct SplitWorkspace {
     workspace.splits = splits;
     if (splits == 1)
       return workspace;
-    size_t rows = size_t(splits) * t.batch * t.queryHeads * t.querySeq;
+    size_t rows =
+        size_t(splits) * getQueryEntries(t) * t.queryHeads * t.querySeq;
     size_t elementBytes = spec.elementType == ElementType::F32 ? 4 : 2;
     workspace.lseOffset =
         llvm::alignTo(rows * spec.getValueHeadDim() * elementBytes, 16);
@@ -349,19 +362,33 @@ struct AttentionLaunchPlan {
 
 private:
   /// getKeySplits (or \p chosen, evened) for the caller's \p querySeq
-  /// queries: decode, and packed query heads, only.
+  /// queries (a packed batch's longest sequence's): decode, and packed
+  /// query heads, only; packed sequences on sm_90a only (the sm_80
+  /// lowering refuses them) and where their keys' count is known.
   unsigned getKeySplits(const JIT &jit, int64_t querySeq,
                         std::optional<unsigned> chosen) const {
-    if ((querySeq != 1 && !launched.packQueryHeads) || launched.splitKeys ||
-        launched.withQueryOffsets)
+    if ((querySeq != 1 && !launched.packQueryHeads) || launched.splitKeys)
       return 1;
-    AttentionTiling tiling = jit.getAttentionTiling(launched, querySeq);
     const AttentionTensors &t = tensors;
-    int64_t keyBlocks = llvm::divideCeil(t.keySeq, tiling.blockN);
+    int64_t keys = t.keySeq;
+    if (launched.withQueryOffsets) {
+      if (jit.getLoadPlan().chip != Chip::sm_90a)
+        return 1;
+      keys = t.maxKeyLength ? std::min(t.maxKeyLength, t.keySeq)
+             : t.keyOffsets ? 0
+                            : t.keySeq;
+      if (keys < 1)
+        return 1;
+    }
+    AttentionTiling tiling = jit.getAttentionTiling(launched, querySeq);
+    int64_t keyBlocks = llvm::divideCeil(keys, tiling.blockN);
     if (chosen)
       return getEvenKeySplits(*chosen, keyBlocks);
-    // Packed, a KV head's Sq x G rows are its tiles'.
-    int64_t rows = t.querySeq, heads = t.queryHeads;
+    // A sequence's rows (the folded ones of a dense decode; at most the
+    // longest sequence's of packed ones); packed, a KV head's Sq x G rows
+    // are its tiles'.
+    int64_t rows = launched.withQueryOffsets ? querySeq : t.querySeq;
+    int64_t heads = t.queryHeads;
     if (launched.packQueryHeads) {
       rows *= t.queryHeads / t.kvHeads;
       heads = t.kvHeads;
@@ -404,6 +431,8 @@ static llvm::Error launchMergeKernel(const Kernel &kernel, int64_t headDim,
     operands.push_back({t.lse,
                         {t.batch, t.heads, t.querySeq},
                         {t.lseStrides[0], t.lseStrides[1], t.lseStrides[2]}});
+  if (t.queryOffsets)
+    operands.push_back({t.queryOffsets, {t.sequences + 1}, {1}});
   if (llvm::Error err = kernel.launch(stream, operands))
     return llvm::createStringError("merge_attention: " +
                                    llvm::toString(std::move(err)));
@@ -436,13 +465,11 @@ getAttentionOperands(const KernelSpec &spec, const AttentionTensors &t,
   };
   int64_t headDim = spec.headDim, valueHeadDim = spec.getValueHeadDim();
   // q and o: each batch entry's rows, or the sequences packed as one entry.
-  int64_t queryEntries = t.queryOffsets ? 1 : t.batch;
+  int64_t queryEntries = getQueryEntries(t);
   auto packQueries = [&](const std::array<int64_t, 3> &strides) {
     return t.queryOffsets ? packEntry(strides, t.queryHeads, t.querySeq)
                           : strides;
   };
-  if (t.queryOffsets)
-    outputEntries = 1;
   // k and v: each batch entry's keys, the pages of a paged cache, or the
   // sequences' keys packed as one entry.
   int64_t keyEntries = pageSize ? t.pages : t.keyOffsets ? 1 : t.batch;
@@ -513,9 +540,9 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
     llvm::Expected<const Kernel &> kernel = getKernel(launched, options.source);
     if (!kernel || options.prepareOnly)
       return kernel.takeError();
-    if (llvm::Error err =
-            kernel->launch(stream, getAttentionOperands(spec, t, t.batch),
-                           options.residentCtas))
+    if (llvm::Error err = kernel->launch(
+            stream, getAttentionOperands(spec, t, getQueryEntries(t)),
+            options.residentCtas))
       return launchError(std::move(err));
     return llvm::Error::success();
   }
@@ -547,7 +574,8 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   partial.kStrides = t.kStrides;
   partial.vStrides = t.vStrides;
   if (llvm::Error err = kernel->launch(
-          stream, getAttentionOperands(spec, partial, splits * t.batch),
+          stream,
+          getAttentionOperands(spec, partial, splits * getQueryEntries(t)),
           options.residentCtas))
     return launchError(std::move(err));
 
@@ -557,12 +585,19 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   states.o = t.o;
   states.lse = t.lse;
   states.states = splits;
-  states.batch = t.batch;
+  states.batch = getQueryEntries(t);
   states.heads = t.queryHeads;
   states.querySeq = t.querySeq;
   states.setDenseStrides(spec.getValueHeadDim());
   states.oStrides = t.oStrides;
   states.lseStrides = t.lseStrides;
+  if (t.queryOffsets) {
+    // The packed sequences' rows only: no state was written outside them.
+    states.queryOffsets = t.queryOffsets;
+    states.sequences = t.batch;
+    states.oStrides = packEntry(t.oStrides, t.queryHeads, t.querySeq);
+    states.lseStrides = packEntry(t.lseStrides, t.queryHeads, t.querySeq);
+  }
   // The states are the split kernel's: the merge kernel fetched above takes
   // them without checks or a second lookup.
   return launchMergeKernel(*merge, spec.getValueHeadDim(), states, stream);
@@ -595,6 +630,15 @@ llvm::Error fmha::checkMergeTensors(const KernelSpec &spec,
                     ? "the spec has an LSE output but no lse tensor is given"
                     : "an lse tensor is given but the spec has no LSE output "
                       "(set withLse)");
+  if (spec.withQueryOffsets != (t.queryOffsets != nullptr))
+    return fail(spec.withQueryOffsets
+                    ? "the spec has query offsets but no queryOffsets are "
+                      "given"
+                    : "queryOffsets are given but the spec has none (set "
+                      "withQueryOffsets)");
+  if (t.queryOffsets && t.sequences < 0)
+    return fail(
+        llvm::formatv("sequences is {0}, expected at least 0", t.sequences));
   if (t.states < 1)
     return fail(llvm::formatv("states (S) is {0}, expected at least 1",
                               t.states));
@@ -609,7 +653,9 @@ llvm::Error fmha::checkMergeTensors(const KernelSpec &spec,
        {std::tuple{"outs", t.outs, elementBytes},
         {"o", static_cast<const void *>(t.o), elementBytes},
         {"lses", static_cast<const void *>(t.lses), sizeof(float)},
-        {"lse", static_cast<const void *>(t.lse), sizeof(float)}})
+        {"lse", static_cast<const void *>(t.lse), sizeof(float)},
+        {"queryOffsets", static_cast<const void *>(t.queryOffsets),
+         sizeof(int32_t)}})
     if (data && !isAligned(data, alignment))
       return fail(llvm::formatv("{0} is at {1}, expected a {2}-byte aligned "
                                 "address",

@@ -98,7 +98,8 @@ class AttentionDesc(ctypes.Structure):
                 ("queryOffsets", ctypes.c_void_p),
                 ("keyOffsets", ctypes.c_void_p),
                 ("maxQueryLength", ctypes.c_longlong),
-                ("valueHeadDim", ctypes.c_uint)]
+                ("valueHeadDim", ctypes.c_uint),
+                ("maxKeyLength", ctypes.c_longlong)]
 
 
 class AttentionBackwardDesc(ctypes.Structure):

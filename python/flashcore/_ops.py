@@ -37,8 +37,8 @@ _lib.define("attention_varlen(Tensor q, Tensor k, Tensor v, "
             "Tensor cu_seqlens_q, Tensor? cu_seqlens_k, SymInt max_seqlen_q, "
             "bool causal=False, int[]? window=None, float? scale=None, "
             "bool return_lse=False, float softcap=0.0, Tensor? sinks=None, "
-            "Tensor? seqused_k=None, Tensor? page_table=None) "
-            "-> (Tensor, Tensor)")
+            "Tensor? seqused_k=None, Tensor? page_table=None, "
+            "SymInt? max_seqlen_k=None) -> (Tensor, Tensor)")
 _lib.define("attention_backward(Tensor dout, Tensor q, Tensor k, Tensor v, "
             "Tensor o, Tensor lse, bool causal=False, int[]? window=None, "
             "float? scale=None, float softcap=0.0) -> (Tensor, Tensor, Tensor)")
@@ -89,13 +89,14 @@ class _Sequences(NamedTuple):
     counts, a [batch] int32 tensor, and the page table, a [batch, pages
     per sequence] int32 tensor. Packed sequences'
     (flashcore.attention_varlen): the [batch + 1] int32 offsets of their
-    queries and keys and the longest one's query count (an int). None
-    (0) without."""
+    queries and keys, the longest one's query count (an int) and its key
+    count (an int; 0: unknown). None (0) without."""
     seqlens: object = None
     page_table: object = None
     cu_seqlens_q: object = None
     cu_seqlens_k: object = None
     max_seqlen_q: object = 0
+    max_seqlen_k: object = 0
 
 # How each attention op names its q, k and v in its errors.
 _QKV_NAMES = {_ATTENTION: ("q", "k", "v"),
@@ -154,10 +155,10 @@ def _check_attention(q, k, v, window, sinks=None, sequences=None, op=_ATTENTION)
 
 def _check_sequences(q, sequences, op):
     """The checks of a _Sequences' key counts, page table and offsets."""
-    seqlens, table, cu_q, cu_k, max_q = sequences
+    seqlens, table, cu_q, cu_k, max_q, max_k = sequences
     batch = q.shape[0]
     if cu_q is not None:
-        _check_offsets(q, cu_q, cu_k, max_q, table, op)
+        _check_offsets(q, cu_q, cu_k, max_q, max_k, table, op)
         batch = cu_q.shape[0] - 1
     # FlashAttention's names: cache_seqlens for a KV cache, seqused_k beside
     # packed sequences.
@@ -193,10 +194,10 @@ def _check_int32_vector(q, name, t, sized, expected, op):
               "vector; FlashCore does not copy: pass .contiguous())")
 
 
-def _check_offsets(q, cu_q, cu_k, max_q, table, op):
+def _check_offsets(q, cu_q, cu_k, max_q, max_k, table, op):
     """Packed sequences' offsets ([batch + 1] int32, dense, on q's device:
     the keys' without a page table, none with one) and their longest query
-    count."""
+    and key counts (the keys' 0 where not given)."""
     if (cu_k is None) == (table is None):
         _fail(f"{op}: cu_seqlens_k is "
               f"{'None' if cu_k is None else 'given'} and page_table "
@@ -214,6 +215,11 @@ def _check_offsets(q, cu_q, cu_k, max_q, table, op):
             isinstance(max_q, bool) or max_q < 1:
         _fail(f"{op}: max_seqlen_q is {max_q!r}, expected an int >= 1 (the "
               "most queries a sequence has, which sizes the grid)")
+    if not isinstance(max_k, (int, torch.SymInt)) or \
+            isinstance(max_k, bool) or max_k < 0:
+        _fail(f"{op}: max_seqlen_k is {max_k!r}, expected None or an int >= "
+              "0 (the most keys a sequence has, by which decode splits its "
+              "keys)")
 
 
 def _empty_output(q, v, device=None):
@@ -274,7 +280,7 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
     theirs)."""
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
-    seqlens, table, cu_q, cu_k, max_q = \
+    seqlens, table, cu_q, cu_k, max_q, max_k = \
         sequences if sequences is not None else _Sequences()
     pages = page_size = 0
     if table is not None:
@@ -293,7 +299,7 @@ def _pack_attention(q, k, v, pointers, o_strides, causal, window, scale,
         os_[0], os_[2], os_[1], hq * sq, sq, 1, softcap, _stand_in(sinks), 0,
         0, _stand_in(seqlens), _stand_in(table), pages, page_size,
         _stand_in(cu_q), _stand_in(cu_k), max_q,
-        0 if v.shape[3] == d else v.shape[3])
+        0 if v.shape[3] == d else v.shape[3], max_k)
 
 
 # Descriptors less their pointers, by what they are packed from: a call
@@ -571,13 +577,14 @@ def _varlen_outputs(q, v, return_lse):
 
 
 def _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, window,
-                 sinks, seqused_k=None, page_table=None):
+                 sinks, seqused_k=None, page_table=None, max_seqlen_k=None):
     """The checked views of packed q ([1, total, H, D]) and k and v (the
     same, or their page pools as they are) and their _Sequences."""
     paged = page_table is not None
     _check_packed(q, k, v, paged)
     sequences = _Sequences(seqused_k, page_table, cu_seqlens_q, cu_seqlens_k,
-                           max_seqlen_q)
+                           max_seqlen_q,
+                           0 if max_seqlen_k is None else max_seqlen_k)
     views = (q.unsqueeze(0),) + ((k, v) if paged else
                                  (k.unsqueeze(0), v.unsqueeze(0)))
     _check_attention(*views, window, sinks, sequences, _VARLEN)
@@ -586,10 +593,11 @@ def _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, window,
 
 def _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                  causal=False, window=None, scale=None, return_lse=False,
-                 softcap=0.0, sinks=None, seqused_k=None, page_table=None):
+                 softcap=0.0, sinks=None, seqused_k=None, page_table=None,
+                 max_seqlen_k=None):
     views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                     max_seqlen_q, window, sinks, seqused_k,
-                                    page_table)
+                                    page_table, max_seqlen_k)
     o, lse = _varlen_outputs(q, v, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     _run_attention(*views, o.data_ptr(), lse.data_ptr() if return_lse else 0,
@@ -600,10 +608,11 @@ def _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
 
 def _varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                  causal=False, window=None, scale=None, return_lse=False,
-                 softcap=0.0, sinks=None, seqused_k=None, page_table=None):
+                 softcap=0.0, sinks=None, seqused_k=None, page_table=None,
+                 max_seqlen_k=None):
     views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                     max_seqlen_q, window, sinks, seqused_k,
-                                    page_table)
+                                    page_table, max_seqlen_k)
     _check_with_capi(*views, causal, window, scale, return_lse, softcap,
                      sinks, sequences)
     return _varlen_outputs(q, v, return_lse)
@@ -883,8 +892,12 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     sequence b is rows cu_seqlens_q[b] to cu_seqlens_q[b + 1] of q (and o)
     and rows cu_seqlens_k[b] to cu_seqlens_k[b + 1] of k and v. Lengths may
     be 0. max_seqlen_q (an int) is the most queries a sequence has: it sizes
-    the grid (a row past it may be left uncomputed). max_seqlen_k is accepted
-    for FlashAttention's signature and not needed.
+    the grid (a row past it may be left uncomputed). max_seqlen_k (an int,
+    or None: unknown) is the most keys a sequence has: decode (one query per
+    sequence, or a few of grouped heads) on an H100 splits each sequence's
+    keys over several CTAs by it where the sequences alone would leave SMs
+    idle, as flashcore.attention's decode does (without it, a paged or
+    per-sequence cache splits by its capacity, packed keys not at all).
 
     seqused_k (FlashAttention's; None: none): a contiguous [batch] int32
     tensor, sequence b attending to the first seqused_k[b] of its keys
@@ -903,7 +916,6 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
 
     Returns o like q, and with return_lse also lse [heads_q, total_q] f32.
     """
-    del max_seqlen_k
     tensors = tuple(t for t in (q, k, v, cu_seqlens_q, cu_seqlens_k, sinks,
                                 seqused_k, page_table) if t is not None)
     window = None if window is None else list(window)
@@ -911,12 +923,13 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         o, lse = _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k,
                               max_seqlen_q, causal, window, scale,
                               return_lse, softcap, sinks, seqused_k,
-                              page_table)
+                              page_table, max_seqlen_k)
     else:
         _check_window(window, _VARLEN)
         o, lse = torch.ops.flashcore.attention_varlen.default(
             q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal,
-            window, scale, return_lse, softcap, sinks, seqused_k, page_table)
+            window, scale, return_lse, softcap, sinks, seqused_k, page_table,
+            max_seqlen_k)
     return (o, lse) if return_lse else o
 
 
@@ -946,11 +959,10 @@ def _precompile_attention_with_kvcache(q, k_cache, v_cache,
 def _precompile_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                  max_seqlen_q, max_seqlen_k=None,
                                  seqused_k=None, page_table=None, **kwargs):
-    del max_seqlen_k
     views, sequences = _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                     max_seqlen_q, kwargs.get("window"),
                                     kwargs.get("sinks"), seqused_k,
-                                    page_table)
+                                    page_table, max_seqlen_k)
     _precompile_attention(*views, sequences=sequences, op=_VARLEN, **kwargs)
 
 

@@ -65,9 +65,10 @@ def test_descriptor_layout_matches_ctypes():
     # The workspace fields, then the key counts, the page table and the
     # packed sequences' offsets close the descriptor, as in FlashCore.h.
     fields = [name for name, _ in _capi.AttentionDesc._fields_]
-    assert fields[-10:] == ["workspace", "workspaceBytes", "keyLengths",
+    assert fields[-11:] == ["workspace", "workspaceBytes", "keyLengths",
                             "pageTable", "pages", "pageSize", "queryOffsets",
-                            "keyOffsets", "maxQueryLength", "valueHeadDim"]
+                            "keyOffsets", "maxQueryLength", "valueHeadDim",
+                            "maxKeyLength"]
 
 
 # --- the doctor ------------------------------------------------------------
@@ -138,7 +139,8 @@ def test_attention_varlen_schema():
         "cu_seqlens_q, Tensor? cu_seqlens_k, SymInt max_seqlen_q, bool "
         "causal=False, int[]? window=None, float? scale=None, bool "
         "return_lse=False, float softcap=0., Tensor? sinks=None, Tensor? "
-        "seqused_k=None, Tensor? page_table=None) -> (Tensor, Tensor)")
+        "seqused_k=None, Tensor? page_table=None, SymInt? max_seqlen_k=None)"
+        " -> (Tensor, Tensor)")
 
 
 # --- shape inference -------------------------------------------------------
@@ -650,6 +652,8 @@ def _varlen(q=None, k=None, cu_q=None, cu_k=None, max_q=128, **kwargs):
     (_varlen(cu_q=torch.zeros(4, dtype=torch.int32)),
      "cu_seqlens_q is on cpu and q on meta, expected one device"),
     (_varlen(max_q=0), "max_seqlen_q is 0, expected an int >= 1"),
+    (_varlen(max_seqlen_k=-1),
+     "max_seqlen_k is -1, expected None or an int >= 0"),
     (_varlen(k=meta(500, 3, 64)),
      "queryHeads (Hq) 8 and kvHeads (Hkv) 3"),
     (_varlen(k=meta(500, 2, 32)),

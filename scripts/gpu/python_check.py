@@ -560,6 +560,68 @@ def varlen_unwritten_rows():
     return "rows past the sequences untouched"
 
 
+def varlen_split_decode(hq, hkv, sinks=False, paged=0):
+    """Decode of packed sequences whose few tiles leave SMs idle: each
+    sequence's keys split (the call asks for a workspace: max_seqlen_k
+    given, or a paged cache's capacity) and merged over the sequences' rows
+    only. Its sequences start at row 2 and end 3 rows before q's end (NaN
+    rows outside them), o is filled with 7 before the call, and the rows
+    outside every sequence must keep it; against reference_varlen."""
+    def run():
+        bf16 = torch.bfloat16
+        keys = [4000, 1, 0, 2500, 7000]
+        queries = [1, 1, 1, 0, 1]
+        q = torch.full((2 + len(queries) + 3, hq, 128), float("nan"),
+                       device="cuda", dtype=bf16)
+        q[2:2 + sum(queries)] = torch.randn(sum(queries), hq, 128,
+                                            device="cuda", dtype=bf16)
+        cu_q = torch.tensor([2] + (2 + torch.tensor(queries).cumsum(0))
+                            .tolist(), dtype=torch.int32, device="cuda")
+        cu_k = torch.tensor([0] + torch.tensor(keys).cumsum(0).tolist(),
+                            dtype=torch.int32, device="cuda")
+        k = torch.randn(sum(keys), hkv, 128, device="cuda", dtype=bf16)
+        v = torch.randn_like(k)
+        s = random_sinks(hq) if sinks else None
+        if paged:
+            s_cache = -(-max(keys) // paged) * paged
+            caches = [torch.full((len(keys), s_cache, hkv, 128),
+                                 float("nan"), device="cuda", dtype=bf16)
+                      for _ in range(2)]
+            for i, n in enumerate(keys):
+                caches[0][i, :n] = k[cu_k[i]:cu_k[i + 1]]
+                caches[1][i, :n] = v[cu_k[i]:cu_k[i + 1]]
+            n = torch.tensor(keys, dtype=torch.int32, device="cuda")
+            (pk, pv), table = page_caches(caches, paged, n, False)
+            views = (q.unsqueeze(0), pk, pv)
+            sequences = flashcore._ops._Sequences(n, table, cu_q, None, 1)
+        else:
+            views = (q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0))
+            sequences = flashcore._ops._Sequences(None, None, cu_q, cu_k, 1,
+                                                  max(keys))
+        o = torch.full((q.shape[0], hq, 128), 7.0, device="cuda", dtype=bf16)
+        lse = torch.full((hq, q.shape[0]), 7.0, device="cuda")
+        workspace = flashcore._ops._fill_attention_desc(
+            *views, o.data_ptr(), lse.data_ptr(), False, None, None, 0.0, s,
+            sequences, flashcore._ops._VARLEN)
+        assert workspace > 0, "the call did not split its keys"
+        flashcore._ops._run_attention(
+            *views, o.data_ptr(), lse.data_ptr(), False, None, None, 0.0, s,
+            0, sequences, flashcore._ops._VARLEN)
+        inside = slice(2, 2 + sum(queries))
+        for name, t in (("o", o), ("lse", lse.t())):
+            assert (t[:2] == 7.0).all() and (t[inside.stop:] == 7.0).all(), \
+                f"a row of {name} outside every sequence was written"
+        ref, ref_lse = reference_varlen(q, k, v, cu_q, cu_k, False, None,
+                                        None, torch.float32, 0.0, s)
+        low, _ = reference_varlen(q, k, v, cu_q, cu_k, False, None, None,
+                                  bf16, 0.0, s)
+        return (f"{workspace} B of workspace, " +
+                compare_attention(q[inside], o[inside], lse[:, inside],
+                                  ref[inside], ref_lse[:, inside],
+                                  low[inside]))
+    return run
+
+
 def varlen_grid():
     bf16, f16 = torch.bfloat16, torch.float16
     # Ragged lengths with 0 and 1, Sq != Sk per sequence, GQA and MQA,
@@ -623,6 +685,15 @@ def varlen_grid():
     check("varlen packed heads 8:2 bf16 d192 dv128 causal speculative",
           varlen_case(spec_q, spec_k, 8, 2, 192, torch.bfloat16, causal=True,
                       dv=128))
+    # Few such sequences leave SMs idle: their keys split (sm_90a).
+    for hq, hkv in ((8, 2), (32, 8), (8, 8), (4, 1)):
+        check(f"varlen split decode {hq}:{hkv} bf16 d128",
+              varlen_split_decode(hq, hkv))
+    check("varlen split decode 8:2 bf16 d128 sinks",
+          varlen_split_decode(8, 2, sinks=True))
+    for page_size in (16, 64, 256):
+        check(f"varlen split decode paged {page_size} 8:2 bf16 d128",
+              varlen_split_decode(8, 2, paged=page_size))
     for page_size in (16, 256):
         check(f"varlen packed heads paged {page_size} bf16 d128 GQA 4:1 "
               "causal decode",

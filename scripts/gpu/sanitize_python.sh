@@ -69,6 +69,15 @@ run varlen-packed-decode-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k
 # inside the offsets.
 run varlen-packed-empty-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1), k.flatten(0, 1), torch.zeros(1, device='cuda', dtype=torch.int32), torch.zeros(1, device='cuda', dtype=torch.int32), 1)"
 run varlen-packed-paged16-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), $pool16, $pool16, $cu_dq, None, 4, seqused_k=torch.tensor([77, 170, 0, 30], device='cuda', dtype=torch.int32), page_table=torch.arange(43, -1, -1, device='cuda', dtype=torch.int32).view(4, 11), causal=True)"
+# Split decode of packed sequences (sm_90a): 1, 1, 0 and 1 queries from row
+# 2 on over 8000, 1, 0 and 8999 keys packed (max_seqlen_k given), and over
+# 256-row pages with key counts 30000, 0, 5 and 20000 (split by the
+# table's capacity); each sequence's keys split, the merge over their rows.
+cu_sq="torch.tensor([2, 3, 4, 4, 5], device='cuda', dtype=torch.int32)"
+cu_sk="torch.tensor([0, 8000, 8001, 8001, 17000], device='cuda', dtype=torch.int32)"
+long_k="k.repeat(1, 50, 1, 1).flatten(0, 1)"
+run varlen-split-decode-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), $long_k, $long_k, $cu_sq, $cu_sk, 1, 8999, return_lse=True)"
+run varlen-split-paged256-d64 64 "flashcore.attention_varlen(q.flatten(0, 1), $pool256, $pool256, torch.tensor([0, 1, 1, 2, 3], device='cuda', dtype=torch.int32), None, 1, seqused_k=torch.tensor([30000, 0, 5, 20000], device='cuda', dtype=torch.int32), page_table=torch.arange(528, device='cuda', dtype=torch.int32).view(4, 132), return_lse=True)"
 # v's head dim apart from q's: DeepSeek's 192/128 causal prefill, and a
 # wide v (256) over key lengths with split-KV decode (the merge of v's).
 v128="torch.randn(2, 170, 2, 128, device='cuda', dtype=torch.bfloat16)"

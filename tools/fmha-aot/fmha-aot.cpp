@@ -690,6 +690,11 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                      }),
                      ", ");
     } else if (auto attention = dyn_cast<AttentionOp>(op)) {
+      if (attention.getSplitKeys() && attention.getQueryOffsets())
+        return llvm::createStringError(
+            "fmha.attention with split_keys and query_offsets (the "
+            "JIT's split decode of packed sequences) has no C launcher yet; "
+            "drop split_keys, or launch it through the JIT");
       kernel.withQueryOffsets = static_cast<bool>(attention.getQueryOffsets());
       kernel.withKeyOffsets = static_cast<bool>(attention.getKeyOffsets());
       kernel.withSinks = static_cast<bool>(attention.getSinks());
@@ -708,6 +713,11 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                    stringifyChip(tiling.chip), tiling.blockM,
                                    tiling.blockN, tiling.warps, tiling.stages);
     } else if (auto merge = dyn_cast<MergeAttentionOp>(op)) {
+      if (merge.getQueryOffsets())
+        return llvm::createStringError(
+            "fmha.merge_attention with query_offsets (the JIT's "
+            "merge of packed sequences' states) has no C launcher yet; drop "
+            "query_offsets, or launch it through the JIT");
       kernel.kind = AotKernel::Kind::Merge;
       auto outType = cast<MemRefType>(merge.getO().getType());
       kernel.elementType = getElementTypeName(outType.getElementType()).str();

@@ -1306,8 +1306,10 @@ struct DeviceVarlenAttention : DeviceBuffers {
 /// chip, against the host: with maxQueryLength the longest sequence's and
 /// larger (more row blocks, none computed past a sequence), and after
 /// fmhaAttentionPrecompile of the desc, launched with
-/// FMHA_CALL_LOADED_ONLY. Packed sequences split no keys (no workspace),
-/// and the backward refuses them by name.
+/// FMHA_CALL_LOADED_ONLY. Without maxKeyLength packed keys split none (no
+/// workspace); with it, decode (one query per sequence) on sm_90a splits
+/// each sequence's keys, and its merge writes the sequences' rows only.
+/// The backward refuses packed sequences by name.
 void expectVarlenMatchesTheHost(mlir::fmha::CudaDriver &driver,
                                 const std::vector<const char *> &chips,
                                 std::vector<int> queryLengths,
@@ -1344,7 +1346,25 @@ void expectVarlenMatchesTheHost(mlir::fmha::CudaDriver &driver,
           fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
           FMHA_SUCCESS)
           << take(message);
-      EXPECT_EQ(workspaceBytes, 0u) << "packed sequences split no keys";
+      if (packedKeys)
+        EXPECT_EQ(workspaceBytes, 0u)
+            << "packed keys of unknown length split no keys";
+      desc.maxKeyLength =
+          *std::max_element(keyLengths.begin(), keyLengths.end());
+      ASSERT_EQ(
+          fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
+          FMHA_SUCCESS)
+          << take(message);
+      bool splits = std::string(chip) == "sm_90a" &&
+                    expected.maxQueryLength == 1 && desc.maxKeyLength > 512;
+      EXPECT_EQ(workspaceBytes > 0, splits) << workspaceBytes;
+      if (workspaceBytes) {
+        SCOPED_TRACE("keys split, " + std::to_string(workspaceBytes) +
+                     " bytes of workspace");
+        desc.workspace = device.upload(nullptr, workspaceBytes);
+        desc.workspaceBytes = workspaceBytes;
+        device.run(jit, desc);
+      }
       desc.maxQueryLength = expected.maxQueryLength + 300;
       device.run(jit, desc);
 
@@ -1401,8 +1421,9 @@ TEST_F(CAPIOnAGpu, PackedQueriesOverPerSequenceKeysMatchTheHost) {
 
 // Packed decode: at most one query per sequence (maxQueryLength 1), GQA
 // 8:2, a sequence without keys; no view folds the grouped query heads (on
-// sm_90a they are packed into a tile's rows, pack_query_heads) and no keys
-// are split, whatever the SMs left idle.
+// sm_90a they are packed into a tile's rows, pack_query_heads). Given
+// maxKeyLength and a workspace, sm_90a splits each sequence's keys (10
+// tiles leave most SMs idle) and merges the sequences' rows only.
 TEST_F(CAPIOnAGpu, PackedDecodeMatchesTheHost) {
   expectVarlenMatchesTheHost(*driver, chips, {1, 1, 0, 1, 1},
                              {700, 1, 5, 0, 1300}, /*Hq=*/8, /*Hkv=*/2,

@@ -713,6 +713,48 @@ TEST(KernelSpec, GroupedQueriesPackWhereTheyFillTiles) {
   EXPECT_TRUE(has(packedSplit));
 }
 
+// Decode of packed sequences splits its keys on sm_90a (the sm_80 lowering
+// refuses split_keys with query_offsets): the packed kernel, its split_keys
+// kernel, and a merge of the sequences' rows only; both compile.
+TEST(KernelSpec, PackedSequencesSplitTheirKeysOnSm90a) {
+  KernelSpec varlen;
+  varlen.headDim = 128;
+  varlen.withQueryOffsets = true;
+  std::vector<KernelSpec> specs = getLaunchSpecs(varlen, Chip::sm_90a, 1, 4);
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_TRUE(specs[0].packQueryHeads && !specs[0].splitKeys);
+  EXPECT_TRUE(specs[1].packQueryHeads && specs[1].splitKeys &&
+              specs[1].withQueryOffsets && specs[1].withLse);
+  EXPECT_EQ(specs[2].kind, OpKind::Merge);
+  EXPECT_TRUE(specs[2].withQueryOffsets);
+  EXPECT_EQ(specs[2].getKey(), "merge_attention bf16 d128 query_offsets");
+  EXPECT_NE(specs[2].getKey(), getMergeSpec(KernelSpec()).getKey());
+  ASSERT_EQ(getLaunchSpecs(varlen, Chip::sm_80, 1, 4).size(), 1u);
+  EXPECT_FALSE(getLaunchSpecs(varlen, Chip::sm_80, 1, 4)[0].splitKeys);
+  CompileOptions options;
+  options.chip = Chip::sm_90a;
+  for (const KernelSpec &spec : {specs[1], specs[2]}) {
+    llvm::Expected<CompiledModule> compiled = compileKernelSpec(spec, options);
+    ASSERT_TRUE(static_cast<bool>(compiled))
+        << spec.toMLIR() << "\n"
+        << llvm::toString(compiled.takeError());
+    const LaunchContract &contract =
+        compiled->contracts.at(spec.getKernelName().str());
+    EXPECT_EQ(contract.operands.back(), spec.kind == OpKind::Merge
+                                            ? "query_offsets"
+                                            : "max_query_length");
+  }
+  // The sm_80 lowering says why it refuses the pair.
+  KernelSpec split = specs[1];
+  split.packQueryHeads = false;
+  options.chip = Chip::sm_80;
+  llvm::Expected<CompiledModule> refused = compileKernelSpec(split, options);
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_NE(llvm::toString(refused.takeError())
+                .find("split_keys with query_offsets is sm_90a's"),
+            std::string::npos);
+}
+
 // Split-KV only where the tiles leave SMs idle, and then no split is empty.
 TEST(KernelSpec, KeySplitsFillTheSms) {
   // B = 64 x 8 KV heads of decode: 512 tiles fill 132 SMs.

@@ -274,15 +274,21 @@ TEST(TypedLaunch, QueryOffsetsAreCheckedAndHaveNoBackward) {
             "attention: the spec has query offsets but no queryOffsets tensor "
             "is given");
 
-  // Packed sequences have no partial states to split keys into.
+  // A launch of packed sequences splits their keys itself.
   KernelSpec split = forward;
   split.splitKeys = true;
-  EXPECT_EQ(llvm::toString(checkAttentionSpec(split)),
-            "attention: the spec has query offsets and split keys: packed "
-            "sequences have no partial states");
-  EXPECT_EQ(checkForward(split, getPackedTensors()),
-            "attention: the spec has query offsets and split keys: packed "
-            "sequences have no partial states");
+  const char *splitError =
+      "attention: the spec has query offsets and split keys: a launch of "
+      "packed sequences splits their keys itself (decode on sm_90a, with a "
+      "workspace); clear splitKeys";
+  EXPECT_EQ(llvm::toString(checkAttentionSpec(split)), splitError);
+  EXPECT_EQ(checkForward(split, getPackedTensors()), splitError);
+  // And a known longest key count is at least 0.
+  AttentionTensors negative = getPackedTensors();
+  negative.maxKeyLength = -1;
+  EXPECT_EQ(checkForward(forward, negative),
+            "attention: maxKeyLength is -1, expected 0 (unknown) or the most "
+            "keys a packed sequence has");
 
   // Query offsets over key lengths and over a paged cache are fine.
   KernelSpec cached = forward;
@@ -386,20 +392,22 @@ TEST(TypedLaunch, OffsetsAreInTheKernelKey) {
   EXPECT_NE(text.find("query_offsets("), std::string::npos) << text;
   EXPECT_EQ(text.find("key_offsets("), std::string::npos) << text;
 
-  // Packed sequences never split their keys, however short: one spec for
-  // one query (no split kernel, no merge).
-  for (Chip chip : {Chip::sm_80, Chip::sm_90a}) {
-    std::vector<KernelSpec> specs = getLaunchSpecs(packed, chip, 1);
-    ASSERT_EQ(specs.size(), 1u);
-    EXPECT_FALSE(specs[0].splitKeys);
-    EXPECT_TRUE(specs[0].withQueryOffsets);
-    for (const KernelSpec &spec : getLaunchSpecs(keys, chip)) {
-      EXPECT_EQ(spec.kind, OpKind::Attention) << spec.getKey();
-      EXPECT_FALSE(spec.splitKeys) << spec.getKey();
-      EXPECT_TRUE(spec.withQueryOffsets && spec.withKeyOffsets)
-          << spec.getKey();
-    }
+  // Packed sequences split their keys on sm_90a only: one spec for one
+  // query on sm_80 (no split kernel, no merge); on sm_90a its split_keys
+  // kernel and the merge of the sequences' rows too.
+  std::vector<KernelSpec> specs = getLaunchSpecs(packed, Chip::sm_80, 1);
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_FALSE(specs[0].splitKeys);
+  EXPECT_TRUE(specs[0].withQueryOffsets);
+  for (const KernelSpec &spec : getLaunchSpecs(keys, Chip::sm_80)) {
+    EXPECT_EQ(spec.kind, OpKind::Attention) << spec.getKey();
+    EXPECT_FALSE(spec.splitKeys) << spec.getKey();
+    EXPECT_TRUE(spec.withQueryOffsets && spec.withKeyOffsets) << spec.getKey();
   }
+  specs = getLaunchSpecs(packed, Chip::sm_90a, 1);
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_TRUE(specs[1].splitKeys && specs[1].withQueryOffsets);
+  EXPECT_TRUE(specs[2].kind == OpKind::Merge && specs[2].withQueryOffsets);
   // No GQA decode fold: a packed batch's rows are not one per entry.
   AttentionTensors t = getPackedTensors();
   t.querySeq = 1;

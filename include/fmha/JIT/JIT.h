@@ -140,6 +140,13 @@ struct AttentionTensors {
   /// queryOffsets): k and v hold the sequences' keys packed, [keySeq, Hkv,
   /// D], sequence b's from row keyOffsets[b] to keyOffsets[b + 1].
   const int32_t *keyOffsets = nullptr;
+  /// Only with withQueryOffsets (FlashAttention's max_seqlen_k): the most
+  /// keys a sequence attends to, or 0 where unknown. A decode launch of
+  /// packed sequences on sm_90a whose tiles would leave SMs idle splits
+  /// each sequence's keys by it (as a dense decode does by keySeq); 0
+  /// splits by keySeq where k and v hold an entry (or pages) per sequence,
+  /// and not at all with keyOffsets.
+  int64_t maxKeyLength = 0;
   int64_t batch = 0, queryHeads = 0, kvHeads = 0, querySeq = 0, keySeq = 0;
   std::array<int64_t, 3> qStrides = {}, kStrides = {}, vStrides = {},
                          oStrides = {}, lseStrides = {};
@@ -243,6 +250,12 @@ struct MergeTensors {
   const float *lses = nullptr;
   void *o = nullptr;
   float *lse = nullptr;
+  /// Only with KernelSpec::withQueryOffsets: sequences + 1 int32 offsets
+  /// (fmha.attention's, of packed sequences), dense; only the rows from
+  /// queryOffsets[0] to queryOffsets[sequences] (clamped into [0, querySeq])
+  /// are merged and written.
+  const int32_t *queryOffsets = nullptr;
+  int64_t sequences = 0;
   int64_t states = 0, batch = 0, heads = 0, querySeq = 0;
   std::array<int64_t, 4> outsStrides = {}, lsesStrides = {};
   std::array<int64_t, 3> oStrides = {}, lseStrides = {};

@@ -26,8 +26,9 @@ namespace mlir::fmha {
 
 /// The op a KernelSpec describes: fmha.attention, fmha.attention_grad (of
 /// which it uses the attention fields but withLse, attentionTile and
-/// splitKeys, and deterministic), fmha.merge_attention (of which it uses elementType, headDim
-/// and withLse), fmha.resample, or fmha.check_sorted over a resample's
+/// splitKeys, and deterministic), fmha.merge_attention (of which it uses
+/// elementType, headDim, withLse and withQueryOffsets: the rows of packed
+/// sequences only), fmha.resample, or fmha.check_sorted over a resample's
 /// streams (the resample fields below, of which it uses the stream count and
 /// withLengths).
 enum class OpKind { Attention, AttentionGrad, Merge, Resample, CheckSorted };
@@ -166,7 +167,8 @@ unsigned getEvenKeySplits(int64_t splits, int64_t keyBlocks);
 
 /// The merge of the partial states of a split launch of attention
 /// \p spec: its element type and o's head dim, with an LSE where \p spec
-/// has.
+/// has, and with query offsets (the merge of packed sequences' rows only)
+/// where it has.
 KernelSpec getMergeSpec(const KernelSpec &spec);
 
 /// Every spec launches of \p spec on \p querySeq queries (std::nullopt:

@@ -44,7 +44,7 @@ constexpr int64_t kMergeRows = 8;
 constexpr int64_t kStatesInFlight = 8;
 constexpr int64_t kLanes = 32;
 
-enum MergeOperand : unsigned { kOuts, kLses, kOut, kLse };
+enum MergeOperand : unsigned { kOuts, kLses, kOut };
 
 LaunchContract getMergeLaunchContract(MergeAttentionOp op,
                                       bool dependentLaunch) {
@@ -53,6 +53,8 @@ LaunchContract getMergeLaunchContract(MergeAttentionOp op,
   contract.operands = {"outs", "lses", "o"};
   if (op.getLse())
     contract.operands.push_back("lse");
+  if (op.getQueryOffsets())
+    contract.operands.push_back("query_offsets");
   contract.threads = kMergeRows * kLanes;
   contract.grid = {
       GridAxis{{{kOut, 2, kMergeRows}, {kOut, 1}, {kOut, 0}}, kMaxGridDimX},
@@ -66,7 +68,10 @@ public:
   MergeKernelBuilder(MergeAttentionOp op, gpu::GPUFuncOp func, KernelBuilder &b)
       : b(b), outs(func.getArgument(kOuts)), lses(func.getArgument(kLses)),
         out(func.getArgument(kOut)),
-        lse(op.getLse() ? func.getArgument(kLse) : Value()),
+        lse(op.getLse() ? func.getArgument(kOut + 1) : Value()),
+        queryOffsets(op.getQueryOffsets()
+                         ? func.getArgument(func.getNumArguments() - 1)
+                         : Value()),
         headDim(op.getHeadDim()),
         elementType(op.getOuts().getType().getElementType()) {}
 
@@ -92,7 +97,11 @@ private:
                  body);
 
   KernelBuilder &b;
-  Value outs, lses, out, lse;
+  /// Whether \p row (index) is inside the packed sequences' rows (i1), or
+  /// null without query_offsets (every row is).
+  Value isInsideSequences(Value row);
+
+  Value outs, lses, out, lse, queryOffsets;
   int64_t headDim;
   Type elementType;
 };
@@ -100,8 +109,31 @@ private:
 void MergeKernelBuilder::build() {
   forEachRowOfWarp(b, out, kMergeRows,
                    [&](Value batch, Value head, Value row, Value lane) {
-                     buildRow(batch, head, row, lane);
+                     Value inside = isInsideSequences(row);
+                     if (!inside) {
+                       buildRow(batch, head, row, lane);
+                       return;
+                     }
+                     scf::IfOp::create(b, inside, [&](OpBuilder &, Location) {
+                       buildRow(batch, head, row, lane);
+                       scf::YieldOp::create(b);
+                     });
                    });
+}
+
+Value MergeKernelBuilder::isInsideSequences(Value row) {
+  if (!queryOffsets)
+    return Value();
+  // In 32 bits, as fmha.attention reads the offsets (signed: a negative
+  // one counts as 0); the whole warp takes the same branch (one row).
+  Value rows = b.word(memref::DimOp::create(b, out, 2));
+  Value last = b.sub(memref::DimOp::create(b, queryOffsets, 0), b.index(1));
+  auto load = [&](Value at) {
+    return b.clamp(memref::LoadOp::create(b, queryOffsets, ValueRange{at}),
+                   b.i32(0), rows);
+  };
+  Value word = b.word(row);
+  return b.and_(b.sle(load(b.index(0)), word), b.slt(word, load(last)));
 }
 
 SmallVector<Value> MergeKernelBuilder::foldStates(

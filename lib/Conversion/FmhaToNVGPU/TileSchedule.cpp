@@ -92,7 +92,8 @@ void SequenceRows::place(KernelBuilder &b, TileCoordinates &tile, Value q,
     base = b.toIndex(first);
     return b.toIndex(length);
   };
-  tile.outputBatch = b.index(0);
+  // o's entry: the tile's key split's (q's one entry per split).
+  tile.outputBatch = tile.split ? b.toIndex(tile.split) : b.index(0);
   tile.seqQ =
       span(queryOffsets, memref::DimOp::create(b, q, 2), tile.queryBase);
   if (keyOffsets)
@@ -348,6 +349,10 @@ Value PersistentTileSchedule::getQueryGroup() {
   return fmha::getQueryGroup(b, q, k, /*fresh=*/true);
 }
 
+/// S, the key splits of split_keys (i32): o's entries per q's entry. With
+/// query_offsets (q's one entry), o's entries.
+Value PersistentTileSchedule::getSplits() { return b.word(freshDim(o, 0)); }
+
 /// The units' batch entries: q's (o's entries with split_keys).
 Value PersistentTileSchedule::getBatchEntries() {
   return memref::DimOp::create(b, splitKeys ? o : q, 0);
@@ -453,9 +458,10 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
   Value heads = b.word(freshDim(getHeadsTensor(), 1));
   if (packQueryHeads)
     rows = b.mul(rows, getQueryGroup());
-  Value units =
-      b.select(b.slt(candidate, count),
-               b.mul(b.ceilDivU(rows, b.i32(getUnitRows())), heads), b.i32(0));
+  Value units = b.mul(b.ceilDivU(rows, b.i32(getUnitRows())), heads);
+  if (splitKeys)
+    units = b.mul(units, getSplits());
+  units = b.select(b.slt(candidate, count), units, b.i32(0));
   // An inclusive sum over the lanes, by shuffles up.
   Value sum = units;
   for (int64_t offset = 1; offset < kThreadsPerWarp; offset *= 2) {
@@ -516,13 +522,19 @@ PersistentTileSchedule::getPackedTile(Value unit, Value second,
   TileCoordinates tile;
   tile.setOutputBatch(b, b.toIndex(found.sequence), Value(), Value(),
                       /*splitKeys=*/false);
+  // The unit's place among its sequence's: a head's units, then the next
+  // head's, as a batch entry's in the dense kernel; with split_keys each of
+  // those S times, a split after another.
+  Value place = b.sub(unit, found.firstUnit);
+  if (splitKeys) {
+    tile.splits = getSplits();
+    tile.split = b.urem(place, tile.splits);
+    place = b.udiv(place, tile.splits);
+  }
   tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
   sequences.place(b, tile, q, k);
   tile.limitKeys(b, keys.keyLengths);
   packQueryRows(tile);
-  // The unit's place among its sequence's: a head's units, then the next
-  // head's, as a batch entry's in the dense kernel.
-  Value place = b.sub(unit, found.firstUnit);
   Value rows = b.word(tile.seqQ);
   Value rowBlocks = b.ceilDivU(rows, b.i32(blockM));
   Value units = b.ceilDivU(rows, b.i32(getUnitRows()));

@@ -65,7 +65,8 @@ struct SequenceRows {
   /// minus 1.
   Value getCount(KernelBuilder &b, Value q) const;
   /// With offsets, sets \p tile's seqQ (seqK with key_offsets) and where
-  /// its rows start (queryBase, keyBase; outputBatch 0) for its
+  /// its rows start (queryBase, keyBase; outputBatch 0, or with
+  /// split_keys the tile's split: q's one entry has S in o) for its
   /// batchIndex; without, leaves the batch entry's. Each offset clamped
   /// into [0, T], a length at least 0: rows stay inside q, o and k
   /// whatever the offsets hold. Before limitKeys.
@@ -159,8 +160,9 @@ struct TileCoordinates {
 /// x + gridDim.x, ... (pairsAttentionRowBlocks in TileConfig.h: a row
 /// block, or a pair of them, of one (batch, head)). Consecutive units share
 /// a (batch, head), so its K and V stay in L2. With query_offsets, the
-/// units are every sequence's own, in the same order (getPackedTile), and
-/// the loop runs while a sequence holds the next one (forEachPackedTile).
+/// units are every sequence's own, in the same order (getPackedTile; with
+/// split_keys each unit's S splits one after the other), and the loop runs
+/// while a sequence holds the next one (forEachPackedTile).
 class PersistentTileSchedule {
 public:
   /// \p q, \p k and \p o are the kernel's memref parameters, and
@@ -199,6 +201,7 @@ private:
   /// With packed heads, \p tile's G and its rows, its Sq queries' times G
   /// (a batch entry's or a packed sequence's); without, leaves them.
   void packQueryRows(TileCoordinates &tile);
+  Value getSplits();
   Value getBatchEntries();
   Value getUnitsPerHead();
   Value getLongerRowBlock(Value slot);

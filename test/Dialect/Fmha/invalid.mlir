@@ -988,9 +988,9 @@ func.func @query_offsets_empty(%q: memref<1x8x100x64xbf16>, %cq: memref<0xi32>, 
 
 // -----
 
-func.func @query_offsets_split_keys(%q: memref<1x8x100x64xbf16>, %k: memref<2x8x100x64xbf16>, %lse: memref<1x8x100xf32>, %cq: memref<3xi32>, %m: index) {
-  // expected-error @+1 {{split_keys with query_offsets: the partial states are per batch entry, and packed sequences have none}}
-  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<2x8x100x64xbf16>) v(%k : memref<2x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) lse(%lse : memref<1x8x100xf32>) query_offsets(%cq : memref<3xi32>) max_query_length(%m) split_keys
+func.func @query_offsets_split_keys_lse(%q: memref<1x8x100x64xbf16>, %k: memref<2x8x100x64xbf16>, %o: memref<3x8x100x64xbf16>, %lse: memref<2x8x100xf32>, %cq: memref<3xi32>, %m: index) {
+  // expected-error @+1 {{lse batch size must match o's (3), got 2}}
+  fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<2x8x100x64xbf16>) v(%k : memref<2x8x100x64xbf16>) -> o(%o : memref<3x8x100x64xbf16>) lse(%lse : memref<2x8x100xf32>) query_offsets(%cq : memref<3xi32>) max_query_length(%m) split_keys
   return
 }
 
@@ -1082,5 +1082,21 @@ func.func @key_offsets_size(%q: memref<1x8x100x64xbf16>, %cq: memref<5xi32>, %ck
 func.func @key_offsets_k_batch(%q: memref<1x8x100x64xbf16>, %k: memref<4x8x100x64xbf16>, %cq: memref<5xi32>, %ck: memref<5xi32>, %m: index) {
   // expected-error @+1 {{k batch size must match q's (1), got 4}}
   fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%k : memref<4x8x100x64xbf16>) v(%k : memref<4x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) query_offsets(%cq : memref<5xi32>) key_offsets(%ck : memref<5xi32>) max_query_length(%m)
+  return
+}
+
+// -----
+
+func.func @merge_query_offsets_type(%outs: memref<2x1x8x10x64xbf16>, %lses: memref<2x1x8x10xf32>, %o: memref<1x8x10x64xbf16>, %cq: memref<3xi64>) {
+  // expected-error @+1 {{query_offsets element type must be i32, got 'i64'}}
+  fmha.merge_attention outs(%outs : memref<2x1x8x10x64xbf16>) lses(%lses : memref<2x1x8x10xf32>) -> o(%o : memref<1x8x10x64xbf16>) query_offsets(%cq : memref<3xi64>)
+  return
+}
+
+// -----
+
+func.func @merge_query_offsets_empty(%outs: memref<2x1x8x10x64xbf16>, %lses: memref<2x1x8x10xf32>, %o: memref<1x8x10x64xbf16>, %cq: memref<0xi32>) {
+  // expected-error @+1 {{query_offsets must have N + 1 >= 1 entries, got 0}}
+  fmha.merge_attention outs(%outs : memref<2x1x8x10x64xbf16>) lses(%lses : memref<2x1x8x10xf32>) -> o(%o : memref<1x8x10x64xbf16>) query_offsets(%cq : memref<0xi32>)
   return
 }

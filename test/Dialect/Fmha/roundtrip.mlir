@@ -88,6 +88,10 @@ func.func @attention_split_keys_and_merge(%q: memref<2x32x1x128xbf16>, %k: memre
   %fr = memref.alloc(%c2, %c2, %c2) : memref<?x?x?x80xf32>
   fmha.merge_attention outs(%fo : memref<?x?x?x?x80xf32>) lses(%fl : memref<?x?x?x?xf32>)
                     -> o(%fr : memref<?x?x?x80xf32>)
+  // CHECK: fmha.merge_attention outs(%{{.*}} : memref<?x?x?x?x80xf32>) lses(%{{.*}} : memref<?x?x?x?xf32>) -> o(%{{.*}} : memref<?x?x?x80xf32>) query_offsets(%{{.*}} : memref<3xi32>)
+  %cq = memref.alloc() : memref<3xi32>
+  fmha.merge_attention outs(%fo : memref<?x?x?x?x80xf32>) lses(%fl : memref<?x?x?x?xf32>)
+                    -> o(%fr : memref<?x?x?x80xf32>) query_offsets(%cq : memref<3xi32>)
   return
 }
 

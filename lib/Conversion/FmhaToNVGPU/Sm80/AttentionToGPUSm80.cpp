@@ -312,6 +312,12 @@ LogicalResult fmha::lowerAttentionToGPUSm80(AttentionOp op, TileAttr tile,
         "with both offsets at head dim 128 spilled 40 bytes of its key "
         "loop's block range; drop pack_query_heads (each query head then "
         "reads its KV head) or lower for sm_90a");
+  if (op.getSplitKeys() && op.getQueryOffsets())
+    return op.emitOpError(
+        "split_keys with query_offsets is sm_90a's: the sm_80 kernel with "
+        "both at head dim 128 spilled 40 bytes of its key loop; drop "
+        "split_keys (each sequence's keys then run in one CTA) or lower for "
+        "sm_90a");
 
   gpu::GPUFuncOp func = createKernelFunc(op, kernels, "attention",
                                          getSm80LaunchContract(op, tile));

@@ -578,7 +578,7 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
 /// memref descriptors; a persistent grid over the units of work
 /// (ceil(Sq / block_m) row blocks, or ceil of half as many pairs, of each
 /// (batch, head), pairsAttentionRowBlocks; with split_keys, of each key
-/// split of each batch); the tile's block and shared
+/// split of each batch or packed sequence); the tile's block and shared
 /// memory. The maps copy boxes of rows x 64 elements (block_m rows of q,
 /// block_n of k and v), one 128-byte swizzle span wide.
 LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
@@ -591,16 +591,19 @@ LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
            : 1);
   // With query_offsets, at least the units (every sequence's at most
   // max_query_length's, of B + 1 entries: the offsets' size; the kernel
-  // counts them).
-  GridFactor rowBlocks{kQOperand, 2, rowsPerUnit};
-  GridFactor batchEntries{op.getSplitKeys() ? kOOperand : kQOperand, 0};
+  // counts them); with split_keys, of each key split (o's entries).
+  GridAxis units{{{kQOperand, 2, rowsPerUnit},
+                  {kQOperand, 1},
+                  {op.getSplitKeys() ? kOOperand : kQOperand, 0}},
+                 kMaxGridDimX};
   if (op.getQueryOffsets()) {
-    rowBlocks = {getMaxQueryLengthOperand(op), 0, rowsPerUnit};
-    batchEntries = {getQueryOffsetsOperand(op), 0};
+    units.factors = {{getMaxQueryLengthOperand(op), 0, rowsPerUnit},
+                     {kQOperand, 1},
+                     {getQueryOffsetsOperand(op), 0}};
+    if (op.getSplitKeys())
+      units.factors.push_back({kOOperand, 0});
   }
-  contract.grid = {
-      GridAxis{{rowBlocks, {kQOperand, 1}, batchEntries}, kMaxGridDimX},
-      GridAxis{}, GridAxis{}};
+  contract.grid = {units, GridAxis{}, GridAxis{}};
   contract.persistent = true;
   auto rows = [](unsigned count) {
     return SmallVector<uint32_t>{count, static_cast<uint32_t>(kBoxColumns)};

@@ -358,9 +358,6 @@ LogicalResult AttentionOp::verifyPackedSequences() {
   if (!getMaxQueryLength())
     return emitOpError("query_offsets needs max_query_length (the most rows "
                        "a sequence has: it sizes the grid)");
-  if (getSplitKeys())
-    return emitOpError("split_keys with query_offsets: the partial states "
-                       "are per batch entry, and packed sequences have none");
   int64_t batch = dim(getQ(), 0);
   if (!ShapedType::isDynamic(batch) && batch != 1)
     return emitOpError("with query_offsets, q's batch size must be 1 (the "
@@ -516,6 +513,14 @@ LogicalResult MergeAttentionOp::verify() {
                                           dim(getLse(), i), "outs'",
                                           expected))))
       return failure();
+  }
+  if (Value offsets = getQueryOffsets()) {
+    if (failed(
+            checkRankAndElementType(op, offsets, "query_offsets", 1, "[N + 1]",
+                                    IntegerType::get(getContext(), 32), "i32")))
+      return failure();
+    if (dim(offsets, 0) == 0)
+      return emitOpError("query_offsets must have N + 1 >= 1 entries, got 0");
   }
   return success();
 }
