@@ -35,7 +35,7 @@
 10. Decode of packed sequences (--varlen-decode): attention_varlen with one
    query per sequence, GB/s, with max_seqlen_k (its keys may split) and
    without (they may not), beside the dense decode call on the same cache,
-   cuDNN's and FA4's varlen call.
+   cuDNN's and flash2's (SDPA, dense) and FA4's varlen call.
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
@@ -730,7 +730,7 @@ def varlen_decode_rows(rounds):
           "back_to_back_ms); beside the dense decode call on the same "
           "cache\n")
     names = ["flashcore varlen", "flashcore varlen no max_k",
-             "flashcore dense", "cudnn"]
+             "flashcore dense", "cudnn", "flash2"]
     if fa4_varlen_func is not None:
         names.append("fa4 varlen")
     print_header(["B x Sk", "MB"], names)
@@ -751,13 +751,15 @@ def varlen_decode_rows(rounds):
                 qp, kp, vp, cu_q, cu_k, 1),
             "flashcore dense": found["flashcore"],
             "cudnn": found["cudnn"],
+            "flash2": found["flash2"],
         }
         if fa4_varlen_func is not None:
             found["fa4 varlen"] = lambda: fa4_varlen_func(
                 qp, kp, vp, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
                 max_seqlen_q=1, max_seqlen_k=sk)
         med = runnable_medians(found, names, nbytes, 1e6, rounds)
-        peers = [med[n] for n in ("cudnn", "fa4 varlen") if n in med]
+        peers = [med[n] for n in ("cudnn", "flash2", "fa4 varlen")
+                 if n in med]
         best = max(peers, default=0)
         print(f"| {b}x{sk} | {nbytes / 1e6:.0f} | " + " | ".join(
             f"{med[n]:.0f}" if n in med else "n/a" for n in names) +

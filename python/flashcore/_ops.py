@@ -576,10 +576,11 @@ def _varlen_outputs(q, v, return_lse):
     return o, lse
 
 
-def _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, window,
-                 sinks, seqused_k=None, page_table=None, max_seqlen_k=None):
-    """The checked views of packed q ([1, total, H, D]) and k and v (the
-    same, or their page pools as they are) and their _Sequences."""
+def _packed_views(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                  seqused_k=None, page_table=None, max_seqlen_k=None):
+    """The views of packed q ([1, total, H, D]) and k and v (the same, or
+    their page pools as they are), and their _Sequences; their ranks
+    checked."""
     paged = page_table is not None
     _check_packed(q, k, v, paged)
     sequences = _Sequences(seqused_k, page_table, cu_seqlens_q, cu_seqlens_k,
@@ -587,6 +588,15 @@ def _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, window,
                            0 if max_seqlen_k is None else max_seqlen_k)
     views = (q.unsqueeze(0),) + ((k, v) if paged else
                                  (k.unsqueeze(0), v.unsqueeze(0)))
+    return views, sequences
+
+
+def _packed_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, window,
+                 sinks, seqused_k=None, page_table=None, max_seqlen_k=None):
+    """_packed_views, every check made."""
+    views, sequences = _packed_views(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                     max_seqlen_q, seqused_k, page_table,
+                                     max_seqlen_k)
     _check_attention(*views, window, sinks, sequences, _VARLEN)
     return views, sequences
 
@@ -603,6 +613,29 @@ def _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     _run_attention(*views, o.data_ptr(), lse.data_ptr() if return_lse else 0,
                    causal, window, scale, softcap, sinks, flags, sequences,
                    _VARLEN)
+    return o, lse
+
+
+def _varlen_direct(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal,
+                   window, scale, return_lse, softcap, sinks, seqused_k,
+                   page_table, max_seqlen_k):
+    """_varlen_impl as _attention_direct is _attention_impl: no placeholder
+    lse, and the checks once per signature (_fill_attention_desc's), which
+    decode's host time needs (a call made them all: 90 us a call against
+    the kernel's 95 at 8 x 8192). o, or (o, lse)."""
+    views, sequences = _packed_views(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                     max_seqlen_q, seqused_k, page_table,
+                                     max_seqlen_k)
+    o = _empty_output(q, v)
+    flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
+    if not return_lse:
+        _run_attention(*views, o.data_ptr(), 0, causal, window, scale,
+                       softcap, sinks, flags, sequences, _VARLEN)
+        return o
+    lse = torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32,
+                      device=q.device)
+    _run_attention(*views, o.data_ptr(), lse.data_ptr(), causal, window,
+                   scale, softcap, sinks, flags, sequences, _VARLEN)
     return o, lse
 
 
@@ -918,18 +951,17 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     """
     tensors = tuple(t for t in (q, k, v, cu_seqlens_q, cu_seqlens_k, sinks,
                                 seqused_k, page_table) if t is not None)
-    window = None if window is None else list(window)
     if _direct(tensors):
-        o, lse = _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k,
+        return _varlen_direct(q, k, v, cu_seqlens_q, cu_seqlens_k,
                               max_seqlen_q, causal, window, scale,
                               return_lse, softcap, sinks, seqused_k,
                               page_table, max_seqlen_k)
-    else:
-        _check_window(window, _VARLEN)
-        o, lse = torch.ops.flashcore.attention_varlen.default(
-            q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal,
-            window, scale, return_lse, softcap, sinks, seqused_k, page_table,
-            max_seqlen_k)
+    window = None if window is None else list(window)
+    _check_window(window, _VARLEN)
+    o, lse = torch.ops.flashcore.attention_varlen.default(
+        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, window,
+        scale, return_lse, softcap, sinks, seqused_k, page_table,
+        max_seqlen_k)
     return (o, lse) if return_lse else o
 
 
