@@ -306,18 +306,18 @@ LogicalResult fmha::lowerAttentionToGPUSm80(AttentionOp op, TileAttr tile,
                           "whose loads alternate (FlashAttention-2): stages "
                           "must be 1, got ")
            << tile.getStages();
-  if (op.getPackQueryHeads() && op.getQueryOffsets())
-    return op.emitOpError(
-        "pack_query_heads with query_offsets is sm_90a's: the sm_80 kernel "
-        "with both offsets at head dim 128 spilled 40 bytes of its key "
-        "loop's block range; drop pack_query_heads (each query head then "
-        "reads its KV head) or lower for sm_90a");
-  if (op.getSplitKeys() && op.getQueryOffsets())
-    return op.emitOpError(
-        "split_keys with query_offsets is sm_90a's: the sm_80 kernel with "
-        "both at head dim 128 spilled 40 bytes of its key loop; drop "
-        "split_keys (each sequence's keys then run in one CTA) or lower for "
-        "sm_90a");
+  // Packed sequences' schedules that the sm_80 kernel cannot hold: its
+  // d128 kernel with both offsets spilled 40 bytes of its key loop with
+  // either (the JIT asks for neither on sm_80).
+  if (op.getQueryOffsets() && (op.getPackQueryHeads() || op.getSplitKeys())) {
+    StringRef schedule =
+        op.getPackQueryHeads() ? "pack_query_heads" : "split_keys";
+    return op.emitOpError()
+           << schedule
+           << " with query_offsets is sm_90a's: the sm_80 kernel with both "
+              "offsets at head dim 128 spilled 40 bytes of its key loop; drop "
+           << schedule << " or lower for sm_90a";
+  }
 
   gpu::GPUFuncOp func = createKernelFunc(op, kernels, "attention",
                                          getSm80LaunchContract(op, tile));
