@@ -1,7 +1,9 @@
-"""Plots bench.py's TFLOP/s table (its log, markdown) as grouped bars per
-ANCHORS row: docs/python-attention.png.
+"""Plots a bench.py table (its log, markdown) as grouped bars per row:
+the attention TFLOP/s table (docs/python-attention.png) or, with
+--varlen-decode, the packed sequences' decode GB/s
+(docs/varlen-decode.png).
 
-Usage: python3 bench/python/plot.py BENCH_LOG [OUTPUT_PNG]
+Usage: python3 bench/python/plot.py [--varlen-decode] BENCH_LOG [OUTPUT_PNG]
 """
 
 import sys
@@ -12,10 +14,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def read_table(path):
+def read_table(path, first_column):
+    """The header and rows of the log's table whose first column is
+    first_column."""
     lines = open(path).read().splitlines()
     start = next(i for i, line in enumerate(lines)
-                 if line.startswith("| B x H x S x D |"))
+                 if line.startswith(f"| {first_column} |"))
     header = [c.strip() for c in lines[start].strip("|").split("|")]
     rows = []
     for line in lines[start + 2:]:
@@ -26,28 +30,44 @@ def read_table(path):
     return header, rows
 
 
-def main():
-    header, rows = read_table(sys.argv[1])
-    output = sys.argv[2] if len(sys.argv) > 2 else "docs/python-attention.png"
-    names = header[3:-1]  # candidates, without the ratio column
-    labels = [f"{r[0]}{' causal' if r[1] == 'yes' else ''} {r[2]}"
-              for r in rows]
+def plot(rows, names, first, labels, ylabel, title, output):
+    """Grouped bars: candidate i of each row is column first + i."""
     width = 0.8 / len(names)
     fig, ax = plt.subplots(figsize=(16, 6.5))
     for i, name in enumerate(names):
-        values = [float(r[3 + i]) for r in rows]
+        values = [float(r[first + i]) if r[first + i] != "n/a" else 0.0
+                  for r in rows]
         ax.bar([x + (i - len(names) / 2 + 0.5) * width
                 for x in range(len(rows))], values, width, label=name)
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels(labels, fontsize=8, rotation=30, ha="right")
-    ax.set_ylabel("TFLOP/s")
-    ax.set_title("Attention forward on the H100 from Python (BSHD, "
-                 "back-to-back calls, one process, rows interleaved)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(ncol=len(names))
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(output, dpi=110)
     print(output)
+
+
+def main():
+    args = sys.argv[1:]
+    varlen = args[:1] == ["--varlen-decode"]
+    if varlen:
+        args = args[1:]
+        header, rows = read_table(args[0], "B x Sk")
+        plot(rows, header[2:-1], 2, [r[0] for r in rows], "GB/s",
+             "Decode of packed sequences on the H100 (one query each, GQA "
+             "32:8, d128 bf16; one process, rows interleaved)",
+             args[1] if len(args) > 1 else "docs/varlen-decode.png")
+        return
+    header, rows = read_table(args[0], "B x H x S x D")
+    plot(rows, header[3:-1], 3,
+         [f"{r[0]}{' causal' if r[1] == 'yes' else ''} {r[2]}" for r in rows],
+         "TFLOP/s",
+         "Attention forward on the H100 from Python (BSHD, back-to-back "
+         "calls, one process, rows interleaved)",
+         args[1] if len(args) > 1 else "docs/python-attention.png")
 
 
 if __name__ == "__main__":
