@@ -813,20 +813,21 @@ static fmha_kernels_status fmha_kernels_check_attention_sizes(
 #endif
 
 #if FMHA_KERNELS_ATTENTION_KERNELS || FMHA_KERNELS_MERGE_ATTENTION_KERNELS
-/* An optional operand \p name given (or not) as the kernel was generated
-   (with it, or not: \p flag regenerates it). */
+/* An optional operand \p name, which the kernel \p uses ("reads" or
+   "writes"), given (or not) as the kernel was generated (with it, or not:
+   \p flag regenerates it). */
 static fmha_kernels_status
 fmha_kernels_check_optional(fmha_kernels_module *module, const char *kernel,
-                            const char *name, int generated, int given,
-                            const char *flag) {
+                            const char *name, const char *uses, int generated,
+                            int given, const char *flag) {
   char what[160];
   if (generated == given)
     return FMHA_KERNELS_SUCCESS;
   if (generated)
     snprintf(what, sizeof what,
              "%s is NULL: the kernel was generated with "
-             "%s and reads it",
-             name, name);
+             "%s and %s it",
+             name, name, uses);
   else
     snprintf(what, sizeof what,
              "%s must be NULL: the kernel was generated "
@@ -854,31 +855,26 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
       module, kernel, a->batch, a->q_heads, a->kv_heads, a->q_seq, a->k_seq);
   if (status != FMHA_KERNELS_SUCCESS)
     return status;
-  if (info->lse && !a->lse)
-    return fmha_kernels_invalid(
-        module, kernel,
-        "lse is NULL: the kernel was generated with lse and writes it");
-  if (!info->lse && a->lse)
-    return fmha_kernels_invalid(
-        module, kernel,
-        "lse must be NULL: the kernel was generated without lse (regenerate "
-        "with --lse)");
-  status = fmha_kernels_check_optional(module, kernel, "sinks", info->sinks,
-                                       a->sinks != NULL, "--sinks");
+  status = fmha_kernels_check_optional(module, kernel, "lse", "writes",
+                                       info->lse, a->lse != NULL, "--lse");
+  if (status == FMHA_KERNELS_SUCCESS)
+    status = fmha_kernels_check_optional(module, kernel, "sinks", "reads",
+                                         info->sinks, a->sinks != NULL,
+                                         "--sinks");
   if (status == FMHA_KERNELS_SUCCESS)
     status = fmha_kernels_check_optional(
-        module, kernel, "query_offsets", info->query_offsets,
+        module, kernel, "query_offsets", "reads", info->query_offsets,
         a->query_offsets != NULL, "query_offsets on the op");
   if (status == FMHA_KERNELS_SUCCESS)
     status = fmha_kernels_check_optional(
-        module, kernel, "key_offsets", info->key_offsets,
+        module, kernel, "key_offsets", "reads", info->key_offsets,
         a->key_offsets != NULL, "key_offsets on the op");
   if (status == FMHA_KERNELS_SUCCESS)
     status = fmha_kernels_check_optional(
-        module, kernel, "key_lengths", info->key_lengths,
+        module, kernel, "key_lengths", "reads", info->key_lengths,
         a->key_lengths != NULL, "--key-lengths");
   if (status == FMHA_KERNELS_SUCCESS)
-    status = fmha_kernels_check_optional(module, kernel, "page_table",
+    status = fmha_kernels_check_optional(module, kernel, "page_table", "reads",
                                          info->page_size != 0,
                                          a->page_table != NULL, "--page-size");
   if (status != FMHA_KERNELS_SUCCESS)
@@ -1047,8 +1043,9 @@ static fmha_kernels_status fmha_kernels_launch_merge_attention_kernel(
     return fmha_kernels_invalid(
         module, kernel,
         "states must be >= 1, and batch, heads and q_seq >= 0");
-  status = fmha_kernels_check_optional(module, kernel, "lse", info->lse,
-                                       a->lse != NULL, "an lse on the op");
+  status = fmha_kernels_check_optional(module, kernel, "lse", "writes",
+                                       info->lse, a->lse != NULL,
+                                       "an lse on the op");
   if (status != FMHA_KERNELS_SUCCESS)
     return status;
   fmha_kernels_set_tensor(&tensors[0], a->outs, a->states, a->batch,
