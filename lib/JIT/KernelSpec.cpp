@@ -344,6 +344,10 @@ std::string KernelSpec::toMLIR() const {
   return text;
 }
 
+bool fmha::canPackOrSplit(const KernelSpec &spec, Chip chip) {
+  return !spec.withQueryOffsets || chip == Chip::sm_90a;
+}
+
 bool fmha::shouldPackQueryHeads(const KernelSpec &spec, int64_t querySeq,
                                 int64_t queryGroup, int64_t blockM) {
   // One query without a window folds the group's heads with a view
@@ -382,9 +386,7 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
       tiling != getDefaultAttentionTiling(chip, launched.getHeadDims(),
                                           launched.causal))
     launched.attentionTile = tiling;
-  // Packed sequences pack their heads on sm_90a only (the sm_80 lowering
-  // refuses them).
-  if (querySeq && (chip == Chip::sm_90a || !spec.withQueryOffsets) &&
+  if (querySeq && canPackOrSplit(spec, chip) &&
       shouldPackQueryHeads(launched, *querySeq, queryGroup, tiling.blockM))
     launched.packQueryHeads = true;
   return launched;
@@ -463,10 +465,9 @@ std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
     keys.push_back(std::move(key));
     specs.push_back(std::move(launched));
   };
-  // Decode, and packed query heads, split their keys; packed sequences on
-  // sm_90a only (the sm_80 lowering refuses them).
+  // Decode, and packed query heads, split their keys (canPackOrSplit).
   auto addSplit = [&](KernelSpec launched) {
-    if (spec.splitKeys || (spec.withQueryOffsets && chip != Chip::sm_90a))
+    if (spec.splitKeys || !canPackOrSplit(spec, chip))
       return;
     launched.splitKeys = launched.withLse = true;
     add(launched);

@@ -363,17 +363,16 @@ struct AttentionLaunchPlan {
 private:
   /// getKeySplits (or \p chosen, evened) for the caller's \p querySeq
   /// queries (a packed batch's longest sequence's): decode, and packed
-  /// query heads, only; packed sequences on sm_90a only (the sm_80
-  /// lowering refuses them) and where their keys' count is known.
+  /// query heads, only, where the chip takes it (canPackOrSplit); packed
+  /// sequences where their keys' count is known.
   unsigned getKeySplits(const JIT &jit, int64_t querySeq,
                         std::optional<unsigned> chosen) const {
-    if ((querySeq != 1 && !launched.packQueryHeads) || launched.splitKeys)
+    if ((querySeq != 1 && !launched.packQueryHeads) || launched.splitKeys ||
+        !canPackOrSplit(launched, jit.getLoadPlan().chip))
       return 1;
     const AttentionTensors &t = tensors;
     int64_t keys = t.keySeq;
     if (launched.withQueryOffsets) {
-      if (jit.getLoadPlan().chip != Chip::sm_90a)
-        return 1;
       keys = t.maxKeyLength ? std::min(t.maxKeyLength, t.keySeq)
              : t.keyOffsets ? 0
                             : t.keySeq;
@@ -449,6 +448,14 @@ static std::array<int64_t, N> packEntry(std::array<int64_t, N> strides,
   return strides;
 }
 
+/// \p strides of q, o or lse of \p t: the caller's, or with query offsets
+/// those of the sequences packed as one entry (packEntry).
+static std::array<int64_t, 3> getQueryStrides(const AttentionTensors &t,
+                                              std::array<int64_t, 3> strides) {
+  return t.queryOffsets ? packEntry(strides, t.queryHeads, t.querySeq)
+                        : strides;
+}
+
 /// The launch operands of attention \p spec on \p t: q, k, v, o, then lse,
 /// sinks, key lengths, the page table, the query and key offsets and the
 /// longest sequence's rows where given.
@@ -466,10 +473,6 @@ getAttentionOperands(const KernelSpec &spec, const AttentionTensors &t,
   int64_t headDim = spec.headDim, valueHeadDim = spec.getValueHeadDim();
   // q and o: each batch entry's rows, or the sequences packed as one entry.
   int64_t queryEntries = getQueryEntries(t);
-  auto packQueries = [&](const std::array<int64_t, 3> &strides) {
-    return t.queryOffsets ? packEntry(strides, t.queryHeads, t.querySeq)
-                          : strides;
-  };
   // k and v: each batch entry's keys, the pages of a paged cache, or the
   // sequences' keys packed as one entry.
   int64_t keyEntries = pageSize ? t.pages : t.keyOffsets ? 1 : t.batch;
@@ -479,15 +482,15 @@ getAttentionOperands(const KernelSpec &spec, const AttentionTensors &t,
   };
   llvm::SmallVector<LaunchOperand, 5> operands = {
       tensor(t.q, queryEntries, t.queryHeads, t.querySeq,
-             packQueries(t.qStrides), headDim),
+             getQueryStrides(t, t.qStrides), headDim),
       tensor(t.k, keyEntries, t.kvHeads, keyRows, packKeys(t.kStrides),
              headDim),
       tensor(t.v, keyEntries, t.kvHeads, keyRows, packKeys(t.vStrides),
              valueHeadDim),
       tensor(t.o, outputEntries, t.queryHeads, t.querySeq,
-             packQueries(t.oStrides), valueHeadDim)};
+             getQueryStrides(t, t.oStrides), valueHeadDim)};
   if (t.lse) {
-    std::array<int64_t, 3> lseStrides = packQueries(t.lseStrides);
+    std::array<int64_t, 3> lseStrides = getQueryStrides(t, t.lseStrides);
     operands.push_back(
         LaunchOperand{t.lse,
                       {outputEntries, t.queryHeads, t.querySeq},
@@ -589,14 +592,12 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   states.heads = t.queryHeads;
   states.querySeq = t.querySeq;
   states.setDenseStrides(spec.getValueHeadDim());
-  states.oStrides = t.oStrides;
-  states.lseStrides = t.lseStrides;
+  states.oStrides = getQueryStrides(t, t.oStrides);
+  states.lseStrides = getQueryStrides(t, t.lseStrides);
   if (t.queryOffsets) {
     // The packed sequences' rows only: no state was written outside them.
     states.queryOffsets = t.queryOffsets;
     states.sequences = t.batch;
-    states.oStrides = packEntry(t.oStrides, t.queryHeads, t.querySeq);
-    states.lseStrides = packEntry(t.lseStrides, t.queryHeads, t.querySeq);
   }
   // The states are the split kernel's: the merge kernel fetched above takes
   // them without checks or a second lookup.

@@ -135,6 +135,12 @@ KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
                                   std::optional<int64_t> querySeq,
                                   int64_t queryGroup = 1);
 
+/// Whether a launch of \p spec on \p chip may pack query heads
+/// (pack_query_heads) or split keys (split_keys): always, but packed
+/// sequences (withQueryOffsets) on sm_90a only, whose lowering alone takes
+/// them (the sm_80 one refuses both: its kernel with both offsets spilled).
+bool canPackOrSplit(const KernelSpec &spec, Chip chip);
+
 /// Whether a launch of \p spec with tile rows \p blockM packs the
 /// \p queryGroup query heads of a KV head into a tile's rows
 /// (pack_query_heads): for more than one query, or one under a window or

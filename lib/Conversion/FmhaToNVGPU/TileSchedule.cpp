@@ -349,8 +349,8 @@ Value PersistentTileSchedule::getQueryGroup() {
   return fmha::getQueryGroup(b, q, k, /*fresh=*/true);
 }
 
-/// S, the key splits of split_keys (i32): o's entries per q's entry. With
-/// query_offsets (q's one entry), o's entries.
+/// With query_offsets and split_keys, S, the key splits (i32): o's entries,
+/// q having one.
 Value PersistentTileSchedule::getSplits() { return b.word(freshDim(o, 0)); }
 
 /// The units' batch entries: q's (o's entries with split_keys).

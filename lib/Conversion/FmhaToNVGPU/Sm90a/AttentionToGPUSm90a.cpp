@@ -592,17 +592,15 @@ LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
   // With query_offsets, at least the units (every sequence's at most
   // max_query_length's, of B + 1 entries: the offsets' size; the kernel
   // counts them); with split_keys, of each key split (o's entries).
-  GridAxis units{{{kQOperand, 2, rowsPerUnit},
-                  {kQOperand, 1},
-                  {op.getSplitKeys() ? kOOperand : kQOperand, 0}},
-                 kMaxGridDimX};
+  GridFactor rowBlocks{kQOperand, 2, rowsPerUnit};
+  GridFactor batchEntries{op.getSplitKeys() ? kOOperand : kQOperand, 0};
   if (op.getQueryOffsets()) {
-    units.factors = {{getMaxQueryLengthOperand(op), 0, rowsPerUnit},
-                     {kQOperand, 1},
-                     {getQueryOffsetsOperand(op), 0}};
-    if (op.getSplitKeys())
-      units.factors.push_back({kOOperand, 0});
+    rowBlocks = {getMaxQueryLengthOperand(op), 0, rowsPerUnit};
+    batchEntries = {getQueryOffsetsOperand(op), 0};
   }
+  GridAxis units{{rowBlocks, {kQOperand, 1}, batchEntries}, kMaxGridDimX};
+  if (op.getQueryOffsets() && op.getSplitKeys())
+    units.factors.push_back({kOOperand, 0});
   contract.grid = {units, GridAxis{}, GridAxis{}};
   contract.persistent = true;
   auto rows = [](unsigned count) {
