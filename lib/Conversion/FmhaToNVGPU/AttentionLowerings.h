@@ -52,8 +52,10 @@ gpu::GPUFuncOp createAttentionGradDkvSm90a(AttentionGradOp op,
                                            gpu::GPUModuleOp kernels);
 
 /// Where that kernel keeps column \p column (index) of query row \p row
-/// in dq_accum: 16-byte chunk c of a row at chunk c ^ (row % 8), so that
-/// its staging stores, eight rows at a time, hit eight bank groups.
+/// in dq_accum: 16-byte chunk c of a row at chunk c ^ 2 (row % 4). A
+/// staging store of 8 bytes a lane runs as two half-warps, each of four
+/// rows (g) by two neighbouring chunks (t / 2): the XOR puts those eight
+/// in eight different 16-byte bank groups.
 Value getQueryGradColumn(KernelBuilder &b, Value row, Value column);
 
 } // namespace mlir::fmha

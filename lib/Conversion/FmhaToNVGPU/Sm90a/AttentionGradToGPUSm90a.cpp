@@ -786,10 +786,10 @@ std::pair<Value, Value> GradDkvKernel::loadRowTerms(Value batch, Value step) {
     auto [head, firstQuery] = locate(step);
     Value query = b.smin(b.add(firstQuery, consumerThread),
                          b.sub(b.word(seqQ), b.i32(1)));
-    Value lse2 = b.fmul(loadRowTerm(kGradLse, batch, head, query),
-                        b.f32(static_cast<float>(M_LOG2E)));
+    // Scaled where stored: a use here would wait for the load.
+    Value lse = loadRowTerm(kGradLse, batch, head, query);
     Value delta = loadRowTerm(kGradDelta, batch, head, query);
-    scf::YieldOp::create(b, ValueRange{lse2, delta});
+    scf::YieldOp::create(b, ValueRange{lse, delta});
     b.setInsertionPointToStart(branch.elseBlock());
     Value zero = b.f32(0.0f);
     scf::YieldOp::create(b, ValueRange{zero, zero});
@@ -802,7 +802,8 @@ void GradDkvKernel::storeRowTerms(std::pair<Value, Value> terms, Value step,
   Value consumerThread = getConsumerThread();
   onThread(isTermLoader(step), [&] {
     Value slot = b.add(getRowTerms(consumed), b.mul(consumerThread, b.i32(4)));
-    LLVM::StoreOp::create(b, terms.first, pipeline.getSharedPointer(slot), 4);
+    Value lse2 = b.fmul(terms.first, b.f32(static_cast<float>(M_LOG2E)));
+    LLVM::StoreOp::create(b, lse2, pipeline.getSharedPointer(slot), 4);
     LLVM::StoreOp::create(b, terms.second,
                           pipeline.getSharedPointer(
                               b.add(slot, b.i32(geometry.blockQueries * 4))),
@@ -930,8 +931,8 @@ void GradDkvKernel::storeScoreTile(const FragmentLanes &lanes,
 // Element 4 i + 2 h + e of the lane's m64nN dQ is query row
 // 16 w + g + 8 h (of the consumer's 64 where it has rows of its own),
 // column 8 i + 2 t + e (of its half of D where it has those): in
-// dq_accum's layout (getQueryGradColumn) the 8 rows g of a store land in 8
-// different 16-byte bank groups.
+// dq_accum's layout (getQueryGradColumn) each half-warp's 16 lanes of a
+// store land in 8 different 16-byte bank groups.
 void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                                    Value staging) {
   int64_t columns =
@@ -1094,7 +1095,8 @@ void GradDkvKernel::build() {
 } // namespace
 
 Value fmha::getQueryGradColumn(KernelBuilder &b, Value row, Value column) {
-  Value chunk = b.xor_(b.udiv(column, b.index(4)), b.urem(row, b.index(8)));
+  Value chunk = b.xor_(b.udiv(column, b.index(4)),
+                       b.mul(b.urem(row, b.index(4)), b.index(2)));
   return b.add(b.mul(chunk, b.index(4)), b.urem(column, b.index(4)));
 }
 
