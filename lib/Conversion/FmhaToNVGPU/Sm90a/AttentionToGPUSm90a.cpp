@@ -23,9 +23,11 @@
 // loads; the host IR, which cannot ask the device, launches one CTA per
 // unit.
 //
-// Warpgroup 0 is the producer: one thread issues every TMA load. Q once per
-// tile (row block of a (batch, head)), K and V of each key block into
-// `stages` buffers, each buffer with a full and an empty mbarrier. The other
+// Warpgroup 0 is the producer: one thread issues every TMA load (over a
+// paged cache whose pages are smaller than a key block, one thread of
+// each of its warps, getIssuingWarps). Q once per tile (row block of a
+// (batch, head)), K and V of each key block into `stages` buffers, each
+// buffer with a full and an empty mbarrier. The other
 // warpgroups are consumers, each owning 64 query rows: per key block j
 //
 //   wait K_j, V_{j-1} full;  issue S_j = Q K_j^T (WGMMA, both operands in
@@ -59,6 +61,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -67,26 +70,61 @@ using namespace mlir::fmha::sm90a;
 
 namespace {
 
-/// The producer's part of one tile: Q, then K and V of every key block into
-/// the buffers as the consumers free them. Returns the count of key blocks
-/// loaded so far, from \p loaded.
+/// The warps of the producer warpgroup that issue loads: with a page
+/// table, up to all four, each every fourth of a key block's boxes (a box
+/// per page and column block, each after its table entry's load: one
+/// thread's chain of them fell behind the GEMMs at pages of 16 rows);
+/// else, and where a page holds the block, one.
+int64_t getIssuingWarps(const KernelShape &shape) {
+  return std::min<int64_t>(kWarpgroupThreads / kThreadsPerWarp,
+                           shape.blockN / shape.keyBoxRows);
+}
+
+/// This thread's warp (i32), read anew where called: kept across the
+/// producer's loops it would take one of its 24 registers, and spill.
+Value readWarp(KernelBuilder &b) {
+  Value thread =
+      LLVM::InlineAsmOp::create(
+          b, b.getI32Type(), ValueRange{}, "mov.u32 $0, %tid.x;", "=r",
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+          .getResult(0);
+  return b.udiv(thread, b.i32(kThreadsPerWarp));
+}
+
+/// The producer's part of one tile, as its issuing warp (readWarp) of
+/// getIssuingWarps sees it: Q (warp 0), then K and V of every key block
+/// into the buffers as the consumers free them (warp 0 states each
+/// buffer's bytes; the warps' boxes land on its barrier in any order).
+/// Returns the count of key blocks loaded so far, from \p loaded.
 Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                     TmaPipeline &pipeline, gpu::GPUFuncOp func,
                     const KeyRows &keys, const TileCoordinates &tile,
                     Value iteration, Value loaded) {
+  int64_t warps = getIssuingWarps(shape);
+  auto onFirstWarp = [&](llvm::function_ref<void()> then) {
+    if (warps == 1)
+      return then();
+    scf::IfOp::create(b, b.eq(readWarp(b), b.i32(0)),
+                      [&](OpBuilder &, Location) {
+                        then();
+                        scf::YieldOp::create(b);
+                      });
+  };
   // Q, once the consumers are done with the previous tile's (packed heads'
   // rows are no box: the consumers load their own, loadQueryRows).
-  if (!tile.queryGroup) {
-    Value parity = b.urem(iteration, b.i32(2));
-    pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty),
-                  b.xor_(parity, b.i32(1)));
-    Value full = pipeline.getBarrier(TmaPipeline::kQueryFull);
-    pipeline.expectBytes(full, shape.queryBytes);
-    pipeline.loadTile(func.getArgument(kQMap), pipeline.getBase(), full,
-                      b.word(tile.toQueryRow(b, tile.firstRow)),
-                      b.word(tile.head), b.word(tile.getQueryEntry(b)),
-                      shape.blockM, shape.blockM, shape.keyColumnBlocks);
-  }
+  if (!tile.queryGroup)
+    onFirstWarp([&] {
+      Value parity = b.urem(iteration, b.i32(2));
+      pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty),
+                    b.xor_(parity, b.i32(1)));
+      Value full = pipeline.getBarrier(TmaPipeline::kQueryFull);
+      pipeline.expectBytes(full, shape.queryBytes);
+      pipeline.loadTile(func.getArgument(kQMap), pipeline.getBase(), full,
+                        b.word(tile.toQueryRow(b, tile.firstRow)),
+                        b.word(tile.head), b.word(tile.getQueryEntry(b)),
+                        shape.blockM, shape.blockM, shape.keyColumnBlocks);
+    });
 
   // K and V of every key block, last to first, as the consumers visit
   // them (in 32 bits, as TMA coordinates).
@@ -139,15 +177,20 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                         shape.blockN, columnBlocks);
       continue;
     }
-    pipeline.expectBytes(barrier,
-                         b.mul(pagedRows, b.i32(columnBlocks * kSwizzleBytes)));
-    Value tileAddress = getBuffer();
-    // Over the boxes' first keys, carrying each box's shared address (one
-    // register fewer than both from a box index: the producer has none to
-    // spare).
-    auto boxes =
-        scf::ForOp::create(b, blockRow, b.add(blockRow, pagedRows),
-                           b.i32(shape.keyBoxRows), ValueRange{tileAddress});
+    onFirstWarp([&] {
+      pipeline.expectBytes(
+          barrier, b.mul(pagedRows, b.i32(columnBlocks * kSwizzleBytes)));
+    });
+    // Over this warp's boxes' first keys (every warps-th), carrying each
+    // box's shared address (one register fewer than both from a box index:
+    // the producer has none to spare).
+    Value firstBox =
+        warps == 1 ? b.i32(0) : b.mul(readWarp(b), b.i32(shape.keyBoxRows));
+    Value tileAddress =
+        b.add(getBuffer(), b.mul(firstBox, b.i32(kSwizzleBytes)));
+    auto boxes = scf::ForOp::create(
+        b, b.add(blockRow, firstBox), b.add(blockRow, pagedRows),
+        b.i32(warps * shape.keyBoxRows), ValueRange{tileAddress});
     OpBuilder::InsertionGuard boxGuard(b);
     b.setInsertionPointToStart(boxes.getBody());
     Value boxAddress = boxes.getRegionIterArgs()[0];
@@ -156,7 +199,7 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
     pipeline.loadTile(map, boxAddress, barrier, entryRow, kvHeadWord, entry,
                       shape.keyBoxRows, shape.blockN, columnBlocks);
     scf::YieldOp::create(
-        b, b.add(boxAddress, b.i32(shape.keyBoxRows * kSwizzleBytes)));
+        b, b.add(boxAddress, b.i32(warps * shape.keyBoxRows * kSwizzleBytes)));
   }
   scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
   return loop.getResult(0);
@@ -534,13 +577,18 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
       b, isProducer,
       [&](OpBuilder &, Location) {
         setMaxRegisters(b, split.producer, /*increase=*/false);
-        // The first thread walks the tiles and issues their loads; with
-        // packed sequences the first warp walks them (its lanes find each
-        // tile's sequence together, as the consumers' do).
+        // The first thread of each issuing warp (getIssuingWarps) walks
+        // the tiles and issues their loads; with packed sequences each
+        // issuing warp walks them (its lanes find each tile's sequence
+        // together, as the consumers' do).
         bool byWarps = static_cast<bool>(op.getQueryOffsets());
-        Value issuer = b.eq(threadId, b.index(0));
-        Value walker =
-            byWarps ? b.slt(threadId, b.index(kThreadsPerWarp)) : issuer;
+        int64_t warps = getIssuingWarps(shape);
+        Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
+        Value issuer =
+            warps == 1 ? b.eq(threadId, b.index(0)) : b.eq(lane, b.index(0));
+        Value walker = byWarps
+                           ? b.slt(threadId, b.index(warps * kThreadsPerWarp))
+                           : issuer;
         scf::IfOp::create(b, walker, [&](OpBuilder &, Location) {
           schedule.forEachTile(
               [&](const TileCoordinates &tile, Value iteration, Value loaded) {
