@@ -144,7 +144,10 @@ static std::string describe(const AotKernel &kernel) {
   llvm::raw_string_ostream os(text);
   if (kernel.kind == AotKernel::Kind::Merge) {
     os << "fmha.merge_attention " << kernel.elementType << ", head dim "
-       << kernel.headDim << (kernel.withLse ? ", lse" : "");
+       << kernel.headDim << (kernel.withLse ? ", lse" : "")
+       << (kernel.withQueryOffsets
+               ? ", the rows of sequences packed by query_offsets"
+               : "");
   } else if (kernel.kind != AotKernel::Kind::Resample) {
     bool grad = kernel.kind == AotKernel::Kind::AttentionGrad;
     os << (grad ? "fmha.attention_grad " : "fmha.attention ")
@@ -169,7 +172,9 @@ static std::string describe(const AotKernel &kernel) {
     if (kernel.packQueryHeads)
       os << ", query heads packed by KV head";
     if (kernel.splitKeys)
-      os << ", split keys (o and lse: S partial states of each batch entry)";
+      os << ", split keys (o and lse: S partial states of each "
+         << (kernel.withQueryOffsets ? "packed sequence" : "batch entry")
+         << ")";
     if (kernel.withQueryOffsets)
       os << ", sequences packed by query_offsets"
          << (kernel.withKeyOffsets ? " and key_offsets" : "");

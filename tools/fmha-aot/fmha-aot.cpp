@@ -435,6 +435,9 @@ static constexpr llvm::StringRef kStateRowDims[] = {"states", "batch", "heads",
 static constexpr llvm::StringRef kMergedDims[] = {"batch", "heads", "q_seq",
                                                   "head_dim"};
 static constexpr llvm::StringRef kMergedRowDims[] = {"batch", "heads", "q_seq"};
+/// Its query_offsets: the packed sequences' (whose states are one batch
+/// entry's rows).
+static constexpr llvm::StringRef kSequenceOffsetDims[] = {"sequences + 1"};
 static constexpr llvm::StringRef kLengthDims[] = {"batch"};
 static constexpr llvm::StringRef kTableDims[] = {"batch", "pages_per_sequence"};
 static constexpr llvm::StringRef kOffsetDims[] = {"batch + 1"};
@@ -495,10 +498,12 @@ describeOperands(AttentionOp op) {
 /// time (MergeToGPU.cpp), so each operand needs its elements' alignment.
 static llvm::Expected<std::vector<MemRefOperand>>
 describeOperands(MergeAttentionOp op) {
-  return describeOperands({{"outs", kStateDims, op.getOuts(), 0},
-                           {"lses", kStateRowDims, op.getLses(), 0},
-                           {"o", kMergedDims, op.getO(), 0},
-                           {"lse", kMergedRowDims, op.getLse(), 0}});
+  return describeOperands(
+      {{"outs", kStateDims, op.getOuts(), 0},
+       {"lses", kStateRowDims, op.getLses(), 0},
+       {"o", kMergedDims, op.getO(), 0},
+       {"lse", kMergedRowDims, op.getLse(), 0},
+       {"query_offsets", kSequenceOffsetDims, op.getQueryOffsets(), 0}});
 }
 
 static llvm::Expected<std::vector<MemRefOperand>>
@@ -690,11 +695,6 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                      }),
                      ", ");
     } else if (auto attention = dyn_cast<AttentionOp>(op)) {
-      if (attention.getSplitKeys() && attention.getQueryOffsets())
-        return llvm::createStringError(
-            "fmha.attention with split_keys and query_offsets (the "
-            "JIT's split decode of packed sequences) has no C launcher yet; "
-            "drop split_keys, or launch it through the JIT");
       kernel.withQueryOffsets = static_cast<bool>(attention.getQueryOffsets());
       kernel.withKeyOffsets = static_cast<bool>(attention.getKeyOffsets());
       kernel.withSinks = static_cast<bool>(attention.getSinks());
@@ -713,12 +713,8 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                    stringifyChip(tiling.chip), tiling.blockM,
                                    tiling.blockN, tiling.warps, tiling.stages);
     } else if (auto merge = dyn_cast<MergeAttentionOp>(op)) {
-      if (merge.getQueryOffsets())
-        return llvm::createStringError(
-            "fmha.merge_attention with query_offsets (the JIT's "
-            "merge of packed sequences' states) has no C launcher yet; drop "
-            "query_offsets, or launch it through the JIT");
       kernel.kind = AotKernel::Kind::Merge;
+      kernel.withQueryOffsets = static_cast<bool>(merge.getQueryOffsets());
       auto outType = cast<MemRefType>(merge.getO().getType());
       kernel.elementType = getElementTypeName(outType.getElementType()).str();
       kernel.headDim = kernel.valueHeadDim = outType.getDimSize(3);

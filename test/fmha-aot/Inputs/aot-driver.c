@@ -56,6 +56,13 @@ static void strides4(int64_t h, int64_t s, int64_t d, int bshd,
   out[3] = 1;
 }
 
+/* Strides of a dense [B, H, S] tensor. */
+static void strides3(int64_t h, int64_t s, int64_t out[3]) {
+  out[0] = h * s;
+  out[1] = s;
+  out[2] = 1;
+}
+
 /* The sizes of an attention or attention_grad args struct (both name them
    alike) from the options. */
 #define READ_SIZES(a)                                                        \
@@ -87,14 +94,44 @@ static t_status launchAttention(t_module *m, const t_kernel_info *info,
   a.lse_strides[0] = a.q_heads * a.q_seq;
   a.lse_strides[1] = a.q_seq;
   a.lse_strides[2] = 1;
+  /* split_keys: `splits` states of each batch entry (of q's one entry with
+     packed sequences: b is then their count, q_seq the rows of all). */
+  a.splits = option(argc, argv, "splits", 1);
+  if (option(argc, argv, "qo", info->query_offsets)) {
+    a.query_offsets = (const int32_t *)24576;
+    a.query_offsets_strides[0] = 1;
+    a.max_query_length = option(argc, argv, "mq", a.q_seq);
+  }
   return info->launch_attention(m, &a, NULL);
 }
 
-/* Strides of a dense [B, H, S] tensor. */
-static void strides3(int64_t h, int64_t s, int64_t out[3]) {
-  out[0] = h * s;
-  out[1] = s;
-  out[2] = 1;
+/* A merge_attention's operands at 4096 * (operand + 1) in the op's order:
+   outs [S, B, H, Sq, D], lses, o, lse, query_offsets; dense. */
+static t_status launchMerge(t_module *m, const t_kernel_info *info, int argc,
+                            char **argv) {
+  t_merge_attention_args a;
+  int64_t d = info->head_dim;
+  memset(&a, 0, sizeof a);
+  a.states = option(argc, argv, "states", 2);
+  a.batch = option(argc, argv, "b", 1);
+  a.heads = option(argc, argv, "h", 1);
+  a.q_seq = option(argc, argv, "sq", 1);
+  a.outs = (const void *)4096;
+  a.lses = (const float *)8192;
+  a.o = (void *)12288;
+  a.lse = option(argc, argv, "lse", info->lse) ? (float *)16384 : NULL;
+  a.outs_strides[0] = a.batch * a.heads * a.q_seq * d;
+  strides4(a.heads, a.q_seq, d, 0, a.outs_strides + 1);
+  a.lses_strides[0] = a.batch * a.heads * a.q_seq;
+  strides3(a.heads, a.q_seq, a.lses_strides + 1);
+  strides4(a.heads, a.q_seq, d, 0, a.o_strides);
+  strides3(a.heads, a.q_seq, a.lse_strides);
+  if (option(argc, argv, "qo", info->query_offsets)) {
+    a.query_offsets = (const int32_t *)20480;
+    a.sequences = option(argc, argv, "seqs", 1);
+    a.query_offsets_strides[0] = 1;
+  }
+  return info->launch_merge_attention(m, &a, NULL);
 }
 
 /* The tensors at 4096 * (operand + 1), in the op's order: q, k, v, o, dout,
@@ -211,6 +248,8 @@ int main(int argc, char **argv) {
     status = launchAttention(&m, info, argc, argv);
   else if (strcmp(info->op, "attention_grad") == 0)
     status = launchAttentionGrad(&m, info, argc, argv);
+  else if (strcmp(info->op, "merge_attention") == 0)
+    status = launchMerge(&m, info, argc, argv);
   else
     status = launchResample(&m, info, argc, argv);
   printf("launch: status %d%s%s\n", (int)status, status ? ": " : "",

@@ -914,8 +914,9 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
     return fmha_kernels_invalid(module, kernel, what);
   }
   /* With split keys, O's and LSE's entries are the splits' of each batch
-     entry. */
-  entries = info->split_keys ? a->splits * a->batch : query_entries;
+     entry (of q's one entry with packed sequences: split s of every
+     sequence's keys). */
+  entries = info->split_keys ? a->splits * query_entries : query_entries;
   fmha_kernels_set_tensor(
       &tensors[3], a->o, entries, a->q_heads, a->q_seq,
       info->value_head_dim, a->o_strides);
@@ -1036,6 +1037,7 @@ static fmha_kernels_status fmha_kernels_launch_merge_attention_kernel(
   const fmha_kernels_kernel_info *info = &fmha_kernels_kernels[k];
   const char *kernel = info->name;
   fmha_kernels_tensor tensors[FMHA_KERNELS_MAX_OPERANDS];
+  int i;
   fmha_kernels_status status = fmha_kernels_check_loaded(module, kernel, a);
   if (status != FMHA_KERNELS_SUCCESS)
     return status;
@@ -1046,8 +1048,14 @@ static fmha_kernels_status fmha_kernels_launch_merge_attention_kernel(
   status = fmha_kernels_check_optional(module, kernel, "lse", "writes",
                                        info->lse, a->lse != NULL,
                                        "an lse on the op");
+  if (status == FMHA_KERNELS_SUCCESS)
+    status = fmha_kernels_check_optional(
+        module, kernel, "query_offsets", "reads", info->query_offsets,
+        a->query_offsets != NULL, "query_offsets on the op");
   if (status != FMHA_KERNELS_SUCCESS)
     return status;
+  if (info->query_offsets && a->sequences < 0)
+    return fmha_kernels_invalid(module, kernel, "sequences must be >= 0");
   fmha_kernels_set_tensor(&tensors[0], a->outs, a->states, a->batch,
                           a->heads, a->q_seq, a->outs_strides);
   tensors[0].sizes[4] = info->head_dim;
@@ -1055,9 +1063,14 @@ static fmha_kernels_status fmha_kernels_launch_merge_attention_kernel(
                           a->heads, a->q_seq, a->lses_strides);
   fmha_kernels_set_tensor(&tensors[2], a->o, a->batch, a->heads, a->q_seq,
                           info->head_dim, a->o_strides);
+  i = 3;
   if (info->lse)
-    fmha_kernels_set_tensor(&tensors[3], a->lse, a->batch, a->heads,
+    fmha_kernels_set_tensor(&tensors[i++], a->lse, a->batch, a->heads,
                             a->q_seq, 0, a->lse_strides);
+  if (info->query_offsets)
+    fmha_kernels_set_tensor(&tensors[i++], a->query_offsets,
+                            a->sequences + 1, 0, 0, 0,
+                            a->query_offsets_strides);
   return fmha_kernels_launch_kernel(module, k, tensors, stream);
 }
 #endif

@@ -116,7 +116,10 @@ typedef struct fmha_kernels_attention_args {
   /* Only for kernels generated with split_keys: O and LSE then hold the
      partial states of `splits` key splits of each batch entry, [splits x
      B, Hq, Sq, D] and [splits x B, Hq, Sq] (entry s x B + b: batch b over
-     split s), which a merge_attention kernel combines. */
+     split s), which a merge_attention kernel combines; with query_offsets,
+     [splits, Hq, q_seq, D] and [splits, Hq, q_seq] (entry s: split s of
+     every sequence's keys), merged by a kernel generated with
+     query_offsets. */
   int64_t splits;
   /* Only for kernels generated with query_offsets (FlashAttention's varlen
      convention): `batch` sequences packed without padding. Q, O and LSE
@@ -143,6 +146,14 @@ typedef struct fmha_kernels_merge_attention_args {
   float *lse;
   int64_t states, batch, heads, q_seq;
   int64_t outs_strides[5], lses_strides[4], o_strides[4], lse_strides[3];
+  /* Only for kernels generated with query_offsets (the states of a
+     split_keys attention over `sequences` packed sequences; batch 1): the
+     sequences' offsets, int32 [sequences + 1]. Only the rows from
+     query_offsets[0] to query_offsets[sequences] are merged; O's and LSE's
+     other rows keep what they held. */
+  const int32_t *query_offsets;
+  int64_t sequences;
+  int64_t query_offsets_strides[1];
 } fmha_kernels_merge_attention_args;
 
 /** The operands of an fmha.attention_grad kernel, the backward of

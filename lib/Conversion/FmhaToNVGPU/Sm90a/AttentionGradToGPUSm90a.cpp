@@ -314,12 +314,11 @@ private:
   std::pair<Value, Value> handOffQueryGrad(Value step, Value consumed,
                                            Value queryGrad, bool hasNext,
                                            std::pair<Value, Value> laterTerms);
-  /// Block \p step's LSE log2e and delta, loaded by the first consumer
-  /// threads, one query each, where \p step is a block; 0 in the other
-  /// threads.
+  /// Block \p step's LSE and delta, loaded by the first consumer threads,
+  /// one query each, where \p step is a block; 0 in the other threads.
   std::pair<Value, Value> loadRowTerms(Value batch, Value step);
-  /// Stores what loadRowTerms loaded for block \p step into the buffer of
-  /// \p consumed's parity.
+  /// Stores what loadRowTerms loaded for block \p step, the LSE times
+  /// log2e, into the buffer of \p consumed's parity.
   void storeRowTerms(std::pair<Value, Value> terms, Value step, Value consumed);
   /// Whether this consumer thread loads and stores the row terms of block
   /// \p step (a query each).
@@ -770,7 +769,7 @@ GradDkvKernel::handOffQueryGrad(Value step, Value consumed, Value queryGrad,
   return next;
 }
 
-// The LSE log2e and delta of a block, one query per consumer thread from
+// The LSE and delta of a block, one query per consumer thread from
 // the first (clamped: a query past Sq is masked), into shared
 // memory, where each consumer thread reads those of its columns: held in
 // registers they would take 32 of them across the GEMMs. Loaded a block
