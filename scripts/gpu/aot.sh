@@ -15,7 +15,8 @@
 #      objects and checks them against torch's fp32 autograd
 #      (scripts/gpu/aot_backward.py), then memcheck on a small case;
 #   4. likewise the KV-cache forwards (.gpu/aot/kv-sm_90a and kv-sm_90:
-#      sinks, key lengths, paged caches, packed query heads) with
+#      sinks, key lengths, paged caches, packed query heads; kv-split-sm_90a:
+#      the split decode of packed sequences and its merge) with
 #      scripts/gpu/aot_kvcache_shim.c against torch per sequence
 #      (scripts/gpu/aot_kvcache.py), then memcheck on a small case;
 #   5. prints a short table last.
@@ -107,15 +108,16 @@ else
 fi
 check "aot attention bf16 d128 causal lse 1x16x4096, timed"     0 $a --head-dim=128 --causal --lse --heads=16 --seq-q=4096 --time --no-check
 
-# check_launchers WHAT DIR NAME SHIM SCRIPT SMALL TIMEOUT: builds the
-# launchers fmha-aot wrote into $src/DIR-<arch>/NAME.c (sm_90a, and sm_90
-# lowered for chip sm_80) with scripts/gpu/SHIM into shared objects, runs
-# scripts/gpu/SCRIPT on them against torch, then memcheck on its small case
-# (SMALL=1). C, libcuda and torch (the oracle) only.
+# check_launchers WHAT DIR NAME SHIM SCRIPT SMALL TIMEOUT [ARCHS]: builds
+# the launchers fmha-aot wrote into $src/DIR-<arch>/NAME.c (ARCHS, by
+# default sm_90a and sm_90 lowered for chip sm_80) with scripts/gpu/SHIM
+# into shared objects, runs scripts/gpu/SCRIPT on them against torch, then
+# memcheck on its small case (SMALL=1). C, libcuda and torch (the oracle)
+# only.
 check_launchers() {
   local what=$1 dir=$2 name=$3 shim=$4 script=$5 small=$6 limit=$7 arch lib
-  local libs=()
-  for arch in sm_90a sm_90; do
+  local archs=${8:-sm_90a sm_90} libs=()
+  for arch in $archs; do
     lib=$bin/${name}_$arch.so
     check "build the $what launchers for $arch (cc -shared)" 0 \
       cc -std=c99 -O2 -Wall -Wextra -shared -fPIC -isystem "$cuda/include" \
@@ -123,7 +125,7 @@ check_launchers() {
          "$root/scripts/gpu/$shim" -L "$cuda/lib64/stubs" -lcuda -o "$lib"
     libs+=("$lib")
   done
-  check "aot $what vs torch (sm_90a and sm_80 kernels)" 0 \
+  check "aot $what vs torch ($archs)" 0 \
     timeout "$limit" python3 "$root/scripts/gpu/$script" "${libs[@]}"
   if command -v compute-sanitizer > /dev/null; then
     check "compute-sanitizer memcheck: aot $what, small" 0 \
@@ -139,4 +141,6 @@ check_launchers attention_grad grad fmha_aot_grad aot_grad_shim.c aot_backward.p
 #    and its merge, packed sequences), against torch per sequence.
 check_launchers "attention over KV caches" kv fmha_aot_kv aot_kvcache_shim.c \
   aot_kvcache.py AOT_KVCACHE_SMALL 300
+check_launchers "split decode of packed sequences" kv-split fmha_aot_kv \
+  aot_kvcache_shim.c aot_kvcache.py AOT_KVCACHE_SMALL 300 sm_90a
 finish

@@ -1,7 +1,8 @@
 """fmha-aot's attention launchers over KV caches on the GPU (sinks,
 per-sequence key lengths, paged caches, packed query heads, key splits
-and their merge_attention, packed variable-length sequences), against
-torch per sequence (torch_reference.reference_kvcache, reference_varlen).
+and their merge_attention, packed variable-length sequences, their keys
+split too), against torch per sequence (torch_reference.reference_kvcache,
+reference_varlen).
 
 Each LIB is a shared object of the generated fmha_aot_kv.c and
 aot_kvcache_shim.c (scripts/gpu/aot.sh builds them from .gpu/aot/); every
@@ -60,7 +61,9 @@ class MergeArgs(ctypes.Structure):
         [(name, ctypes.c_int64) for name in
          ("states", "batch", "heads", "q_seq")] + \
         [("outs_strides", Strides5), ("lses_strides", Strides4),
-         ("o_strides", Strides4), ("lse_strides", Strides3)]
+         ("o_strides", Strides4), ("lse_strides", Strides3),
+         ("query_offsets", ctypes.c_void_p), ("sequences", ctypes.c_int64),
+         ("query_offsets_strides", Strides1)]
 
 
 def prepare(lib):
@@ -170,10 +173,23 @@ def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths, merge=None,
     return run
 
 
-def varlen_case(lib, k, info, hq, hkv, query_lengths, key_lengths):
+def packed_strides(t):
+    """[total, H, D] (or [S, total, H, D]: S entries) viewed as [1, H,
+    total, D] (as [S, H, total, D])."""
+    s = t.stride()
+    if t.dim() == 3:
+        return Strides4(t.shape[0] * s[0], s[1], s[0], s[2])
+    return Strides4(s[0], s[2], s[1], s[3])
+
+
+def varlen_case(lib, k, info, hq, hkv, query_lengths, key_lengths,
+                merge=None, splits=3):
     """Kernel k over sequences of query_lengths and key_lengths packed
     without padding (q, k and v [1, H, total, D] from [total, H, D]); o's
-    5 rows past the last sequence start as NaN and must stay so."""
+    5 rows past the last sequence start as NaN and must stay so. With
+    merge (a merge_attention kernel with query_offsets), k writes the
+    states of `splits` splits of each sequence's keys into a NaN-filled
+    workspace, which merge combines over the sequences' rows."""
     def run():
         dtype, d = DTYPES[info.dtype], info.head_dim
         cq = torch.tensor([0] + query_lengths, device="cuda").cumsum(0)
@@ -186,21 +202,41 @@ def varlen_case(lib, k, info, hq, hkv, query_lengths, key_lengths):
         lse = torch.full((1, hq, total_q), float("nan"), device="cuda")
         cq32, ck32 = cq.to(torch.int32), ck.to(torch.int32)
         a = Args()
-        for name, t in (("q", q), ("k", k_), ("v", v), ("o", o)):
+        # The splits' states: [S, total, H, D] and [S, H, total].
+        parts = torch.full((splits, *o.shape), float("nan"), device="cuda",
+                           dtype=dtype) if merge is not None else o
+        part_lses = torch.full((splits, hq, total_q), float("nan"),
+                               device="cuda") if merge is not None else lse
+        for name, t in (("q", q), ("k", k_), ("v", v), ("o", parts)):
             setattr(a, name, t.data_ptr())
-            s = t.stride()  # [total, H, D] as [1, H, total, D]
-            setattr(a, name + "_strides",
-                    Strides4(t.shape[0] * s[0], s[1], s[0], s[2]))
-        a.lse, a.lse_strides = lse.data_ptr(), Strides3(*lse.stride())
+            setattr(a, name + "_strides", packed_strides(t))
+        a.lse = part_lses.data_ptr()
+        a.lse_strides = Strides3(*part_lses.stride())
+        if merge is not None:
+            a.splits = splits
         a.query_offsets, a.key_offsets = cq32.data_ptr(), ck32.data_ptr()
         a.query_offsets_strides, a.key_offsets_strides = Strides1(1), \
             Strides1(1)
         a.max_query_length = max(query_lengths)
         a.batch, a.q_heads, a.kv_heads = len(query_lengths), hq, hkv
         a.q_seq, a.k_seq = total_q, total_k
-        launched(lib.shim_launch(k, ctypes.byref(a),
-                                 torch.cuda.current_stream().cuda_stream),
-                 lib)
+        stream = torch.cuda.current_stream().cuda_stream
+        launched(lib.shim_launch(k, ctypes.byref(a), stream), lib)
+        if merge is not None:
+            m = MergeArgs()
+            m.outs = parts.data_ptr()
+            s = packed_strides(parts)  # [S, 1, H, total, D]
+            m.outs_strides = Strides5(s[0], s[0], s[1], s[2], s[3])
+            m.lses = part_lses.data_ptr()
+            s = part_lses.stride()
+            m.lses_strides = Strides4(s[0], s[0], s[1], s[2])
+            m.o, m.o_strides = o.data_ptr(), packed_strides(o)
+            m.lse, m.lse_strides = lse.data_ptr(), Strides3(*lse.stride())
+            m.states, m.batch, m.heads, m.q_seq = splits, 1, hq, total_q
+            m.query_offsets, m.sequences = cq32.data_ptr(), len(query_lengths)
+            m.query_offsets_strides = Strides1(1)
+            launched(lib.shim_launch_merge(merge, ctypes.byref(m), stream),
+                     lib)
         torch.cuda.synchronize()
         rows = int(cq[-1])
         ref, ref_lse = reference_varlen(q, k_, v, cq, ck, bool(info.causal),
@@ -234,20 +270,29 @@ def get_shapes():
     return SHAPES
 
 
+def find_merge(lib, k):
+    """The merge_attention kernel of split_keys kernel k's module (with
+    query_offsets where k has them), or None where k does not split."""
+    if not lib.shim_split_keys(k):
+        return None
+    offsets = lib.shim_query_offsets(k)
+    return next(m for m in range(lib.shim_num_kernels())
+                if lib.shim_kernel(m).contents.op == b"merge_attention" and
+                lib.shim_query_offsets(m) == offsets)
+
+
 def check_kernel(lib, arch, k, info):
     if info.op != b"attention":
         return  # a merge runs after its split kernel
+    merge = find_merge(lib, k)
     if lib.shim_query_offsets(k):
         for query_lengths, key_lengths in VARLEN:
-            check(f"{arch} {info.name.decode()} GQA 8:2 queries "
-                  f"{query_lengths} keys {key_lengths}",
+            check(f"{arch} {info.name.decode()}"
+                  f"{' + merge' if merge is not None else ''} GQA 8:2 "
+                  f"queries {query_lengths} keys {key_lengths}",
                   varlen_case(lib, k, info, 8, 2, query_lengths,
-                              key_lengths))
+                              key_lengths, merge))
         return
-    merge = None
-    if lib.shim_split_keys(k):
-        merge = next(m for m in range(lib.shim_num_kernels())
-                     if lib.shim_kernel(m).contents.op == b"merge_attention")
     for b, hq, hkv, sq, s_cache, lengths in get_shapes():
         name = (f"{arch} {info.name.decode()}"
                 f"{' + merge' if merge is not None else ''} B={b} Hq={hq} "

@@ -16,6 +16,9 @@
 #   kv-sm_90a/fmha_aot_kv.{h,c}    harness/aot-kvcache-kernels.mlir, the
 #   kv-sm_90/fmha_aot_kv.{h,c}     KV-cache forwards scripts/gpu/
 #                                  aot_kvcache.py checks, likewise
+#   kv-split-sm_90a/fmha_aot_kv.{h,c}  harness/aot-varlen-split-kernels.mlir,
+#                                  the split decode of packed sequences
+#                                  and its merge (sm_90a only), likewise
 # The cubins are embedded in the .c files, so their files stay here.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,8 +37,11 @@ for arch in sm_90a sm_90; do
   "$aot" "$root/harness/aot-kvcache-kernels.mlir" --archs=$arch --name=fmha_aot_kv \
     -o "$work/kv-$arch"
 done
+"$aot" "$root/harness/aot-varlen-split-kernels.mlir" --archs=sm_90a \
+  --name=fmha_aot_kv -o "$work/kv-split-sm_90a"
 rm -f "$work"/*/*.cubin
 rm -rf "$root/.gpu/aot" && mkdir -p "$root/.gpu/aot"
-tar -C "$work" -cf - consumer harness grad-sm_90a grad-sm_90 kv-sm_90a kv-sm_90 |
+tar -C "$work" -cf - consumer harness grad-sm_90a grad-sm_90 kv-sm_90a kv-sm_90 \
+  kv-split-sm_90a |
   xz -T2 -9 > "$root/.gpu/aot/sources.tar.xz"
 ls -la "$root/.gpu/aot"
