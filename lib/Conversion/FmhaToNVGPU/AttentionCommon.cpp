@@ -376,6 +376,16 @@ llvm::MaybeAlign fmha::getVectorAlignment(int64_t count, Type elementType) {
   return llvm::MaybeAlign(std::min<int64_t>(bytes, 16));
 }
 
+Value fmha::readSpecialRegister(ImplicitLocOpBuilder &b, StringRef name) {
+  return LLVM::InlineAsmOp::create(
+             b, b.getI32Type(), ValueRange{},
+             ("mov.u32 $0, " + name + ";").str(), "=r",
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::TailCallKind::None, /*asm_dialect=*/LLVM::AsmDialectAttr(),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
 Value fmha::hideFromHoisting(ImplicitLocOpBuilder &b, Value value) {
   // An i32 moves as itself; an index as i64 (the kernels' index width).
   bool word = value.getType().isInteger(32);

@@ -270,6 +270,11 @@ llvm::MaybeAlign getVectorAlignment(int64_t count, Type elementType);
 /// out of the enclosing loop. \p value is an index or an i32.
 Value hideFromHoisting(ImplicitLocOpBuilder &b, Value value);
 
+/// The PTX special register \p name (i32, e.g. "%laneid") read where it is
+/// used, by an asm with side effects, which nothing hoists or merges with
+/// another read: no register holds it across loops.
+Value readSpecialRegister(ImplicitLocOpBuilder &b, StringRef name);
+
 } // namespace mlir::fmha
 
 #endif // LIB_CONVERSION_FMHATONVGPU_ATTENTIONCOMMON_H

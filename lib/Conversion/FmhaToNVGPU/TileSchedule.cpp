@@ -236,9 +236,9 @@ void PersistentTileSchedule::forEachTile(
     // registers fewer held across the tile loop, where the sm_90a producer
     // has 24 (the dense loop's ptxas keeps as they are).
     auto getUnit = [&](Value position) {
-      return b.add(readSpecialRegister("%ctaid.x"),
+      return b.add(readSpecialRegister(b, "%ctaid.x"),
                    b.mul(b.udiv(position, b.i32(tilesPerUnit)),
-                         readSpecialRegister("%nctaid.x")));
+                         readSpecialRegister(b, "%nctaid.x")));
     };
     forEachPackedTile(body, getUnit, isSecond);
     return;
@@ -418,19 +418,7 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
 /// register fewer held across the tile loop, which the producer's 24 could
 /// not spare.
 Value PersistentTileSchedule::getLane() {
-  return readSpecialRegister("%laneid");
-}
-
-/// The PTX special register \p name (i32) read where it is used, by an asm
-/// with side effects, which nothing hoists or merges with another read.
-Value PersistentTileSchedule::readSpecialRegister(StringRef name) {
-  return LLVM::InlineAsmOp::create(
-             b, b.getI32Type(), ValueRange{},
-             ("mov.u32 $0, " + name + ";").str(), "=r",
-             /*has_side_effects=*/true, /*is_align_stack=*/false,
-             LLVM::TailCallKind::None, /*asm_dialect=*/LLVM::AsmDialectAttr(),
-             /*operand_attrs=*/ArrayAttr())
-      .getResult(0);
+  return readSpecialRegister(b, "%laneid");
 }
 
 /// The rows of a unit: a row block, or (paired) two.

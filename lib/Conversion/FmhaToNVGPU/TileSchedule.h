@@ -208,7 +208,6 @@ private:
   TileCoordinates getTile(Value unit, Value second);
   int64_t getUnitRows() const;
   Value getLane();
-  Value readSpecialRegister(StringRef name);
 
   /// With query_offsets, what a warp's lanes know of sequences chunk +
   /// lane (i32 each): the units of the chunk's sequences before the lane's,

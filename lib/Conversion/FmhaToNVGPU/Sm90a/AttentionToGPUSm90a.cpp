@@ -83,13 +83,7 @@ int64_t getIssuingWarps(const KernelShape &shape) {
 /// This thread's warp (i32), read anew where called: kept across the
 /// producer's loops it would take one of its 24 registers, and spill.
 Value readWarp(KernelBuilder &b) {
-  Value thread =
-      LLVM::InlineAsmOp::create(
-          b, b.getI32Type(), ValueRange{}, "mov.u32 $0, %tid.x;", "=r",
-          /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
-          .getResult(0);
-  return b.udiv(thread, b.i32(kThreadsPerWarp));
+  return b.udiv(readSpecialRegister(b, "%tid.x"), b.i32(kThreadsPerWarp));
 }
 
 /// The producer's part of one tile, as its issuing warp (readWarp) of
