@@ -93,6 +93,25 @@ def paged(caches, page_size):
     return pools, table
 
 
+def launch_merge(lib, merge, outs, lses, o, o_strides, lse, stream,
+                 offsets=None):
+    """merge (a merge_attention kernel) of the states outs [S, B, H, Sq, D]
+    and lses [S, B, H, Sq] (views) into o (its [B, H, Sq, D] strides
+    o_strides) and lse; with offsets (int32 [N + 1]), over those packed
+    sequences' rows only."""
+    m = MergeArgs()
+    m.outs, m.outs_strides = outs.data_ptr(), Strides5(*outs.stride())
+    m.lses, m.lses_strides = lses.data_ptr(), Strides4(*lses.stride())
+    m.o, m.o_strides = o.data_ptr(), o_strides
+    if lse is not None:
+        m.lse, m.lse_strides = lse.data_ptr(), Strides3(*lse.stride())
+    m.states, m.batch, m.heads, m.q_seq = outs.shape[:4]
+    if offsets is not None:
+        m.query_offsets, m.sequences = offsets.data_ptr(), offsets.numel() - 1
+        m.query_offsets_strides = Strides1(1)
+    launched(lib.shim_launch_merge(merge, ctypes.byref(m), stream), lib)
+
+
 def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths, merge=None,
             splits=3):
     """Kernel k on one problem; with merge (a merge_attention kernel),
@@ -149,19 +168,9 @@ def kv_case(lib, k, info, b, hq, hkv, sq, s_cache, lengths, merge=None,
             a.lse_strides = Strides3(*part_lses.stride())
             a.splits = splits
             launched(lib.shim_launch(k, ctypes.byref(a), stream), lib)
-            m = MergeArgs()
-            m.outs = parts.data_ptr()
-            m.outs_strides = Strides5(*parts.view(splits, b, hq, sq,
-                                                  d).stride())
-            m.lses = part_lses.data_ptr()
-            m.lses_strides = Strides4(*part_lses.view(splits, b, hq,
-                                                      sq).stride())
-            m.o, m.o_strides = o.data_ptr(), Strides4(*bhsd_strides(o))
-            if lse is not None:
-                m.lse, m.lse_strides = lse.data_ptr(), Strides3(*lse.stride())
-            m.states, m.batch, m.heads, m.q_seq = splits, b, hq, sq
-            launched(lib.shim_launch_merge(merge, ctypes.byref(m), stream),
-                     lib)
+            launch_merge(lib, merge, parts.view(splits, b, hq, sq, d),
+                         part_lses.view(splits, b, hq, sq), o,
+                         Strides4(*bhsd_strides(o)), lse, stream)
         torch.cuda.synchronize()
         assert not o.isnan().any(), "o has NaN: unwritten, or a stale key read"
         ref, ref_lse = reference_kvcache(q, k_cache, v_cache, n, causal, None,
@@ -223,20 +232,11 @@ def varlen_case(lib, k, info, hq, hkv, query_lengths, key_lengths,
         stream = torch.cuda.current_stream().cuda_stream
         launched(lib.shim_launch(k, ctypes.byref(a), stream), lib)
         if merge is not None:
-            m = MergeArgs()
-            m.outs = parts.data_ptr()
-            s = packed_strides(parts)  # [S, 1, H, total, D]
-            m.outs_strides = Strides5(s[0], s[0], s[1], s[2], s[3])
-            m.lses = part_lses.data_ptr()
-            s = part_lses.stride()
-            m.lses_strides = Strides4(s[0], s[0], s[1], s[2])
-            m.o, m.o_strides = o.data_ptr(), packed_strides(o)
-            m.lse, m.lse_strides = lse.data_ptr(), Strides3(*lse.stride())
-            m.states, m.batch, m.heads, m.q_seq = splits, 1, hq, total_q
-            m.query_offsets, m.sequences = cq32.data_ptr(), len(query_lengths)
-            m.query_offsets_strides = Strides1(1)
-            launched(lib.shim_launch_merge(merge, ctypes.byref(m), stream),
-                     lib)
+            # [S, total, H, D] as [S, 1, H, total, D]; [S, H, total] as
+            # [S, 1, H, total].
+            launch_merge(lib, merge, parts.unsqueeze(1).transpose(2, 3),
+                         part_lses.unsqueeze(1), o, packed_strides(o), lse,
+                         stream, cq32)
         torch.cuda.synchronize()
         rows = int(cq[-1])
         ref, ref_lse = reference_varlen(q, k_, v, cq, ck, bool(info.causal),
