@@ -18,7 +18,9 @@
 // accumulators already as register A fragments):
 //
 //   S^T = K Q^T, dP^T = V dO^T        (WGMMA, both operands in shared memory)
-//   P^T = exp2(S^T scale log2e - LSE log2e), masked;  dS^T = P^T (dP^T - D)
+//   P^T = exp2(S^T scale log2e - LSE log2e), masked in the blocks that
+//   need it (the diagonal's, a window's edges, past Sq);
+//   dS^T = P^T (dP^T - D)
 //   (the block's LSE log2e and delta stored in shared memory two blocks
 //   earlier by a consumer thread per query)
 //   dV += P^T dO, dK += dS^T Q        (WGMMA, A from registers)
@@ -369,11 +371,16 @@ private:
   Value getConsumerThread() {
     return b.word(b.sub(threadId, b.index(kWarpgroupThreads)));
   }
+  /// Whether the query block from \p firstQuery (i32) needs the mask: one
+  /// outside the blocks that every key row of the tile sees whole (the
+  /// diagonal's, a window's edges, a last block past Sq), as an i1.
+  Value needsMask(Value firstQuery);
   /// P^T of the block from its S^T WGMMA (waited for here, under dP^T's):
   /// the probabilities, and them packed as the A registers of dV's WGMMA.
+  /// The mask is applied where \p masked (i1) holds.
   std::pair<SmallVector<Value>, SmallVector<Value>>
   computeProbs(const FragmentLanes &lanes, Value scores, Value terms,
-               Value firstQueryIndex);
+               Value firstQueryIndex, Value masked);
   /// dS^T = P^T (dP^T - delta) from the dP^T WGMMA (complete), packed as
   /// the A registers of dK's WGMMA.
   SmallVector<Value> computeGradScores(const FragmentLanes &lanes,
@@ -432,6 +439,8 @@ private:
   FragmentSoftmax masking;
   // Set by computeCoordinates().
   Value seqQ, seqK, kvHead, firstKey, steps, blocks, firstHead, firstBlock;
+  /// The query blocks every key row of the tile sees whole (i32).
+  Value unmaskedBegin, unmaskedEnd;
   TileCoordinates tile;
 };
 
@@ -675,8 +684,8 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
   Value queries = address(layout.queries, stage, layout.blockBytes);
   Value gradOut = address(layout.gradOut, stage, layout.blockBytes);
   Value terms = getRowTerms(consumed);
-  auto [probabilities, packedProbs] =
-      computeProbs(lanes, scores, terms, b.toIndex(firstQuery));
+  auto [probabilities, packedProbs] = computeProbs(
+      lanes, scores, terms, b.toIndex(firstQuery), needsMask(firstQuery));
   // dS^T (and P^T) into the buffers of this block's parity, last read by
   // the GEMMs of two blocks ago, which both consumers waited for before
   // the last block's dS^T barrier.
@@ -826,9 +835,14 @@ Value GradDkvKernel::loadTerm(const FragmentLanes &lanes, Value terms,
       /*alignment=*/4);
 }
 
+Value GradDkvKernel::needsMask(Value firstQuery) {
+  Value block = b.udiv(firstQuery, b.i32(geometry.blockQueries));
+  return b.or_(b.slt(block, unmaskedBegin), b.sle(unmaskedEnd, block));
+}
+
 std::pair<SmallVector<Value>, SmallVector<Value>>
 GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
-                            Value terms, Value firstQueryIndex) {
+                            Value terms, Value firstQueryIndex, Value masked) {
   // Element 4 i + 2 h + e is key row g + 8 h, query column 8 i + 2 t + e.
   gemm.waitGroup(1);
   int64_t count = geometry.scoreColumns / 2;
@@ -837,7 +851,22 @@ GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
     shape.softcap->apply(b, values);
   if (geometry.splitHeadDim)
     firstQueryIndex = b.add(firstQueryIndex, getScoreColumn(lanes));
-  masking.applyMask(values, firstQueryIndex, lanes, tile);
+  // Only the blocks at the diagonal, a window's edges or past Sq need the
+  // mask: in the others its compares and selects on every score were a
+  // fifth of the loop's instructions.
+  auto branch =
+      scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), masked,
+                        /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    SmallVector<Value> hidden(values);
+    masking.applyMask(hidden, firstQueryIndex, lanes, tile);
+    scf::YieldOp::create(b, hidden);
+    b.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(b, values);
+  }
+  values.assign(branch.getResults().begin(), branch.getResults().end());
   Value scaleLog2 = b.f32(shape.scaleLog2);
   SmallVector<Value> probabilities(count), packed;
   for (int64_t i = 0; i < count; ++i)
@@ -1046,6 +1075,8 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   blocks = b.umax(blockCount, b.i32(1));
   firstHead = b.mul(b.word(kvHead), group);
   firstBlock = b.word(tile.range.firstBlock);
+  unmaskedBegin = b.word(tile.range.unmaskedBegin);
+  unmaskedEnd = b.word(tile.range.unmaskedEnd);
 }
 
 void GradDkvKernel::build() {
