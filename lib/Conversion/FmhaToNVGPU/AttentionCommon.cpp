@@ -376,6 +376,15 @@ llvm::MaybeAlign fmha::getVectorAlignment(int64_t count, Type elementType) {
   return llvm::MaybeAlign(std::min<int64_t>(bytes, 16));
 }
 
+Value fmha::makeWarpUniform(ImplicitLocOpBuilder &b, Value value) {
+  // shfl.sync's c operand: no segment (32 lanes), the clamp at lane 31.
+  return NVVM::ShflOp::create(
+      b, value.getType(), arith::ConstantIntOp::create(b, -1, 32), value,
+      arith::ConstantIntOp::create(b, 0, 32),
+      arith::ConstantIntOp::create(b, kThreadsPerWarp - 1, 32),
+      NVVM::ShflKindAttr::get(b.getContext(), NVVM::ShflKind::idx), UnitAttr());
+}
+
 Value fmha::readSpecialRegister(ImplicitLocOpBuilder &b, StringRef name) {
   return LLVM::InlineAsmOp::create(
              b, b.getI32Type(), ValueRange{},

@@ -270,6 +270,14 @@ llvm::MaybeAlign getVectorAlignment(int64_t count, Type elementType);
 /// out of the enclosing loop. \p value is an index or an i32.
 Value hideFromHoisting(ImplicitLocOpBuilder &b, Value value);
 
+/// \p value (i32), equal in every lane of the warp, as lane 0's by
+/// shfl.sync: ptxas then knows it is warp-uniform and may keep it, and the
+/// addresses and WGMMA descriptors derived from it, in uniform registers
+/// (CUTLASS's canonical_warp_group_idx). A warpgroup index computed from
+/// %tid.x is uniform too, but ptxas keeps it in vector registers and moves
+/// every descriptor over with R2UR.
+Value makeWarpUniform(ImplicitLocOpBuilder &b, Value value);
+
 /// The PTX special register \p name (i32, e.g. "%laneid") read where it is
 /// used, by an asm with side effects, which nothing hoists or merges with
 /// another read: no register holds it across loops.

@@ -347,12 +347,17 @@ private:
   Value getConsumer(const FragmentLanes &lanes) {
     return b.udiv(lanes.consumerRow, b.index(kWgmmaM));
   }
+  /// getConsumer as an i32 that ptxas knows is warp-uniform: for the
+  /// shared addresses of WGMMA operands.
+  Value getUniformConsumer(const FragmentLanes &lanes) {
+    return makeWarpUniform(b, b.word(getConsumer(lanes)));
+  }
   /// The shared byte offset of this consumer's key rows in a K or V tile
   /// (i32).
   Value getKeyRowsOffset(const FragmentLanes &lanes) {
     if (geometry.splitHeadDim)
       return b.i32(0);
-    return b.mul(b.word(lanes.consumerRow), b.i32(kSwizzleBytes));
+    return b.mul(getUniformConsumer(lanes), b.i32(kWgmmaM * kSwizzleBytes));
   }
   /// Where the consumers split the head dim: the first query of this
   /// consumer's S^T in a block, and the first of D's columns of its dK and
@@ -657,8 +662,8 @@ std::pair<Value, Value> GradDkvKernel::issueScores(Value consumed) {
   Value keyRows = getKeyRowsOffset(lanes);
   // Where the consumers split the head dim, each its half of the queries.
   if (geometry.splitHeadDim) {
-    Value queryRows =
-        b.mul(b.word(getScoreColumn(lanes)), b.i32(kSwizzleBytes));
+    Value queryRows = b.mul(getUniformConsumer(lanes),
+                            b.i32(geometry.scoreColumns * kSwizzleBytes));
     queries = b.add(queries, queryRows);
     gradOut = b.add(gradOut, queryRows);
   }
@@ -704,7 +709,7 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
                    gradScores);
     fenceAsyncShared();
     syncConsumers(kScoresStored);
-    Value columns = b.mul(b.word(getConsumer(lanes)),
+    Value columns = b.mul(getUniformConsumer(lanes),
                           b.i32(geometry.gradColumns / kBoxColumns *
                                 geometry.blockQueries * kSwizzleBytes));
     gemm.fence();
@@ -911,7 +916,7 @@ GradDkvKernel::computeGradScores(const FragmentLanes &lanes, Value gradProbs,
 Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes,
                                     Value gradScores) {
   gemm.fence();
-  Value consumer = b.word(getConsumer(lanes));
+  Value consumer = getUniformConsumer(lanes);
   int64_t tileBytes = geometry.blockKeys * kSwizzleBytes;
   if (geometry.queryGradByRows)
     return gemm.multiplyMnMajor(
