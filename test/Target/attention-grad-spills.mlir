@@ -14,7 +14,7 @@
 // dQ's slices are added as they are summed (sm_80), or on sm_90a the
 // consumers of the WGMMA kernel hold dK, dV, S^T and dP^T in their 240
 // registers (ptxas may park a few loop-invariant values in local memory
-// over the prologue and the epilogue, never in the loop: up to 44 bytes at
+// over the prologue and the epilogue, never in the loop: 24 bytes at
 // head dim 64, whose 128-query blocks double S^T and dP^T, so under 50 is
 // allowed on sm_90a), and its producer (the TMA thread) fits in 24; at head
 // dim 256 (attention-grad-split-spills.mlir) the consumers split the head
