@@ -1,12 +1,23 @@
 """One backward of flashcore.attention to profile (GPU machine, flashcore
 installed, e.g. by scripts/gpu/python.sh): a 4 x 4096 x 16 heads bf16
-non-causal problem, its forward once, two backwards. Usage:
+problem, its forward once, then backwards. Usage:
 
   ncu --kernel-name regex:attention_grad --launch-skip 3 --launch-count 3 \\
-      --section SpeedOfLight python3 scripts/gpu/backward_profile.py [D]
+      --section SpeedOfLight python3 scripts/gpu/backward_profile.py [D] \\
+      [--causal]
 
-D is the head dim (64, 128 or 256; default 128). docs/backward-notes.md has
-what it measured.
+With --fa4 (FlashAttention-4 on PYTHONPATH, as ../shared/tools/
+fa4-install.sh unpacks it) FA4's backward of the same tensors runs after
+each of ours, so that one ncu call profiles both main kernels:
+
+  ncu --kernel-name regex:"attention_grad_dkv|BackwardSm90" \\
+      --launch-skip 4 --launch-count 2 --section SpeedOfLight \\
+      --section WarpStateStats --section InstructionStats \\
+      python3 scripts/gpu/backward_profile.py 128 --causal --fa4
+
+(two warm-up backwards of each, then one of each profiled). D is the head
+dim (64, 128 or 256; default 128). docs/backward-notes.md has what it
+measured (v16: the comparison with FA4).
 """
 
 import sys
@@ -15,12 +26,22 @@ import torch
 
 import flashcore
 
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+causal = "--causal" in sys.argv
+with_fa4 = "--fa4" in sys.argv
 b, s, h = 4, 4096, 16
-d = int(sys.argv[1]) if len(sys.argv) > 1 else 128
+d = int(args[0]) if args else 128
 q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16,
                        requires_grad=True) for _ in range(3))
-o = flashcore.attention(q, k, v, causal=False)
-dout = torch.randn_like(o)
-for _ in range(2):
-    torch.autograd.grad(o, (q, k, v), dout, retain_graph=True)
+outputs = [flashcore.attention(q, k, v, causal=causal)]
+if with_fa4:
+    from flash_attn.cute import flash_attn_func
+
+    o = flash_attn_func(q, k, v, causal=causal)
+    outputs.append(o[0] if isinstance(o, tuple) else o)
+dout = torch.randn_like(outputs[0])
+# Alone: two backwards. With FA4: three of each, alternating.
+for _ in range(3 if with_fa4 else 2):
+    for o in outputs:
+        torch.autograd.grad(o, (q, k, v), dout, retain_graph=True)
 torch.cuda.synchronize()
