@@ -376,6 +376,77 @@ llvm::MaybeAlign fmha::getVectorAlignment(int64_t count, Type elementType) {
   return llvm::MaybeAlign(std::min<int64_t>(bytes, 16));
 }
 
+/// Calls \p body with the position of each element of \p type, in order.
+static void forEachElement(VectorType type,
+                           llvm::function_ref<void(ArrayRef<int64_t>)> body) {
+  SmallVector<int64_t> position(type.getRank(), 0);
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    body(position);
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      if (++position[d] < type.getDimSize(d))
+        break;
+      position[d] = 0;
+    }
+  }
+}
+
+SmallVector<Value>
+fmha::maskWhere(ImplicitLocOpBuilder &b, Value masked, ArrayRef<Value> scores,
+                llvm::function_ref<void(SmallVectorImpl<Value> &)> mask) {
+  // The branch carries vectors (sm_80's mma.sync fragments) as their
+  // scalars: extracting a scalar folds through the shape_casts that made
+  // them (a softcap's), where a vector carried across the branch's blocks
+  // would keep an n-D shape_cast that nothing here lowers.
+  auto scalarize = [&](ArrayRef<Value> values) {
+    SmallVector<Value> scalars;
+    for (Value value : values) {
+      auto type = dyn_cast<VectorType>(value.getType());
+      if (!type) {
+        scalars.push_back(value);
+        continue;
+      }
+      forEachElement(type, [&](ArrayRef<int64_t> position) {
+        scalars.push_back(vector::ExtractOp::create(b, value, position));
+      });
+    }
+    return scalars;
+  };
+  SmallVector<Value> scalars = scalarize(scores);
+  auto branch = scf::IfOp::create(b, ValueRange(scalars).getTypes(), masked,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    SmallVector<Value> hidden(scores);
+    mask(hidden);
+    scf::YieldOp::create(b, scalarize(hidden));
+    b.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(b, scalars);
+  }
+  SmallVector<Value> results;
+  ValueRange carried = branch.getResults();
+  for (Value score : scores) {
+    auto type = dyn_cast<VectorType>(score.getType());
+    if (!type) {
+      results.push_back(carried.front());
+      carried = carried.drop_front();
+      continue;
+    }
+    Value vector = arith::ConstantOp::create(b, b.getZeroAttr(type));
+    forEachElement(type, [&](ArrayRef<int64_t> position) {
+      vector = vector::InsertOp::create(b, carried.front(), vector, position);
+      carried = carried.drop_front();
+    });
+    results.push_back(vector);
+  }
+  return results;
+}
+
+Value fmha::isMaskedBlock(KernelBuilder &b, Value block, Value unmaskedBegin,
+                          Value unmaskedEnd) {
+  return b.or_(b.slt(block, unmaskedBegin), b.sle(unmaskedEnd, block));
+}
+
 Value fmha::makeWarpUniform(ImplicitLocOpBuilder &b, Value value) {
   // shfl.sync's c operand: no segment (32 lanes), the clamp at lane 31.
   return NVVM::ShflOp::create(

@@ -265,6 +265,20 @@ void forEachRowOfWarp(
 /// NVPTX backend then splits them into one access per element.
 llvm::MaybeAlign getVectorAlignment(int64_t count, Type elementType);
 
+/// \p scores with \p mask applied where \p masked (i1, the same in every
+/// lane) holds, else as they are: an scf.if around the mask, so that the
+/// blocks that need none (inside a causal or windowed problem, before a
+/// last partial block) skip its compares and selects.
+SmallVector<Value>
+maskWhere(ImplicitLocOpBuilder &b, Value masked, ArrayRef<Value> scores,
+          llvm::function_ref<void(SmallVectorImpl<Value> &)> mask);
+
+/// Whether block \p block (i32) lies outside [\p unmaskedBegin,
+/// \p unmaskedEnd) (i32: a KeyBlockRange's unmasked range, in the
+/// kernel's words), as an i1: whether its scores need the mask.
+Value isMaskedBlock(KernelBuilder &b, Value block, Value unmaskedBegin,
+                    Value unmaskedEnd);
+
 /// \p value through a side-effecting register move: equal to it, but
 /// computed anew where it is called, so nothing derived from it is hoisted
 /// out of the enclosing loop. \p value is an index or an i32.

@@ -622,6 +622,8 @@ void GradKernelBuilder::buildDq() {
     Value firstBlock = tile.range.firstBlock;
     Value count = b.smax(b.sub(tile.range.lastBlockEnd, firstBlock),
                          b.index(0));
+    Value unmaskedBegin = b.word(tile.range.unmaskedBegin);
+    Value unmaskedEnd = b.word(tile.range.unmaskedEnd);
     auto blockLanes = [&] {
       return Lanes::derive(b, shape, hideFromHoisting(b, threadId));
     };
@@ -644,9 +646,15 @@ void GradKernelBuilder::buildDq() {
           SmallVector<Value> scores = mma.multiplyTransposed(l, queries, keys);
           if (shape.softcap)
             shape.softcap->apply(b, scores);
-          masking.applyMask(
-              l, tile, scores,
-              b.mul(b.add(firstBlock, block), b.index(shape.blockN)));
+          // Only the key blocks at the diagonal, a window's edges or past
+          // Sk need the mask.
+          Value keyBlock = b.add(firstBlock, block);
+          scores = maskWhere(
+              b, isMaskedBlock(b, b.word(keyBlock), unmaskedBegin, unmaskedEnd),
+              scores, [&](SmallVectorImpl<Value> &hidden) {
+                masking.applyMask(l, tile, hidden,
+                                  b.mul(keyBlock, b.index(shape.blockN)));
+              });
           SmallVector<Value> gradProbs =
               mma.multiplyTransposed(l, gradOut, values);
           auto [probabilities, gradScores] = computeGradScores(
@@ -706,6 +714,8 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
     Value safeBlocks = b.word(b.umax(blocks, b.index(1)));
     Value firstHead = b.word(b.mul(kvHead, group));
     Value firstBlockWord = b.word(firstBlock);
+    Value unmaskedBegin = b.word(tile.range.unmaskedBegin);
+    Value unmaskedEnd = b.word(tile.range.unmaskedEnd);
     auto locate = [&](Value step) {
       Value stepWord = b.word(step);
       Value head = b.toIndex(b.add(firstHead, b.udiv(stepWord, safeBlocks)));
@@ -756,7 +766,15 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
           SmallVector<Value> scores = mma.multiplyTransposed(l, keys, queries);
           if (shape.softcap)
             shape.softcap->apply(b, scores);
-          masking.applyMask(l, tile, scores, firstQuery);
+          // Only the query blocks at the diagonal, a window's edges or
+          // past Sq need the mask.
+          Value queryBlock =
+              b.udiv(b.word(firstQuery), b.i32(shape.blockN));
+          scores = maskWhere(
+              b, isMaskedBlock(b, queryBlock, unmaskedBegin, unmaskedEnd),
+              scores, [&](SmallVectorImpl<Value> &hidden) {
+                masking.applyMask(l, tile, hidden, firstQuery);
+              });
           // dv alone needs no dP^T: the dS^T computed from S^T in its
           // place is never used, and goes.
           SmallVector<Value> gradProbs =

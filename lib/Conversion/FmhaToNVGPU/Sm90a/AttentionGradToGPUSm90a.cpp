@@ -841,8 +841,8 @@ Value GradDkvKernel::loadTerm(const FragmentLanes &lanes, Value terms,
 }
 
 Value GradDkvKernel::needsMask(Value firstQuery) {
-  Value block = b.udiv(firstQuery, b.i32(geometry.blockQueries));
-  return b.or_(b.slt(block, unmaskedBegin), b.sle(unmaskedEnd, block));
+  return isMaskedBlock(b, b.udiv(firstQuery, b.i32(geometry.blockQueries)),
+                       unmaskedBegin, unmaskedEnd);
 }
 
 std::pair<SmallVector<Value>, SmallVector<Value>>
@@ -859,19 +859,9 @@ GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
   // Only the blocks at the diagonal, a window's edges or past Sq need the
   // mask: in the others its compares and selects on every score were a
   // fifth of the loop's instructions.
-  auto branch =
-      scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), masked,
-                        /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(branch.thenBlock());
-    SmallVector<Value> hidden(values);
-    masking.applyMask(hidden, firstQueryIndex, lanes, tile);
-    scf::YieldOp::create(b, hidden);
-    b.setInsertionPointToStart(branch.elseBlock());
-    scf::YieldOp::create(b, values);
-  }
-  values.assign(branch.getResults().begin(), branch.getResults().end());
+  values = maskWhere(b, masked, values, [&](SmallVectorImpl<Value> &scores) {
+    masking.applyMask(scores, firstQueryIndex, lanes, tile);
+  });
   Value scaleLog2 = b.f32(shape.scaleLog2);
   SmallVector<Value> probabilities(count), packed;
   for (int64_t i = 0; i < count; ++i)
