@@ -189,7 +189,7 @@ def Fmha_AttentionOp : Fmha_Op<"attention", [AttrSizedOperandSegments]> {
   }];
 }
 
-def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
+def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]> {
   let summary = "gradients of fmha.attention (FlashAttention-2 backward)";
   let description = [{
     The backward pass of `fmha.attention` with the same `causal`, `scale`
@@ -227,6 +227,13 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     from run to run. Without it, `dq` is computed by blocks of queries, S
     and dP once more: the same bits every run.
 
+    `dq_order` (optional, with `dq_accum`, i32 `[B, Hq, ceil(Sq / 64)]`,
+    scratch) makes the one-pass way deterministic (FlashAttention-3's
+    deterministic mode; sm_90a only): a counter per block of queries, which
+    the first kernel zeroes, orders the blocks of keys that add into it, so
+    that they add in the same order (the last block of keys first) and
+    `dq` has the same bits every run.
+
     With the forward's `softcap = c`, `P` is of the capped logits
     `c * tanh(scale * Q K^T / c)` and `dS` is scaled by the cap's slope,
     `1 - tanh^2`.
@@ -262,6 +269,8 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     Arg<AnyMemRef, "rowsum(dout * o) [B, Hq, Sq]", [MemWrite]>:$delta,
     Arg<Optional<AnyMemRef>, "f32 dq accumulator [B, Hq, Sq, D]",
         [MemRead, MemWrite]>:$dq_accum,
+    Arg<Optional<AnyMemRef>, "i32 order of dq_accum's adds [B, Hq, ceil(Sq / 64)]",
+        [MemRead, MemWrite]>:$dq_order,
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -279,6 +288,7 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad"> {
     `dv` `(` $dv `:` type($dv) `)`
     `delta` `(` $delta `:` type($delta) `)`
     (`dq_accum` `(` $dq_accum^ `:` type($dq_accum) `)`)?
+    (`dq_order` `(` $dq_order^ `:` type($dq_order) `)`)?
     (`causal` $causal^)?
     attr-dict
   }];

@@ -284,18 +284,26 @@ typedef struct fmhaAttentionBackwardDesc {
    *  bits every run). Otherwise device memory (16-byte aligned) of
    *  workspaceBytes >= fmhaAttentionBackwardWorkspaceSize bytes: the f32
    *  accumulator of the backward that adds dq in one pass over the blocks
-   *  (5 GEMMs, not 7; its last bits vary from run to run). On sm_90a that
-   *  is FlashAttention-3's kernel, the faster of the two
-   *  (docs/backward-notes.md, v5 and v11); on sm_80, at head dims 64 and
-   *  128 only, its f32 atomics make it the slower (0.6 x on the H100,
-   *  v3). */
+   *  (5 GEMMs, not 7; its last bits vary from run to run unless
+   *  deterministic). On sm_90a that is FlashAttention-3's kernel, the
+   *  faster of the two (docs/backward-notes.md, v5 and v11); on sm_80, at
+   *  head dims 64 and 128 only, its f32 atomics make it the slower (0.6 x
+   *  on the H100, v3). */
   void *workspace;
   size_t workspaceBytes;
+  /** Nonzero: the same bits every run. With a workspace on sm_90a, the
+   *  one-pass kernel adds dq in a fixed order (FlashAttention-3's
+   *  deterministic mode: a counter per block of queries); elsewhere, or
+   *  without a workspace, dq by blocks of queries (the workspace unread).
+   *  Zero with a workspace: dq added in any order. */
+  int deterministic;
 } fmhaAttentionBackwardDesc;
 
-/** *bytes receives the workspace of the non-deterministic backward
- *  of \p desc (fmhaAttentionBackwardDesc::workspace): batch x queryHeads x
- *  querySeq x headDim floats. Depends on the sizes alone; needs no JIT. */
+/** *bytes receives the workspace of the one-pass backward of \p desc
+ *  (fmhaAttentionBackwardDesc::workspace), deterministic or not:
+ *  batch x queryHeads x querySeq x headDim floats, then batch x queryHeads
+ *  x ceil(querySeq / 64) 32-bit counters. Depends on the sizes alone;
+ *  needs no JIT. */
 FMHA_C_API fmhaStatus fmhaAttentionBackwardWorkspaceSize(
     const fmhaAttentionBackwardDesc *desc, size_t *bytes, char **message);
 

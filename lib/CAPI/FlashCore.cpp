@@ -291,15 +291,17 @@ fmhaStatus fmhaAttentionPrecompile(fmhaJit jit, const fmhaAttentionDesc *descs,
   return succeed(message);
 }
 
-/// The backward's spec of \p desc's forward; not yet checked
+/// The backward's spec of \p desc's forward on \p chip; not yet checked
 /// (checkAttentionGradTensors).
 static llvm::Expected<KernelSpec>
-getAttentionGradSpec(const fmhaAttentionBackwardDesc &desc) {
+getAttentionGradSpec(const fmhaAttentionBackwardDesc &desc, Chip chip) {
   llvm::Expected<KernelSpec> forward = getAttentionSpec(desc.forward);
   if (!forward)
     return forward.takeError();
+  bool onePass = desc.workspace != nullptr;
   return getAttentionGradSpec(*forward,
-                              /*deterministic=*/desc.workspace == nullptr);
+                              /*deterministic=*/!onePass || desc.deterministic,
+                              /*ordered=*/onePass && chip == Chip::sm_90a);
 }
 
 static AttentionGradTensors
@@ -350,7 +352,8 @@ fmhaStatus fmhaAttentionBackward(fmhaJit jit,
                   "fmhaAttentionBackward: " +
                       llvm::toString(options.takeError()),
                   message);
-  llvm::Expected<KernelSpec> spec = getAttentionGradSpec(*desc);
+  llvm::Expected<KernelSpec> spec =
+      getAttentionGradSpec(*desc, jit->jit->getLoadPlan().chip);
   if (!spec)
     return report(FMHA_ERROR_INVALID_ARGUMENT,
                   "fmhaAttentionBackward: " + llvm::toString(spec.takeError()),
@@ -384,8 +387,10 @@ fmhaAttentionBackwardWorkspaceSize(const fmhaAttentionBackwardDesc *desc,
                       std::to_string(f.queryHeads) + " and " +
                       std::to_string(f.querySeq) + ", expected at least 0",
                   message);
+  // The ordered spec's: the accumulator and its counters, which the other
+  // one-pass spec's accumulator fits in.
   *bytes = getAttentionGradWorkspaceBytes(
-      getAttentionGradSpec(*spec, /*deterministic=*/false),
+      getAttentionGradSpec(*spec, /*deterministic=*/true, /*ordered=*/true),
       getTensors(desc->forward));
   return succeed(message);
 }
@@ -401,7 +406,8 @@ fmhaStatus fmhaAttentionBackwardPrecompile(
                   message);
   std::vector<KernelSpec> specs;
   for (int i = 0; i < count; ++i) {
-    llvm::Expected<KernelSpec> spec = getAttentionGradSpec(descs[i]);
+    llvm::Expected<KernelSpec> spec =
+        getAttentionGradSpec(descs[i], jit->jit->getLoadPlan().chip);
     if (!spec)
       return report(FMHA_ERROR_INVALID_ARGUMENT,
                     "fmhaAttentionBackwardPrecompile: descs[" +

@@ -54,7 +54,7 @@ llvm::SmallVector<llvm::StringRef, 4> KernelSpec::getKernelNames() const {
     return {getKernelName()};
   llvm::SmallVector<llvm::StringRef, 4> names;
   for (AttentionGradKernel kernel :
-       getAttentionGradKernels(headDim, /*withDqAccum=*/!deterministic))
+       getAttentionGradKernels(headDim, withQueryGradAccumulator()))
     names.push_back(getAttentionGradKernelName(kernel));
   return names;
 }
@@ -83,6 +83,8 @@ std::string KernelSpec::getKey() const {
     if (grad) {
       if (!deterministic)
         os << " atomic";
+      else if (orderedQueryGrad)
+        os << " ordered";
       return key;
     }
     if (attentionTile)
@@ -247,17 +249,23 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
     types.append(3, tensor);
     types.push_back(rows);
     // dq_accum: dense rows (the op's contract), any batch and head strides.
-    if (!spec.deterministic)
+    if (spec.withQueryGradAccumulator())
       types.push_back(MemRefType::get(
           {kDynamic, kDynamic, kDynamic, int64_t(spec.headDim)},
           b.getF32Type(),
           StridedLayoutAttr::get(
               &context, kDynamic,
               {kDynamic, kDynamic, int64_t(spec.headDim), 1})));
+    // dq_order: any strides.
+    if (spec.orderedQueryGrad)
+      types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
+                                     b.getI32Type(),
+                                     /*denseInnermost=*/false));
     ValueRange a = createFunc(b, "attention_grad", types);
     AttentionGradOp::create(
         b, loc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-        spec.deterministic ? Value() : a[10], spec.causal,
+        spec.withQueryGradAccumulator() ? a[10] : Value(),
+        spec.orderedQueryGrad ? a[11] : Value(), spec.causal,
         spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
@@ -422,7 +430,7 @@ unsigned fmha::getEvenKeySplits(int64_t splits, int64_t keyBlocks) {
 }
 
 KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
-                                      bool deterministic) {
+                                      bool deterministic, bool ordered) {
   KernelSpec grad;
   grad.kind = OpKind::AttentionGrad;
   grad.elementType = spec.elementType;
@@ -437,6 +445,7 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
   grad.withQueryOffsets = spec.withQueryOffsets;
   grad.withKeyOffsets = spec.withKeyOffsets;
   grad.deterministic = deterministic;
+  grad.orderedQueryGrad = deterministic && ordered;
   return grad;
 }
 

@@ -681,12 +681,28 @@ void AttentionGradTensors::setDenseStrides(unsigned headDim) {
   deltaStrides = forward.lseStrides;
 }
 
-size_t fmha::getAttentionGradWorkspaceBytes(const KernelSpec &spec,
-                                            const AttentionTensors &f) {
-  if (spec.deterministic)
-    return 0;
+/// The bytes of the dq accumulator at the workspace's start; dq_order's
+/// counters follow it (at a 16-byte multiple: D >= 64).
+static size_t getQueryGradAccumulatorBytes(const KernelSpec &spec,
+                                           const AttentionTensors &f) {
   return size_t(f.batch) * f.queryHeads * f.querySeq * spec.headDim *
          sizeof(float);
+}
+
+/// dq_order's counters per (batch, query head).
+static int64_t getQueryGradOrderBlocks(const AttentionTensors &f) {
+  return llvm::divideCeil(f.querySeq, kQueryGradOrderBlock);
+}
+
+size_t fmha::getAttentionGradWorkspaceBytes(const KernelSpec &spec,
+                                            const AttentionTensors &f) {
+  if (!spec.withQueryGradAccumulator())
+    return 0;
+  size_t bytes = getQueryGradAccumulatorBytes(spec, f);
+  if (spec.orderedQueryGrad)
+    bytes += size_t(f.batch) * f.queryHeads * getQueryGradOrderBlocks(f) *
+             sizeof(int32_t);
+  return bytes;
 }
 
 llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
@@ -728,9 +744,10 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
        !isAligned(t.workspace, 16)))
     return fail(llvm::formatv(
         "the workspace is {0} bytes at {1}, expected at least {2} bytes "
-        "(the f32 dq accumulator of the non-deterministic backward), "
-        "16-byte aligned",
-        t.workspaceBytes, hexAddress(t.workspace), workspaceBytes));
+        "(the f32 dq accumulator of the one-pass backward{3}), 16-byte "
+        "aligned",
+        t.workspaceBytes, hexAddress(t.workspace), workspaceBytes,
+        spec.orderedQueryGrad ? " and its counters" : ""));
   // The sm_90a kernel of that backward reads lse and delta at 32-bit
   // element offsets.
   for (auto [name, strides] : {std::pair{"lse", f.lseStrides},
@@ -766,6 +783,12 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
                                      const LaunchOptions &options) {
   if (llvm::Error err = checkAttentionGradTensors(spec, t))
     return err;
+  if (spec.orderedQueryGrad && plan.chip != Chip::sm_90a)
+    return llvm::make_error<OperandError>(llvm::formatv(
+        "attention_grad: the spec orders dq's adds (orderedQueryGrad), which "
+        "needs chip sm_90a, got {0} (its deterministic backward is the one "
+        "without a workspace)",
+        stringifyChip(plan.chip)));
   if (!spec.deterministic && spec.headDim > 128 && plan.chip != Chip::sm_90a)
     return llvm::make_error<OperandError>(llvm::formatv(
         "attention_grad: headDim is {0} with a workspace on chip {1}, "
@@ -784,7 +807,7 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
   if (options.prepareOnly)
     return llvm::Error::success();
   // The op's operands in order: q, k, v, o, dout, lse, dq, dk, dv, delta,
-  // then dq_accum where the spec has one.
+  // then dq_accum and dq_order where the spec has them.
   const AttentionTensors &f = t.forward;
   auto tensor = [&](const void *data, bool keys,
                     const std::array<int64_t, 3> &strides) {
@@ -799,18 +822,26 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
                          {f.batch, f.queryHeads, f.querySeq},
                          {strides[0], strides[1], strides[2]}};
   };
-  llvm::SmallVector<LaunchOperand, 11> operands = {
-      tensor(f.q, false, f.qStrides),     tensor(f.k, true, f.kStrides),
-      tensor(f.v, true, f.vStrides),      tensor(f.o, false, f.oStrides),
+  llvm::SmallVector<LaunchOperand, 12> operands = {
+      tensor(f.q, false, f.qStrides),       tensor(f.k, true, f.kStrides),
+      tensor(f.v, true, f.vStrides),        tensor(f.o, false, f.oStrides),
       tensor(t.dout, false, t.doutStrides), rows(f.lse, f.lseStrides),
-      tensor(t.dq, false, t.dqStrides),   tensor(t.dk, true, t.dkStrides),
-      tensor(t.dv, true, t.dvStrides),    rows(t.delta, t.deltaStrides)};
-  // The dq accumulator, dense [B, Hq, Sq, D] f32, in the workspace.
-  if (!spec.deterministic) {
+      tensor(t.dq, false, t.dqStrides),     tensor(t.dk, true, t.dkStrides),
+      tensor(t.dv, true, t.dvStrides),      rows(t.delta, t.deltaStrides)};
+  // The dq accumulator, dense [B, Hq, Sq, D] f32, in the workspace, then
+  // dq_order's dense [B, Hq, ceil(Sq / 64)] i32.
+  if (spec.withQueryGradAccumulator()) {
     int64_t d = spec.headDim;
     operands.push_back(tensor(t.workspace, false,
                               {f.queryHeads * f.querySeq * d, f.querySeq * d,
                                d}));
+  }
+  if (spec.orderedQueryGrad) {
+    int64_t blocks = getQueryGradOrderBlocks(f);
+    operands.push_back(LaunchOperand{static_cast<const char *>(t.workspace) +
+                                         getQueryGradAccumulatorBytes(spec, f),
+                                     {f.batch, f.queryHeads, blocks},
+                                     {f.queryHeads * blocks, blocks, 1}});
   }
   for (const Kernel *kernel : kernels)
     if (llvm::Error err = kernel->launch(stream, operands))

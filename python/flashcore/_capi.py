@@ -115,7 +115,8 @@ class AttentionBackwardDesc(ctypes.Structure):
                 ("dvStride", _Strides),
                 ("deltaStride", _Strides),
                 ("workspace", ctypes.c_void_p),
-                ("workspaceBytes", ctypes.c_size_t)]
+                ("workspaceBytes", ctypes.c_size_t),
+                ("deterministic", ctypes.c_int)]
 
 
 class MergeDesc(ctypes.Structure):

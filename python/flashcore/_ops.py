@@ -679,14 +679,12 @@ def _attention_backward_outputs(q, k, v):
 _HOPPER = {}
 
 
-def _fast_backward(device):
+def _one_pass_backward(device):
     """Whether the backward on CUDA device `device` (an index) adds dq into
     an f32 workspace: on sm_90, where that is FlashAttention-3's faster
-    kernel (its bits may differ from run to run: the blocks' dq add up in
-    any order), unless torch.use_deterministic_algorithms(True) asks for
-    the deterministic one (docs/backward-notes.md)."""
-    if torch.are_deterministic_algorithms_enabled():
-        return False
+    kernel. Its blocks' dq add up in any order (the last bits may differ
+    from run to run), or under torch.use_deterministic_algorithms(True) in
+    a fixed order (docs/backward-notes.md)."""
     hopper = _HOPPER.get(device)
     if hopper is None:
         hopper = _HOPPER[device] = \
@@ -697,7 +695,7 @@ def _fast_backward(device):
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
                              scale=None, softcap=0.0):
     """fmhaAttentionBackward on the current stream: dq, dk, dv like q, k and
-    v, delta (rowsum(dout * o), f32) and, where _fast_backward, the dq
+    v, delta (rowsum(dout * o), f32) and, where _one_pass_backward, the dq
     workspace from torch's allocator."""
     op = "flashcore.attention backward"
     _check_attention(q, k, v, window)
@@ -734,13 +732,14 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
     desc.deltaStride[:] = (hq * sq, sq, 1)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     device = q.device.index
-    if _fast_backward(device):
+    if _one_pass_backward(device):
         size = ctypes.c_size_t()
         _capi.call(_capi.lib().fmhaAttentionBackwardWorkspaceSize,
                    ctypes.addressof(desc), ctypes.byref(size))
         workspace = torch.empty(size.value, dtype=torch.uint8,
                                 device=q.device)
         desc.workspace, desc.workspaceBytes = workspace.data_ptr(), size.value
+    desc.deterministic = torch.are_deterministic_algorithms_enabled()
     _capi.call(_capi.lib().fmhaAttentionBackward, _capi.jit(device),
                ctypes.addressof(desc), _raw_stream(device), flags)
     return dq, dk, dv
@@ -1323,10 +1322,11 @@ def precompile_attention(variants, *, device=None, threads=0):
     grads = (_capi.AttentionBackwardDesc * max(1, len(backward)))()
     for grad, d in zip(grads, backward):
         grad.forward = d
-        # Only whether the workspace is NULL is read: the backward's kernels
-        # as _attention_backward_impl will run them now.
-        if _fast_backward(index):
+        # Only whether the workspace is NULL and deterministic are read: the
+        # backward's kernels as _attention_backward_impl will run them now.
+        if _one_pass_backward(index):
             grad.workspace = _STAND_IN
+        grad.deterministic = torch.are_deterministic_algorithms_enabled()
     _capi.call(_capi.lib().fmhaAttentionPrecompile, _capi.jit(index),
                ctypes.addressof(descs), len(variants), threads)
     if backward:

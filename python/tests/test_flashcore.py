@@ -807,9 +807,9 @@ def test_opcheck_backward_on_meta_tensors():
                           test_utils=("test_schema", "test_faketensor"))
 
 
-def test_backward_adds_dq_into_a_workspace_on_hopper_unless_deterministic(
-        monkeypatch):
-    # The rule that picks FlashAttention-3's sm_90a kernel (a dq workspace)
+def test_backward_adds_dq_into_a_workspace_on_hopper(monkeypatch):
+    # The rule that picks FlashAttention-3's sm_90a kernel (a dq workspace,
+    # its adds in a fixed order under torch.use_deterministic_algorithms)
     # or the deterministic kernels (none), with the capability faked.
     from flashcore import _ops
 
@@ -818,17 +818,17 @@ def test_backward_adds_dq_into_a_workspace_on_hopper_unless_deterministic(
         monkeypatch.setattr(torch.cuda, "get_device_capability",
                             lambda device=None: capability)
 
-    on((9, 0))
-    assert _ops._fast_backward(0)
     previous = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
     try:
-        assert not _ops._fast_backward(0)
+        for deterministic in (False, True):
+            torch.use_deterministic_algorithms(deterministic)
+            on((9, 0))
+            assert _ops._one_pass_backward(0)
+            for other in ((8, 0), (8, 9), (10, 0)):
+                on(other)
+                assert not _ops._one_pass_backward(0)
     finally:
         torch.use_deterministic_algorithms(previous)
-    for other in ((8, 0), (8, 9), (10, 0)):
-        on(other)
-        assert not _ops._fast_backward(0)
 
 
 def test_a_loss_of_the_lse_is_a_clear_error():

@@ -93,16 +93,19 @@ static std::vector<KernelSpec> getSpecs(Chip chip) {
           for (KernelSpec &launched : getLaunchSpecs(spec, chip))
             if (keys.insert(launched.getKey()).second)
               specs.push_back(std::move(launched));
-          // The backward Python runs: the deterministic one (three kernels,
-          // four at head dim 256), and on sm_90a the one with a dq
-          // workspace (FlashAttention-3's kernel), which it runs unless
-          // torch.use_deterministic_algorithms(True).
+          // The backwards Python runs: on sm_90a FlashAttention-3's kernel,
+          // adding dq into a workspace in any order, or under
+          // torch.use_deterministic_algorithms(True) in a fixed order;
+          // elsewhere the deterministic one (three kernels, four at head
+          // dim 256).
           if (!llvm::is_contained(kSupportedGradHeadDims, int64_t(headDim)))
             continue;
+          bool hopper = chip == Chip::sm_90a;
           for (bool deterministic : {true, false}) {
-            if (!deterministic && chip != Chip::sm_90a)
+            if (!deterministic && !hopper)
               continue;
-            KernelSpec grad = getAttentionGradSpec(spec, deterministic);
+            KernelSpec grad = getAttentionGradSpec(spec, deterministic,
+                                                   /*ordered=*/hopper);
             if (keys.insert(grad.getKey()).second)
               specs.push_back(std::move(grad));
           }

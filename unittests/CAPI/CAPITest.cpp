@@ -1473,8 +1473,9 @@ TEST_F(CAPIOnAGpu, BadOffsetsStayInsideTheTensors) {
 // double from the same inputs, the forward's o and lse from the GPU; the
 // same bits on a second run; with a workspace, the backward that adds dq
 // into it (head dims 64 and 128, refused at 256: f32 atomics on sm_80,
-// FlashAttention-3's WGMMA kernel with bulk reduce-adds on sm_90a);
-// refusals that name the value.
+// FlashAttention-3's WGMMA kernel with bulk reduce-adds on sm_90a), and
+// deterministic with it (on sm_90a those adds in a fixed order), the same
+// bits twice; refusals that name the value.
 static void checkBackwardOnAGpu(long long D) {
   llvm::Expected<mlir::fmha::CudaDriver &> driver =
       mlir::fmha::CudaDriver::get();
@@ -1630,7 +1631,9 @@ static void checkBackwardOnAGpu(long long D) {
                                                  &message),
               FMHA_SUCCESS)
         << take(message);
-    EXPECT_EQ(workspaceBytes, qCount * sizeof(float));
+    // The dq accumulator, then a counter per 64 queries of each (b, h).
+    EXPECT_EQ(workspaceBytes,
+              qCount * sizeof(float) + B * Hq * ((Sq + 63) / 64) * 4);
     if (D > 128 && std::string(chip) != "sm_90a") {
       fmhaAttentionBackwardDesc fast = desc;
       fast.workspace = pointer(dGradQ);
@@ -1645,28 +1648,58 @@ static void checkBackwardOnAGpu(long long D) {
       CUdeviceptr workspace = upload(nullptr, workspaceBytes);
       fmhaAttentionBackwardDesc fast = desc;
       fast.workspace = pointer(workspace);
-      fast.workspaceBytes = workspaceBytes - 4;
+      // Any order: the accumulator alone.
+      fast.workspaceBytes = qCount * sizeof(float) - 4;
       EXPECT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
                                       &message),
                 FMHA_ERROR_INVALID_ARGUMENT);
       EXPECT_NE(take(message).find("expected at least " +
-                                   std::to_string(workspaceBytes) + " bytes"),
+                                   std::to_string(qCount * sizeof(float)) +
+                                   " bytes"),
                 std::string::npos);
+      // Runs \p run, then checks dq, dk and dv (left in gradQ, gradK and
+      // gradV).
+      auto runAndCheck = [&](const fmhaAttentionBackwardDesc &run,
+                             const std::string &what) {
+        ASSERT_EQ(fmhaAttentionBackward(jit, &run, nullptr, FMHA_CALL_DEFAULT,
+                                        &message),
+                  FMHA_SUCCESS)
+            << take(message);
+        ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
+        for (auto [host, device, bytes] :
+             {std::tuple{static_cast<void *>(gradQ.data()), dGradQ, qCount * 2},
+              {gradK.data(), dGradK, kCount * 2},
+              {gradV.data(), dGradV, kCount * 2}})
+          ASSERT_FALSE(
+              static_cast<bool>(driver->copyToHost(host, device, bytes)));
+        check(("dq " + what).c_str(), gradQ, expectQ);
+        check(("dk " + what).c_str(), gradK, expectK);
+        check(("dv " + what).c_str(), gradV, expectV);
+      };
       fast.workspaceBytes = workspaceBytes;
-      ASSERT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
-                                      &message),
-                FMHA_SUCCESS)
-          << take(message);
-      ASSERT_FALSE(static_cast<bool>(driver->synchronize(nullptr)));
-      for (auto [host, device, bytes] :
-           {std::tuple{static_cast<void *>(gradQ.data()), dGradQ, qCount * 2},
-            {gradK.data(), dGradK, kCount * 2},
-            {gradV.data(), dGradV, kCount * 2}})
-        ASSERT_FALSE(
-            static_cast<bool>(driver->copyToHost(host, device, bytes)));
-      check("dq (atomic)", gradQ, expectQ);
-      check("dk (atomic)", gradK, expectK);
-      check("dv (atomic)", gradV, expectV);
+      runAndCheck(fast, "(atomic)");
+
+      // Deterministic with the workspace: on sm_90a the same kernel with
+      // its adds in a fixed order, elsewhere dq by blocks of queries; the
+      // same bits on a second run.
+      fast.deterministic = 1;
+      if (std::string(chip) == "sm_90a") {
+        fast.workspaceBytes = workspaceBytes - 4;
+        EXPECT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
+                                        &message),
+                  FMHA_ERROR_INVALID_ARGUMENT);
+        EXPECT_NE(take(message).find("expected at least " +
+                                     std::to_string(workspaceBytes) +
+                                     " bytes (the f32 dq accumulator of the "
+                                     "one-pass backward and its counters)"),
+                  std::string::npos);
+        fast.workspaceBytes = workspaceBytes;
+      }
+      runAndCheck(fast, "(deterministic, workspace)");
+      std::vector<uint16_t> firstQ = gradQ, firstK = gradK;
+      runAndCheck(fast, "(deterministic, workspace, again)");
+      EXPECT_EQ(gradQ, firstQ);
+      EXPECT_EQ(gradK, firstK);
       llvm::consumeError(driver->release(workspace));
     }
 

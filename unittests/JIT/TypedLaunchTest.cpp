@@ -92,6 +92,41 @@ TEST(TypedLaunch, BackwardWorkspaceIsTheDqAccumulator) {
       << check(fast, shortOne);
 }
 
+// The ordered (deterministic one-pass) backward's workspace: the dq
+// accumulator, then a 32-bit counter per 64 queries of each (batch, query
+// head): ceil(77 / 64) = 2 of them for each of 2 x 4.
+TEST(TypedLaunch, OrderedBackwardWorkspaceAddsItsCounters) {
+  KernelSpec forward = getForwardSpec();
+  forward.causal = true;
+  KernelSpec ordered =
+      getAttentionGradSpec(forward, /*deterministic=*/true, /*ordered=*/true);
+  EXPECT_TRUE(ordered.deterministic);
+  EXPECT_TRUE(ordered.withQueryGradAccumulator());
+  EXPECT_EQ(ordered.getKernelNames(),
+            getGradSpec(/*deterministic=*/false).getKernelNames());
+  EXPECT_EQ(
+      getAttentionGradWorkspaceBytes(ordered, getTensors(ordered).forward),
+      size_t(2 * 4 * 77 * 128 * sizeof(float) + 2 * 4 * 2 * 4));
+  // Three specs, three kernels: ordered, in any order, by query blocks.
+  KernelSpec fast = getGradSpec(/*deterministic=*/false);
+  KernelSpec twoPass = getGradSpec(/*deterministic=*/true);
+  EXPECT_NE(ordered.getKey(), fast.getKey());
+  EXPECT_NE(ordered.getKey(), twoPass.getKey());
+  // Ordered means deterministic: the atomic spec ignores it.
+  EXPECT_FALSE(
+      getAttentionGradSpec(forward, /*deterministic=*/false, /*ordered=*/true)
+          .orderedQueryGrad);
+  EXPECT_EQ(check(ordered, getTensors(ordered)), "");
+  AttentionGradTensors shortOne = getTensors(ordered);
+  shortOne.workspaceBytes -= 4;
+  EXPECT_NE(check(ordered, shortOne)
+                .find("(the f32 dq accumulator of the "
+                      "one-pass backward and its "
+                      "counters)"),
+            std::string::npos)
+      << check(ordered, shortOne);
+}
+
 // The sm_90a kernel reads lse and delta at 32-bit element offsets: with a
 // workspace, tensors that span more are refused, naming the tensor; the
 // deterministic backward takes them.

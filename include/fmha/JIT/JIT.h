@@ -218,8 +218,10 @@ struct AttentionGradTensors {
   std::array<int64_t, 3> doutStrides = {}, dqStrides = {}, dkStrides = {},
                          dvStrides = {}, deltaStrides = {};
   /// Device memory (16-byte aligned) for the f32 dq accumulator of a spec
-  /// that is not deterministic, of getAttentionGradWorkspaceBytes bytes;
-  /// not read by a deterministic one.
+  /// that adds into one (withQueryGradAccumulator), and after it the
+  /// counters that order the adds of an orderedQueryGrad spec: of
+  /// getAttentionGradWorkspaceBytes bytes; not read by the deterministic
+  /// spec without orderedQueryGrad.
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
 
@@ -229,8 +231,9 @@ struct AttentionGradTensors {
 };
 
 /// The bytes of workspace attention_grad \p spec needs on tensors of the
-/// sizes of \p forward: B x Hq x Sq x D f32 for the dq accumulator when
-/// the spec is not deterministic, else 0.
+/// sizes of \p forward: B x Hq x Sq x D f32 for the dq accumulator where
+/// the spec has one (withQueryGradAccumulator), then with
+/// orderedQueryGrad B x Hq x ceil(Sq / 64) i32 counters; else 0.
 size_t getAttentionGradWorkspaceBytes(const KernelSpec &spec,
                                       const AttentionTensors &forward);
 
@@ -469,8 +472,9 @@ public:
   /// the forward's; \p tensors are checked by checkAttentionGradTensors.
   /// Three kernels, one after the other on \p stream (getKernelNames);
   /// nothing is allocated. A deterministic spec reduces nothing across
-  /// CTAs (the same bits every run); the other adds dq in the workspace
-  /// with f32 atomics.
+  /// CTAs, or with orderedQueryGrad (sm_90a) adds dq in the workspace in a
+  /// fixed order: the same bits every run; the other adds dq in the
+  /// workspace in any order.
   llvm::Error launchAttentionGrad(const KernelSpec &spec,
                                   const AttentionGradTensors &tensors,
                                   CUstream stream,

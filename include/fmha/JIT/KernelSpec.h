@@ -79,6 +79,10 @@ struct KernelSpec {
   /// queries, no dq_accum); false adds dq into an f32 accumulator with
   /// atomics, one pass faster.
   bool deterministic = true;
+  /// fmha.attention_grad, deterministic: dq added into the f32 accumulator
+  /// in a fixed order (dq_order; sm_90a), one pass, rather than by blocks
+  /// of queries.
+  bool orderedQueryGrad = false;
   // Resample.
   ResampleMode mode = ResampleMode::linear;
   /// Feature count D of each fused stream.
@@ -89,6 +93,11 @@ struct KernelSpec {
   /// v's and o's head dim: valueHeadDim, or headDim without one.
   unsigned getValueHeadDim() const {
     return valueHeadDim ? valueHeadDim : headDim;
+  }
+  /// fmha.attention_grad: whether dq is added into dq_accum (not
+  /// deterministic, or ordered).
+  bool withQueryGradAccumulator() const {
+    return !deterministic || orderedQueryGrad;
   }
   /// headDim and getValueHeadDim, as the tiling policy takes them.
   AttentionHeadDims getHeadDims() const { return {headDim, getValueHeadDim()}; }
@@ -105,14 +114,16 @@ struct KernelSpec {
   llvm::StringRef getKernelName() const;
   /// The kernels the op lowers to, in the order its launch runs them: one,
   /// or for fmha.attention_grad those of getAttentionGradKernels (with
-  /// dq_accum where not deterministic).
+  /// dq_accum where withQueryGradAccumulator).
   llvm::SmallVector<llvm::StringRef, 4> getKernelNames() const;
 };
 
 /// The backward of attention \p spec: its element type, head dim, mask and
-/// scale; \p deterministic or the faster atomic one.
+/// scale; \p deterministic or the faster atomic one; deterministic and
+/// \p ordered, the one-pass deterministic one (sm_90a).
 KernelSpec getAttentionGradSpec(const KernelSpec &spec,
-                                bool deterministic = true);
+                                bool deterministic = true,
+                                bool ordered = false);
 
 /// The query lengths from which a launch of an attention spec may compile
 /// another kernel (getAttentionLaunchSpec): one query, two to 4095, and

@@ -41,7 +41,8 @@ enum AttentionGradOperand : unsigned {
   kGradDk,
   kGradDv,
   kGradDelta,
-  kGradDqAccum
+  kGradDqAccum,
+  kGradDqOrder
 };
 
 /// fmha.attention_grad's dk/dv kernel with dq_accum on sm_90a, in

@@ -818,6 +818,38 @@ func.func @grad_accumulator_strides(%q: memref<1x8x100x128xbf16>, %k: memref<1x2
 
 // -----
 
+func.func @grad_order_without_accumulator(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %order: memref<1x8x2xi32>) {
+  // expected-error @+1 {{dq_order orders the adds into dq_accum: it needs dq_accum}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_order(%order : memref<1x8x2xi32>)
+  return
+}
+
+// -----
+
+func.func @grad_order_type(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xf32>, %order: memref<1x8x2xi64>) {
+  // expected-error @+1 {{dq_order element type must be i32, got 'i64'}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xf32>) dq_order(%order : memref<1x8x2xi64>)
+  return
+}
+
+// -----
+
+func.func @grad_order_blocks(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xf32>, %order: memref<1x8x1xi32>) {
+  // expected-error @+1 {{dq_order has 1 counters a head, expected ceil(Sq / 64) = 2 (one per block of 64 queries)}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xf32>) dq_order(%order : memref<1x8x1xi32>)
+  return
+}
+
+// -----
+
+func.func @grad_order_heads(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xf32>, %order: memref<1x2x2xi32>) {
+  // expected-error @+1 {{dq_order head count must match q's (8), got 2}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xf32>) dq_order(%order : memref<1x2x2xi32>)
+  return
+}
+
+// -----
+
 func.func @softcap_negative(%q: memref<1x8x100x64xbf16>) {
   // expected-error @+1 {{softcap must be a positive finite f32, got -3.000000e+00}}
   fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) {softcap = -3.0 : f32}

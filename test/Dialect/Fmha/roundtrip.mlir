@@ -170,6 +170,21 @@ func.func @attention_grad_atomic(%q: memref<?x4x?x64xf16>, %lse: memref<?x4x?xf3
   return
 }
 
+// CHECK-LABEL: func.func @attention_grad_ordered
+// CHECK: dq_accum(%{{.*}} : memref<?x4x?x64xf32>) dq_order(%{{.*}} : memref<?x4x?xi32>) causal
+func.func @attention_grad_ordered(%q: memref<?x4x?x64xf16>, %lse: memref<?x4x?xf32>,
+                                  %acc: memref<?x4x?x64xf32>,
+                                  %order: memref<?x4x?xi32>) {
+  fmha.attention_grad q(%q : memref<?x4x?x64xf16>) k(%q : memref<?x4x?x64xf16>)
+                      v(%q : memref<?x4x?x64xf16>) o(%q : memref<?x4x?x64xf16>)
+                      dout(%q : memref<?x4x?x64xf16>) lse(%lse : memref<?x4x?xf32>)
+                   -> dq(%q : memref<?x4x?x64xf16>) dk(%q : memref<?x4x?x64xf16>)
+                      dv(%q : memref<?x4x?x64xf16>) delta(%lse : memref<?x4x?xf32>)
+                      dq_accum(%acc : memref<?x4x?x64xf32>)
+                      dq_order(%order : memref<?x4x?xi32>) causal
+  return
+}
+
 // Logit softcapping, at a head dim other than 64, 128 and 256.
 // CHECK-LABEL: func @attention_softcap
 func.func @attention_softcap(%q: memref<1x8x100x96xbf16>, %o: memref<1x8x100x96xbf16>) {

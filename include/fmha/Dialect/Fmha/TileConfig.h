@@ -69,11 +69,16 @@ inline constexpr llvm::StringLiteral kSupportedGradHeadDimsText =
     "64, 128 or 256 (the backward's; the forward's other head dims have no "
     "backward yet)";
 
+/// The queries per counter of fmha.attention_grad's dq_order: the sm_90a
+/// kernel's query blocks (64, or 128 at head dim 64) each use the counter
+/// of their first query.
+inline constexpr int64_t kQueryGradOrderBlock = 64;
+
 /// The kernels fmha.attention_grad lowers to. Delta writes rowsum(dout * o)
-/// (and zeroes dq_accum); Dq computes dq over blocks of queries; Dkv dk and
-/// dv over blocks of keys (with dq_accum, also adding dq's parts into it);
-/// Dk and Dv each alone (head dim 256, where one thread would hold 256 f32
-/// of both); DqConvert writes dq from dq_accum.
+/// (and zeroes dq_accum and dq_order); Dq computes dq over blocks of
+/// queries; Dkv dk and dv over blocks of keys (with dq_accum, also adding
+/// dq's parts into it); Dk and Dv each alone (head dim 256, where one
+/// thread would hold 256 f32 of both); DqConvert writes dq from dq_accum.
 enum class AttentionGradKernel { Delta, Dq, Dkv, Dk, Dv, DqConvert };
 
 /// The kernels of an fmha.attention_grad of head dim \p headDim, with or

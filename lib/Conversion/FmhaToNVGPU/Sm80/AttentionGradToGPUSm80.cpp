@@ -119,6 +119,8 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
                        "lse", "dq", "dk", "dv", "delta"};
   if (op.getDqAccum())
     contract.operands.push_back("dq_accum");
+  if (op.getDqOrder())
+    contract.operands.push_back("dq_order");
   contract.threads = threads;
   contract.sharedBytes = sharedBytes;
   contract.grid = {grid[0], grid[1], grid[2]};
@@ -163,12 +165,14 @@ KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
 
 /// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32, the warp
 /// summing its lanes' D / 32 products; and, with dq_accum, that row of it
-/// zeroed.
+/// zeroed (with dq_order, the counter of each block of
+/// kQueryGradOrderBlock rows too).
 void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                       KernelBuilder &b) {
   Value out = func.getArgument(kGradO), gradOut = func.getArgument(kGradDout);
   Value delta = func.getArgument(kGradDelta);
   Value accumulator = op.getDqAccum() ? func.getArgument(kGradDqAccum) : Value();
+  Value order = op.getDqOrder() ? func.getArgument(kGradDqOrder) : Value();
   int64_t rowLanes = getRowLanes(op), perLane = op.getHeadDim() / rowLanes;
   Type elementType = op.getQ().getType().getElementType();
   auto vectorType = VectorType::get({perLane}, elementType);
@@ -191,12 +195,22 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
         sum = rowLanes < kThreadsPerWarp
                   ? sumOverLaneGroup(b, sum, rowLanes)
                   : reduceOverLanes(b, sum, /*max=*/false, kThreadsPerWarp);
-        scf::IfOp::create(b, b.eq(lane, b.index(0)),
-                          [&](OpBuilder &, Location) {
-                            memref::StoreOp::create(
-                                b, sum, delta, ValueRange{batch, head, row});
-                            scf::YieldOp::create(b);
-                          });
+        Value firstLane = b.eq(lane, b.index(0));
+        scf::IfOp::create(b, firstLane, [&](OpBuilder &, Location) {
+          memref::StoreOp::create(b, sum, delta, ValueRange{batch, head, row});
+          scf::YieldOp::create(b);
+        });
+        if (order) {
+          Value firstOfBlock =
+              b.eq(b.urem(row, b.index(kQueryGradOrderBlock)), b.index(0));
+          scf::IfOp::create(
+              b, b.and_(firstLane, firstOfBlock), [&](OpBuilder &, Location) {
+                Value block = b.udiv(row, b.index(kQueryGradOrderBlock));
+                memref::StoreOp::create(b, b.i32(0), order,
+                                        ValueRange{batch, head, block});
+                scf::YieldOp::create(b);
+              });
+        }
         if (accumulator)
           vector::StoreOp::create(
               b,
@@ -852,6 +866,14 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
            << op.getHeadDim() << " needs chip sm_90a, got "
            << stringifyChip(chip)
            << " (without dq_accum the deterministic kernels run)";
+  // The mma.sync kernel adds dq by f32 atomics from every thread: nothing
+  // orders one block's adds after another's.
+  if (op.getDqOrder() && chip != Chip::sm_90a)
+    return op.emitOpError("dq_order needs chip sm_90a (its kernel adds a "
+                          "block's dq with one bulk reduce that a counter can "
+                          "order), got ")
+           << stringifyChip(chip)
+           << "; without dq_accum the backward is deterministic on every chip";
   auto create = [&](StringRef name, int64_t threads, int64_t sharedBytes,
                     std::array<GridAxis, 3> grid) {
     return createKernelFunc(

@@ -42,6 +42,15 @@
 // wait for each other's staging, and run out of step between their dS^T
 // meetings.
 //
+// With dq_order (the deterministic mode) the adds into each query block's
+// rows of dq_accum keep one order, FlashAttention-3's: from the last key
+// block that sees the block to the first, which is the order they reach it
+// in under a causal mask. The writer waits until the block's counter
+// (zeroed by the delta kernel) reaches the number of key blocks after its
+// own that see the block, adds, waits for the add to complete and counts
+// it. The key blocks launch from the last, so a CTA only ever waits for
+// CTAs launched before it.
+//
 // At head dim 256 dK and dV of 64 keys would take all of a consumer's
 // registers, so the consumers split the head dim (GradGeometry): a CTA
 // owns 64 keys, which both consumers share; each computes S^T and dP^T for
@@ -86,6 +95,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -233,6 +243,7 @@ public:
         geometry(GradGeometry::get(shape.headDim)),
         layout(GradSharedLayout::get(shape.headDim, getElementBytes(op))),
         window(AttentionWindow::get(op).transposed()),
+        ordered(static_cast<bool>(op.getDqOrder())),
         scoreShape(getScoreShape(shape, geometry)),
         threadId(gpu::ThreadIdOp::create(b, gpu::Dimension::x)),
         pipeline(TmaPipeline::create(b, shape, threadId)),
@@ -293,6 +304,9 @@ private:
   /// The dQ writer: each block's staged dQ, once staged, added to
   /// dq_accum; its buffer freed once the add has read it.
   SmallVector<Value> buildWriter(Value batch, Value written);
+  /// The global address (i64) of the 4-byte element (\p batch (index),
+  /// \p head, \p row (i32)) of \p tensor (lse, delta or dq_order).
+  Value getWordAddress(Value tensor, Value batch, Value head, Value row);
   /// \p operand (lse or delta, [B, Hq, Sq] f32) at (\p batch (index),
   /// \p head, \p query (i32)).
   Value loadRowTerm(AttentionGradOperand operand, Value batch, Value head,
@@ -405,6 +419,20 @@ private:
                       Value staging);
   void reduceQueryGrad(Value batch, Value head, Value firstQuery,
                        Value staging);
+  /// With dq_order: the counter of the query block from \p firstQuery (i32)
+  /// of (\p batch, \p head), as a global address (i64).
+  Value getOrderCounter(Value batch, Value head, Value firstQuery);
+  /// With dq_order: how many key blocks add into the query block from
+  /// \p firstQuery before this CTA's (i32). They add from the last key block
+  /// to the first (FlashAttention-3's order for causal masks: the block that
+  /// reaches a query block first adds first), so that is the number of key
+  /// blocks after this CTA's that see it.
+  Value getOrderRank(Value firstQuery);
+  /// Waits until \p counter reads \p rank, then orders the bulk reduce
+  /// after the adds it counted.
+  void waitForTurn(Value counter, Value rank);
+  /// Once this CTA's bulk reduce has completed, counts it in \p counter.
+  void passTurn(Value counter);
   void storeRows(const FragmentLanes &lanes, Value accumulator, float factor,
                  Value global, Value batch);
   void onThread(Value condition, llvm::function_ref<void()> then) {
@@ -412,6 +440,12 @@ private:
       then();
       scf::YieldOp::create(b);
     });
+  }
+  void fenceAsyncGlobal() {
+    NVVM::FenceProxyOp::create(
+        b,
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_global),
+        NVVM::SharedSpaceAttr());
   }
   void fenceAsyncShared() {
     NVVM::FenceProxyOp::create(
@@ -434,6 +468,8 @@ private:
   GradGeometry geometry;
   GradSharedLayout layout;
   AttentionWindow window;
+  /// Whether dq_order orders the adds into dq_accum.
+  bool ordered;
   /// The shape of a consumer's S^T: block_n its queries.
   KernelShape scoreShape;
   /// The thread id (index): the whole CTA's, then each role's own copy,
@@ -545,11 +581,17 @@ SmallVector<Value> GradDkvKernel::buildWriter(Value batch, Value written) {
   auto [head, firstQuery] = locate(loop.getInductionVar());
   auto [slot, phase] = getStagingSlotAndPhase(current);
   pipeline.wait(barrier(kQueryGradStaged, slot), phase);
+  Value counter = ordered ? getOrderCounter(batch, head, firstQuery) : Value();
+  if (ordered)
+    waitForTurn(counter, getOrderRank(firstQuery));
   reduceQueryGrad(batch, head, firstQuery,
                   address(layout.staging, slot, layout.stagingBytes));
   // The add has read the buffer: the consumers may stage into it again.
+  // (Ordered, it has also written dq_accum before the next CTA's turn.)
   NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(0),
-                                       b.getUnitAttr());
+                                       ordered ? UnitAttr() : b.getUnitAttr());
+  if (ordered)
+    passTurn(counter);
   NVVM::MBarrierArriveOp::create(b, b.getI64Type(),
                                  barrier(kQueryGradFree, slot), Value(),
                                  NVVM::MemScopeKindAttr());
@@ -558,24 +600,29 @@ SmallVector<Value> GradDkvKernel::buildWriter(Value batch, Value written) {
 }
 
 // The element offset in 32 bits (checkAttentionGradTensors refuses lse and
-// delta that span more): memref.load's 64-bit arithmetic takes registers
-// that the consumers' loop does not have.
-Value GradDkvKernel::loadRowTerm(AttentionGradOperand operand, Value batch,
-                                 Value head, Value query) {
-  Value tensor = arg(operand);
+// delta that span more, and dq_order spans less than they do): memref.load's
+// 64-bit arithmetic takes registers that the consumers' loop, and the
+// producer warpgroup's 24, do not have.
+Value GradDkvKernel::getWordAddress(Value tensor, Value batch, Value head,
+                                    Value row) {
   auto metadata = memref::ExtractStridedMetadataOp::create(b, tensor);
   ValueRange strides = metadata.getStrides();
   Value offset = b.add(b.word(metadata.getOffset()),
                        b.add(b.mul(b.word(batch), b.word(strides[0])),
                              b.add(b.mul(head, b.word(strides[1])),
-                                   b.mul(query, b.word(strides[2])))));
+                                   b.mul(row, b.word(strides[2])))));
   Value base = arith::IndexCastUIOp::create(
       b, b.getI64Type(),
       memref::ExtractAlignedPointerAsIndexOp::create(b, tensor));
-  Value address = b.add(
+  return b.add(
       base, b.mul(arith::ExtUIOp::create(b, b.getI64Type(), offset), b.i64(4)));
+}
+
+Value GradDkvKernel::loadRowTerm(AttentionGradOperand operand, Value batch,
+                                 Value head, Value query) {
   Value pointer = LLVM::IntToPtrOp::create(
-      b, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
+      b, LLVM::LLVMPointerType::get(b.getContext(), 1),
+      getWordAddress(arg(operand), batch, head, query));
   return LLVM::LoadOp::create(b, b.getF32Type(), pointer, /*alignment=*/4);
 }
 
@@ -1011,6 +1058,63 @@ void GradDkvKernel::reduceQueryGrad(Value batch, Value head, Value firstQuery,
   NVVM::CpAsyncBulkCommitGroupOp::create(b);
 }
 
+Value GradDkvKernel::getOrderCounter(Value batch, Value head,
+                                     Value firstQuery) {
+  return getWordAddress(arg(kGradDqOrder), batch, head,
+                        b.udiv(firstQuery, b.i32(kQueryGradOrderBlock)));
+}
+
+// Key block n' sees query block m iff first(n') <= m < end(n') (the
+// transposed KeyBlockRange), both nondecreasing in n'. Past this CTA's
+// block n every end(n') > m already, so the blocks after n that see m are
+// those up to the last n' with first(n') <= m: with the transposed
+// window's left side (the forward's right), first(n') = max(floor((n' bk +
+// c) / bq), 0), c = Sq - Sk - left, which is at most m iff n' <= ((m + 1)
+// bq - 1 - c) / bk. That numerator is at least n bk (n qualifies) and
+// below 2^32 (Sk < 2^31; a side past 2^30 keys, wider than any sequence
+// that fits in memory, is clamped there), so it is computed in
+// 32 bits, unsigned, in the writer's few registers.
+Value GradDkvKernel::getOrderRank(Value firstQuery) {
+  Value keyBlocks = b.word(b.ceilDiv(seqK, b.index(geometry.blockKeys)));
+  Value last = b.sub(keyBlocks, b.i32(1));
+  if (window.left) {
+    int64_t left = std::min<int64_t>(*window.left, int64_t(1) << 30);
+    Value numerator = b.sub(b.add(b.add(firstQuery, b.word(seqK)),
+                                  b.i32(left + geometry.blockQueries - 1)),
+                            b.word(seqQ));
+    last = b.smin(last, b.udiv(numerator, b.i32(geometry.blockKeys)));
+  }
+  return b.sub(last, b.word(b.udiv(firstKey, b.index(geometry.blockKeys))));
+}
+
+void GradDkvKernel::waitForTurn(Value counter, Value rank) {
+  auto spin = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(b.createBlock(&spin.getBefore()));
+    auto load = LLVM::InlineAsmOp::create(
+        b, b.getI32Type(), ValueRange{counter},
+        "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l",
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+    scf::ConditionOp::create(b, b.ne(load.getResult(0), rank), ValueRange{});
+    b.setInsertionPointToStart(b.createBlock(&spin.getAfter()));
+    scf::YieldOp::create(b);
+  }
+  // The earlier adds (acquired) before this thread's async-proxy reduce.
+  fenceAsyncGlobal();
+}
+
+void GradDkvKernel::passTurn(Value counter) {
+  // The reduce's writes (async proxy, complete) before the release.
+  fenceAsyncGlobal();
+  LLVM::InlineAsmOp::create(b, TypeRange{}, ValueRange{counter},
+                            "red.release.gpu.global.add.u32 [$0], 1;", "l",
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
+                            ArrayAttr());
+}
+
 // Element 4 i + 2 h + e of the lane's m64nN accumulator is key row
 // g + 8 h of its consumer's 64, column 8 i + 2 t + e of its own (all of D,
 // or its half where the consumers split the head dim).
@@ -1050,9 +1154,15 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   seqQ = memref::DimOp::create(b, arg(kGradQ), 2);
   seqK = memref::DimOp::create(b, arg(kGradK), 2);
   kvHead = hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::y));
-  firstKey =
-      b.mul(hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::x)),
-            b.index(geometry.blockKeys));
+  // Ordered, the key blocks launch from the last: a CTA waits only for
+  // CTAs launched before it, which are running or done.
+  Value keyBlock =
+      hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  if (ordered)
+    keyBlock =
+        b.sub(b.sub(b.ceilDiv(seqK, b.index(geometry.blockKeys)), b.index(1)),
+              keyBlock);
+  firstKey = b.mul(keyBlock, b.index(geometry.blockKeys));
   // The tile as the forward's code sees it: rows are keys, the "keys" are
   // queries, and the diagonal is Sq - Sk (AttentionWindow::transposed).
   tile.seqQ = seqK;
@@ -1131,6 +1241,8 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
   LaunchContract contract;
   contract.operands = {"q",  "k",  "v",  "o",     "dout",    "lse",
                        "dq", "dk", "dv", "delta", "dq_accum"};
+  if (op.getDqOrder())
+    contract.operands.push_back("dq_order");
   contract.threads = (kConsumers + 1) * kWarpgroupThreads;
   contract.sharedBytes =
       GradSharedLayout::get(op.getHeadDim(), getElementBytes(op)).totalBytes;

@@ -458,6 +458,29 @@ LogicalResult AttentionGradOp::verify() {
              << headDim << ", 1]: a block's rows are one range), got "
              << accumulatorType;
   }
+  if (Value order = getDqOrder()) {
+    if (!getDqAccum())
+      return emitOpError("dq_order orders the adds into dq_accum: it needs "
+                         "dq_accum");
+    if (failed(checkRank(op, order, "dq_order", 3, "[B, Hq, ceil(Sq / 64)]")))
+      return failure();
+    Type type = cast<MemRefType>(order.getType()).getElementType();
+    if (!type.isInteger(32))
+      return emitOpError("dq_order element type must be i32, got ") << type;
+    if (failed(checkSameSize(op, "dq_order batch size", dim(order, 0), "q's",
+                             dim(getQ(), 0))) ||
+        failed(checkSameSize(op, "dq_order head count", dim(order, 1), "q's",
+                             dim(getQ(), 1))))
+      return failure();
+    int64_t blocks = dim(order, 2), queries = dim(getQ(), 2);
+    if (!ShapedType::isDynamic(blocks) && !ShapedType::isDynamic(queries) &&
+        blocks * kQueryGradOrderBlock < queries)
+      return emitOpError("dq_order has ")
+             << blocks << " counters a head, expected ceil(Sq / "
+             << kQueryGradOrderBlock
+             << ") = " << llvm::divideCeil(queries, kQueryGradOrderBlock)
+             << " (one per block of " << kQueryGradOrderBlock << " queries)";
+  }
   if (failed(checkHeadsAndLengths(op, getQ(), getK())))
     return failure();
   return checkMaskAttributes(op, getCausal(), getScale(), getWindow(),
