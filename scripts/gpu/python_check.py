@@ -837,6 +837,19 @@ def backward_grid():
         ("window 100,50 d64 BHSD Sq=700 Sk=900",
          backward_case(1, 2, 2, 700, 900, 64, bf16, window=(100, 50),
                        bhsd=True, deterministic=True)),
+        # On sm_90a the one-pass kernel with its adds in a fixed order:
+        # more CTAs than SMs (each waits only for CTAs launched before
+        # it), a window on either side (the order's count of the key
+        # blocks that see a query block), rows without keys.
+        ("GQA 4:1 window 300,0 causal d128 B=2 Sq=Sk=4096 (256 CTAs)",
+         backward_case(2, 16, 4, 4096, 4096, 128, bf16, causal=True,
+                       window=(300, 0), deterministic=True)),
+        ("window 200,300 d64 B=2 H=16 Sq=1500 Sk=2500 (640 CTAs)",
+         backward_case(2, 16, 16, 1500, 2500, 64, bf16, window=(200, 300),
+                       deterministic=True)),
+        ("causal d128 f16 Sq=1000 Sk=300 (rows without keys)",
+         backward_case(1, 4, 4, 1000, 300, 128, torch.float16, causal=True,
+                       deterministic=True)),
     ]:
         check("backward deterministic " + name, case)
 
