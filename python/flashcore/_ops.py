@@ -27,7 +27,8 @@ _RESAMPLE_DTYPES = {torch.bfloat16: _capi.BF16, torch.float16: _capi.F16,
 _lib = torch.library.Library("flashcore", "DEF")
 _lib.define("attention(Tensor q, Tensor k, Tensor v, bool causal=False, "
             "int[]? window=None, float? scale=None, bool return_lse=False, "
-            "float softcap=0.0, Tensor? sinks=None) -> (Tensor, Tensor)")
+            "float softcap=0.0, Tensor? sinks=None, "
+            "bool deterministic=False) -> (Tensor, Tensor)")
 _lib.define("attention_with_kvcache(Tensor q, Tensor k_cache, Tensor v_cache, "
             "Tensor? cache_seqlens=None, bool causal=False, "
             "int[]? window=None, float? scale=None, bool return_lse=False, "
@@ -41,7 +42,8 @@ _lib.define("attention_varlen(Tensor q, Tensor k, Tensor v, "
             "SymInt? max_seqlen_k=None) -> (Tensor, Tensor)")
 _lib.define("attention_backward(Tensor dout, Tensor q, Tensor k, Tensor v, "
             "Tensor o, Tensor lse, bool causal=False, int[]? window=None, "
-            "float? scale=None, float softcap=0.0) -> (Tensor, Tensor, Tensor)")
+            "float? scale=None, float softcap=0.0, bool deterministic=False) "
+            "-> (Tensor, Tensor, Tensor)")
 _lib.define("merge_attention(Tensor outs, Tensor lses) -> (Tensor, Tensor)")
 _lib.define("resample(Tensor targets, Tensor[] times, Tensor[] values, "
             "Tensor[]? lengths=None, str mode='linear') -> Tensor")
@@ -441,9 +443,11 @@ def _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
         _capi.raise_for(status, state.message)
 
 
+# deterministic (flashcore::attention's) is for its backward: the forward's
+# bits are the same every run.
 def _attention_impl(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0, sinks=None, sequences=None,
-                    op=_ATTENTION):
+                    return_lse=False, softcap=0.0, sinks=None,
+                    deterministic=False, sequences=None, op=_ATTENTION):
     _check_attention(q, k, v, window, sinks, sequences, op)
     o, lse = _attention_outputs(q, v, return_lse)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
@@ -453,8 +457,8 @@ def _attention_impl(q, k, v, causal=False, window=None, scale=None,
 
 
 def _attention_fake(q, k, v, causal=False, window=None, scale=None,
-                    return_lse=False, softcap=0.0, sinks=None, sequences=None,
-                    op=_ATTENTION):
+                    return_lse=False, softcap=0.0, sinks=None,
+                    deterministic=False, sequences=None, op=_ATTENTION):
     _check_attention(q, k, v, window, sinks, sequences, op)
     _check_with_capi(q, k, v, causal, window, scale, return_lse, softcap,
                      sinks, sequences)
@@ -462,10 +466,10 @@ def _attention_fake(q, k, v, causal=False, window=None, scale=None,
 
 
 def _setup_attention(ctx, inputs, output):
-    q, k, v, causal, window, scale, _, softcap, sinks = inputs
+    q, k, v, causal, window, scale, _, softcap, sinks, deterministic = inputs
     o, lse = output
     ctx.save_for_backward(q, k, v, o, lse, sinks)
-    ctx.attributes = (causal, window, scale, softcap)
+    ctx.attributes = (causal, window, scale, softcap, deterministic)
     # A gradient that does not flow into lse arrives as None, not zeros.
     ctx.set_materialize_grads(False)
 
@@ -484,19 +488,19 @@ def _attention_backward(ctx, grad_o, grad_lse):
               "call flashcore.attention, which keeps it when inputs require "
               "grad")
     if grad_o is None:
-        return (None,) * 9
-    causal, window, scale, softcap = ctx.attributes
+        return (None,) * 10
+    causal, window, scale, softcap, deterministic = ctx.attributes
     # The lse holds the sinks: the backward of q, k and v is the one
     # without them.
     dq, dk, dv = torch.ops.flashcore.attention_backward.default(
-        grad_o, q, k, v, o, lse, causal, window, scale, softcap)
+        grad_o, q, k, v, o, lse, causal, window, scale, softcap, deterministic)
     dsinks = None
     if sinks is not None and ctx.needs_input_grad[8]:
         # d loss / d sinks[h] = -sum over the head's rows of P(sink) * delta,
         # P(sink) = exp(sinks[h] - lse), delta = rowsum(dout * o).
         delta = (grad_o.float() * o.float()).sum(-1).transpose(1, 2)
         dsinks = -(torch.exp(sinks.view(1, -1, 1) - lse) * delta).sum((0, 2))
-    return dq, dk, dv, None, None, None, None, None, dsinks
+    return dq, dk, dv, None, None, None, None, None, dsinks, None
 
 
 def _setup_nothing(ctx, inputs, output):
@@ -525,7 +529,8 @@ def _kvcache_impl(q, k_cache, v_cache, cache_seqlens=None, causal=False,
                   sinks=None, page_table=None):
     return _attention_impl(q, k_cache, v_cache, causal, window, scale,
                            return_lse, softcap, sinks,
-                           _Sequences(cache_seqlens, page_table), _KVCACHE)
+                           sequences=_Sequences(cache_seqlens, page_table),
+                           op=_KVCACHE)
 
 
 def _kvcache_fake(q, k_cache, v_cache, cache_seqlens=None, causal=False,
@@ -533,7 +538,8 @@ def _kvcache_fake(q, k_cache, v_cache, cache_seqlens=None, causal=False,
                   sinks=None, page_table=None):
     return _attention_fake(q, k_cache, v_cache, causal, window, scale,
                            return_lse, softcap, sinks,
-                           _Sequences(cache_seqlens, page_table), _KVCACHE)
+                           sequences=_Sequences(cache_seqlens, page_table),
+                           op=_KVCACHE)
 
 
 def _kvcache_backward(ctx, grad_o, grad_lse):
@@ -679,6 +685,13 @@ def _attention_backward_outputs(q, k, v):
 _HOPPER = {}
 
 
+def _deterministic(asked):
+    """Whether a backward gives the same bits every run: asked for by the
+    call (FlashAttention's deterministic=True) or by
+    torch.use_deterministic_algorithms(True)."""
+    return bool(asked) or torch.are_deterministic_algorithms_enabled()
+
+
 def _one_pass_backward(device):
     """Whether the backward on CUDA device `device` (an index) adds dq into
     an f32 workspace: on sm_90, where that is FlashAttention-3's faster
@@ -693,10 +706,11 @@ def _one_pass_backward(device):
 
 
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
-                             scale=None, softcap=0.0):
+                             scale=None, softcap=0.0, deterministic=False):
     """fmhaAttentionBackward on the current stream: dq, dk, dv like q, k and
     v, delta (rowsum(dout * o), f32) and, where _one_pass_backward, the dq
-    workspace from torch's allocator."""
+    workspace from torch's allocator; the same bits every run where
+    \p deterministic or torch.use_deterministic_algorithms(True)."""
     op = "flashcore.attention backward"
     _check_attention(q, k, v, window)
     # o's shape: q's with v's head dim (which the C API refuses where it
@@ -739,14 +753,14 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
         workspace = torch.empty(size.value, dtype=torch.uint8,
                                 device=q.device)
         desc.workspace, desc.workspaceBytes = workspace.data_ptr(), size.value
-    desc.deterministic = torch.are_deterministic_algorithms_enabled()
+    desc.deterministic = _deterministic(deterministic)
     _capi.call(_capi.lib().fmhaAttentionBackward, _capi.jit(device),
                ctypes.addressof(desc), _raw_stream(device), flags)
     return dq, dk, dv
 
 
 def _attention_backward_fake(dout, q, k, v, o, lse, causal=False, window=None,
-                             scale=None, softcap=0.0):
+                             scale=None, softcap=0.0, deterministic=False):
     _check_attention(q, k, v, window)
     return _attention_backward_outputs(q, k, v)
 
@@ -795,7 +809,7 @@ def _attention_direct(q, k, v, causal, window, scale, return_lse, softcap,
 
 
 def attention(q, k, v, *, causal=False, window=None, scale=None,
-              return_lse=False, softcap=0.0, sinks=None):
+              return_lse=False, softcap=0.0, sinks=None, deterministic=False):
     """Softmax attention, FlashAttention's layout and masks.
 
     q is [batch, seqlen_q, heads_q, head_dim], k and v [batch, seqlen_k,
@@ -818,10 +832,12 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     differentiable. return_lse: also return the log-sum-exp of each row's
     logits, [batch, heads_q, seqlen_q] f32.
 
-    Differentiable in q, k and v: the backward runs
-    FlashCore's kernels too (flashcore::attention_backward), with no
-    atomics, so its gradients are the same bits every run. The loss may not
-    depend on the returned lse.
+    Differentiable in q, k and v: the backward runs FlashCore's kernels too
+    (flashcore::attention_backward). On sm_90 they add dq's parts in any
+    order, so its last bits may vary from run to run; deterministic=True
+    (FlashAttention's name) or torch.use_deterministic_algorithms(True)
+    makes them add in a fixed order: the same bits every run (other GPUs'
+    backward always is). The loss may not depend on the returned lse.
 
     Returns o like q (and lse). The kernel runs on torch's current stream;
     it is compiled on first use for its dtype, head dim, masks and scale
@@ -839,7 +855,7 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
         for t in (q, k, v, sinks)))
     o, lse = torch.ops.flashcore.attention.default(
         q, k, v, causal, None if window is None else list(window), scale,
-        keep_lse, softcap, sinks)
+        keep_lse, softcap, sinks, bool(deterministic))
     return (o, lse) if return_lse else o
 
 
@@ -1235,7 +1251,8 @@ def _precompile_resample(targets, times, values, lengths=None, *,
 _VARIANT_KEYS = {"dtype", "head_dim", "head_dim_v", "causal", "window",
                  "scale", "softcap", "sinks", "cache_seqlens", "page_size",
                  "varlen", "return_lse",
-                 "seqlen_q", "num_heads", "num_heads_k", "backward"}
+                 "seqlen_q", "num_heads", "num_heads_k", "backward",
+                 "deterministic"}
 
 
 def precompile_attention(variants, *, device=None, threads=0):
@@ -1252,7 +1269,8 @@ def precompile_attention(variants, *, device=None, threads=0):
     for that length only; with varlen, max_seqlen_q), num_heads and
     num_heads_k (q's and k's heads: grouped-query decode with a few
     queries may pack a group's heads into one tile, a kernel of its own),
-    and backward (True: the backward's kernels too). Launches
+    and backward (True: the backward's kernels too; with deterministic
+    True, those of flashcore.attention(..., deterministic=True)). Launches
     nothing; afterwards those calls, CUDA graph capture included, only
     launch.
 
@@ -1317,16 +1335,16 @@ def precompile_attention(variants, *, device=None, threads=0):
               "expected a CUDA device")
     index = device.index if device.index is not None else \
         torch.cuda.current_device()
-    backward = [d for d, variant in zip(descs, variants)
+    backward = [(d, variant) for d, variant in zip(descs, variants)
                 if variant.get("backward")]
     grads = (_capi.AttentionBackwardDesc * max(1, len(backward)))()
-    for grad, d in zip(grads, backward):
+    for grad, (d, variant) in zip(grads, backward):
         grad.forward = d
         # Only whether the workspace is NULL and deterministic are read: the
         # backward's kernels as _attention_backward_impl will run them now.
         if _one_pass_backward(index):
             grad.workspace = _STAND_IN
-        grad.deterministic = torch.are_deterministic_algorithms_enabled()
+        grad.deterministic = _deterministic(variant.get("deterministic"))
     _capi.call(_capi.lib().fmhaAttentionPrecompile, _capi.jit(index),
                ctypes.addressof(descs), len(variants), threads)
     if backward:

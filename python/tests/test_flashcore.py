@@ -119,7 +119,8 @@ def test_attention_schema():
     assert schema == (
         "flashcore::attention(Tensor q, Tensor k, Tensor v, bool causal=False,"
         " int[]? window=None, float? scale=None, bool return_lse=False, "
-        "float softcap=0., Tensor? sinks=None) -> (Tensor, Tensor)")
+        "float softcap=0., Tensor? sinks=None, bool deterministic=False) "
+        "-> (Tensor, Tensor)")
 
 
 def test_attention_with_kvcache_schema():
@@ -776,8 +777,8 @@ def test_attention_backward_schema():
     assert schema == (
         "flashcore::attention_backward(Tensor dout, Tensor q, Tensor k, "
         "Tensor v, Tensor o, Tensor lse, bool causal=False, int[]? "
-        "window=None, float? scale=None, float softcap=0.) -> (Tensor, "
-        "Tensor, Tensor)")
+        "window=None, float? scale=None, float softcap=0., bool "
+        "deterministic=False) -> (Tensor, Tensor, Tensor)")
 
 
 def test_gradients_flow_through_the_backward_op():
@@ -790,6 +791,32 @@ def test_gradients_flow_through_the_backward_op():
     o.sum().backward()
     for t in (q, k, v):
         assert t.grad.shape == t.shape and t.grad.dtype == t.dtype
+
+
+def test_deterministic_reaches_the_backward(monkeypatch):
+    # flashcore.attention(..., deterministic=True) carries the flag through
+    # the forward op to the backward op; on meta tensors the fakes run.
+    from flashcore import _ops
+    seen = []
+    fake = _ops._attention_backward_fake
+
+    def spy(*args, **kwargs):
+        seen.append(args[10] if len(args) > 10 else
+                    kwargs.get("deterministic", False))
+        return fake(*args, **kwargs)
+    monkeypatch.setattr(_ops, "_attention_backward_fake", spy)
+    torch.library.register_fake("flashcore::attention_backward", spy,
+                                lib=_ops._lib, allow_override=True)
+    try:
+        for deterministic in (False, True):
+            q = meta(1, 64, 4, 64).requires_grad_()
+            o = flashcore.attention(q, q, q, deterministic=deterministic)
+            o.sum().backward()
+    finally:
+        torch.library.register_fake("flashcore::attention_backward", fake,
+                                    lib=_ops._lib, allow_override=True)
+    assert seen == [False, True]
+    assert _ops._deterministic(True) and not _ops._deterministic(False)
 
 
 def test_bhsd_gradients_keep_the_layout():

@@ -712,23 +712,26 @@ def varlen_grid():
 
 def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
                   scale=None, bhsd=False, deterministic=False, sinks=False,
-                  softcap=0.0):
+                  softcap=0.0, asked="flag"):
     """dq, dk and dv of flashcore.attention by autograd against torch's
     autograd of the float32 reference, with FlashAttention's criterion:
     each within twice the error of the same math in the inputs' dtype (plus
     1e-3 of its largest value and 1e-4, for gradients that are zero in
     exact arithmetic). \p deterministic runs it under
-    torch.use_deterministic_algorithms(True), and then checks for the same
+    torch.use_deterministic_algorithms(True) (or, with \p asked "kwarg",
+    flashcore.attention's deterministic=True), and then checks for the same
     bits on a second backward (without it, on the H100, dq is summed by
     reduce-adds in any order). \p sinks adds attention
     sinks, whose gradient is checked too; \p softcap caps the logits."""
     def flashcore_gradients(inputs, dout):
         previous = torch.are_deterministic_algorithms_enabled()
-        torch.use_deterministic_algorithms(deterministic)
+        torch.use_deterministic_algorithms(deterministic and asked == "flag")
         try:
             o = flashcore.attention(*inputs[:3], causal=causal, window=window,
                                     scale=scale, softcap=softcap,
-                                    sinks=inputs[3] if sinks else None)
+                                    sinks=inputs[3] if sinks else None,
+                                    deterministic=deterministic and
+                                    asked == "kwarg")
             return torch.autograd.grad(o, inputs, dout)
         finally:
             torch.use_deterministic_algorithms(previous)
@@ -850,6 +853,10 @@ def backward_grid():
         ("causal d128 f16 Sq=1000 Sk=300 (rows without keys)",
          backward_case(1, 4, 4, 1000, 300, 128, torch.float16, causal=True,
                        deterministic=True)),
+        ("by flashcore.attention's deterministic=True, GQA 4:1 d64 B=2 "
+         "Sq=Sk=2048",
+         backward_case(2, 16, 4, 2048, 2048, 64, bf16, deterministic=True,
+                       asked="kwarg")),
     ]:
         check("backward deterministic " + name, case)
 
