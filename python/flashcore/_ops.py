@@ -1370,6 +1370,8 @@ def precompile(op, *args, **kwargs):
     once, on parallel threads.
     """
     if op is attention:
+        # deterministic picks the backward's kernels, not the forward's.
+        kwargs.pop("deterministic", None)
         return _precompile_attention(*args, **kwargs)
     if op is attention_with_kvcache:
         return _precompile_attention_with_kvcache(*args, **kwargs)

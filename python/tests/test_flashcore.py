@@ -732,6 +732,10 @@ def test_precompile_needs_a_cuda_device_and_a_known_op():
     q = meta(1, 64, 4, 64)
     assert "expected a CUDA device" in error_of(
         lambda: flashcore.precompile(flashcore.attention, q, q, q))
+    # flashcore.attention's keywords, deterministic among them.
+    assert "expected a CUDA device" in error_of(
+        lambda: flashcore.precompile(flashcore.attention, q, q, q,
+                                     causal=True, deterministic=True))
     assert "expected a CUDA device" in error_of(
         lambda: flashcore.precompile(flashcore.attention_with_kvcache, q, q,
                                      q, meta(1, dtype=torch.int32)))
