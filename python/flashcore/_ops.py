@@ -710,7 +710,7 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
     """fmhaAttentionBackward on the current stream: dq, dk, dv like q, k and
     v, delta (rowsum(dout * o), f32) and, where _one_pass_backward, the dq
     workspace from torch's allocator; the same bits every run where
-    \p deterministic or torch.use_deterministic_algorithms(True)."""
+    deterministic or torch.use_deterministic_algorithms(True)."""
     op = "flashcore.attention backward"
     _check_attention(q, k, v, window)
     # o's shape: q's with v's head dim (which the C API refuses where it
