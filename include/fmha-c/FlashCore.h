@@ -314,9 +314,10 @@ fmhaAttentionBackwardDescSetDenseStrides(fmhaAttentionBackwardDesc *desc);
 
 /** Runs the backward \p desc describes on \p stream with fmhaCallFlags
  *  \p flags: three kernels, compiled on first use for the forward's element
- *  type, head dim, mask and scale, and whether a workspace is given. No
- *  allocation. Bad sizes, strides or alignment are
- *  FMHA_ERROR_INVALID_ARGUMENT, with a message naming the value. */
+ *  type, head dim, mask and scale, whether a workspace is given and (with
+ *  one, on sm_90a) deterministic. No allocation. Bad sizes, strides or
+ *  alignment are FMHA_ERROR_INVALID_ARGUMENT, with a message naming the
+ *  value. */
 FMHA_C_API fmhaStatus fmhaAttentionBackward(fmhaJit jit,
                                             const fmhaAttentionBackwardDesc *desc,
                                             void *stream, unsigned flags,
