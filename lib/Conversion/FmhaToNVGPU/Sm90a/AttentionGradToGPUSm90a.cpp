@@ -428,6 +428,10 @@ private:
   /// reaches a query block first adds first), so that is the number of key
   /// blocks after this CTA's that see it.
   Value getOrderRank(Value firstQuery);
+  /// The index of the last key block of Sk (seqK's, computeCoordinates).
+  Value getLastKeyBlock() {
+    return b.sub(b.ceilDiv(seqK, b.index(geometry.blockKeys)), b.index(1));
+  }
   /// Waits until \p counter reads \p rank, then orders the bulk reduce
   /// after the adds it counted.
   void waitForTurn(Value counter, Value rank);
@@ -1075,8 +1079,7 @@ Value GradDkvKernel::getOrderCounter(Value batch, Value head,
 // that fits in memory, is clamped there), so it is computed in
 // 32 bits, unsigned, in the writer's few registers.
 Value GradDkvKernel::getOrderRank(Value firstQuery) {
-  Value keyBlocks = b.word(b.ceilDiv(seqK, b.index(geometry.blockKeys)));
-  Value last = b.sub(keyBlocks, b.i32(1));
+  Value last = b.word(getLastKeyBlock());
   if (window.left) {
     int64_t left = std::min<int64_t>(*window.left, int64_t(1) << 30);
     Value numerator = b.sub(b.add(b.add(firstQuery, b.word(seqK)),
@@ -1159,9 +1162,7 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   Value keyBlock =
       hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::x));
   if (ordered)
-    keyBlock =
-        b.sub(b.sub(b.ceilDiv(seqK, b.index(geometry.blockKeys)), b.index(1)),
-              keyBlock);
+    keyBlock = b.sub(getLastKeyBlock(), keyBlock);
   firstKey = b.mul(keyBlock, b.index(geometry.blockKeys));
   // The tile as the forward's code sees it: rows are keys, the "keys" are
   // queries, and the diagonal is Sq - Sk (AttentionWindow::transposed).
