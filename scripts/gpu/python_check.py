@@ -109,6 +109,13 @@ def attention_grid():
          attention_case(1, 8, 2, 1000, 1000, 88, bf16, causal=True, dv=56)),
         ("d40 decode split-KV GQA 4:1 Sk=50000",
          attention_case(1, 32, 8, 1, 50000, 40, bf16)),
+        # Rows that see no key (causal, Sq > Sk) filling whole tiles just
+        # above rows that see some: an odd count of 16-byte chunks a row
+        # (d40, dv 72) once let an empty tile's zeros spill into the next.
+        ("d40 causal Sq=1130 Sk=1000",
+         attention_case(4, 8, 8, 1130, 1000, 40, bf16, causal=True)),
+        ("d40 dv72 causal Sq=1194 Sk=1000",
+         attention_case(4, 8, 8, 1194, 1000, 40, bf16, causal=True, dv=72)),
     ]:
         check("attention " + name, case)
     # Logit softcapping (Gemma 2's 50, and caps that bend most logits: a

@@ -94,10 +94,12 @@ run d72 72 "$attention)"
 # 68000 keys.
 run packed-d128 128 "flashcore.attention_with_kvcache(q[:, :4], k, k.index_fill(1, torch.arange(77, 170, device='cuda'), float('nan')), $lengths, causal=True, sinks=torch.randn(4, device='cuda'), return_lse=True)"
 run packed-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :4], k.repeat(1, 400, 1, 1), k.repeat(1, 400, 1, 1), torch.tensor([3, 60000], device='cuda', dtype=torch.int32), causal=True, return_lse=True)"
-# Softcap's backward: the sm_90a dq_accum kernel (d128), adding in any
-# order, and (d64) deterministic, where on sm_90a the same kernel adds in a
-# fixed order (dq_order), each on a capped causal GQA forward.
+# Softcap's backward: the sm_90a dq_accum kernel (d128; d256, where its
+# consumers split the head dim), adding in any order, and (d64)
+# deterministic, where on sm_90a the same kernel adds in a fixed order
+# (dq_order), each on a capped causal GQA forward.
 grad="q.requires_grad_(); k.requires_grad_(); o = flashcore.attention(q, k, k, causal=True, softcap=5.0, scale=1.0); o.sum().backward()"
 run softcap-grad-d128 128 "None; $grad"
+run softcap-grad-d256 256 "None; $grad"
 run softcap-grad-deterministic-d64 64 "None; torch.use_deterministic_algorithms(True); $grad"
 exit $status

@@ -64,10 +64,12 @@
 // the CTA launches with (nvvm.maxnreg 168 x 384 threads).
 //
 // dK (times scale) and dV stay in registers over the whole group and are
-// stored once. dq_accum is dense [B, Hq, Sq, D] f32 (a block's rows are
-// contiguous) with each row's 16-byte chunks permuted (getQueryGradColumn,
-// which the conversion reads through); a block past Sq adds only its rows
-// below Sq.
+// stored once, after the consumers' last meeting: each warp stages its rows
+// in its slab of the K and V tiles (WarpSlab, as the forward's O) and
+// stores them by 16-byte chunks. dq_accum is dense [B, Hq, Sq, D] f32 (a
+// block's rows are contiguous) with each row's 16-byte chunks permuted
+// (getQueryGradColumn, which the conversion reads through); a block past Sq
+// adds only its rows below Sq.
 //
 // Launch: the TMA tensor maps of q, k, v and dout first (boxes of 64 or
 // 128 rows x 64 elements, 128-byte swizzle; rows past S read as zeros),
@@ -83,6 +85,7 @@
 #include "Sm90a/FragmentSoftmax.h"
 #include "Sm90a/PingPong.h"
 #include "Sm90a/TmaPipeline.h"
+#include "Sm90a/WarpSlab.h"
 #include "Sm90a/WarpgroupGemm.h"
 #include "TileSchedule.h"
 
@@ -119,8 +122,9 @@ constexpr int32_t getLaunchRegisters() {
   return kRegistersPerSm / ((kConsumers + 1) * kWarpgroupThreads) / 8 * 8;
 }
 /// Named barriers among the consumers (0 is __syncthreads): the first
-/// blocks' LSE and delta stored, a block's dS^T (and P^T) stored.
-constexpr int32_t kTermsStored = 1, kScoresStored = 2;
+/// blocks' LSE and delta stored, a block's dS^T (and P^T) stored, every
+/// WGMMA that reads the K and V tiles completed.
+constexpr int32_t kTermsStored = 1, kScoresStored = 2, kTilesRead = 3;
 /// The thread that adds each block's staged dQ to dq_accum (the producer
 /// warpgroup's second warp, which has no other work).
 constexpr int64_t kWriterThread = kThreadsPerWarp;
@@ -437,8 +441,14 @@ private:
   void waitForTurn(Value counter, Value rank);
   /// Once this CTA's bulk reduce has completed, counts it in \p counter.
   void passTurn(Value counter);
-  void storeRows(const FragmentLanes &lanes, Value accumulator, float factor,
-                 Value global, Value batch);
+  /// dK or dV (\p accumulator) times \p factor, packed as a WarpSlab's
+  /// words.
+  SmallVector<std::array<Value, 2>> packGrads(Value accumulator, float factor);
+  /// Writes dK (times the scale) and dV of this consumer's keys and
+  /// columns, and releases the K and V tiles: each warp stages its rows
+  /// in its slab of the tiles, which no WGMMA reads any more, and stores
+  /// them by 16-byte chunks.
+  void storeGrads(Value gradKey, Value gradValue, Value batch);
   void onThread(Value condition, llvm::function_ref<void()> then) {
     scf::IfOp::create(b, condition, [&](OpBuilder &, Location) {
       then();
@@ -696,12 +706,7 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
     scf::YieldOp::create(b, ValueRange{branch.getResult(0), branch.getResult(1),
                                        branch.getResult(2), nextConsumed});
   }
-  // Every WGMMA that read K and V has completed (each block waits for its
-  // dQ).
-  release(barrier(kTilesEmpty));
-  FragmentLanes lanes = deriveLanes();
-  storeRows(lanes, loop.getResult(0), shape.scale, arg(kGradDk), batch);
-  storeRows(lanes, loop.getResult(1), 1.0f, arg(kGradDv), batch);
+  storeGrads(loop.getResult(0), loop.getResult(1), batch);
   return {loop.getResult(3)};
 }
 
@@ -1119,37 +1124,73 @@ void GradDkvKernel::passTurn(Value counter) {
 }
 
 // Element 4 i + 2 h + e of the lane's m64nN accumulator is key row
-// g + 8 h of its consumer's 64, column 8 i + 2 t + e of its own (all of D,
-// or its half where the consumers split the head dim).
-void GradDkvKernel::storeRows(const FragmentLanes &lanes, Value accumulator,
-                              float factor, Value global, Value batch) {
+// g + 8 h of its warp's 16, column 8 i + 2 t + e of its consumer's (all of
+// D, or its half where the consumers split the head dim).
+SmallVector<std::array<Value, 2>> GradDkvKernel::packGrads(Value accumulator,
+                                                           float factor) {
   SmallVector<Value> values =
       unpackAccumulator(b, accumulator, geometry.gradColumns / 2);
-  auto pairType = VectorType::get({2}, b.getF32Type());
-  Value laneColumn = b.mul(lanes.quadCol, b.index(2));
-  if (geometry.splitHeadDim)
-    laneColumn = b.add(laneColumn, getGradColumn(lanes));
-  for (int64_t h = 0; h < 2; ++h) {
-    Value row = lanes.getRow(b, firstKey, h);
-    onThread(b.slt(row, seqK), [&] {
-      for (int64_t i = 0; i < geometry.gradColumns / 8; ++i) {
-        Value low = values[4 * i + 2 * h], high = values[4 * i + 2 * h + 1];
-        if (factor != 1.0f) {
-          low = b.fmul(low, b.f32(factor));
-          high = b.fmul(high, b.f32(factor));
-        }
-        Value pair =
-            vector::FromElementsOp::create(b, pairType, ValueRange{low, high});
-        vector::StoreOp::create(
-            b,
-            arith::TruncFOp::create(b, VectorType::get({2}, shape.elementType),
-                                    pair),
-            global,
-            ValueRange{batch, kvHead, row, b.add(laneColumn, b.index(8 * i))},
-            /*nontemporal=*/false, getVectorAlignment(2, shape.elementType));
+  SmallVector<std::array<Value, 2>> words(geometry.gradColumns / 8);
+  for (int64_t i = 0; i < geometry.gradColumns / 8; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value low = values[4 * i + 2 * h], high = values[4 * i + 2 * h + 1];
+      if (factor != 1.0f) {
+        low = b.fmul(low, b.f32(factor));
+        high = b.fmul(high, b.f32(factor));
       }
-    });
+      words[i][h] = packPair(b, shape.elementType, low, high);
+    }
+  return words;
+}
+
+void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
+  // Either consumer's last dQ reads all of K: both have completed every
+  // WGMMA (each block waits for its dQ) before either overwrites a tile.
+  syncConsumers(kTilesRead);
+  // Derived anew, or LLVM hoists the slab addresses and keys over the loop.
+  Value tid = b.word(hideFromHoisting(b, threadId));
+  Value consumerWarp = b.sub(b.udiv(tid, b.i32(kThreadsPerWarp)),
+                             b.i32(kWarpgroupThreads / kThreadsPerWarp));
+  Value lane = b.urem(tid, b.i32(kThreadsPerWarp));
+  // A K or V tile holds a slab for each of the 8 consumer warps.
+  int64_t columns = geometry.gradColumns;
+  Value slabOffset = b.mul(consumerWarp, b.i32(WarpSlab::getBytes(columns)));
+  WarpSlab keySlab{b.add(address(layout.keys), slabOffset), columns};
+  WarpSlab valueSlab{b.add(address(layout.values), slabOffset), columns};
+  keySlab.store(b, pipeline, lane, packGrads(gradKey, shape.scale));
+  valueSlab.store(b, pipeline, lane, packGrads(gradValue, 1.0f));
+  syncWarp(b);
+  // The warp's first key among the CTA's, and its first of D's columns.
+  Value warpKey = b.mul(consumerWarp, b.i32(kWarpRows));
+  Value firstColumn = b.i32(0);
+  if (geometry.splitHeadDim) {
+    int64_t consumerWarps = kWarpgroupThreads / kThreadsPerWarp;
+    warpKey =
+        b.mul(b.urem(consumerWarp, b.i32(consumerWarps)), b.i32(kWarpRows));
+    firstColumn =
+        b.mul(b.udiv(consumerWarp, b.i32(consumerWarps)), b.i32(columns));
   }
+  auto chunkType = VectorType::get({8}, shape.elementType);
+  forEachLaneChunk(b, lane, columns, [&](Value row, Value chunk) {
+    Value gradKeyChunk = vector::BitCastOp::create(
+        b, chunkType, keySlab.loadChunk(b, pipeline, row, chunk));
+    Value gradValueChunk = vector::BitCastOp::create(
+        b, chunkType, valueSlab.loadChunk(b, pipeline, row, chunk));
+    Value key = b.add(firstKey, b.toIndex(b.add(warpKey, row)));
+    onThread(b.slt(key, seqK), [&] {
+      Value column = b.toIndex(b.add(firstColumn, b.mul(chunk, b.i32(8))));
+      for (auto [data, global] : {std::pair(gradKeyChunk, arg(kGradDk)),
+                                  std::pair(gradValueChunk, arg(kGradDv))})
+        vector::StoreOp::create(b, data, global,
+                                ValueRange{batch, kvHead, key, column},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+    });
+  });
+  // The producer's next TMA loads into the tiles (async proxy) come after
+  // these generic-proxy accesses, and after every lane's.
+  fenceAsyncShared();
+  syncWarp(b);
+  release(barrier(kTilesEmpty));
 }
 
 void GradDkvKernel::computeCoordinates(Value ctaThreadId) {

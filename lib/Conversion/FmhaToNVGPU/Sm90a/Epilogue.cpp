@@ -20,11 +20,6 @@ using namespace mlir;
 using namespace mlir::fmha;
 using namespace mlir::fmha::sm90a;
 
-namespace {
-/// Rows of O each consumer warp owns (a quarter of its warpgroup's 64).
-constexpr int64_t kWarpRows = kWgmmaM / 4;
-} // namespace
-
 void Epilogue::storeOutput(const ConsumerState &state, Value stage,
                            const TileCoordinates &tile) {
   FragmentLanes fragment = FragmentLanes::derive(b, threadId);
@@ -47,49 +42,29 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   turns.waitForAllDrained();
   WarpLanes lanes = getWarpLanes();
   int64_t columns = shape.valueColumns / shape.outputPasses;
-  int64_t slabBytes = kWarpRows * columns * 2;
-  Value slab = b.add(pipeline.getValueBuffer(stage),
-                     b.mul(lanes.consumerWarp, b.i32(slabBytes)));
-  // stmatrix .x4: lanes 8m .. 8m + 7 address the rows of matrix m, which
-  // is chunk 2k + m / 2 (of the pass's) in rows 8 (m % 2) .. + 7.
-  Value matrix = b.udiv(lanes.lane, b.i32(8));
-  Value stagedRow = b.add(b.mul(b.urem(matrix, b.i32(2)), b.i32(8)),
-                          b.urem(lanes.lane, b.i32(8)));
-  Value matrixChunk = b.udiv(matrix, b.i32(2));
+  WarpSlab slab{
+      b.add(pipeline.getValueBuffer(stage),
+            b.mul(lanes.consumerWarp, b.i32(WarpSlab::getBytes(columns)))),
+      columns};
   // Passes past D (tiles wider than D) have nothing to store.
   for (int64_t pass = 0;
        pass < shape.outputPasses && pass * columns < shape.valueHeadDim;
        ++pass) {
-    int64_t firstChunk = pass * columns / 8;
     // The previous pass's reads are done before its slab is overwritten.
     if (pass > 0)
-      syncWarp();
-    for (int64_t k = 0; 2 * k < columns / 8; ++k) {
-      Value chunk = b.add(matrixChunk, b.i32(2 * k));
-      std::array<Value, 2> pair0 = words[firstChunk + 2 * k];
-      std::array<Value, 2> pair1 = words[firstChunk + 2 * k + 1];
-      NVVM::StMatrixOp::create(
-          b,
-          pipeline.getSharedPointer(
-              getStagedChunkAddress(slab, columns, stagedRow, chunk)),
-          ValueRange{pair0[0], pair0[1], pair1[0], pair1[1]},
-          NVVM::MMALayout::row,
-          NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
-          NVVM::LdStMatrixEltType::B16);
-    }
-    syncWarp();
-    storeWarpRows(
-        lanes, tile, pass * columns, columns, [&](Value row, Value chunk) {
-          Value address = getStagedChunkAddress(slab, columns, row, chunk);
-          return LLVM::LoadOp::create(b, VectorType::get({4}, b.getI32Type()),
-                                      pipeline.getSharedPointer(address),
-                                      /*alignment=*/16);
-        });
+      syncWarp(b);
+    slab.store(b, pipeline, lanes.lane,
+               ArrayRef(words).slice(pass * columns / 8, columns / 8));
+    syncWarp(b);
+    storeWarpRows(lanes, tile, pass * columns, columns,
+                  [&](Value row, Value chunk) {
+                    return slab.loadChunk(b, pipeline, row, chunk);
+                  });
   }
   // The producer's next TMA load into the buffer (async proxy) comes after
   // these generic-proxy accesses, and after every lane's.
   pipeline.fenceAsyncShared();
-  syncWarp();
+  syncWarp(b);
   pipeline.release(pipeline.getBarrier(TmaPipeline::kValueEmpty, stage));
   storeLse(totals, fragment, tile);
 }
@@ -129,15 +104,10 @@ void Epilogue::storeWarpRows(
     const WarpLanes &lanes, const TileCoordinates &tile, int64_t first,
     int64_t columns,
     llvm::function_ref<Value(Value row, Value chunk)> chunkAt) {
-  int64_t rowChunks = columns / 8;
   Value warpFirstRow = b.add(
       tile.firstRow, b.toIndex(b.mul(lanes.consumerWarp, b.i32(kWarpRows))));
   auto chunkType = VectorType::get({8}, shape.elementType);
-  for (int64_t step = 0; step < kWarpRows * rowChunks;
-       step += kThreadsPerWarp) {
-    Value unit = b.add(lanes.lane, b.i32(step));
-    Value row = b.udiv(unit, b.i32(rowChunks));
-    Value chunk = b.urem(unit, b.i32(rowChunks));
+  forEachLaneChunk(b, lanes.lane, columns, [&](Value row, Value chunk) {
     Value outRow = b.add(warpFirstRow, b.toIndex(row));
     Value valid = b.slt(outRow, tile.seqQ);
     if (first + columns > shape.valueHeadDim)
@@ -152,26 +122,8 @@ void Epilogue::storeWarpRows(
           /*nontemporal=*/false, llvm::MaybeAlign(16));
       scf::YieldOp::create(b);
     });
-  }
+  });
 }
-
-/// The shared address of 16-byte chunk \p chunk of row \p row (i32) of a
-/// warp's slab at \p slab, rows of \p columns elements. The chunk index is
-/// XORed with a function of the row so that the 8 rows of one 8x8 matrix
-/// (stmatrix) and 8 consecutive chunks (the readback) fall on distinct
-/// 16-byte bank groups: with c chunks per row, rows r and r + 8 / c share
-/// 128 bytes, so the XOR takes (r / max(1, 8 / c)) % c.
-Value Epilogue::getStagedChunkAddress(Value slab, int64_t columns, Value row,
-                                      Value chunk) {
-  int64_t rowChunks = columns / 8;
-  Value key = b.urem(b.udiv(row, b.i32(std::max<int64_t>(1, 8 / rowChunks))),
-                     b.i32(rowChunks));
-  Value swizzled = b.xor_(chunk, key);
-  return b.add(
-      slab, b.add(b.mul(row, b.i32(columns * 2)), b.mul(swizzled, b.i32(16))));
-}
-
-void Epilogue::syncWarp() { NVVM::SyncWarpOp::create(b, b.i32(-1)); }
 
 std::array<Value, 2> Epilogue::loadSinks(const FragmentLanes &fragment,
                                          const TileCoordinates &tile) {

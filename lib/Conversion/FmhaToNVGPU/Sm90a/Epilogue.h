@@ -17,6 +17,7 @@
 
 #include "Sm90a/PingPong.h"
 #include "Sm90a/TmaPipeline.h"
+#include "Sm90a/WarpSlab.h"
 #include "TileSchedule.h"
 
 namespace mlir::fmha::sm90a {
@@ -62,11 +63,8 @@ private:
   void storeWarpRows(const WarpLanes &lanes, const TileCoordinates &tile,
                      int64_t first, int64_t columns,
                      llvm::function_ref<Value(Value row, Value chunk)> chunkAt);
-  Value getStagedChunkAddress(Value slab, int64_t columns, Value row,
-                              Value chunk);
   void storeLse(const RowTotals &totals, const FragmentLanes &lanes,
                 const TileCoordinates &tile);
-  void syncWarp();
 
   KernelBuilder &b;
   const KernelShape &shape;
