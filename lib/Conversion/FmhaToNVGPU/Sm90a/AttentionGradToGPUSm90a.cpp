@@ -378,13 +378,9 @@ private:
     return b.mul(getUniformConsumer(lanes), b.i32(kWgmmaM * kSwizzleBytes));
   }
   /// Where the consumers split the head dim: the first query of this
-  /// consumer's S^T in a block, and the first of D's columns of its dK and
-  /// dV (index).
+  /// consumer's S^T in a block (index).
   Value getScoreColumn(const FragmentLanes &lanes) {
     return b.mul(getConsumer(lanes), b.index(geometry.scoreColumns));
-  }
-  Value getGradColumn(const FragmentLanes &lanes) {
-    return b.mul(getConsumer(lanes), b.index(geometry.gradColumns));
   }
   /// The shared address (i32) of the row terms of \p consumed's parity.
   Value getRowTerms(Value consumed) {

@@ -1,5 +1,4 @@
-//===- WarpSlab.cpp - sm_90a: a warp's accumulator rows through shared memory
-//=//
+//===- WarpSlab.cpp - sm_90a: accumulator rows out by 16 bytes ------------===//
 //
 // Part of FlashCore.
 //

@@ -1,5 +1,4 @@
-//===- WarpSlab.h - sm_90a: a warp's accumulator rows through shared memory
-//===//
+//===- WarpSlab.h - sm_90a: accumulator rows out by 16 bytes ----*- C++ -*-===//
 //
 // Part of FlashCore. Private to lib/Conversion/FmhaToNVGPU/Sm90a. A WGMMA
 // accumulator fragment gives a lane two adjacent columns of a row, so a
