@@ -893,13 +893,12 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     GradTiling tiling = getGradTiling(op);
     AttentionGradOperand rowsOperand =
         kernel == AttentionGradKernel::Dq ? kGradQ : kGradK;
-    gpu::GPUFuncOp func =
-        create(getAttentionGradKernelName(kernel),
-               tiling.warps * kThreadsPerWarp,
-               GradSharedLayout::get(op, tiling).totalBytes,
-               {GridAxis{{{rowsOperand, 2, tiling.rows}}},
-                GridAxis{{{rowsOperand, 1}}},
-                GridAxis{{{rowsOperand, 0}}, kMaxGridDimY}});
+    gpu::GPUFuncOp func = create(
+        getAttentionGradKernelName(kernel), tiling.warps * kThreadsPerWarp,
+        GradSharedLayout::get(op, tiling).totalBytes,
+        {GridAxis{{{rowsOperand, 2, static_cast<uint64_t>(tiling.rows)}}},
+         GridAxis{{{rowsOperand, 1}}},
+         GridAxis{{{rowsOperand, 0}}, kMaxGridDimY}});
     build(func, [&](KernelBuilder &b) {
       GradKernelBuilder builder(op, tiling, func, b);
       if (kernel == AttentionGradKernel::Dq)

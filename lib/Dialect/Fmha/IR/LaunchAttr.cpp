@@ -96,7 +96,7 @@ private:
     bool clamped = succeeded(parser.parseOptionalKeyword("min"));
     if (clamped && parser.parseLParen())
       return failure();
-    int64_t one;
+    int64_t one = 0;
     OptionalParseResult constant = parser.parseOptionalInteger(one);
     if (constant.has_value()) {
       if (failed(*constant))
