@@ -88,7 +88,8 @@ SmallVector<Value> WarpMma::multiplyTransposed(const Lanes &lanes, Value a,
   SmallVector<Value> scores(shape.mTiles * shape.nTiles, zeroAcc);
   // A head dim of 8 mod 16: the last k step's second half is the zeros the
   // copies filled past D.
-  for (int64_t k = 0; k < llvm::divideCeil(shape.headDim, kMmaK); ++k) {
+  int64_t kSteps = llvm::divideCeil(shape.headDim, kMmaK);
+  for (int64_t k = 0; k < kSteps; ++k) {
     SmallVector<Value> queries;
     for (int64_t m = 0; m < shape.mTiles; ++m)
       queries.push_back(loadMatrices(a, lanes.queryLanes, m * kMmaM, k,
