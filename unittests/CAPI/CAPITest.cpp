@@ -1346,9 +1346,10 @@ void expectVarlenMatchesTheHost(mlir::fmha::CudaDriver &driver,
           fmhaAttentionWorkspaceSize(jit, &desc, &workspaceBytes, &message),
           FMHA_SUCCESS)
           << take(message);
-      if (packedKeys)
+      if (packedKeys) {
         EXPECT_EQ(workspaceBytes, 0u)
             << "packed keys of unknown length split no keys";
+      }
       desc.maxKeyLength =
           *std::max_element(keyLengths.begin(), keyLengths.end());
       ASSERT_EQ(

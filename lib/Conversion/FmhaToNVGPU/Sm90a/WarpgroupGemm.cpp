@@ -80,7 +80,8 @@ Value WarpgroupGemm::multiplyKMajorDescriptors(Value aDescriptor, int64_t aRows,
   Value c = LLVM::PoisonOp::create(b, getAccumulatorType(b, n));
   // A head dim of 8 mod 16: the last k step's second half is the zeros TMA
   // filled past D.
-  for (int64_t k = 0; k < llvm::divideCeil(shape.headDim, kWgmmaK); ++k) {
+  int64_t kSteps = llvm::divideCeil(shape.headDim, kWgmmaK);
+  for (int64_t k = 0; k < kSteps; ++k) {
     int64_t inRow = (k % 4) * 32;
     c = emitSharedWgmma(
         advance(aDescriptor, (k / 4) * aRows * kSwizzleBytes + inRow),
