@@ -1,9 +1,11 @@
 """Plots a bench.py table (its log, markdown) as grouped bars per row:
-the attention TFLOP/s table (docs/python-attention.png) or, with
---varlen-decode, the packed sequences' decode GB/s
-(docs/varlen-decode.png).
+the attention TFLOP/s table (docs/python-attention.png), with --backward
+the backward's (docs/python-backward.png, from a log of `--backward`
+alone: both tables start alike), or, with --varlen-decode, the packed
+sequences' decode GB/s (docs/varlen-decode.png).
 
-Usage: python3 bench/python/plot.py [--varlen-decode] BENCH_LOG [OUTPUT_PNG]
+Usage: python3 bench/python/plot.py [--backward | --varlen-decode] BENCH_LOG
+                                    [OUTPUT_PNG]
 """
 
 import sys
@@ -61,13 +63,18 @@ def main():
              "32:8, d128 bf16; one process, rows interleaved)",
              args[1] if len(args) > 1 else "docs/varlen-decode.png")
         return
+    backward = args[:1] == ["--backward"]
+    if backward:
+        args = args[1:]
     header, rows = read_table(args[0], "B x H x S x D")
     plot(rows, header[3:-1], 3,
          [f"{r[0]}{' causal' if r[1] == 'yes' else ''} {r[2]}" for r in rows],
          "TFLOP/s",
-         "Attention forward on the H100 from Python (BSHD, back-to-back "
-         "calls, one process, rows interleaved)",
-         args[1] if len(args) > 1 else "docs/python-attention.png")
+         f"Attention {'backward' if backward else 'forward'} on the H100 "
+         "from Python (BSHD, back-to-back calls, one process, rows "
+         "interleaved)",
+         args[1] if len(args) > 1 else
+         f"docs/python-{'backward' if backward else 'attention'}.png")
 
 
 if __name__ == "__main__":
