@@ -16,6 +16,9 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
+#include <string>
+#include <vector>
+
 namespace mlir::fmha {
 
 /// The FlashAttention-2 kernel: mma.sync, ldmatrix, cp.async
@@ -44,6 +47,10 @@ enum AttentionGradOperand : unsigned {
   kGradDqAccum,
   kGradDqOrder
 };
+
+/// The names of \p op's launch operands, in AttentionGradOperand's order:
+/// dq_accum and dq_order only where the op has them.
+std::vector<std::string> getAttentionGradOperandNames(AttentionGradOp op);
 
 /// fmha.attention_grad's dk/dv kernel with dq_accum on sm_90a, in
 /// FlashAttention-3's design: WGMMA, TMA, mbarriers, dQ by bulk reduce-add

@@ -111,16 +111,26 @@ int64_t getRowKernelRows(AttentionGradOp op) {
   return kRowKernelWarps * kThreadsPerWarp / getRowLanes(op);
 }
 
+} // namespace
+
+std::vector<std::string>
+fmha::getAttentionGradOperandNames(AttentionGradOp op) {
+  std::vector<std::string> names = {"q",   "k",  "v",  "o",  "dout",
+                                    "lse", "dq", "dk", "dv", "delta"};
+  if (op.getDqAccum())
+    names.push_back("dq_accum");
+  if (op.getDqOrder())
+    names.push_back("dq_order");
+  return names;
+}
+
+namespace {
+
 LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
                                      int64_t sharedBytes,
                                      std::array<GridAxis, 3> grid) {
   LaunchContract contract;
-  contract.operands = {"q",  "k",  "v",  "o",  "dout",
-                       "lse", "dq", "dk", "dv", "delta"};
-  if (op.getDqAccum())
-    contract.operands.push_back("dq_accum");
-  if (op.getDqOrder())
-    contract.operands.push_back("dq_order");
+  contract.operands = getAttentionGradOperandNames(op);
   contract.threads = threads;
   contract.sharedBytes = sharedBytes;
   contract.grid = {grid[0], grid[1], grid[2]};

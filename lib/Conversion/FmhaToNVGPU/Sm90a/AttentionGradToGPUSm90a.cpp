@@ -457,13 +457,6 @@ private:
         NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_global),
         NVVM::SharedSpaceAttr());
   }
-  void fenceAsyncShared() {
-    NVVM::FenceProxyOp::create(
-        b,
-        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
-  }
   void syncConsumers(int32_t id) {
     NVVM::BarrierOp::create(b, TypeRange{}, b.i32(id), b.i32(kConsumerThreads),
                             NVVM::BarrierReductionAttr(), Value());
@@ -759,7 +752,7 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
     storeScoreTile(lanes,
                    computeGradScores(lanes, gradProbs, probabilities, terms),
                    gradScores);
-    fenceAsyncShared();
+    pipeline.fenceAsyncShared();
     syncConsumers(kScoresStored);
     Value columns = b.mul(getUniformConsumer(lanes),
                           b.i32(geometry.gradColumns / kBoxColumns *
@@ -798,7 +791,7 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
   // dS^T for dQ: both consumers' rows.
   Value gradScores = address(layout.gradScores, parity, layout.gradScoresBytes);
   storeScoreTile(lanes, packedGradScores, gradScores);
-  fenceAsyncShared();
+  pipeline.fenceAsyncShared();
   syncConsumers(kScoresStored);
 
   Value queryGrad = issueQueryGrad(lanes, gradScores);
@@ -821,7 +814,7 @@ GradDkvKernel::handOffQueryGrad(Value step, Value consumed, Value queryGrad,
   pipeline.wait(barrier(kQueryGradFree, slot), b.xor_(phase, b.i32(1)));
   stageQueryGrad(lanes, queryGrad, staging);
   // Every thread's stores, made visible to the writer's bulk copy.
-  fenceAsyncShared();
+  pipeline.fenceAsyncShared();
   NVVM::MBarrierArriveOp::create(b, b.getI64Type(),
                                  barrier(kQueryGradStaged, slot), Value(),
                                  NVVM::MemScopeKindAttr());
@@ -1143,11 +1136,7 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   // Either consumer's last dQ reads all of K: both have completed every
   // WGMMA (each block waits for its dQ) before either overwrites a tile.
   syncConsumers(kTilesRead);
-  // Derived anew, or LLVM hoists the slab addresses and keys over the loop.
-  Value tid = b.word(hideFromHoisting(b, threadId));
-  Value consumerWarp = b.sub(b.udiv(tid, b.i32(kThreadsPerWarp)),
-                             b.i32(kWarpgroupThreads / kThreadsPerWarp));
-  Value lane = b.urem(tid, b.i32(kThreadsPerWarp));
+  auto [consumerWarp, lane] = WarpLanes::derive(b, threadId);
   // A K or V tile holds a slab for each of the 8 consumer warps.
   int64_t columns = geometry.gradColumns;
   Value slabOffset = b.mul(consumerWarp, b.i32(WarpSlab::getBytes(columns)));
@@ -1184,7 +1173,7 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   });
   // The producer's next TMA loads into the tiles (async proxy) come after
   // these generic-proxy accesses, and after every lane's.
-  fenceAsyncShared();
+  pipeline.fenceAsyncShared();
   syncWarp(b);
   release(barrier(kTilesEmpty));
 }
@@ -1277,10 +1266,7 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
                                                  gpu::GPUModuleOp kernels) {
   KernelBuilder b(op.getLoc(), op.getContext());
   LaunchContract contract;
-  contract.operands = {"q",  "k",  "v",  "o",     "dout",    "lse",
-                       "dq", "dk", "dv", "delta", "dq_accum"};
-  if (op.getDqOrder())
-    contract.operands.push_back("dq_order");
+  contract.operands = getAttentionGradOperandNames(op);
   contract.threads = (kConsumers + 1) * kWarpgroupThreads;
   contract.sharedBytes =
       GradSharedLayout::get(op.getHeadDim(), getElementBytes(op)).totalBytes;

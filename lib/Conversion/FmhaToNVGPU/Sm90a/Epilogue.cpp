@@ -40,7 +40,7 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
   // Every consumer's last P V reads all of the buffer: wait for them all
   // before overwriting it.
   turns.waitForAllDrained();
-  WarpLanes lanes = getWarpLanes();
+  WarpLanes lanes = WarpLanes::derive(b, threadId);
   int64_t columns = shape.valueColumns / shape.outputPasses;
   WarpSlab slab{
       b.add(pipeline.getValueBuffer(stage),
@@ -73,7 +73,7 @@ void Epilogue::storeEmptyRows(const TileCoordinates &tile) {
   FragmentLanes fragment = FragmentLanes::derive(b, threadId);
   Value zeros = arith::ConstantOp::create(
       b, b.getZeroAttr(VectorType::get({4}, b.getI32Type())));
-  storeWarpRows(getWarpLanes(), tile, 0, shape.valueHeadDim,
+  storeWarpRows(WarpLanes::derive(b, threadId), tile, 0, shape.valueHeadDim,
                 [&](Value, Value) { return zeros; });
   // LSE +inf, or with sinks the row's sink (-inf where a split has none:
   // +inf as without).
@@ -86,13 +86,6 @@ void Epilogue::storeEmptyRows(const TileCoordinates &tile) {
                          inf, row)
               : inf;
   storeLse(RowTotals{{Value(), Value()}, lse}, fragment, tile);
-}
-
-Epilogue::WarpLanes Epilogue::getWarpLanes() {
-  Value tid = b.word(hideFromHoisting(b, threadId));
-  Value warp = b.udiv(tid, b.i32(kThreadsPerWarp));
-  return {b.sub(warp, b.i32(kWarpgroupThreads / kThreadsPerWarp)),
-          b.urem(tid, b.i32(kThreadsPerWarp))};
 }
 
 /// Stores columns [first, first + columns) of this warp's 16 rows of O,

@@ -42,12 +42,6 @@ public:
   void storeEmptyRows(const TileCoordinates &tile);
 
 private:
-  /// This warp among the consumer warps, and this lane of it (i32).
-  struct WarpLanes {
-    Value consumerWarp, lane;
-  };
-  WarpLanes getWarpLanes();
-
   /// Per row half (g, g + 8): the factor that normalizes O and the LSE
   /// (RowTotal).
   struct RowTotals {

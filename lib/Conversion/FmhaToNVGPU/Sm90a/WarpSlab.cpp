@@ -54,6 +54,13 @@ Value WarpSlab::loadChunk(KernelBuilder &b, TmaPipeline &pipeline, Value row,
       /*alignment=*/16);
 }
 
+WarpLanes WarpLanes::derive(KernelBuilder &b, Value threadId) {
+  Value tid = b.word(hideFromHoisting(b, threadId));
+  Value warp = b.udiv(tid, b.i32(kThreadsPerWarp));
+  return {b.sub(warp, b.i32(kWarpgroupThreads / kThreadsPerWarp)),
+          b.urem(tid, b.i32(kThreadsPerWarp))};
+}
+
 void mlir::fmha::sm90a::forEachLaneChunk(
     KernelBuilder &b, Value lane, int64_t columns,
     llvm::function_ref<void(Value row, Value chunk)> body) {

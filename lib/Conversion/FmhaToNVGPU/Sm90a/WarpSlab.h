@@ -45,6 +45,16 @@ struct WarpSlab {
                   Value chunk) const;
 };
 
+/// This thread's warp among the consumer warps (after the producer
+/// warpgroup's), and its lane, both i32; derived from a copy of
+/// \p threadId hidden from hoisting, so that nothing derived from them is
+/// held across the loops before the epilogue that calls it.
+struct WarpLanes {
+  Value consumerWarp, lane;
+
+  static WarpLanes derive(KernelBuilder &b, Value threadId);
+};
+
 /// Calls \p body with each of a warp's kWarpRows x \p columns / 8 16-byte
 /// chunks (row and chunk, i32) that lane \p lane takes: consecutive lanes
 /// take consecutive chunks of a row, so that a warp's stores cover whole
