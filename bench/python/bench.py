@@ -36,6 +36,9 @@
    query per sequence, GB/s, with max_seqlen_k (its keys may split) and
    without (they may not), beside the dense decode call on the same cache,
    cuDNN's and flash2's (SDPA, dense) and FA4's varlen call.
+11. Backward TFLOP/s at head dims outside the grid (--head-dims-backward,
+   --rows picks them): the forward's rows of 5., with cuDNN, flash2 and FA4
+   where they take them.
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
@@ -387,14 +390,27 @@ def backward_candidates(q, k, v, causal):
         with sdpa_kernel(backend):
             out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
         return backward_of(out.transpose(1, 2))
+    def attempt(make):
+        # A peer that refuses the input at its forward: a call that raises
+        # the refusal, which runnable_medians reports and leaves out.
+        try:
+            return make()
+        except Exception as e:  # noqa: BLE001 - reported where timed
+            def refused(error=e):
+                raise error
+            return refused
+
+    def fa4_backward():
+        out = fa4_func(*leaves, causal=causal)
+        return backward_of(out[0] if isinstance(out, tuple) else out)
     found = {
-        "flashcore": backward_of(flashcore.attention(*leaves, causal=causal)),
-        "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
-        "flash2": sdpa(SDPBackend.FLASH_ATTENTION),
+        "flashcore": attempt(lambda: backward_of(
+            flashcore.attention(*leaves, causal=causal))),
+        "cudnn": attempt(lambda: sdpa(SDPBackend.CUDNN_ATTENTION)),
+        "flash2": attempt(lambda: sdpa(SDPBackend.FLASH_ATTENTION)),
     }
     if fa4_func is not None:
-        out = fa4_func(*leaves, causal=causal)
-        found["fa4"] = backward_of(out[0] if isinstance(out, tuple) else out)
+        found["fa4"] = attempt(fa4_backward)
     return found
 
 
@@ -426,6 +442,31 @@ def backward_rows(rows_regex, rounds):
               f" | {med['flashcore'] / best:.2f} |", flush=True)
         del q, k, v, found
         torch.cuda.empty_cache()
+
+
+def head_dim_backward_rows(rows_regex, rounds):
+    """Backward TFLOP/s (2.5 x the forward's FLOPs) at the other head dims,
+    on the forward's rows (HEAD_DIM_ROWS), with the peers that take them
+    (a peer that refuses a head dim shows '-')."""
+    print("\n## Backward TFLOP/s at other head dims (BSHD, bf16; median of "
+          f"{rounds} interleaved rounds of back_to_back_ms)\n")
+    names = ["flashcore", "cudnn", "flash2"] + (
+        ["fa4"] if fa4_func is not None else [])
+    print_header(["B x H x S x D", "causal"], names)
+    for b, h, s, d in HEAD_DIM_ROWS:
+        for causal in (False, True):
+            if rows_regex and not re.search(
+                    rows_regex,
+                    f"{b}x{h}x{s}x{d} {'causal' if causal else 'non-causal'}"):
+                continue
+            q, k, v = (torch.randn(b, s, h, d, device="cuda",
+                                   dtype=torch.bfloat16) for _ in range(3))
+            flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
+            found = backward_candidates(q, k, v, causal)
+            med = runnable_medians(found, names, flops, 1e9, rounds)
+            print_row(f"{b}x{h}x{s}x{d}", causal, names, med)
+            del q, k, v, found
+            torch.cuda.empty_cache()
 
 
 # Softcap's backward (B, H, S, D; bf16): Gemma 2's cap of 50.
@@ -816,6 +857,7 @@ def main():
     parser.add_argument("--varlen-decode", action="store_true")
     parser.add_argument("--value-head-dims", action="store_true")
     parser.add_argument("--softcap-backward", action="store_true")
+    parser.add_argument("--head-dims-backward", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
@@ -845,6 +887,8 @@ def main():
         value_head_dim_rows(args.rounds)
     if args.softcap_backward:
         softcap_backward_rows(args.rounds)
+    if args.head_dims_backward:
+        head_dim_backward_rows(args.rows, args.rounds)
 
 
 if __name__ == "__main__":

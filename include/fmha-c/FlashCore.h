@@ -116,7 +116,7 @@ typedef enum fmhaElementType {
  *  and o must be 16-byte aligned and their strides multiples of 8. */
 typedef struct fmhaAttentionDesc {
   fmhaElementType elementType;
-  /** A multiple of 8 from 32 to 256 (the backward: 64, 128 or 256). */
+  /** A multiple of 8 from 32 to 256. */
   unsigned headDim;
   /** Query i sees key j only if j <= i + keySeq - querySeq. */
   int causal;

@@ -712,10 +712,7 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
   };
   if (llvm::Error err = checkAttentionAttributes(
           spec, OpKind::AttentionGrad, "attention_grad",
-          [](int64_t headDim) {
-            return llvm::is_contained(kSupportedGradHeadDims, headDim);
-          },
-          kSupportedGradHeadDimsText))
+          isSupportedAttentionHeadDim, kSupportedAttentionHeadDimsText))
     return err;
   if (spec.getValueHeadDim() != spec.headDim)
     return fail(llvm::formatv("valueHeadDim is {0} with headDim {1}: the "
@@ -792,7 +789,7 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
   if (!spec.deterministic && spec.headDim > 128 && plan.chip != Chip::sm_90a)
     return llvm::make_error<OperandError>(llvm::formatv(
         "attention_grad: headDim is {0} with a workspace on chip {1}, "
-        "expected 64 or 128 there (the backward that adds dq into a "
+        "expected at most 128 there (the backward that adds dq into a "
         "workspace takes {0} on sm_90a only; pass no workspace for the "
         "deterministic one)",
         spec.headDim, stringifyChip(plan.chip)));

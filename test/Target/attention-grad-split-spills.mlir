@@ -9,7 +9,8 @@
 // accumulators), spills nothing: with its one Q/dO buffer every tile address
 // is loop-invariant, and the WGMMA descriptors of all 16 k steps would be
 // hoisted out of the loop into spilled registers if the shared base were
-// not taken anew at each use (440 bytes, the first build).
+// not taken anew at each use (440 bytes, the first build). Head dim 192
+// runs the same kernel on tiles of 256 columns (zeros past D).
 
 // CHECK: Compiling entry function 'attention_grad_dkv'
 
@@ -22,5 +23,17 @@ func.func @d256_atomic_causal(%q: memref<?x?x?x256xbf16>, %k: memref<?x?x?x256xb
       -> dq(%q : memref<?x?x?x256xbf16>) dk(%k : memref<?x?x?x256xbf16>)
          dv(%k : memref<?x?x?x256xbf16>) delta(%delta : memref<?x?x?xf32>)
          dq_accum(%acc : memref<?x?x?x256xf32>) causal
+  return
+}
+
+func.func @d192_atomic(%q: memref<?x?x?x192xbf16>, %k: memref<?x?x?x192xbf16>,
+                       %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>,
+                       %acc: memref<?x?x?x192xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x192xbf16>) k(%k : memref<?x?x?x192xbf16>)
+      v(%k : memref<?x?x?x192xbf16>) o(%q : memref<?x?x?x192xbf16>)
+      dout(%q : memref<?x?x?x192xbf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x192xbf16>) dk(%k : memref<?x?x?x192xbf16>)
+         dv(%k : memref<?x?x?x192xbf16>) delta(%delta : memref<?x?x?xf32>)
+         dq_accum(%acc : memref<?x?x?x192xf32>)
   return
 }

@@ -84,8 +84,8 @@ static cl::opt<std::string> dtype("dtype",
                                   cl::init("bf16"), cl::cat(opCategory));
 static cl::opt<unsigned>
     headDim("head-dim",
-            cl::desc("attention: a multiple of 8 from 32 to 256; "
-                     "attention_grad: 64, 128 or 256"),
+            cl::desc("attention and attention_grad: a multiple of 8 from "
+                     "32 to 256"),
             cl::init(128), cl::cat(opCategory));
 static cl::opt<unsigned> valueHeadDim(
     "value-head-dim",

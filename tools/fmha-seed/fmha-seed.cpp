@@ -98,8 +98,6 @@ static std::vector<KernelSpec> getSpecs(Chip chip) {
           // torch.use_deterministic_algorithms(True) in a fixed order;
           // elsewhere the deterministic one (three kernels, four at head
           // dim 256).
-          if (!llvm::is_contained(kSupportedGradHeadDims, int64_t(headDim)))
-            continue;
           bool hopper = chip == Chip::sm_90a;
           for (bool deterministic : {true, false}) {
             if (!deterministic && !hopper)

@@ -1642,8 +1642,9 @@ static void checkBackwardOnAGpu(long long D) {
       EXPECT_EQ(fmhaAttentionBackward(jit, &fast, nullptr, FMHA_CALL_DEFAULT,
                                       &message),
                 FMHA_ERROR_INVALID_ARGUMENT);
-      EXPECT_NE(take(message).find("headDim is 256 with a workspace on chip "
-                                   "sm_80, expected 64 or 128 there"),
+      EXPECT_NE(take(message).find("headDim is " + std::to_string(D) +
+                                   " with a workspace on chip sm_80, "
+                                   "expected at most 128 there"),
                 std::string::npos);
     } else {
       CUdeviceptr workspace = upload(nullptr, workspaceBytes);
@@ -1706,13 +1707,12 @@ static void checkBackwardOnAGpu(long long D) {
 
     // Refused before any launch, naming the value.
     fmhaAttentionBackwardDesc bad = desc;
-    bad.forward.headDim = 96;
+    bad.forward.headDim = 100;
     EXPECT_EQ(fmhaAttentionBackward(jit, &bad, nullptr, FMHA_CALL_DEFAULT,
                                     &message),
               FMHA_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(take(message).find(
-                  "attention_grad: headDim is 96, expected 64, 128 or 256 "
-                  "(the backward's"),
+    EXPECT_NE(take(message).find("attention_grad: headDim is 100, expected a "
+                                 "multiple of 8 from 32 to 256"),
               std::string::npos);
     bad = desc;
     bad.forward.lse = nullptr;
@@ -1762,6 +1762,16 @@ TEST(CAPI, BackwardHeadDim128OnAGpuMatchesTheHost) {
 
 // Head dim 256: dk and dv are two kernels.
 TEST(CAPI, BackwardHeadDim256OnAGpuMatchesTheHost) { checkBackwardOnAGpu(256); }
+
+// Head dims below a tile's columns (getAttentionGradTileColumns): the
+// kernels compute on zeros past D and store D's columns alone. 40 has a
+// partial last group of dq_accum's permuted chunks and a lane of the
+// row kernels past D; 96 leaves the second sm_90a consumer's dQ columns
+// half past D; 192 runs the kernels of 256 (dk and dv apart without a
+// workspace, the consumers splitting the head dim on sm_90a).
+TEST(CAPI, BackwardHeadDim40OnAGpuMatchesTheHost) { checkBackwardOnAGpu(40); }
+TEST(CAPI, BackwardHeadDim96OnAGpuMatchesTheHost) { checkBackwardOnAGpu(96); }
+TEST(CAPI, BackwardHeadDim192OnAGpuMatchesTheHost) { checkBackwardOnAGpu(192); }
 
 // On a machine with a GPU: fmhaMergeAttention (f32, D = 40: a lane's last
 // column past D) against the combine rule computed here, with states that

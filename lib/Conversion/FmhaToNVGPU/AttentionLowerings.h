@@ -60,11 +60,14 @@ gpu::GPUFuncOp createAttentionGradDkvSm90a(AttentionGradOp op,
                                            gpu::GPUModuleOp kernels);
 
 /// Where that kernel keeps column \p column (index) of query row \p row
-/// in dq_accum: 16-byte chunk c of a row at chunk c ^ 2 (row % 4). A
-/// staging store of 8 bytes a lane runs as two half-warps, each of four
-/// rows (g) by two neighbouring chunks (t / 2): the XOR puts those eight
-/// in eight different 16-byte bank groups.
-Value getQueryGradColumn(KernelBuilder &b, Value row, Value column);
+/// in dq_accum, whose rows are \p headDim f32: 16-byte chunk c of a row at
+/// chunk c ^ 2 (row % 4). A staging store of 8 bytes a lane runs as two
+/// half-warps, each of four rows (g) by two neighbouring chunks (t / 2):
+/// the XOR puts those eight in eight different 16-byte bank groups. The
+/// XOR keeps a chunk within its group of 8 (32 columns); the chunks of a
+/// last group that D leaves partial (D not a multiple of 32) stay put.
+Value getQueryGradColumn(KernelBuilder &b, Value row, Value column,
+                         int64_t headDim);
 
 } // namespace mlir::fmha
 

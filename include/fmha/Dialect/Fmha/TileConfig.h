@@ -61,13 +61,13 @@ struct AttentionHeadDims {
 /// the tile's (P V on sm_90a: its MN-major B operand spans whole 64-column
 /// blocks).
 unsigned getAttentionTileColumns(Chip chip, unsigned headDim);
-/// The head dims fmha.attention_grad is lowered for (its dq_accum mode: 64
-/// and 128, where one kernel holds a key block's dK and dV in registers).
-inline constexpr int64_t kSupportedGradHeadDims[] = {64, 128, 256};
-/// kSupportedGradHeadDims in words, and why the forward takes more.
-inline constexpr llvm::StringLiteral kSupportedGradHeadDimsText =
-    "64, 128 or 256 (the backward's; the forward's other head dims have no "
-    "backward yet)";
+/// The columns of D that fmha.attention_grad's kernels lay their tiles
+/// and registers out for (either chip): D rounded up to 64, 128 or 256,
+/// the three geometries the backward has. Every tile holds zeros past D
+/// (TMA's out-of-bounds fill, sm_80's zero-filling copies), so the GEMMs
+/// over those columns add nothing and make zeros; nothing past D is
+/// stored, and dq_accum keeps D's columns.
+unsigned getAttentionGradTileColumns(unsigned headDim);
 
 /// The queries per counter of fmha.attention_grad's dq_order: the sm_90a
 /// kernel's query blocks (64, or 128 at head dim 64) each use the counter
@@ -84,8 +84,9 @@ enum class AttentionGradKernel { Delta, Dq, Dkv, Dk, Dv, DqConvert };
 /// The kernels of an fmha.attention_grad of head dim \p headDim, with or
 /// without dq_accum, in the order its launch runs them (each sees what the
 /// previous wrote), which is also the order the lowering creates them in:
-/// delta, dq, dkv; with dq_accum delta, dkv, dq_convert (sm_90a's only at
-/// head dim 256); without it at head dim 256 delta, dq, dk, dv. The
+/// delta, dq, dkv; with dq_accum delta, dkv, dq_convert (sm_90a's only
+/// past head dim 128); without it past head dim 128 (tiles of 256
+/// columns) delta, dq, dk, dv. The
 /// lowering, the JIT and fmha-aot all read this list.
 llvm::SmallVector<AttentionGradKernel, 4>
 getAttentionGradKernels(int64_t headDim, bool withDqAccum);

@@ -86,12 +86,15 @@ struct GradTiling {
 };
 
 GradTiling getGradTiling(AttentionGradOp op) {
+  // By the tiles' columns (getAttentionGradTileColumns), which set the
+  // registers and shared memory: a head dim below them computes on zeros.
+  unsigned columns = getAttentionGradTileColumns(op.getHeadDim());
   // With dq_accum, dk/dv also sums dQ: at 128 x 32 that spilled 16 bytes.
-  if (op.getHeadDim() == 64 && !op.getDqAccum())
+  if (columns == 64 && !op.getDqAccum())
     return {128, 32, 4};
   // 32-row blocks at head dim 256 keep shared memory at 128 KB, which an
   // sm_80 CTA may have (164 KB).
-  if (op.getHeadDim() == 256)
+  if (columns == 256)
     return {64, 32, 4};
   return {64, 64, 4};
 }
@@ -99,11 +102,29 @@ GradTiling getGradTiling(AttentionGradOp op) {
 /// Warps per CTA of the delta and dq conversion kernels.
 constexpr int64_t kRowKernelWarps = 8;
 
-/// Lanes per row of those kernels: 16 bytes of q's element type each (D / 8
-/// lanes), so that each access is one vector of 16 bytes or more; a warp
-/// takes 32 / that many neighbouring rows below head dim 256.
+/// Columns per lane of those kernels: 16 bytes of q's element type, one
+/// vector access each.
+constexpr int64_t kRowLaneColumns = 8;
+
+/// Lanes per row of those kernels: D / 8 rounded up to a power of two (the
+/// lanes past D idle), so that a warp takes 32 / that many neighbouring rows
+/// below head dim 256 and a row's lanes reduce by butterfly shuffles.
 int64_t getRowLanes(AttentionGradOp op) {
-  return std::min<int64_t>(op.getHeadDim() / 8, kThreadsPerWarp);
+  return llvm::PowerOf2Ceil(llvm::divideCeil(op.getHeadDim(), kRowLaneColumns));
+}
+
+/// Runs \p body where lane \p lane of a row has columns of D: every lane
+/// where D / 8 is a power of two.
+void ifLaneHasColumns(AttentionGradOp op, KernelBuilder &b, Value lane,
+                      llvm::function_ref<void()> body) {
+  if (op.getHeadDim() == getRowLanes(op) * kRowLaneColumns)
+    return body();
+  scf::IfOp::create(
+      b, b.slt(b.mul(lane, b.index(kRowLaneColumns)), b.index(op.getHeadDim())),
+      [&](OpBuilder &, Location) {
+        body();
+        scf::YieldOp::create(b);
+      });
 }
 
 /// Rows per CTA of those kernels.
@@ -139,21 +160,23 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
 }
 
 /// Where a main kernel's tiles live in shared memory: the two that stay
-/// (rows x D each), then two buffers of the two that stream (streamed x D
-/// each: the next block's copies land while this one's are read), then two
-/// buffers of the LSE log2e and delta of a block of queries (dkv; f32),
-/// then, with dq_accum, dS^T of a block (dkv: keys x queries, each row
-/// padded by 16 bytes, so that the 8 rows an ldmatrix reads hit 8 bank
-/// groups).
+/// (rows x the tile's columns each, getAttentionGradTileColumns), then two
+/// buffers of the two that stream (streamed x those columns each: the next
+/// block's copies land while this one's are read), then two buffers of the LSE
+/// log2e and delta of a block of queries (dkv; f32), then, with dq_accum, dS^T
+/// of a block (dkv: keys x queries, each row padded by 16 bytes, so that the 8
+/// rows an ldmatrix reads hit 8 bank groups).
 struct GradSharedLayout {
   int64_t tileBytes, streamedBytes, termsOffset, termsBytes, scoresOffset,
       scoresColumns, totalBytes;
 
   static GradSharedLayout get(AttentionGradOp op, GradTiling tiling) {
     int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
+    int64_t rowBytes =
+        getAttentionGradTileColumns(op.getHeadDim()) * elementBytes;
     GradSharedLayout layout;
-    layout.tileBytes = tiling.rows * op.getHeadDim() * elementBytes;
-    layout.streamedBytes = tiling.streamed * op.getHeadDim() * elementBytes;
+    layout.tileBytes = tiling.rows * rowBytes;
+    layout.streamedBytes = tiling.streamed * rowBytes;
     layout.termsOffset = 2 * layout.tileBytes + 4 * layout.streamedBytes;
     layout.termsBytes = 2 * tiling.streamed * 4;
     layout.scoresOffset = layout.termsOffset + 2 * layout.termsBytes;
@@ -173,9 +196,9 @@ KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
   return shape;
 }
 
-/// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32, the warp
-/// summing its lanes' D / 32 products; and, with dq_accum, that row of it
-/// zeroed (with dq_order, the counter of each block of
+/// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32, a row's
+/// lanes (getRowLanes) summing their 8 products each; and, with dq_accum, that
+/// row of it zeroed (with dq_order, the counter of each block of
 /// kQueryGradOrderBlock rows too).
 void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                       KernelBuilder &b) {
@@ -183,7 +206,7 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   Value delta = func.getArgument(kGradDelta);
   Value accumulator = op.getDqAccum() ? func.getArgument(kGradDqAccum) : Value();
   Value order = op.getDqOrder() ? func.getArgument(kGradDqOrder) : Value();
-  int64_t rowLanes = getRowLanes(op), perLane = op.getHeadDim() / rowLanes;
+  int64_t rowLanes = getRowLanes(op), perLane = kRowLaneColumns;
   Type elementType = op.getQ().getType().getElementType();
   auto vectorType = VectorType::get({perLane}, elementType);
   auto floatType = VectorType::get({perLane}, b.getF32Type());
@@ -199,9 +222,26 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
               getVectorAlignment(perLane, elementType));
           return arith::ExtFOp::create(b, floatType, elements);
         };
-        Value products = arith::MulFOp::create(b, load(gradOut), load(out));
-        Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
-                                                products);
+        // A lane past D adds 0.
+        Value sum = b.f32(0.0f);
+        if (op.getHeadDim() == rowLanes * perLane) {
+          sum = vector::ReductionOp::create(
+              b, vector::CombiningKind::ADD,
+              arith::MulFOp::create(b, load(gradOut), load(out)));
+        } else {
+          auto inRow = scf::IfOp::create(b, TypeRange{b.getF32Type()},
+                                         b.slt(at[3], b.index(op.getHeadDim())),
+                                         /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(inRow.thenBlock());
+          scf::YieldOp::create(
+              b, ValueRange{vector::ReductionOp::create(
+                     b, vector::CombiningKind::ADD,
+                     arith::MulFOp::create(b, load(gradOut), load(out)))});
+          b.setInsertionPointToStart(inRow.elseBlock());
+          scf::YieldOp::create(b, ValueRange{sum});
+          sum = inRow.getResult(0);
+        }
         sum = rowLanes < kThreadsPerWarp
                   ? sumOverLaneGroup(b, sum, rowLanes)
                   : reduceOverLanes(b, sum, /*max=*/false, kThreadsPerWarp);
@@ -222,13 +262,15 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
               });
         }
         if (accumulator)
-          vector::StoreOp::create(
-              b,
-              arith::ConstantOp::create(
-                  b,
-                  DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0f))),
-              accumulator, at, /*nontemporal=*/false,
-              getVectorAlignment(perLane, b.getF32Type()));
+          ifLaneHasColumns(op, b, lane, [&] {
+            vector::StoreOp::create(
+                b,
+                arith::ConstantOp::create(
+                    b,
+                    DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0f))),
+                accumulator, at, /*nontemporal=*/false,
+                getVectorAlignment(perLane, b.getF32Type()));
+          });
       },
       rowLanes);
 }
@@ -241,7 +283,7 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                         KernelBuilder &b, bool permuted) {
   Value accumulator = func.getArgument(kGradDqAccum);
   Value gradQuery = func.getArgument(kGradDq);
-  int64_t perLane = op.getHeadDim() / getRowLanes(op);
+  int64_t perLane = kRowLaneColumns;
   int64_t perPart = permuted ? std::min<int64_t>(perLane, 4) : perLane;
   Type elementType = op.getQ().getType().getElementType();
   auto floatType = VectorType::get({perPart}, b.getF32Type());
@@ -250,25 +292,27 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   forEachRowOfWarp(
       b, func.getArgument(kGradQ), getRowKernelRows(op),
       [&](Value batch, Value head, Value row, Value lane) {
-        for (int64_t first = 0; first < perLane; first += perPart) {
-          Value column = b.mul(lane, b.index(perLane));
-          if (first)
-            column = b.add(column, b.index(first));
-          SmallVector<Value, 4> at = {batch, head, row, column};
-          SmallVector<Value, 4> from = at;
-          if (permuted)
-            from[3] = getQueryGradColumn(b, row, column);
-          Value sum = vector::LoadOp::create(
-              b, floatType, accumulator, from, /*nontemporal=*/false,
-              getVectorAlignment(perPart, b.getF32Type()));
-          Value scaled = arith::MulFOp::create(b, sum, scale);
-          vector::StoreOp::create(
-              b,
-              arith::TruncFOp::create(
-                  b, VectorType::get({perPart}, elementType), scaled),
-              gradQuery, at, /*nontemporal=*/false,
-              getVectorAlignment(perPart, elementType));
-        }
+        ifLaneHasColumns(op, b, lane, [&] {
+          for (int64_t first = 0; first < perLane; first += perPart) {
+            Value column = b.mul(lane, b.index(perLane));
+            if (first)
+              column = b.add(column, b.index(first));
+            SmallVector<Value, 4> at = {batch, head, row, column};
+            SmallVector<Value, 4> from = at;
+            if (permuted)
+              from[3] = getQueryGradColumn(b, row, column, op.getHeadDim());
+            Value sum = vector::LoadOp::create(
+                b, floatType, accumulator, from, /*nontemporal=*/false,
+                getVectorAlignment(perPart, b.getF32Type()));
+            Value scaled = arith::MulFOp::create(b, sum, scale);
+            vector::StoreOp::create(
+                b,
+                arith::TruncFOp::create(
+                    b, VectorType::get({perPart}, elementType), scaled),
+                gradQuery, at, /*nontemporal=*/false,
+                getVectorAlignment(perPart, elementType));
+          }
+        });
       },
       getRowLanes(op));
 }
@@ -374,7 +418,7 @@ static Value getSharedView(KernelBuilder &b, ArrayRef<int64_t> shape,
 }
 
 Value GradKernelBuilder::getSharedTile(int64_t index) {
-  return getSharedView(b, {shape.blockM, shape.headDim}, shape.elementType,
+  return getSharedView(b, {shape.blockM, shape.keyColumns}, shape.elementType,
                        b.index(index * layout.tileBytes));
 }
 
@@ -382,7 +426,7 @@ Value GradKernelBuilder::getStreamedTile(int64_t index, Value parity) {
   Value offset = b.add(
       b.index(2 * layout.tileBytes + index * layout.streamedBytes),
       b.mul(parity, b.index(2 * layout.streamedBytes)));
-  return getSharedView(b, {shape.blockN, shape.headDim}, shape.elementType,
+  return getSharedView(b, {shape.blockN, shape.keyColumns}, shape.elementType,
                        offset);
 }
 
@@ -447,7 +491,11 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
   // summed: dK and dV hold 128 registers at head dim 128.
   constexpr int64_t kSliceTiles = 4;
   for (int64_t first = 0; first < shape.dTiles; first += kSliceTiles) {
-    SmallVector<Value> out = zeroAccumulators(kSliceTiles);
+    // The last slice up to D's tiles, in pairs (B fragments come two at a
+    // time; past D the tile holds zeros) of which those within D are added.
+    int64_t tiles =
+        std::min<int64_t>(kSliceTiles, llvm::alignTo(shape.dTiles - first, 2));
+    SmallVector<Value> out = zeroAccumulators(tiles);
     mma.accumulateSlice(keyLanes, a, keys, first, out);
     for (int64_t half = 0; half < 2; ++half) {
       Value query = b.add(
@@ -455,7 +503,7 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
           b.toIndex(b.add(b.mul(queryTile, b.i32(kMmaM)),
                           b.add(lanes.quadRow, b.i32(half * 8)))));
       scf::IfOp::create(b, b.slt(query, seqQ), [&](OpBuilder &, Location) {
-        for (int64_t d = 0; d < kSliceTiles; ++d)
+        for (int64_t d = 0; d < tiles && first + d < shape.dTiles; ++d)
           for (int64_t e = 0; e < 2; ++e) {
             Value column = b.toIndex(b.add(
                 b.i32((first + d) * kMmaN + e), b.mul(lanes.quadCol, b.i32(2))));

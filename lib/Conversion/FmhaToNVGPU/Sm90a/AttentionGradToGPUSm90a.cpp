@@ -1,7 +1,9 @@
 //===- AttentionGradToGPUSm90a.cpp - the backward's main kernel on sm_90a -===//
 //
 // Part of FlashCore. The main kernel of fmha.attention_grad with dq_accum
-// on sm_90a (head dims 64, 128 and 256), in FlashAttention-3's design
+// on sm_90a (tiles of 64, 128 or 256 columns; a head dim below them
+// computes on TMA's zeros past D and stores D's columns), in
+// FlashAttention-3's design
 // (KERNELS.md section 6): attention_grad_dkv, between the chip-independent
 // attention_grad_delta (delta = rowsum(dO O), dq_accum zeroed) and
 // attention_grad_dq_convert (dq = scale dq_accum) of
@@ -215,18 +217,25 @@ int64_t getElementBytes(AttentionGradOp op) {
   return op.getQ().getType().getElementTypeBitWidth() / 8;
 }
 
+/// The columns the kernel's tiles hold (getAttentionGradTileColumns): D
+/// rounded up to 64, 128 or 256.
+int64_t getTileColumns(AttentionGradOp op) {
+  return getAttentionGradTileColumns(op.getHeadDim());
+}
+
 /// The shape the sm_90a emitters read: keys are the rows (blockM), a
 /// query block the columns (blockN) of S^T.
 KernelShape getGradShape(AttentionGradOp op) {
-  GradGeometry geometry = GradGeometry::get(op.getHeadDim());
+  GradGeometry geometry = GradGeometry::get(getTileColumns(op));
   KernelShape shape{};
   shape.blockM = geometry.blockKeys;
   shape.blockN = geometry.blockQueries;
   shape.stages = geometry.stages;
   shape.consumers = kConsumers;
   shape.headDim = shape.valueHeadDim = op.getHeadDim();
-  shape.keyColumns = shape.valueColumns = shape.headDim;
-  shape.keyColumnBlocks = shape.valueColumnBlocks = shape.headDim / kBoxColumns;
+  shape.keyColumns = shape.valueColumns = getTileColumns(op);
+  shape.keyColumnBlocks = shape.valueColumnBlocks =
+      shape.keyColumns / kBoxColumns;
   shape.elementType = op.getQ().getType().getElementType();
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
@@ -244,8 +253,8 @@ class GradDkvKernel {
 public:
   GradDkvKernel(AttentionGradOp op, gpu::GPUFuncOp func, KernelBuilder &b)
       : op(op), func(func), b(b), shape(getGradShape(op)),
-        geometry(GradGeometry::get(shape.headDim)),
-        layout(GradSharedLayout::get(shape.headDim, getElementBytes(op))),
+        geometry(GradGeometry::get(shape.keyColumns)),
+        layout(GradSharedLayout::get(shape.keyColumns, getElementBytes(op))),
         window(AttentionWindow::get(op).transposed()),
         ordered(static_cast<bool>(op.getDqOrder())),
         scoreShape(getScoreShape(shape, geometry)),
@@ -640,8 +649,8 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
       LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.gradColumns));
   Value queryGradZero = LLVM::ZeroOp::create(
       b, getAccumulatorType(b, geometry.queryGradByRows
-                                   ? shape.headDim
-                                   : shape.headDim / kConsumers));
+                                   ? shape.keyColumns
+                                   : shape.keyColumns / kConsumers));
   // Block 0, up to its dQ.
   auto first = scf::IfOp::create(
       b, TypeRange{zero.getType(), zero.getType(), queryGradZero.getType()},
@@ -777,15 +786,16 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
   // dV's GEMM runs under dS^T's arithmetic.
   gemm.fence();
   gradValue = gemm.accumulateRegisterA(
-      packedProbs, gradOut, geometry.blockQueries, shape.headDim, gradValue);
+      packedProbs, gradOut, geometry.blockQueries, shape.keyColumns, gradValue);
   gemm.commitGroup();
   // dP^T (the group before dV's) is complete.
   gemm.waitGroup(1);
   SmallVector<Value> packedGradScores =
       computeGradScores(lanes, gradProbs, probabilities, terms);
   gemm.fence();
-  gradKey = gemm.accumulateRegisterA(
-      packedGradScores, queries, geometry.blockQueries, shape.headDim, gradKey);
+  gradKey =
+      gemm.accumulateRegisterA(packedGradScores, queries, geometry.blockQueries,
+                               shape.keyColumns, gradKey);
   gemm.commitGroup();
 
   // dS^T for dQ: both consumers' rows.
@@ -956,8 +966,8 @@ Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes,
   if (geometry.queryGradByRows)
     return gemm.multiplyMnMajor(
         b.add(gradScores, b.mul(consumer, b.i32(tileBytes))),
-        address(layout.keys), geometry.blockKeys, shape.headDim);
-  int64_t half = shape.headDim / kConsumers;
+        address(layout.keys), geometry.blockKeys, shape.keyColumns);
+  int64_t half = shape.keyColumns / kConsumers;
   assert(half % kBoxColumns == 0 && "a consumer's columns are whole blocks");
   return gemm.multiplyMnMajor(
       gradScores,
@@ -998,13 +1008,20 @@ void GradDkvKernel::storeScoreTile(const FragmentLanes &lanes,
 
 // Element 4 i + 2 h + e of the lane's m64nN dQ is query row
 // 16 w + g + 8 h (of the consumer's 64 where it has rows of its own),
-// column 8 i + 2 t + e (of its half of D where it has those): in
-// dq_accum's layout (getQueryGradColumn) each half-warp's 16 lanes of a
-// store land in 8 different 16-byte bank groups.
+// column 8 i + 2 t + e (of its half of the tile's columns where it has
+// those): in dq_accum's layout (getQueryGradColumn) each half-warp's 16
+// lanes of a store land in 8 different 16-byte bank groups.
+//
+// The buffer holds the block's rows of D f32, dq_accum's, which the writer
+// adds; where the tile has columns past D, those (zeros) follow, dense
+// [rows][tile columns - D], and are never added. They are stored only so
+// that dQ's accumulator stays whole: with part of it dead, ptxas
+// serialized the WGMMAs (C7511, head dims below 64).
 void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                                    Value staging) {
-  int64_t columns =
-      geometry.queryGradByRows ? shape.headDim : shape.headDim / kConsumers;
+  int64_t columns = geometry.queryGradByRows ? shape.keyColumns
+                                             : shape.keyColumns / kConsumers;
+  int64_t headDim = shape.headDim, pastColumns = shape.keyColumns - headDim;
   SmallVector<Value> values = unpackAccumulator(b, gradQuery, columns / 2);
   Value laneRow = b.urem(lanes.laneRow, b.index(kWgmmaM));
   Value consumer = getConsumer(lanes);
@@ -1017,12 +1034,28 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
   for (int64_t i = 0; i < columns / 8; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       Value row = b.add(laneRow, b.index(8 * h));
-      Value column =
-          getQueryGradColumn(b, row, b.add(laneColumn, b.index(8 * i)));
-      Value at =
-          b.add(staging,
-                b.mul(b.word(b.add(b.mul(row, b.index(shape.headDim)), column)),
-                      b.i32(4)));
+      Value column = b.add(laneColumn, b.index(8 * i));
+      auto inD = [&] {
+        return b.add(b.mul(row, b.index(headDim)),
+                     getQueryGradColumn(b, row, column, headDim));
+      };
+      auto pastD = [&] {
+        return b.add(b.index(geometry.blockQueries * headDim),
+                     b.add(b.mul(row, b.index(pastColumns)),
+                           b.sub(column, b.index(headDim))));
+      };
+      // Whether the column is within D is known here but where the
+      // consumers split the columns and D ends in the second's.
+      int64_t first = geometry.queryGradByRows ? 8 * i : columns + 8 * i;
+      Value element;
+      if (first < headDim)
+        element = inD();
+      else if (geometry.queryGradByRows)
+        element = pastD();
+      else
+        element = arith::SelectOp::create(b, b.slt(column, b.index(headDim)),
+                                          inD(), pastD());
+      Value at = b.add(staging, b.mul(b.word(element), b.i32(4)));
       Value pair = vector::FromElementsOp::create(
           b, pairType,
           ValueRange{values[4 * i + 2 * h], values[4 * i + 2 * h + 1]});
@@ -1162,12 +1195,17 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
     Value gradValueChunk = vector::BitCastOp::create(
         b, chunkType, valueSlab.loadChunk(b, pipeline, row, chunk));
     Value key = b.add(firstKey, b.toIndex(b.add(warpKey, row)));
-    onThread(b.slt(key, seqK), [&] {
-      Value column = b.toIndex(b.add(firstColumn, b.mul(chunk, b.i32(8))));
+    Value column = b.add(firstColumn, b.mul(chunk, b.i32(8)));
+    Value inRange = b.slt(key, seqK);
+    // The tile's columns past D are zeros, not d's.
+    if (shape.headDim < shape.keyColumns)
+      inRange = b.and_(inRange, b.slt(column, b.i32(shape.headDim)));
+    onThread(inRange, [&] {
+      Value at = b.toIndex(column);
       for (auto [data, global] : {std::pair(gradKeyChunk, arg(kGradDk)),
                                   std::pair(gradValueChunk, arg(kGradDv))})
         vector::StoreOp::create(b, data, global,
-                                ValueRange{batch, kvHead, key, column},
+                                ValueRange{batch, kvHead, key, at},
                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
     });
   });
@@ -1256,10 +1294,15 @@ void GradDkvKernel::build() {
 
 } // namespace
 
-Value fmha::getQueryGradColumn(KernelBuilder &b, Value row, Value column) {
-  Value chunk = b.xor_(b.udiv(column, b.index(4)),
-                       b.mul(b.urem(row, b.index(4)), b.index(2)));
-  return b.add(b.mul(chunk, b.index(4)), b.urem(column, b.index(4)));
+Value fmha::getQueryGradColumn(KernelBuilder &b, Value row, Value column,
+                               int64_t headDim) {
+  Value chunk = b.udiv(column, b.index(4));
+  Value permuted = b.xor_(chunk, b.mul(b.urem(row, b.index(4)), b.index(2)));
+  int64_t groupColumns = 32, wholeGroups = headDim / groupColumns;
+  if (headDim % groupColumns)
+    permuted = arith::SelectOp::create(
+        b, b.slt(column, b.index(wholeGroups * groupColumns)), permuted, chunk);
+  return b.add(b.mul(permuted, b.index(4)), b.urem(column, b.index(4)));
 }
 
 gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
@@ -1269,8 +1312,8 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
   contract.operands = getAttentionGradOperandNames(op);
   contract.threads = (kConsumers + 1) * kWarpgroupThreads;
   contract.sharedBytes =
-      GradSharedLayout::get(op.getHeadDim(), getElementBytes(op)).totalBytes;
-  GradGeometry geometry = GradGeometry::get(op.getHeadDim());
+      GradSharedLayout::get(getTileColumns(op), getElementBytes(op)).totalBytes;
+  GradGeometry geometry = GradGeometry::get(getTileColumns(op));
   uint64_t blockKeys = geometry.blockKeys;
   contract.grid = {GridAxis{{{kGradK, 2, blockKeys}}}, GridAxis{{{kGradK, 1}}},
                    GridAxis{{{kGradK, 0}}, kMaxGridDimY}};

@@ -406,9 +406,9 @@ LogicalResult AttentionGradOp::verify() {
   }
 
   int64_t headDim = getHeadDim();
-  if (!llvm::is_contained(kSupportedGradHeadDims, headDim))
+  if (!isSupportedAttentionHeadDim(headDim))
     return emitOpError("head dim must be ")
-           << kSupportedGradHeadDimsText << ", got " << headDim;
+           << kSupportedAttentionHeadDimsText << ", got " << headDim;
 
   for (const AttentionTensor &t : ArrayRef(tensors).drop_front()) {
     std::string name = t.name.str();

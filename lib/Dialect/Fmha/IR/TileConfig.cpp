@@ -65,6 +65,10 @@ unsigned fmha::getAttentionTileColumns(Chip chip, unsigned headDim) {
   llvm_unreachable("unknown chip");
 }
 
+unsigned fmha::getAttentionGradTileColumns(unsigned headDim) {
+  return headDim <= 64 ? 64 : headDim <= 128 ? 128 : 256;
+}
+
 /// The default tiling where q, k, v and o share head dim \p headDim.
 static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
                                         bool causal,
@@ -365,7 +369,7 @@ fmha::getAttentionGradKernels(int64_t headDim, bool withDqAccum) {
   using K = AttentionGradKernel;
   if (withDqAccum)
     return {K::Delta, K::Dkv, K::DqConvert};
-  if (headDim == 256)
+  if (getAttentionGradTileColumns(headDim) == 256)
     return {K::Delta, K::Dq, K::Dk, K::Dv};
   return {K::Delta, K::Dq, K::Dkv};
 }
