@@ -38,7 +38,7 @@
    cuDNN's and flash2's (SDPA, dense) and FA4's varlen call.
 11. Backward TFLOP/s at head dims outside the grid (--head-dims-backward,
    --rows picks them): the forward's rows of 5., with cuDNN, flash2 and FA4
-   where they take them.
+   where they take them; --value-head-dims-backward the same for 8.'s rows.
 Each round starts with a different candidate (rotated).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
@@ -374,11 +374,11 @@ def feature_rows(rows_regex, rounds):
             torch.cuda.empty_cache()
 
 
-def backward_candidates(q, k, v, causal):
+def backward_candidates(q, k, v, causal, with_flash2=True):
     """name -> a call that runs one backward (dq, dk, dv by autograd) of a
     forward made once, on [B, S, H, D] leaves (SDPA: their [B, H, S, D]
     transposes, its backend chosen at the forward)."""
-    dout = torch.randn_like(q)
+    dout = q.new_empty(*q.shape[:-1], v.shape[-1]).normal_()
     leaves = [t.detach().requires_grad_() for t in (q, k, v)]
 
     def backward_of(out):
@@ -407,8 +407,14 @@ def backward_candidates(q, k, v, causal):
         "flashcore": attempt(lambda: backward_of(
             flashcore.attention(*leaves, causal=causal))),
         "cudnn": attempt(lambda: sdpa(SDPBackend.CUDNN_ATTENTION)),
-        "flash2": attempt(lambda: sdpa(SDPBackend.FLASH_ATTENTION)),
     }
+    # SDPA's flash backend takes one head dim for q, k and v; its
+    # memory-efficient one takes v's apart.
+    if with_flash2:
+        found["flash2"] = attempt(lambda: sdpa(SDPBackend.FLASH_ATTENTION))
+    else:
+        found["efficient"] = attempt(
+            lambda: sdpa(SDPBackend.EFFICIENT_ATTENTION))
     if fa4_func is not None:
         found["fa4"] = attempt(fa4_backward)
     return found
@@ -465,6 +471,29 @@ def head_dim_backward_rows(rows_regex, rounds):
             found = backward_candidates(q, k, v, causal)
             med = runnable_medians(found, names, flops, 1e9, rounds)
             print_row(f"{b}x{h}x{s}x{d}", causal, names, med)
+            del q, k, v, found
+            torch.cuda.empty_cache()
+
+
+def value_head_dim_backward_rows(rounds):
+    """Backward TFLOP/s where v's head dim differs from q's (the forward's
+    VALUE_HEAD_DIM_ROWS), 2.5 x 2 x B x H x S^2 x (D + Dv) FLOPs, halved when
+    causal, with SDPA's cuDNN and memory-efficient backends and FA4 where
+    they take it."""
+    print("\n## Backward TFLOP/s, v's head dim apart from q's (BSHD, bf16; "
+          f"median of {rounds} interleaved rounds of back_to_back_ms)\n")
+    names = ["flashcore", "cudnn", "efficient"] + (
+        ["fa4"] if fa4_func is not None else [])
+    print_header(["B x H x S x D/Dv", "causal"], names)
+    for b, h, s, d, dv in VALUE_HEAD_DIM_ROWS:
+        for causal in (False, True):
+            q, k = (torch.randn(b, s, h, d, device="cuda",
+                                dtype=torch.bfloat16) for _ in range(2))
+            v = torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16)
+            found = backward_candidates(q, k, v, causal, with_flash2=False)
+            flops = 2.5 * 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
+            med = runnable_medians(found, names, flops, 1e9, rounds)
+            print_row(f"{b}x{h}x{s}x{d}/{dv}", causal, names, med)
             del q, k, v, found
             torch.cuda.empty_cache()
 
@@ -858,6 +887,7 @@ def main():
     parser.add_argument("--value-head-dims", action="store_true")
     parser.add_argument("--softcap-backward", action="store_true")
     parser.add_argument("--head-dims-backward", action="store_true")
+    parser.add_argument("--value-head-dims-backward", action="store_true")
     args = parser.parse_args()
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
@@ -889,6 +919,8 @@ def main():
         softcap_backward_rows(args.rounds)
     if args.head_dims_backward:
         head_dim_backward_rows(args.rows, args.rounds)
+    if args.value_head_dims_backward:
+        value_head_dim_backward_rows(args.rounds)
 
 
 if __name__ == "__main__":

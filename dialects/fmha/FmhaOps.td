@@ -240,8 +240,10 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
 
     Sizes, strides and the rest of the contract are `fmha.attention`'s; a
     query row that saw no key (`lse` `+inf`) has zero gradients, and so has
-    a key no query saw. The head dim is 64, 128 or 256 (with `dq_accum`, 64
-    or 128).
+    a key no query saw. q, k, dq and dk have head dim D, v, o, dout and dv
+    Dv, each a multiple of 8 from 32 to 256; Dv may differ from D
+    (DeepSeek's 192 and 128) where the op is lowered with `dq_accum` for
+    sm_90a. On sm_80, `dq_accum` takes D up to 128.
 
     ```mlir
     fmha.attention_grad q(%q : memref<?x32x?x128xbf16>)
@@ -259,13 +261,13 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
   let arguments = (ins
     Arg<AnyMemRef, "queries [B, Hq, Sq, D]", [MemRead]>:$q,
     Arg<AnyMemRef, "keys [B, Hkv, Sk, D]", [MemRead]>:$k,
-    Arg<AnyMemRef, "values [B, Hkv, Sk, D]", [MemRead]>:$v,
-    Arg<AnyMemRef, "forward output [B, Hq, Sq, D]", [MemRead]>:$o,
-    Arg<AnyMemRef, "gradient of o [B, Hq, Sq, D]", [MemRead]>:$dout,
+    Arg<AnyMemRef, "values [B, Hkv, Sk, Dv]", [MemRead]>:$v,
+    Arg<AnyMemRef, "forward output [B, Hq, Sq, Dv]", [MemRead]>:$o,
+    Arg<AnyMemRef, "gradient of o [B, Hq, Sq, Dv]", [MemRead]>:$dout,
     Arg<AnyMemRef, "forward log-sum-exp [B, Hq, Sq]", [MemRead]>:$lse,
     Arg<AnyMemRef, "gradient of q [B, Hq, Sq, D]", [MemWrite]>:$dq,
     Arg<AnyMemRef, "gradient of k [B, Hkv, Sk, D]", [MemWrite]>:$dk,
-    Arg<AnyMemRef, "gradient of v [B, Hkv, Sk, D]", [MemWrite]>:$dv,
+    Arg<AnyMemRef, "gradient of v [B, Hkv, Sk, Dv]", [MemWrite]>:$dv,
     Arg<AnyMemRef, "rowsum(dout * o) [B, Hq, Sq]", [MemWrite]>:$delta,
     Arg<Optional<AnyMemRef>, "f32 dq accumulator [B, Hq, Sq, D]",
         [MemRead, MemWrite]>:$dq_accum,
@@ -294,8 +296,10 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The static head dimension D.
+    /// The static head dimension D of q, k, dq and dk.
     int64_t getHeadDim();
+    /// The static head dimension Dv of v, o, dout and dv.
+    int64_t getValueHeadDim();
     /// The softmax scale: the `scale` attribute, or 1/sqrt(D) without one.
     float getScaleOrDefault();
   }];

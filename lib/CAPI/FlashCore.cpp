@@ -329,7 +329,11 @@ void fmhaAttentionBackwardDescSetDenseStrides(fmhaAttentionBackwardDesc *desc) {
     return;
   fmhaAttentionDescSetDenseStrides(&desc->forward);
   AttentionGradTensors tensors = getTensors(*desc);
-  tensors.setDenseStrides(desc->forward.headDim);
+  // The spec's rule for the value head dim (0: headDim).
+  KernelSpec spec;
+  spec.headDim = desc->forward.headDim;
+  spec.valueHeadDim = desc->forward.valueHeadDim;
+  tensors.setDenseStrides(spec.getHeadDims());
   for (auto [from, to] : {std::pair{&tensors.doutStrides, desc->doutStride},
                           {&tensors.dqStrides, desc->dqStride},
                           {&tensors.dkStrides, desc->dkStride},

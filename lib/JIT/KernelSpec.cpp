@@ -238,16 +238,18 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
 
   if (spec.kind == OpKind::AttentionGrad) {
     // q, k, v, o, dout, then lse, then dq, dk, dv, then delta: any strides
-    // with a dense head dimension.
-    MemRefType tensor = getStridedType(
-        {kDynamic, kDynamic, kDynamic, int64_t(spec.headDim)}, element,
-        /*denseInnermost=*/true);
+    // with a dense head dimension; v, o, dout and dv of the value head dim.
+    auto tensor = [&](unsigned headDim) {
+      return getStridedType({kDynamic, kDynamic, kDynamic, int64_t(headDim)},
+                            element, /*denseInnermost=*/true);
+    };
+    MemRefType keySide = tensor(spec.headDim),
+               valueSide = tensor(spec.getValueHeadDim());
     MemRefType rows = getStridedType({kDynamic, kDynamic, kDynamic},
                                      b.getF32Type(), /*denseInnermost=*/false);
-    SmallVector<Type> types(5, tensor);
-    types.push_back(rows);
-    types.append(3, tensor);
-    types.push_back(rows);
+    SmallVector<Type> types = {keySide,   keySide, valueSide, valueSide,
+                               valueSide, rows,    keySide,   keySide,
+                               valueSide, rows};
     // dq_accum: dense rows (the op's contract), any batch and head strides.
     if (spec.withQueryGradAccumulator())
       types.push_back(MemRefType::get(

@@ -674,10 +674,13 @@ llvm::Error JIT::launchMerge(const KernelSpec &spec, const MergeTensors &t,
   return launchMergeKernel(*kernel, spec.headDim, t, stream);
 }
 
-void AttentionGradTensors::setDenseStrides(unsigned headDim) {
-  forward.setDenseStrides(headDim);
-  doutStrides = dqStrides = forward.qStrides;
-  dkStrides = dvStrides = forward.kStrides;
+void AttentionGradTensors::setDenseStrides(AttentionHeadDims headDims) {
+  forward.setDenseStrides(headDims);
+  // Each gradient like its tensor: dout like o (v's head dim).
+  doutStrides = forward.oStrides;
+  dqStrides = forward.qStrides;
+  dkStrides = forward.kStrides;
+  dvStrides = forward.vStrides;
   deltaStrides = forward.lseStrides;
 }
 
@@ -714,11 +717,11 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
           spec, OpKind::AttentionGrad, "attention_grad",
           isSupportedAttentionHeadDim, kSupportedAttentionHeadDimsText))
     return err;
-  if (spec.getValueHeadDim() != spec.headDim)
-    return fail(llvm::formatv("valueHeadDim is {0} with headDim {1}: the "
-                              "backward takes one head dim for q, k, v and o "
-                              "(none for different ones yet)",
-                              spec.getValueHeadDim(), spec.headDim));
+  if (spec.valueHeadDim && !isSupportedAttentionHeadDim(spec.valueHeadDim))
+    return fail(llvm::formatv("valueHeadDim is {0}, expected 0 (headDim's) "
+                              "or {1}",
+                              spec.valueHeadDim,
+                              kSupportedAttentionHeadDimsText));
   if (spec.withKeyLengths || spec.pageSize)
     return fail(llvm::formatv(
         "the forward has {0} (a KV cache's): the backward takes whole "
@@ -786,6 +789,16 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
         "needs chip sm_90a, got {0} (its deterministic backward is the one "
         "without a workspace)",
         stringifyChip(plan.chip)));
+  // v's head dim apart from q's: sm_90a's WGMMA kernel alone, which adds
+  // dq into the workspace (the mma.sync kernels keep one head dim).
+  if (spec.getValueHeadDim() != spec.headDim &&
+      (plan.chip != Chip::sm_90a || !spec.withQueryGradAccumulator()))
+    return llvm::make_error<OperandError>(llvm::formatv(
+        "attention_grad: valueHeadDim is {0} with headDim {1}, which the "
+        "backward takes on chip sm_90a with a workspace (its WGMMA kernel), "
+        "got chip {2}{3}",
+        spec.getValueHeadDim(), spec.headDim, stringifyChip(plan.chip),
+        spec.withQueryGradAccumulator() ? "" : " without a workspace"));
   if (!spec.deterministic && spec.headDim > 128 && plan.chip != Chip::sm_90a)
     return llvm::make_error<OperandError>(llvm::formatv(
         "attention_grad: headDim is {0} with a workspace on chip {1}, "
@@ -806,12 +819,16 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
   // The op's operands in order: q, k, v, o, dout, lse, dq, dk, dv, delta,
   // then dq_accum and dq_order where the spec has them.
   const AttentionTensors &f = t.forward;
+  // q, k, dq and dk have the head dim, v, o, dout and dv the value head
+  // dim (the tensor maps the kernels encode from these sizes read zeros past
+  // them).
   auto tensor = [&](const void *data, bool keys,
-                    const std::array<int64_t, 3> &strides) {
+                    const std::array<int64_t, 3> &strides,
+                    bool valueSide = false) {
     return LaunchOperand{
         data,
-        {f.batch, keys ? f.kvHeads : f.queryHeads,
-         keys ? f.keySeq : f.querySeq, int64_t(spec.headDim)},
+        {f.batch, keys ? f.kvHeads : f.queryHeads, keys ? f.keySeq : f.querySeq,
+         int64_t(valueSide ? spec.getValueHeadDim() : spec.headDim)},
         {strides[0], strides[1], strides[2], 1}};
   };
   auto rows = [&](const void *data, const std::array<int64_t, 3> &strides) {
@@ -820,11 +837,16 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
                          {strides[0], strides[1], strides[2]}};
   };
   llvm::SmallVector<LaunchOperand, 12> operands = {
-      tensor(f.q, false, f.qStrides),       tensor(f.k, true, f.kStrides),
-      tensor(f.v, true, f.vStrides),        tensor(f.o, false, f.oStrides),
-      tensor(t.dout, false, t.doutStrides), rows(f.lse, f.lseStrides),
-      tensor(t.dq, false, t.dqStrides),     tensor(t.dk, true, t.dkStrides),
-      tensor(t.dv, true, t.dvStrides),      rows(t.delta, t.deltaStrides)};
+      tensor(f.q, false, f.qStrides),
+      tensor(f.k, true, f.kStrides),
+      tensor(f.v, true, f.vStrides, /*valueSide=*/true),
+      tensor(f.o, false, f.oStrides, /*valueSide=*/true),
+      tensor(t.dout, false, t.doutStrides, /*valueSide=*/true),
+      rows(f.lse, f.lseStrides),
+      tensor(t.dq, false, t.dqStrides),
+      tensor(t.dk, true, t.dkStrides),
+      tensor(t.dv, true, t.dvStrides, /*valueSide=*/true),
+      rows(t.delta, t.deltaStrides)};
   // The dq accumulator, dense [B, Hq, Sq, D] f32, in the workspace, then
   // dq_order's dense [B, Hq, ceil(Sq / 64)] i32.
   if (spec.withQueryGradAccumulator()) {

@@ -110,4 +110,7 @@ run grad-d40 40 "None; $plain"
 run grad-d96 96 "None; $plain"
 run grad-d192 192 "None; $plain"
 run grad-deterministic-d72 72 "None; torch.use_deterministic_algorithms(True); $plain"
+# v's head dim apart from q's (DeepSeek's 192/128): sm_90a's kernel on
+# tiles of 256 columns, dK past 192 and dV past 128 not stored.
+run grad-dv128-d192 192 "None; q.requires_grad_(); k.requires_grad_(); v = $v128.requires_grad_(); o = flashcore.attention(q, k, v, causal=True); o.sum().backward()"
 exit $status

@@ -592,6 +592,14 @@ static llvm::Error describeAttention(Op op, AotKernel &kernel) {
   if constexpr (std::is_same_v<Op, AttentionOp>) {
     kernel.valueHeadDim = op.getValueHeadDim();
     kernel.packQueryHeads = op.getPackQueryHeads();
+  } else if (op.getValueHeadDim() != op.getHeadDim()) {
+    // The launcher's tensor table gives the backward's tensors one head
+    // dim.
+    return llvm::createStringError(llvm::formatv(
+        "attention_grad with v's head dim {0} apart from q's {1}: fmha-aot "
+        "generates the backward for one head dim (the JIT and Python run "
+        "that one on sm_90a)",
+        op.getValueHeadDim(), op.getHeadDim()));
   }
   kernel.causal = op.getCausal();
   kernel.scale = op.getScaleOrDefault();

@@ -36,7 +36,7 @@ AttentionGradTensors getTensors(const KernelSpec &grad) {
   t.dout = standIn;
   t.dq = t.dk = t.dv = standIn;
   t.delta = reinterpret_cast<float *>(standIn);
-  t.setDenseStrides(grad.headDim);
+  t.setDenseStrides(grad.getHeadDims());
   t.workspace = standIn;
   t.workspaceBytes = getAttentionGradWorkspaceBytes(grad, f);
   return t;
@@ -169,19 +169,26 @@ TEST(TypedLaunch, BackwardOfASoftcappedForwardTakesTheCap) {
   }
 }
 
-// A forward whose v head dim differs from q's (DeepSeek's 192/128) has no
-// backward yet: refused by name.
-TEST(TypedLaunch, BackwardOfADifferentValueHeadDimIsRefused) {
+// A forward whose v head dim differs from q's (DeepSeek's 192/128) has a
+// backward whose spec keeps it (the chip's refusal, sm_80 or no workspace,
+// comes with the launch plan); an unsupported one is refused by name.
+TEST(TypedLaunch, BackwardOfADifferentValueHeadDimKeepsIt) {
   KernelSpec forward;
   forward.headDim = 128;
   forward.valueHeadDim = 64;
   forward.withLse = true;
   EXPECT_EQ(checkForward(forward, getTensors(getGradSpec(true)).forward), "");
-  for (bool deterministic : {true, false})
-    EXPECT_EQ(checkBackwardOf(forward, deterministic),
-              "attention_grad: valueHeadDim is 64 with headDim 128: the "
-              "backward takes one head dim for q, k, v and o (none for "
-              "different ones yet)");
+  for (bool deterministic : {true, false}) {
+    KernelSpec grad = getAttentionGradSpec(forward, deterministic);
+    EXPECT_EQ(grad.getValueHeadDim(), 64u);
+    EXPECT_NE(grad.getKey(),
+              getAttentionGradSpec(getForwardSpec(), deterministic).getKey());
+  }
+  KernelSpec grad = getAttentionGradSpec(forward, /*deterministic=*/true);
+  grad.valueHeadDim = 52;
+  EXPECT_EQ(check(grad, getTensors(grad)),
+            "attention_grad: valueHeadDim is 52, expected 0 (headDim's) or a "
+            "multiple of 8 from 32 to 256");
 }
 
 // Key lengths (a KV cache's): the tensor and the spec agree, the lengths

@@ -226,8 +226,9 @@ struct AttentionGradTensors {
   size_t workspaceBytes = 0;
 
   /// Sets every stride (the forward's too) for dense tensors of the sizes
-  /// in forward.
-  void setDenseStrides(unsigned headDim);
+  /// in forward: q, k, dq and dk of headDims.qk, v, o, dout and dv of
+  /// headDims.v.
+  void setDenseStrides(AttentionHeadDims headDims);
 };
 
 /// The bytes of workspace attention_grad \p spec needs on tensors of the

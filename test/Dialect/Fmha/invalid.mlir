@@ -722,6 +722,22 @@ func.func @grad_head_dim(%q: memref<1x8x100x52xbf16>, %k: memref<1x2x300x52xbf16
 
 // -----
 
+func.func @grad_value_head_dim(%q: memref<1x8x100x192xbf16>, %k: memref<1x2x300x192xbf16>, %v: memref<1x2x300x128xbf16>, %o: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{dv head dim must match v's (128), got 192}}
+  fmha.attention_grad q(%q : memref<1x8x100x192xbf16>) k(%k : memref<1x2x300x192xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%o : memref<1x8x100x128xbf16>) dout(%o : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x192xbf16>) dk(%k : memref<1x2x300x192xbf16>) dv(%k : memref<1x2x300x192xbf16>) delta(%delta : memref<1x8x100xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_value_head_dim_unsupported(%q: memref<1x8x100x192xbf16>, %k: memref<1x2x300x192xbf16>, %v: memref<1x2x300x20xbf16>, %o: memref<1x8x100x20xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{v's head dim must be a multiple of 8 from 32 to 256, got 20}}
+  fmha.attention_grad q(%q : memref<1x8x100x192xbf16>) k(%k : memref<1x2x300x192xbf16>) v(%v : memref<1x2x300x20xbf16>) o(%o : memref<1x8x100x20xbf16>) dout(%o : memref<1x8x100x20xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x192xbf16>) dk(%k : memref<1x2x300x192xbf16>) dv(%v : memref<1x2x300x20xbf16>) delta(%delta : memref<1x8x100xf32>)
+  return
+}
+
+// -----
+
 func.func @grad_lse_type(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xbf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf16>, %delta: memref<1x8x100xf32>) {
   // expected-error @+1 {{lse element type must be f32, got 'f16'}}
   fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf16>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100xf32>)

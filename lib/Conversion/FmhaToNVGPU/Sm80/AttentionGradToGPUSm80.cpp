@@ -106,30 +106,39 @@ constexpr int64_t kRowKernelWarps = 8;
 /// vector access each.
 constexpr int64_t kRowLaneColumns = 8;
 
-/// Lanes per row of those kernels: D / 8 rounded up to a power of two (the
-/// lanes past D idle), so that a warp takes 32 / that many neighbouring rows
-/// below head dim 256 and a row's lanes reduce by butterfly shuffles.
-int64_t getRowLanes(AttentionGradOp op) {
-  return llvm::PowerOf2Ceil(llvm::divideCeil(op.getHeadDim(), kRowLaneColumns));
+/// Lanes per row of those kernels over \p columns of a row: columns / 8
+/// rounded up to a power of two (the lanes past them idle), so that a warp
+/// takes 32 / that many neighbouring rows below 256 columns and a row's
+/// lanes reduce by butterfly shuffles.
+int64_t getRowLanes(int64_t columns) {
+  return llvm::PowerOf2Ceil(llvm::divideCeil(columns, kRowLaneColumns));
 }
 
-/// Runs \p body where lane \p lane of a row has columns of D: every lane
-/// where D / 8 is a power of two.
-void ifLaneHasColumns(AttentionGradOp op, KernelBuilder &b, Value lane,
-                      llvm::function_ref<void()> body) {
-  if (op.getHeadDim() == getRowLanes(op) * kRowLaneColumns)
+/// Runs \p body where lane \p lane of \p lanes per row has some of a row's
+/// first \p columns: every lane where they are all the lanes' columns.
+void ifLaneHasColumns(KernelBuilder &b, int64_t columns, int64_t lanes,
+                      Value lane, llvm::function_ref<void()> body) {
+  if (columns == lanes * kRowLaneColumns)
     return body();
   scf::IfOp::create(
-      b, b.slt(b.mul(lane, b.index(kRowLaneColumns)), b.index(op.getHeadDim())),
+      b, b.slt(b.mul(lane, b.index(kRowLaneColumns)), b.index(columns)),
       [&](OpBuilder &, Location) {
         body();
         scf::YieldOp::create(b);
       });
 }
 
-/// Rows per CTA of those kernels.
-int64_t getRowKernelRows(AttentionGradOp op) {
-  return kRowKernelWarps * kThreadsPerWarp / getRowLanes(op);
+/// Rows per CTA of those kernels at \p lanes per row.
+int64_t getRowKernelRows(int64_t lanes) {
+  return kRowKernelWarps * kThreadsPerWarp / lanes;
+}
+
+/// The lanes per row of the delta kernel: over dout's and o's Dv columns,
+/// and dq_accum's D where it zeroes that.
+int64_t getDeltaLanes(AttentionGradOp op) {
+  return getRowLanes(op.getDqAccum()
+                         ? std::max(op.getHeadDim(), op.getValueHeadDim())
+                         : op.getValueHeadDim());
 }
 
 } // namespace
@@ -196,22 +205,23 @@ KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
   return shape;
 }
 
-/// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32, a row's
-/// lanes (getRowLanes) summing their 8 products each; and, with dq_accum, that
-/// row of it zeroed (with dq_order, the counter of each block of
-/// kQueryGradOrderBlock rows too).
+/// delta[b, h, i] = sum_d dout[b, h, i, d] o[b, h, i, d] in f32 over Dv, a
+/// row's lanes (getDeltaLanes) summing their 8 products each; and, with
+/// dq_accum, that row of it (D) zeroed (with dq_order, the counter of each
+/// block of kQueryGradOrderBlock rows too).
 void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                       KernelBuilder &b) {
   Value out = func.getArgument(kGradO), gradOut = func.getArgument(kGradDout);
   Value delta = func.getArgument(kGradDelta);
   Value accumulator = op.getDqAccum() ? func.getArgument(kGradDqAccum) : Value();
   Value order = op.getDqOrder() ? func.getArgument(kGradDqOrder) : Value();
-  int64_t rowLanes = getRowLanes(op), perLane = kRowLaneColumns;
+  int64_t rowLanes = getDeltaLanes(op), perLane = kRowLaneColumns;
+  int64_t valueHeadDim = op.getValueHeadDim();
   Type elementType = op.getQ().getType().getElementType();
   auto vectorType = VectorType::get({perLane}, elementType);
   auto floatType = VectorType::get({perLane}, b.getF32Type());
   forEachRowOfWarp(
-      b, out, getRowKernelRows(op),
+      b, out, getRowKernelRows(rowLanes),
       [&](Value batch, Value head, Value row, Value lane) {
         // The lane's neighbouring columns, one vector access each.
         SmallVector<Value, 4> at = {batch, head, row,
@@ -222,15 +232,15 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
               getVectorAlignment(perLane, elementType));
           return arith::ExtFOp::create(b, floatType, elements);
         };
-        // A lane past D adds 0.
+        // A lane past Dv adds 0.
         Value sum = b.f32(0.0f);
-        if (op.getHeadDim() == rowLanes * perLane) {
+        if (valueHeadDim == rowLanes * perLane) {
           sum = vector::ReductionOp::create(
               b, vector::CombiningKind::ADD,
               arith::MulFOp::create(b, load(gradOut), load(out)));
         } else {
           auto inRow = scf::IfOp::create(b, TypeRange{b.getF32Type()},
-                                         b.slt(at[3], b.index(op.getHeadDim())),
+                                         b.slt(at[3], b.index(valueHeadDim)),
                                          /*withElseRegion=*/true);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(inRow.thenBlock());
@@ -262,7 +272,7 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
               });
         }
         if (accumulator)
-          ifLaneHasColumns(op, b, lane, [&] {
+          ifLaneHasColumns(b, op.getHeadDim(), rowLanes, lane, [&] {
             vector::StoreOp::create(
                 b,
                 arith::ConstantOp::create(
@@ -285,14 +295,15 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   Value gradQuery = func.getArgument(kGradDq);
   int64_t perLane = kRowLaneColumns;
   int64_t perPart = permuted ? std::min<int64_t>(perLane, 4) : perLane;
+  int64_t rowLanes = getRowLanes(op.getHeadDim());
   Type elementType = op.getQ().getType().getElementType();
   auto floatType = VectorType::get({perPart}, b.getF32Type());
   Value scale = vector::BroadcastOp::create(b, floatType,
                                             b.f32(op.getScaleOrDefault()));
   forEachRowOfWarp(
-      b, func.getArgument(kGradQ), getRowKernelRows(op),
+      b, func.getArgument(kGradQ), getRowKernelRows(rowLanes),
       [&](Value batch, Value head, Value row, Value lane) {
-        ifLaneHasColumns(op, b, lane, [&] {
+        ifLaneHasColumns(b, op.getHeadDim(), rowLanes, lane, [&] {
           for (int64_t first = 0; first < perLane; first += perPart) {
             Value column = b.mul(lane, b.index(perLane));
             if (first)
@@ -314,7 +325,7 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
           }
         });
       },
-      getRowLanes(op));
+      rowLanes);
 }
 
 /// What the main kernels share: the shared tiles, the emitters, the
@@ -916,6 +927,15 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
                             "got ")
              << type;
   }
+  // The mma.sync kernels keep one count of n8 tiles for dQ, dK and dV; the
+  // WGMMA kernel's tiles hold both head dims.
+  if (op.getValueHeadDim() != op.getHeadDim() &&
+      (!op.getDqAccum() || chip != Chip::sm_90a))
+    return op.emitOpError("v's head dim ")
+           << op.getValueHeadDim() << " apart from q's " << op.getHeadDim()
+           << " needs dq_accum and chip sm_90a (the WGMMA kernel), got "
+           << (op.getDqAccum() ? "" : "no dq_accum, ") << "chip "
+           << stringifyChip(chip);
   // The mma.sync dk/dv kernel holds dK and dV of its keys over all of D in
   // registers: at head dim 256 only the deterministic kernels (dk and dv
   // apart) fit.
@@ -966,10 +986,10 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     });
     return func;
   };
-  // Lanes (getRowLanes) per row of delta and of dq's conversion.
+  // Delta and dq's conversion: \p lanes per row (getRowLanes).
   auto createRowKernel = [&](AttentionGradKernel kernel,
-                             AttentionGradOperand rowsOperand) {
-    uint64_t rows = getRowKernelRows(op);
+                             AttentionGradOperand rowsOperand, int64_t lanes) {
+    uint64_t rows = getRowKernelRows(lanes);
     return create(
         getAttentionGradKernelName(kernel), kRowKernelWarps * kThreadsPerWarp,
         0,
@@ -984,11 +1004,11 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     gpu::GPUFuncOp func;
     switch (kernel) {
     case AttentionGradKernel::Delta:
-      func = createRowKernel(kernel, kGradO);
+      func = createRowKernel(kernel, kGradO, getDeltaLanes(op));
       build(func, [&](KernelBuilder &b) { buildDeltaKernel(op, func, b); });
       break;
     case AttentionGradKernel::DqConvert:
-      func = createRowKernel(kernel, kGradQ);
+      func = createRowKernel(kernel, kGradQ, getRowLanes(op.getHeadDim()));
       build(func, [&](KernelBuilder &b) {
         buildConvertKernel(op, func, b, dkvSm90a);
       });

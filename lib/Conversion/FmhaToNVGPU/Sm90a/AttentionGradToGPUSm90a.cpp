@@ -217,10 +217,12 @@ int64_t getElementBytes(AttentionGradOp op) {
   return op.getQ().getType().getElementTypeBitWidth() / 8;
 }
 
-/// The columns the kernel's tiles hold (getAttentionGradTileColumns): D
-/// rounded up to 64, 128 or 256.
+/// The columns the kernel's tiles hold (getAttentionGradTileColumns): the
+/// larger of D and Dv rounded up to 64, 128 or 256, for every tile (dK and
+/// dV, dQ and the staging share their geometry).
 int64_t getTileColumns(AttentionGradOp op) {
-  return getAttentionGradTileColumns(op.getHeadDim());
+  return getAttentionGradTileColumns(
+      std::max(op.getHeadDim(), op.getValueHeadDim()));
 }
 
 /// The shape the sm_90a emitters read: keys are the rows (blockM), a
@@ -232,7 +234,8 @@ KernelShape getGradShape(AttentionGradOp op) {
   shape.blockN = geometry.blockQueries;
   shape.stages = geometry.stages;
   shape.consumers = kConsumers;
-  shape.headDim = shape.valueHeadDim = op.getHeadDim();
+  shape.headDim = op.getHeadDim();
+  shape.valueHeadDim = op.getValueHeadDim();
   shape.keyColumns = shape.valueColumns = getTileColumns(op);
   shape.keyColumnBlocks = shape.valueColumnBlocks =
       shape.keyColumns / kBoxColumns;
@@ -725,11 +728,11 @@ std::pair<Value, Value> GradDkvKernel::issueScores(Value consumed) {
   gemm.fence();
   Value scores = gemm.multiplyKMajor(
       b.add(address(layout.keys), keyRows), geometry.blockKeys, queries,
-      geometry.blockQueries, geometry.scoreColumns);
+      geometry.blockQueries, geometry.scoreColumns, shape.headDim);
   gemm.commitGroup();
   Value gradProbs = gemm.multiplyKMajor(
       b.add(address(layout.values), keyRows), geometry.blockKeys, gradOut,
-      geometry.blockQueries, geometry.scoreColumns);
+      geometry.blockQueries, geometry.scoreColumns, shape.valueHeadDim);
   gemm.commitGroup();
   return {scores, gradProbs};
 }
@@ -1196,18 +1199,28 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
         b, chunkType, valueSlab.loadChunk(b, pipeline, row, chunk));
     Value key = b.add(firstKey, b.toIndex(b.add(warpKey, row)));
     Value column = b.add(firstColumn, b.mul(chunk, b.i32(8)));
-    Value inRange = b.slt(key, seqK);
-    // The tile's columns past D are zeros, not d's.
-    if (shape.headDim < shape.keyColumns)
-      inRange = b.and_(inRange, b.slt(column, b.i32(shape.headDim)));
-    onThread(inRange, [&] {
-      Value at = b.toIndex(column);
-      for (auto [data, global] : {std::pair(gradKeyChunk, arg(kGradDk)),
-                                  std::pair(gradValueChunk, arg(kGradDv))})
-        vector::StoreOp::create(b, data, global,
-                                ValueRange{batch, kvHead, key, at},
-                                /*nontemporal=*/false, llvm::MaybeAlign(16));
-    });
+    // The tile's columns past D (dk) and Dv (dv) are zeros, not theirs.
+    auto inRange = [&](int64_t headDim) {
+      Value inside = b.slt(key, seqK);
+      return headDim < shape.keyColumns
+                 ? b.and_(inside, b.slt(column, b.i32(headDim)))
+                 : inside;
+    };
+    auto store = [&](Value data, AttentionGradOperand operand) {
+      vector::StoreOp::create(b, data, arg(operand),
+                              ValueRange{batch, kvHead, key, b.toIndex(column)},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    };
+    if (shape.headDim == shape.valueHeadDim) {
+      onThread(inRange(shape.headDim), [&] {
+        store(gradKeyChunk, kGradDk);
+        store(gradValueChunk, kGradDv);
+      });
+    } else {
+      onThread(inRange(shape.headDim), [&] { store(gradKeyChunk, kGradDk); });
+      onThread(inRange(shape.valueHeadDim),
+               [&] { store(gradValueChunk, kGradDv); });
+    }
   });
   // The producer's next TMA loads into the tiles (async proxy) come after
   // these generic-proxy accesses, and after every lane's.

@@ -51,7 +51,7 @@ Value WarpgroupGemm::issueScores(Value stage, Value consumerRow) {
       pipeline.getBase(), b.mul(b.word(consumerRow), b.i32(kSwizzleBytes))));
   Value keys = getKMajorDescriptor(pipeline.getKeyBuffer(stage));
   return multiplyKMajorDescriptors(queries, shape.blockM, keys, shape.blockN,
-                                   shape.blockN);
+                                   shape.blockN, shape.headDim);
 }
 
 Value WarpgroupGemm::issueValues(ArrayRef<Value> probabilities, Value stage,
@@ -68,19 +68,20 @@ Value WarpgroupGemm::getKMajorDescriptor(Value address) {
 }
 
 Value WarpgroupGemm::multiplyKMajor(Value a, int64_t aRows, Value bTile,
-                                    int64_t bRows, int64_t n) {
+                                    int64_t bRows, int64_t n,
+                                    int64_t kColumns) {
   Value aDescriptor = getKMajorDescriptor(a);
-  return multiplyKMajorDescriptors(aDescriptor, aRows,
-                                   getKMajorDescriptor(bTile), bRows, n);
+  return multiplyKMajorDescriptors(
+      aDescriptor, aRows, getKMajorDescriptor(bTile), bRows, n, kColumns);
 }
 
 Value WarpgroupGemm::multiplyKMajorDescriptors(Value aDescriptor, int64_t aRows,
                                                Value bDescriptor, int64_t bRows,
-                                               int64_t n) {
+                                               int64_t n, int64_t kColumns) {
   Value c = LLVM::PoisonOp::create(b, getAccumulatorType(b, n));
   // A head dim of 8 mod 16: the last k step's second half is the zeros TMA
-  // filled past D.
-  int64_t kSteps = llvm::divideCeil(shape.headDim, kWgmmaK);
+  // filled past it.
+  int64_t kSteps = llvm::divideCeil(kColumns, kWgmmaK);
   for (int64_t k = 0; k < kSteps; ++k) {
     int64_t inRow = (k % 4) * 32;
     c = emitSharedWgmma(

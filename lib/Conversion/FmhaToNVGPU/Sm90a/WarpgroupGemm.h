@@ -44,11 +44,12 @@ public:
   /// caller fences, commits and waits.
   Value issueValues(ArrayRef<Value> probabilities, Value stage, Value out);
 
-  /// Issues C = A B^T (m64nN, K = the head dim): A the 64 rows from shared
-  /// address \p a (i32, in column block 0) of a tile of \p aRows rows, B
-  /// the \p n rows at \p bTile, a tile of \p bRows rows.
+  /// Issues C = A B^T (m64nN, K = \p kColumns, the tiles' columns past
+  /// it zeros): A the 64 rows from shared address \p a (i32, in column
+  /// block 0) of a tile of \p aRows rows, B the \p n rows at \p bTile, a
+  /// tile of \p bRows rows.
   Value multiplyKMajor(Value a, int64_t aRows, Value bTile, int64_t bRows,
-                       int64_t n);
+                       int64_t n, int64_t kColumns);
 
   /// Issues \p out += A B (m64nN): A four packed registers per k16 step,
   /// B the \p n columns of the \p kRows rows at \p bTile.
@@ -82,7 +83,8 @@ private:
   /// Of a tile whose \p kRows rows are the K dimension.
   Value getMnMajorDescriptor(Value address, int64_t kRows);
   Value multiplyKMajorDescriptors(Value aDescriptor, int64_t aRows,
-                                  Value bDescriptor, int64_t bRows, int64_t n);
+                                  Value bDescriptor, int64_t bRows, int64_t n,
+                                  int64_t kColumns);
   Value advance(Value descriptor, int64_t bytes);
   Value emitSharedWgmma(Value a, Value bOperand, int64_t n,
                         NVVM::MMALayout aLayout, NVVM::MMALayout bLayout,

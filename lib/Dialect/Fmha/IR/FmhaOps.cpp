@@ -381,6 +381,8 @@ LogicalResult AttentionOp::verifyPackedSequences() {
 
 int64_t AttentionGradOp::getHeadDim() { return dim(getQ(), 3); }
 
+int64_t AttentionGradOp::getValueHeadDim() { return dim(getV(), 3); }
+
 float AttentionGradOp::getScaleOrDefault() {
   return ::getScaleOrDefault(getScale(), getHeadDim());
 }
@@ -405,12 +407,20 @@ LogicalResult AttentionGradOp::verify() {
                            << type;
   }
 
-  int64_t headDim = getHeadDim();
+  int64_t headDim = getHeadDim(), valueHeadDim = getValueHeadDim();
   if (!isSupportedAttentionHeadDim(headDim))
     return emitOpError("head dim must be ")
            << kSupportedAttentionHeadDimsText << ", got " << headDim;
+  if (!isSupportedAttentionHeadDim(valueHeadDim))
+    return emitOpError("v's head dim must be ")
+           << kSupportedAttentionHeadDimsText << ", got " << valueHeadDim;
 
-  for (const AttentionTensor &t : ArrayRef(tensors).drop_front()) {
+  // v, o, dout and dv (in tensors' order) have v's head dim, the others
+  // q's.
+  constexpr bool kValueSide[] = {false, false, true,  true,
+                                 true,  false, false, true};
+  for (auto [t, valueSide] :
+       llvm::drop_begin(llvm::zip_equal(tensors, kValueSide))) {
     std::string name = t.name.str();
     Value reference = t.keySide ? getK() : getQ();
     StringRef referenceName = t.keySide ? "k's" : "q's";
@@ -420,8 +430,9 @@ LogicalResult AttentionGradOp::verify() {
                              referenceName, dim(reference, 1))) ||
         failed(checkSameSize(op, name + " sequence length", dim(t.value, 2),
                              referenceName, dim(reference, 2))) ||
-        failed(checkSameSize(op, name + " head dim", dim(t.value, 3), "q's",
-                             headDim)))
+        failed(checkSameSize(op, name + " head dim", dim(t.value, 3),
+                             valueSide ? "v's" : "q's",
+                             valueSide ? valueHeadDim : headDim)))
       return failure();
   }
   for (auto [value, name] :
