@@ -263,20 +263,28 @@ HEAD_DIM_ROWS = [(4, max(1, 2048 // d), 4096, d)
                  for d in (32, 40, 48, 72, 80, 96, 112, 160, 192, 224)]
 
 
-def head_dim_rows(rounds):
-    """Forward TFLOP/s at the other head dims, with the peers that take
-    them (a peer that refuses a head dim shows '-')."""
-    print("\n## Forward TFLOP/s at other head dims (BSHD, bf16; median of "
-          f"{rounds} interleaved rounds of back_to_back_ms)\n")
+def head_dim_rows(rows_regex, rounds, backward=False):
+    """Forward TFLOP/s (or, with backward, the backward's: 2.5 x the
+    forward's FLOPs) at the other head dims, with the peers that take them
+    (a peer that refuses a head dim shows '-'); rows_regex picks rows by
+    'BxHxSxD causal' or 'non-causal'."""
+    print(f"\n## {'Backward' if backward else 'Forward'} TFLOP/s at other "
+          f"head dims (BSHD, bf16; median of {rounds} interleaved rounds of "
+          "back_to_back_ms)\n")
     names = ["flashcore", "cudnn", "flash2"] + (
         ["fa4"] if fa4_func is not None else [])
     print_header(["B x H x S x D", "causal"], names)
     for b, h, s, d in HEAD_DIM_ROWS:
         for causal in (False, True):
+            key = f"{b}x{h}x{s}x{d} {'causal' if causal else 'non-causal'}"
+            if rows_regex and not re.search(rows_regex, key):
+                continue
             q, k, v = (torch.randn(b, s, h, d, device="cuda",
                                    dtype=torch.bfloat16) for _ in range(3))
-            flops = 4 * b * h * s * s * d / (2 if causal else 1)
-            found = candidates(q, k, v, causal)
+            flops = (2.5 if backward else 1) * 4 * b * h * s * s * d / (
+                2 if causal else 1)
+            found = (backward_candidates(q, k, v, causal) if backward
+                     else candidates(q, k, v, causal))
             med = runnable_medians(found, names, flops, 1e9, rounds)
             print_row(f"{b}x{h}x{s}x{d}", causal, names, med)
             del q, k, v, found
@@ -289,13 +297,14 @@ VALUE_HEAD_DIM_ROWS = [(16, 16, 1024, 192, 128), (4, 16, 4096, 192, 128),
                        (1, 16, 16384, 192, 128)]
 
 
-def value_head_dim_rows(rounds):
-    """Forward TFLOP/s where v's head dim differs from q's, with the peers
-    that take it (SDPA's cuDNN and memory-efficient backends, FA4; one that
-    refuses shows '-'): 2 x B x H x S^2 x (D + Dv) FLOPs, halved when
-    causal."""
-    print("\n## Forward TFLOP/s, v's head dim apart from q's (BSHD, bf16; "
-          f"median of {rounds} interleaved rounds of back_to_back_ms)\n")
+def value_head_dim_rows(rounds, backward=False):
+    """Forward TFLOP/s (or, with backward, the backward's) where v's head
+    dim differs from q's, with the peers that take it (SDPA's cuDNN and
+    memory-efficient backends, FA4; one that refuses shows '-'): 2 x B x H x
+    S^2 x (D + Dv) FLOPs (2.5 times that backward), halved when causal."""
+    print(f"\n## {'Backward' if backward else 'Forward'} TFLOP/s, v's head "
+          f"dim apart from q's (BSHD, bf16; median of {rounds} interleaved "
+          "rounds of back_to_back_ms)\n")
     names = ["flashcore", "cudnn", "efficient"] + (
         ["fa4"] if fa4_func is not None else [])
     print_header(["B x H x S x D/Dv", "causal"], names)
@@ -304,8 +313,10 @@ def value_head_dim_rows(rounds):
             q, k = (torch.randn(b, s, h, d, device="cuda",
                                 dtype=torch.bfloat16) for _ in range(2))
             v = torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16)
-            found = candidates(q, k, v, causal)
-            flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
+            found = (backward_candidates(q, k, v, causal, with_flash2=False)
+                     if backward else candidates(q, k, v, causal))
+            flops = (2.5 if backward else 1) * 2 * b * h * s * s * (d + dv) / (
+                2 if causal else 1)
             med = runnable_medians(found, names, flops, 1e9, rounds)
             print_row(f"{b}x{h}x{s}x{d}/{dv}", causal, names, med)
             del q, k, v, found
@@ -448,54 +459,6 @@ def backward_rows(rows_regex, rounds):
               f" | {med['flashcore'] / best:.2f} |", flush=True)
         del q, k, v, found
         torch.cuda.empty_cache()
-
-
-def head_dim_backward_rows(rows_regex, rounds):
-    """Backward TFLOP/s (2.5 x the forward's FLOPs) at the other head dims,
-    on the forward's rows (HEAD_DIM_ROWS), with the peers that take them
-    (a peer that refuses a head dim shows '-')."""
-    print("\n## Backward TFLOP/s at other head dims (BSHD, bf16; median of "
-          f"{rounds} interleaved rounds of back_to_back_ms)\n")
-    names = ["flashcore", "cudnn", "flash2"] + (
-        ["fa4"] if fa4_func is not None else [])
-    print_header(["B x H x S x D", "causal"], names)
-    for b, h, s, d in HEAD_DIM_ROWS:
-        for causal in (False, True):
-            if rows_regex and not re.search(
-                    rows_regex,
-                    f"{b}x{h}x{s}x{d} {'causal' if causal else 'non-causal'}"):
-                continue
-            q, k, v = (torch.randn(b, s, h, d, device="cuda",
-                                   dtype=torch.bfloat16) for _ in range(3))
-            flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
-            found = backward_candidates(q, k, v, causal)
-            med = runnable_medians(found, names, flops, 1e9, rounds)
-            print_row(f"{b}x{h}x{s}x{d}", causal, names, med)
-            del q, k, v, found
-            torch.cuda.empty_cache()
-
-
-def value_head_dim_backward_rows(rounds):
-    """Backward TFLOP/s where v's head dim differs from q's (the forward's
-    VALUE_HEAD_DIM_ROWS), 2.5 x 2 x B x H x S^2 x (D + Dv) FLOPs, halved when
-    causal, with SDPA's cuDNN and memory-efficient backends and FA4 where
-    they take it."""
-    print("\n## Backward TFLOP/s, v's head dim apart from q's (BSHD, bf16; "
-          f"median of {rounds} interleaved rounds of back_to_back_ms)\n")
-    names = ["flashcore", "cudnn", "efficient"] + (
-        ["fa4"] if fa4_func is not None else [])
-    print_header(["B x H x S x D/Dv", "causal"], names)
-    for b, h, s, d, dv in VALUE_HEAD_DIM_ROWS:
-        for causal in (False, True):
-            q, k = (torch.randn(b, s, h, d, device="cuda",
-                                dtype=torch.bfloat16) for _ in range(2))
-            v = torch.randn(b, s, h, dv, device="cuda", dtype=torch.bfloat16)
-            found = backward_candidates(q, k, v, causal, with_flash2=False)
-            flops = 2.5 * 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
-            med = runnable_medians(found, names, flops, 1e9, rounds)
-            print_row(f"{b}x{h}x{s}x{d}/{dv}", causal, names, med)
-            del q, k, v, found
-            torch.cuda.empty_cache()
 
 
 # Softcap's backward (B, H, S, D; bf16): Gemma 2's cap of 50.
@@ -906,7 +869,7 @@ def main():
         kvcache_rows(args.rounds)
         paged_prefill_rows(args.rounds)
     if args.head_dims:
-        head_dim_rows(args.rounds)
+        head_dim_rows(args.rows, args.rounds)
     if args.features:
         feature_rows(args.rows, args.rounds)
     if args.varlen:
@@ -918,9 +881,9 @@ def main():
     if args.softcap_backward:
         softcap_backward_rows(args.rounds)
     if args.head_dims_backward:
-        head_dim_backward_rows(args.rows, args.rounds)
+        head_dim_rows(args.rows, args.rounds, backward=True)
     if args.value_head_dims_backward:
-        value_head_dim_backward_rows(args.rounds)
+        value_head_dim_rows(args.rounds, backward=True)
 
 
 if __name__ == "__main__":

@@ -1047,8 +1047,9 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                      b.add(b.mul(row, b.index(pastColumns)),
                            b.sub(column, b.index(headDim))));
       };
-      // Whether the column is within D is known here but where the
-      // consumers split the columns and D ends in the second's.
+      // Whether the column is within D is known here, unless the consumers
+      // split the columns and the second's is past D: then it depends on
+      // the consumer. \p first is the last consumer's column.
       int64_t first = geometry.queryGradByRows ? 8 * i : columns + 8 * i;
       Value element;
       if (first < headDim)
