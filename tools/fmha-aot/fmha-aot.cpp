@@ -89,8 +89,9 @@ static cl::opt<unsigned>
             cl::init(128), cl::cat(opCategory));
 static cl::opt<unsigned> valueHeadDim(
     "value-head-dim",
-    cl::desc("attention: v's and o's head dim where it differs from "
-             "--head-dim (DeepSeek's 192 and 128); 0: --head-dim"),
+    cl::desc("v's and o's head dim where it differs from --head-dim "
+             "(DeepSeek's 192 and 128; attention_grad: sm_90a with "
+             "--deterministic=false); 0: --head-dim"),
     cl::init(0), cl::cat(opCategory));
 static cl::opt<bool> causal("causal",
                             cl::desc("attention(_grad): causal mask"),
@@ -216,11 +217,10 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
   if (attention) {
     if (llvm::Error err = misplaced({&mode, &features, &lengths}, "resample"))
       return std::move(err);
-    if (llvm::Error err =
-            grad ? misplaced({&lse, &tile, &valueHeadDim, &packQueryHeads,
-                              &sinks, &keyLengths, &pageSize},
-                             "attention")
-                 : misplaced({&deterministic}, "attention_grad"))
+    if (llvm::Error err = grad ? misplaced({&lse, &tile, &packQueryHeads,
+                                            &sinks, &keyLengths, &pageSize},
+                                           "attention")
+                               : misplaced({&deterministic}, "attention_grad"))
       return std::move(err);
     spec.headDim = headDim;
     spec.valueHeadDim = valueHeadDim;
@@ -508,18 +508,24 @@ describeOperands(MergeAttentionOp op) {
 
 static llvm::Expected<std::vector<MemRefOperand>>
 describeOperands(AttentionGradOp op) {
-  return describeOperands({{"q", kQueryDims, op.getQ(), kVectorBytes},
-                           {"k", kKeyDims, op.getK(), kVectorBytes},
-                           {"v", kKeyDims, op.getV(), kVectorBytes},
-                           {"o", kQueryDims, op.getO(), kVectorBytes},
-                           {"dout", kQueryDims, op.getDout(), kVectorBytes},
-                           {"lse", kRowDims, op.getLse(), 0},
-                           {"dq", kQueryDims, op.getDq(), kVectorBytes},
-                           {"dk", kKeyDims, op.getDk(), kVectorBytes},
-                           {"dv", kKeyDims, op.getDv(), kVectorBytes},
-                           {"delta", kRowDims, op.getDelta(), 0},
-                           {"dq_accum", kQueryDims, op.getDqAccum(),
-                            kVectorBytes}});
+  // v, o, dout and dv have v's head dim.
+  bool apart = op.getValueHeadDim() != op.getHeadDim();
+  llvm::ArrayRef<llvm::StringRef> valueKeyDims =
+      apart ? kValueKeyDims : kKeyDims;
+  llvm::ArrayRef<llvm::StringRef> valueQueryDims =
+      apart ? kValueQueryDims : kQueryDims;
+  return describeOperands(
+      {{"q", kQueryDims, op.getQ(), kVectorBytes},
+       {"k", kKeyDims, op.getK(), kVectorBytes},
+       {"v", valueKeyDims, op.getV(), kVectorBytes},
+       {"o", valueQueryDims, op.getO(), kVectorBytes},
+       {"dout", valueQueryDims, op.getDout(), kVectorBytes},
+       {"lse", kRowDims, op.getLse(), 0},
+       {"dq", kQueryDims, op.getDq(), kVectorBytes},
+       {"dk", kKeyDims, op.getDk(), kVectorBytes},
+       {"dv", valueKeyDims, op.getDv(), kVectorBytes},
+       {"delta", kRowDims, op.getDelta(), 0},
+       {"dq_accum", kQueryDims, op.getDqAccum(), kVectorBytes}});
 }
 
 static llvm::Expected<std::vector<MemRefOperand>>
@@ -588,19 +594,10 @@ template <typename Op>
 static llvm::Error describeAttention(Op op, AotKernel &kernel) {
   auto qType = cast<MemRefType>(op.getQ().getType());
   kernel.elementType = getElementTypeName(qType.getElementType()).str();
-  kernel.headDim = kernel.valueHeadDim = op.getHeadDim();
-  if constexpr (std::is_same_v<Op, AttentionOp>) {
-    kernel.valueHeadDim = op.getValueHeadDim();
+  kernel.headDim = op.getHeadDim();
+  kernel.valueHeadDim = op.getValueHeadDim();
+  if constexpr (std::is_same_v<Op, AttentionOp>)
     kernel.packQueryHeads = op.getPackQueryHeads();
-  } else if (op.getValueHeadDim() != op.getHeadDim()) {
-    // The launcher's tensor table gives the backward's tensors one head
-    // dim.
-    return llvm::createStringError(llvm::formatv(
-        "attention_grad with v's head dim {0} apart from q's {1}: fmha-aot "
-        "generates the backward for one head dim (the JIT and Python run "
-        "that one on sm_90a)",
-        op.getValueHeadDim(), op.getHeadDim()));
-  }
   kernel.causal = op.getCausal();
   kernel.scale = op.getScaleOrDefault();
   kernel.scaleIsDefault = !op.getScale();

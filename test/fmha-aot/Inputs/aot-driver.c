@@ -140,7 +140,7 @@ static t_status launchAttentionGrad(t_module *m, const t_kernel_info *info,
                                     int argc, char **argv) {
   t_attention_grad_args a;
   int bshd = isBshd(argc, argv);
-  int64_t d = info->head_dim;
+  int64_t d = info->head_dim, dv = info->value_head_dim;
   memset(&a, 0, sizeof a);
   READ_SIZES(a);
   a.q = (const void *)(intptr_t)(4096 + option(argc, argv, "misalign", 0));
@@ -158,12 +158,12 @@ static t_status launchAttentionGrad(t_module *m, const t_kernel_info *info,
                    : NULL;
   strides4(a.q_heads, a.q_seq, d, bshd, a.q_strides);
   strides4(a.kv_heads, a.k_seq, d, bshd, a.k_strides);
-  strides4(a.kv_heads, a.k_seq, d, bshd, a.v_strides);
-  strides4(a.q_heads, a.q_seq, d, bshd, a.o_strides);
-  strides4(a.q_heads, a.q_seq, d, bshd, a.dout_strides);
+  strides4(a.kv_heads, a.k_seq, dv, bshd, a.v_strides);
+  strides4(a.q_heads, a.q_seq, dv, bshd, a.o_strides);
+  strides4(a.q_heads, a.q_seq, dv, bshd, a.dout_strides);
   strides4(a.q_heads, a.q_seq, d, bshd, a.dq_strides);
   strides4(a.kv_heads, a.k_seq, d, bshd, a.dk_strides);
-  strides4(a.kv_heads, a.k_seq, d, bshd, a.dv_strides);
+  strides4(a.kv_heads, a.k_seq, dv, bshd, a.dv_strides);
   strides4(a.q_heads, a.q_seq, d, 0, a.dq_accum_strides);
   strides3(a.q_heads, a.q_seq, a.lse_strides);
   strides3(a.q_heads, a.q_seq, a.delta_strides);

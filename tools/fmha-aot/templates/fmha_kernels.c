@@ -956,7 +956,8 @@ static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
     const fmha_kernels_attention_grad_args *a, CUstream stream) {
   const fmha_kernels_kernel_info *info = &fmha_kernels_kernels[k];
   const char *kernel = info->name;
-  const int64_t d = info->head_dim;
+  /* q, k, dq and dk have the head dim; v, o, dout and dv v's. */
+  const int64_t d = info->head_dim, dv = info->value_head_dim;
   fmha_kernels_tensor tensors[FMHA_KERNELS_MAX_OPERANDS];
   int i;
   fmha_kernels_status status = fmha_kernels_check_loaded(module, kernel, a);
@@ -990,11 +991,11 @@ static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
   fmha_kernels_set_tensor(&tensors[1], a->k, a->batch, a->kv_heads, a->k_seq,
                           d, a->k_strides);
   fmha_kernels_set_tensor(&tensors[2], a->v, a->batch, a->kv_heads, a->k_seq,
-                          d, a->v_strides);
+                          dv, a->v_strides);
   fmha_kernels_set_tensor(&tensors[3], a->o, a->batch, a->q_heads, a->q_seq,
-                          d, a->o_strides);
+                          dv, a->o_strides);
   fmha_kernels_set_tensor(&tensors[4], a->dout, a->batch, a->q_heads,
-                          a->q_seq, d, a->dout_strides);
+                          a->q_seq, dv, a->dout_strides);
   fmha_kernels_set_tensor(&tensors[5], a->lse, a->batch, a->q_heads, a->q_seq,
                           0, a->lse_strides);
   fmha_kernels_set_tensor(&tensors[6], a->dq, a->batch, a->q_heads, a->q_seq,
@@ -1002,7 +1003,7 @@ static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
   fmha_kernels_set_tensor(&tensors[7], a->dk, a->batch, a->kv_heads,
                           a->k_seq, d, a->dk_strides);
   fmha_kernels_set_tensor(&tensors[8], a->dv, a->batch, a->kv_heads,
-                          a->k_seq, d, a->dv_strides);
+                          a->k_seq, dv, a->dv_strides);
   fmha_kernels_set_tensor(&tensors[9], a->delta, a->batch, a->q_heads,
                           a->q_seq, 0, a->delta_strides);
   if (info->dq_accum) {

@@ -158,9 +158,10 @@ typedef struct fmha_kernels_merge_attention_args {
 
 /** The operands of an fmha.attention_grad kernel, the backward of
  *  fmha.attention: Q, K, V, O and LSE as the forward had them, dOut (the
- *  gradient of O) [B, Hq, Sq, D]; written: dQ [B, Hq, Sq, D], dK and dV
- *  [B, Hkv, Sk, D] (summed over the query heads of a KV head), delta
- *  [B, Hq, Sq] f32 (scratch: rowsum(dout * o) afterwards); dq_accum
+ *  gradient of O) [B, Hq, Sq, Dv]; written: dQ [B, Hq, Sq, D], dK
+ *  [B, Hkv, Sk, D] and dV [B, Hkv, Sk, Dv] (summed over the query heads of
+ *  a KV head; Dv is the kernel's value_head_dim, D unless they differ),
+ *  delta [B, Hq, Sq] f32 (scratch: rowsum(dout * o) afterwards); dq_accum
  *  [B, Hq, Sq, D] f32, scratch that needs no zeroing, dense rows (strides
  *  [?, ?, D, 1]), only for kernels generated with dq_accum (else NULL).
  *  Strides are in elements, ordered like the sizes, as for attention. */
