@@ -133,6 +133,29 @@ TEST(TileConfig, TilesRoundTheHeadDimUpToTheSwizzleUnit) {
             "232448 per block");
 }
 
+// The backward keeps three geometries on either chip: D rounded up to 64,
+// 128 or 256 columns; past 128 columns without dq_accum dk and dv are two
+// kernels.
+TEST(TileConfig, BackwardTilesRoundTheHeadDimUpToItsThreeGeometries) {
+  for (auto [headDim, columns] : {std::pair{32u, 64u},
+                                  {40u, 64u},
+                                  {64u, 64u},
+                                  {72u, 128u},
+                                  {96u, 128u},
+                                  {128u, 128u},
+                                  {136u, 256u},
+                                  {192u, 256u},
+                                  {256u, 256u}})
+    EXPECT_EQ(getAttentionGradTileColumns(headDim), columns) << headDim;
+  using K = AttentionGradKernel;
+  EXPECT_EQ(getAttentionGradKernels(192, /*withDqAccum=*/false),
+            (llvm::SmallVector<K, 4>{K::Delta, K::Dq, K::Dk, K::Dv}));
+  EXPECT_EQ(getAttentionGradKernels(96, /*withDqAccum=*/false),
+            (llvm::SmallVector<K, 4>{K::Delta, K::Dq, K::Dkv}));
+  EXPECT_EQ(getAttentionGradKernels(192, /*withDqAccum=*/true),
+            (llvm::SmallVector<K, 4>{K::Delta, K::Dkv, K::DqConvert}));
+}
+
 TEST(TileConfig, DifferentHeadDimsSizeQAndKApartFromV) {
   // DeepSeek's 192/128 on sm_90a: Q and K rows of 192 columns, V rows of
   // 128, at d128's 128x128 tile, which fits beside them.
