@@ -200,8 +200,9 @@ typedef struct fmhaAttentionDesc {
   /** v's and o's head dim where it differs from q's and k's headDim
    *  (DeepSeek's 192 and 128): a multiple of 8 from 32 to 256; v is then
    *  [batch, kvHeads, keySeq, valueHeadDim] and o [batch, queryHeads,
-   *  querySeq, valueHeadDim]. 0: headDim. Forward only: the backward
-   *  refuses a desc with a different one. */
+   *  querySeq, valueHeadDim]. 0: headDim. The backward takes a different
+   *  one on sm_90a with a workspace (its dout and dv then have it too);
+   *  elsewhere it refuses it by name. */
   unsigned valueHeadDim;
   /** With queryOffsets (FlashAttention's max_seqlen_k): the most keys a
    *  sequence attends to, or 0 where unknown. With a workspace, a decode
@@ -287,7 +288,7 @@ typedef struct fmhaAttentionBackwardDesc {
    *  (5 GEMMs, not 7; its last bits vary from run to run unless
    *  deterministic). On sm_90a that is FlashAttention-3's kernel, the
    *  faster of the two (docs/backward-notes.md, v5 and v11); on sm_80, at
-   *  head dims 64 and 128 only, its f32 atomics make it the slower (0.6 x
+   *  head dims up to 128 only, its f32 atomics make it the slower (0.6 x
    *  on the H100, v3). */
   void *workspace;
   size_t workspaceBytes;

@@ -86,8 +86,8 @@ enum class AttentionGradKernel { Delta, Dq, Dkv, Dk, Dv, DqConvert };
 /// previous wrote), which is also the order the lowering creates them in:
 /// delta, dq, dkv; with dq_accum delta, dkv, dq_convert (sm_90a's only
 /// past head dim 128); without it past head dim 128 (tiles of 256
-/// columns) delta, dq, dk, dv. The
-/// lowering, the JIT and fmha-aot all read this list.
+/// columns) delta, dq, dk, dv. The lowering, the JIT and fmha-aot all
+/// read this list.
 llvm::SmallVector<AttentionGradKernel, 4>
 getAttentionGradKernels(int64_t headDim, bool withDqAccum);
 
