@@ -206,15 +206,20 @@ static AttentionTensors getTensors(const fmhaAttentionDesc &desc) {
   return tensors;
 }
 
+/// The head dims of \p desc, by the spec's rule for the value head dim (0:
+/// headDim).
+static AttentionHeadDims getHeadDims(const fmhaAttentionDesc &desc) {
+  KernelSpec spec;
+  spec.headDim = desc.headDim;
+  spec.valueHeadDim = desc.valueHeadDim;
+  return spec.getHeadDims();
+}
+
 void fmhaAttentionDescSetDenseStrides(fmhaAttentionDesc *desc) {
   if (!desc)
     return;
   AttentionTensors tensors = getTensors(*desc);
-  // The spec's rule for the value head dim (0: headDim).
-  KernelSpec spec;
-  spec.headDim = desc->headDim;
-  spec.valueHeadDim = desc->valueHeadDim;
-  tensors.setDenseStrides(spec.getHeadDims());
+  tensors.setDenseStrides(getHeadDims(*desc));
   for (auto [from, to] : {std::pair{&tensors.qStrides, desc->qStride},
                           {&tensors.kStrides, desc->kStride},
                           {&tensors.vStrides, desc->vStride},
@@ -329,11 +334,7 @@ void fmhaAttentionBackwardDescSetDenseStrides(fmhaAttentionBackwardDesc *desc) {
     return;
   fmhaAttentionDescSetDenseStrides(&desc->forward);
   AttentionGradTensors tensors = getTensors(*desc);
-  // The spec's rule for the value head dim (0: headDim).
-  KernelSpec spec;
-  spec.headDim = desc->forward.headDim;
-  spec.valueHeadDim = desc->forward.valueHeadDim;
-  tensors.setDenseStrides(spec.getHeadDims());
+  tensors.setDenseStrides(getHeadDims(desc->forward));
   for (auto [from, to] : {std::pair{&tensors.doutStrides, desc->doutStride},
                           {&tensors.dqStrides, desc->dqStride},
                           {&tensors.dkStrides, desc->dkStride},

@@ -57,6 +57,11 @@ static llvm::Error checkAttentionAttributes(
   if (!supported(int64_t(spec.headDim)))
     return fail(llvm::formatv("headDim is {0}, expected {1}", spec.headDim,
                               expected));
+  if (spec.valueHeadDim && !isSupportedAttentionHeadDim(spec.valueHeadDim))
+    return fail(llvm::formatv("valueHeadDim is {0}, expected 0 (headDim's) "
+                              "or {1}",
+                              spec.valueHeadDim,
+                              kSupportedAttentionHeadDimsText));
   if (spec.softcap && !(*spec.softcap > 0.0f && std::isfinite(*spec.softcap)))
     return fail(llvm::formatv("softcap is {0:e}, expected a positive finite "
                               "value (0 in the C API: none)",
@@ -83,11 +88,6 @@ llvm::Error fmha::checkAttentionSpec(const KernelSpec &spec) {
   auto fail = [](const llvm::Twine &what) {
     return llvm::make_error<OperandError>(("attention: " + what).str());
   };
-  if (spec.valueHeadDim && !isSupportedAttentionHeadDim(spec.valueHeadDim))
-    return fail(llvm::formatv("valueHeadDim is {0}, expected 0 (headDim's) "
-                              "or {1}",
-                              spec.valueHeadDim,
-                              kSupportedAttentionHeadDimsText));
   // The sm_90a kernel loads a page's rows in whole 8-row swizzle atoms.
   if (spec.pageSize < 0 || spec.pageSize % 8 != 0)
     return fail(llvm::formatv("pageSize is {0}, expected 0 (no pages) or a "
@@ -717,11 +717,6 @@ llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
           spec, OpKind::AttentionGrad, "attention_grad",
           isSupportedAttentionHeadDim, kSupportedAttentionHeadDimsText))
     return err;
-  if (spec.valueHeadDim && !isSupportedAttentionHeadDim(spec.valueHeadDim))
-    return fail(llvm::formatv("valueHeadDim is {0}, expected 0 (headDim's) "
-                              "or {1}",
-                              spec.valueHeadDim,
-                              kSupportedAttentionHeadDimsText));
   if (spec.withKeyLengths || spec.pageSize)
     return fail(llvm::formatv(
         "the forward has {0} (a KV cache's): the backward takes whole "

@@ -115,17 +115,30 @@ int64_t getRowLanes(int64_t columns) {
 }
 
 /// Runs \p body where lane \p lane of \p lanes per row has some of a row's
-/// first \p columns: every lane where they are all the lanes' columns.
-void ifLaneHasColumns(KernelBuilder &b, int64_t columns, int64_t lanes,
-                      Value lane, llvm::function_ref<void()> body) {
+/// first \p columns (every lane where they are all the lanes' columns), and
+/// returns what it returns there and \p otherwise elsewhere; without
+/// \p otherwise, nothing (\p body returns a null Value).
+Value ifLaneHasColumns(KernelBuilder &b, int64_t columns, int64_t lanes,
+                       Value lane, llvm::function_ref<Value()> body,
+                       Value otherwise = Value()) {
   if (columns == lanes * kRowLaneColumns)
     return body();
-  scf::IfOp::create(
-      b, b.slt(b.mul(lane, b.index(kRowLaneColumns)), b.index(columns)),
-      [&](OpBuilder &, Location) {
-        body();
-        scf::YieldOp::create(b);
-      });
+  SmallVector<Type, 1> types;
+  if (otherwise)
+    types.push_back(otherwise.getType());
+  auto branch = scf::IfOp::create(
+      b, types, b.slt(b.mul(lane, b.index(kRowLaneColumns)), b.index(columns)),
+      /*withElseRegion=*/static_cast<bool>(otherwise));
+  OpBuilder::InsertionGuard guard(b);
+  // Without results the branch has its terminator already.
+  b.setInsertionPointToStart(branch.thenBlock());
+  Value result = body();
+  if (!otherwise)
+    return Value();
+  scf::YieldOp::create(b, ValueRange{result});
+  b.setInsertionPointToStart(branch.elseBlock());
+  scf::YieldOp::create(b, ValueRange{otherwise});
+  return branch.getResult(0);
 }
 
 /// Rows per CTA of those kernels at \p lanes per row.
@@ -216,7 +229,6 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   Value accumulator = op.getDqAccum() ? func.getArgument(kGradDqAccum) : Value();
   Value order = op.getDqOrder() ? func.getArgument(kGradDqOrder) : Value();
   int64_t rowLanes = getDeltaLanes(op), perLane = kRowLaneColumns;
-  int64_t valueHeadDim = op.getValueHeadDim();
   Type elementType = op.getQ().getType().getElementType();
   auto vectorType = VectorType::get({perLane}, elementType);
   auto floatType = VectorType::get({perLane}, b.getF32Type());
@@ -233,25 +245,14 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
           return arith::ExtFOp::create(b, floatType, elements);
         };
         // A lane past Dv adds 0.
-        Value sum = b.f32(0.0f);
-        if (valueHeadDim == rowLanes * perLane) {
-          sum = vector::ReductionOp::create(
-              b, vector::CombiningKind::ADD,
-              arith::MulFOp::create(b, load(gradOut), load(out)));
-        } else {
-          auto inRow = scf::IfOp::create(b, TypeRange{b.getF32Type()},
-                                         b.slt(at[3], b.index(valueHeadDim)),
-                                         /*withElseRegion=*/true);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(inRow.thenBlock());
-          scf::YieldOp::create(
-              b, ValueRange{vector::ReductionOp::create(
-                     b, vector::CombiningKind::ADD,
-                     arith::MulFOp::create(b, load(gradOut), load(out)))});
-          b.setInsertionPointToStart(inRow.elseBlock());
-          scf::YieldOp::create(b, ValueRange{sum});
-          sum = inRow.getResult(0);
-        }
+        Value sum = ifLaneHasColumns(
+            b, op.getValueHeadDim(), rowLanes, lane,
+            [&]() -> Value {
+              return vector::ReductionOp::create(
+                  b, vector::CombiningKind::ADD,
+                  arith::MulFOp::create(b, load(gradOut), load(out)));
+            },
+            b.f32(0.0f));
         sum = rowLanes < kThreadsPerWarp
                   ? sumOverLaneGroup(b, sum, rowLanes)
                   : reduceOverLanes(b, sum, /*max=*/false, kThreadsPerWarp);
@@ -280,6 +281,7 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                     DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0f))),
                 accumulator, at, /*nontemporal=*/false,
                 getVectorAlignment(perLane, b.getF32Type()));
+            return Value();
           });
       },
       rowLanes);
@@ -323,6 +325,7 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                 gradQuery, at, /*nontemporal=*/false,
                 getVectorAlignment(perPart, elementType));
           }
+          return Value();
         });
       },
       rowLanes);
