@@ -11,9 +11,10 @@
 #      a window, head dims 64 to 256, resample; compute-sanitizer on one
 #      attention;
 #   3. builds the generated backwards (.gpu/aot/grad-sm_90a and grad-sm_90,
-#      lowered for chip sm_80) with scripts/gpu/aot_grad_shim.c into shared
-#      objects and checks them against torch's fp32 autograd
-#      (scripts/gpu/aot_backward.py), then memcheck on a small case;
+#      lowered for chip sm_80; grad-dv-sm_90a: v's head dim apart from q's)
+#      with scripts/gpu/aot_grad_shim.c into shared objects and checks them
+#      against torch's fp32 autograd (scripts/gpu/aot_backward.py), then
+#      memcheck on a small case;
 #   4. likewise the KV-cache forwards (.gpu/aot/kv-sm_90a and kv-sm_90:
 #      sinks, key lengths, paged caches, packed query heads; kv-split-sm_90a:
 #      the split decode of packed sequences and its merge) with
@@ -137,6 +138,8 @@ check_launchers() {
 # 3. The backwards, against torch's fp32 autograd.
 check_launchers attention_grad grad fmha_aot_grad aot_grad_shim.c aot_backward.py \
   AOT_BACKWARD_SMALL 600
+check_launchers "attention_grad, v's head dim apart" grad-dv fmha_aot_grad \
+  aot_grad_shim.c aot_backward.py AOT_BACKWARD_SMALL 300 sm_90a
 # 4. Over KV caches (sinks, key lengths, pages, packed query heads, split-KV
 #    and its merge, packed sequences), against torch per sequence.
 check_launchers "attention over KV caches" kv fmha_aot_kv aot_kvcache_shim.c \

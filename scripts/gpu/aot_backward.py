@@ -78,17 +78,19 @@ def launch(lib, k, info, q, k_, v, o, lse, dout, bhsd):
 def grad_case(lib, k, info, b, hq, hkv, sq, sk, bhsd):
     def run():
         dtype, d = DTYPES[info.dtype], info.head_dim
+        dv = info.value_head_dim
         causal = bool(info.causal)
         window = tuple(info.window) if info.has_window else None
         scale = info.scale
 
-        def make(heads, seq):
+        def make(heads, seq, dim=d):
             if bhsd:
-                return torch.randn(b, heads, seq, d, device="cuda",
+                return torch.randn(b, heads, seq, dim, device="cuda",
                                    dtype=dtype).transpose(1, 2)
-            return torch.randn(b, seq, heads, d, device="cuda", dtype=dtype)
-        q, k_, v = make(hq, sq), make(hkv, sk), make(hkv, sk)
-        dout = make(hq, sq)
+            return torch.randn(b, seq, heads, dim, device="cuda",
+                               dtype=dtype)
+        q, k_, v = make(hq, sq), make(hkv, sk), make(hkv, sk, dv)
+        dout = make(hq, sq, dv)
         o32, lse = reference(q, k_, v, causal, window, scale, torch.float32)
         o = o32.to(dtype)
         lse = lse.contiguous()
