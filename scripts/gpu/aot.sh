@@ -11,7 +11,8 @@
 #      a window, head dims 64 to 256, resample; compute-sanitizer on one
 #      attention;
 #   3. builds the generated backwards (.gpu/aot/grad-sm_90a and grad-sm_90,
-#      lowered for chip sm_80; grad-dv-sm_90a: v's head dim apart from q's)
+#      lowered for chip sm_80; grad-only-sm_90a: what sm_80 refuses, v's
+#      head dim apart from q's and dq_order's ordered adds)
 #      with scripts/gpu/aot_grad_shim.c into shared objects and checks them
 #      against torch's fp32 autograd (scripts/gpu/aot_backward.py), then
 #      memcheck on a small case;
@@ -138,7 +139,7 @@ check_launchers() {
 # 3. The backwards, against torch's fp32 autograd.
 check_launchers attention_grad grad fmha_aot_grad aot_grad_shim.c aot_backward.py \
   AOT_BACKWARD_SMALL 600
-check_launchers "attention_grad, v's head dim apart" grad-dv fmha_aot_grad \
+check_launchers "attention_grad, sm_90a only" grad-only fmha_aot_grad \
   aot_grad_shim.c aot_backward.py AOT_BACKWARD_SMALL 300 sm_90a
 # 4. Over KV caches (sinks, key lengths, pages, packed query heads, split-KV
 #    and its merge, packed sequences), against torch per sequence.

@@ -5,9 +5,10 @@ Each LIB is a shared object of the generated fmha_aot_grad.c and
 aot_grad_shim.c (scripts/gpu/aot.sh builds them from .gpu/aot/); every
 kernel it holds runs on fresh random inputs: GQA, MQA, Sq != Sk in both
 directions (rows that see no key), one query, lengths up to 4097, BSHD and
-BHSD. Outputs and scratch (delta, dq_accum) start as NaN, so a value the
-kernels leave unwritten fails; a deterministic kernel (no dq_accum) must
-give the same bits twice. The forward's o and lse come from the float32
+BHSD. Outputs and scratch (delta, dq_accum) start as NaN (dq_order's
+counters as garbage), so a value the kernels leave unwritten fails; a
+deterministic kernel (no dq_accum, or dq_order's ordered adds) must give
+the same bits twice. The forward's o and lse come from the float32
 reference. One line per check, a table last; exit 0 when all pass.
 
 Usage (GPU machine): python3 scripts/gpu/aot_backward.py LIB...
@@ -27,6 +28,10 @@ from check_table import check
 from torch_reference import check_gradients, reference
 
 
+# Queries per counter of dq_order (<prefix>_DQ_ORDER_ROWS, fmha_kernels.h).
+ORDER_ROWS = 64
+
+
 class GradArgs(ctypes.Structure):
     """fmha_aot_grad_attention_grad_args (fmha_kernels.h)."""
     _fields_ = [(name, ctypes.c_void_p) for name in
@@ -39,7 +44,8 @@ class GradArgs(ctypes.Structure):
          ("dout_strides", Strides4), ("lse_strides", Strides3),
          ("dq_strides", Strides4), ("dk_strides", Strides4),
          ("dv_strides", Strides4), ("delta_strides", Strides3),
-         ("dq_accum_strides", Strides4)]
+         ("dq_accum_strides", Strides4), ("dq_order", ctypes.c_void_p),
+         ("dq_order_strides", Strides3)]
 
 
 def launch(lib, k, info, q, k_, v, o, lse, dout, bhsd):
@@ -58,6 +64,9 @@ def launch(lib, k, info, q, k_, v, o, lse, dout, bhsd):
     delta = torch.full((b, hq, sq), nan, device="cuda")
     accum = torch.full((b, hq, sq, d), nan, device="cuda") \
         if info.dq_accum else None
+    # Scratch too: counters far from the 0 the first kernel writes.
+    order = torch.full((b, hq, -(-sq // ORDER_ROWS)), -12345, device="cuda",
+                       dtype=torch.int32) if info.dq_order else None
     a = GradArgs()
     for name, t in (("q", q), ("k", k_), ("v", v), ("o", o), ("dout", dout),
                     ("dq", dq), ("dk", dk), ("dv", dv)):
@@ -68,6 +77,9 @@ def launch(lib, k, info, q, k_, v, o, lse, dout, bhsd):
     if accum is not None:
         a.dq_accum = accum.data_ptr()
         a.dq_accum_strides = Strides4(*accum.stride())
+    if order is not None:
+        a.dq_order = order.data_ptr()
+        a.dq_order_strides = Strides3(*order.stride())
     a.batch, a.q_heads, a.kv_heads, a.q_seq, a.k_seq = b, hq, hkv, sq, sk
     launched(lib.shim_launch(k, ctypes.byref(a),
                              torch.cuda.current_stream().cuda_stream), lib)
@@ -97,7 +109,7 @@ def grad_case(lib, k, info, b, hq, hkv, sq, sk, bhsd):
         got = launch(lib, k, info, q, k_, v, o, lse, dout, bhsd)
         for name, g in zip("qkv", got):
             assert not g.isnan().any(), f"d{name} has values left unwritten"
-        if not info.dq_accum:
+        if not info.dq_accum or info.dq_order:
             again = launch(lib, k, info, q, k_, v, o, lse, dout, bhsd)
             for name, g, g2 in zip("qkv", got, again):
                 assert torch.equal(g, g2), \

@@ -18,7 +18,8 @@ class KernelInfo(ctypes.Structure):
                 ("dtype", ctypes.c_char_p), ("head_dim", ctypes.c_int),
                 ("value_head_dim", ctypes.c_int),
                 ("causal", ctypes.c_int), ("lse", ctypes.c_int),
-                ("dq_accum", ctypes.c_int), ("has_window", ctypes.c_int),
+                ("dq_accum", ctypes.c_int), ("dq_order", ctypes.c_int),
+                ("has_window", ctypes.c_int),
                 ("window", ctypes.c_int64 * 2), ("scale", ctypes.c_float)]
 
 

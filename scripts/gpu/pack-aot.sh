@@ -13,9 +13,9 @@
 #   grad-sm_90/fmha_aot_grad.{h,c}  backwards scripts/gpu/aot_backward.py
 #                                  checks: for sm_90a, and for sm_90
 #                                  (lowered for chip sm_80)
-#   grad-dv-sm_90a/fmha_aot_grad.{h,c}  harness/aot-grad-dv-kernels.mlir,
-#                                  v's head dim apart from q's (sm_90a
-#                                  only), likewise
+#   grad-only-sm_90a/fmha_aot_grad.{h,c}  harness/aot-grad-sm90a-kernels.mlir,
+#                                  the backwards sm_80 refuses (v's head
+#                                  dim apart from q's, dq_order), likewise
 #   kv-sm_90a/fmha_aot_kv.{h,c}    harness/aot-kvcache-kernels.mlir, the
 #   kv-sm_90/fmha_aot_kv.{h,c}     KV-cache forwards scripts/gpu/
 #                                  aot_kvcache.py checks, likewise
@@ -40,13 +40,13 @@ for arch in sm_90a sm_90; do
   "$aot" "$root/harness/aot-kvcache-kernels.mlir" --archs=$arch --name=fmha_aot_kv \
     -o "$work/kv-$arch"
 done
-"$aot" "$root/harness/aot-grad-dv-kernels.mlir" --archs=sm_90a \
-  --name=fmha_aot_grad -o "$work/grad-dv-sm_90a"
+"$aot" "$root/harness/aot-grad-sm90a-kernels.mlir" --archs=sm_90a \
+  --name=fmha_aot_grad -o "$work/grad-only-sm_90a"
 "$aot" "$root/harness/aot-varlen-split-kernels.mlir" --archs=sm_90a \
   --name=fmha_aot_kv -o "$work/kv-split-sm_90a"
 rm -f "$work"/*/*.cubin
 rm -rf "$root/.gpu/aot" && mkdir -p "$root/.gpu/aot"
-tar -C "$work" -cf - consumer harness grad-sm_90a grad-sm_90 grad-dv-sm_90a \
+tar -C "$work" -cf - consumer harness grad-sm_90a grad-sm_90 grad-only-sm_90a \
   kv-sm_90a kv-sm_90 kv-split-sm_90a |
   xz -T2 -9 > "$root/.gpu/aot/sources.tar.xz"
 ls -la "$root/.gpu/aot"

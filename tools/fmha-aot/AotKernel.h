@@ -90,6 +90,8 @@ struct AotKernel {
   bool withLse = false;
   /// The backward adds dq's parts into the f32 dq_accum the caller passes.
   bool withDqAccum = false;
+  /// ... in the order the i32 dq_order's counters keep (deterministic).
+  bool withDqOrder = false;
   std::optional<std::array<int64_t, 2>> window;
   /// fmha.attention's pack_query_heads (a schedule: the launcher's operands
   /// and checks are the unpacked op's).

@@ -12,6 +12,8 @@
 
 #include "AotKernel.h"
 
+#include "fmha/Dialect/Fmha/TileConfig.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -155,7 +157,8 @@ static std::string describe(const AotKernel &kernel) {
     if (kernel.valueHeadDim != kernel.headDim)
       os << ", v head dim " << kernel.valueHeadDim;
     os << (kernel.causal ? ", causal" : "") << (kernel.withLse ? ", lse" : "")
-       << (kernel.withDqAccum ? ", dq_accum" : "") << ", scale "
+       << (kernel.withDqAccum ? ", dq_accum" : "")
+       << (kernel.withDqOrder ? ", dq_order" : "") << ", scale "
        << llvm::format("%.7g", kernel.scale)
        << (kernel.scaleIsDefault ? " (1/sqrt(D))" : "");
     if (kernel.softcap != 0)
@@ -378,9 +381,11 @@ llvm::Error aot::emitHeader(const AotFile &file, llvm::raw_ostream &os) {
   std::string counts = llvm::formatv(
       "  {0}_NUM_CUBINS = {1},\n"
       "  {0}_NUM_KERNELS = {2},\n"
-      "  {0}_NUM_FUNCTIONS = {3},\n",
+      "  {0}_NUM_FUNCTIONS = {3},\n"
+      "  /* queries per counter of an attention_grad's dq_order */\n"
+      "  {0}_DQ_ORDER_ROWS = {4},\n",
       llvm::StringRef(p).upper(), file.cubins.size(), file.kernels.size(),
-      countFunctions(file));
+      countFunctions(file), kQueryGradOrderBlock);
 
   std::string launchers;
   llvm::raw_string_ostream out(launchers);
@@ -731,12 +736,13 @@ static std::string getKernels(const AotFile &file) {
     };
     os << "  {" << quote(kernel.name) << ", " << quote(getOpName(kernel))
        << ", " << quote(kernel.elementType) << ",\n   "
-       << llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {{{6}, {7}}, {8}, "
-                        "{9},\n   ",
+       << llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}, {{{7}, {8}}, "
+                        "{9}, {10},\n   ",
                         kernel.headDim, kernel.valueHeadDim,
                         kernel.causal ? 1 : 0, kernel.withLse ? 1 : 0,
-                        kernel.withDqAccum ? 1 : 0, kernel.window ? 1 : 0,
-                        window[0], window[1], floatLiteral(kernel.scale),
+                        kernel.withDqAccum ? 1 : 0, kernel.withDqOrder ? 1 : 0,
+                        kernel.window ? 1 : 0, window[0], window[1],
+                        floatLiteral(kernel.scale),
                         floatLiteral(kernel.softcap))
        << (resample ? quote(kernel.mode) : "NULL") << ", "
        << kernel.streamFeatures.size() << ", "

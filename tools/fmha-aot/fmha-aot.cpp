@@ -125,6 +125,13 @@ static cl::opt<bool> deterministic(
              "queries); =false adds dq's parts into an f32 dq_accum the "
              "caller passes, one pass faster"),
     cl::init(true), cl::cat(opCategory));
+static cl::opt<bool> dqOrder(
+    "dq-order",
+    cl::desc("attention_grad, deterministic: dq's parts added into an f32 "
+             "dq_accum in a fixed order that an i32 dq_order of counters "
+             "keeps (FlashAttention-3's deterministic mode, one pass; "
+             "sm_90a only) rather than dq by blocks of queries"),
+    cl::cat(opCategory));
 static cl::opt<std::string>
     window("window", cl::desc("attention(_grad): sliding window LEFT,RIGHT"),
            cl::cat(opCategory));
@@ -217,11 +224,16 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
   if (attention) {
     if (llvm::Error err = misplaced({&mode, &features, &lengths}, "resample"))
       return std::move(err);
-    if (llvm::Error err = grad ? misplaced({&lse, &tile, &packQueryHeads,
-                                            &sinks, &keyLengths, &pageSize},
-                                           "attention")
-                               : misplaced({&deterministic}, "attention_grad"))
+    if (llvm::Error err =
+            grad ? misplaced({&lse, &tile, &packQueryHeads, &sinks, &keyLengths,
+                              &pageSize},
+                             "attention")
+                 : misplaced({&deterministic, &dqOrder}, "attention_grad"))
       return std::move(err);
+    if (dqOrder && !deterministic)
+      return llvm::createStringError(
+          "--dq-order orders the adds into dq_accum so that the backward is "
+          "deterministic: it cannot go with --deterministic=false");
     spec.headDim = headDim;
     spec.valueHeadDim = valueHeadDim;
     spec.causal = causal;
@@ -231,6 +243,7 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
     spec.withKeyLengths = keyLengths;
     spec.pageSize = pageSize;
     spec.deterministic = deterministic;
+    spec.orderedQueryGrad = dqOrder;
     if (scale.getNumOccurrences())
       spec.scale = scale;
     if (softcap.getNumOccurrences())
@@ -260,7 +273,7 @@ static llvm::Expected<KernelSpec> getSpecFromFlags() {
                                    &keyLengths, &pageSize},
                                   "attention"))
     return std::move(err);
-  if (llvm::Error err = misplaced({&deterministic}, "attention_grad"))
+  if (llvm::Error err = misplaced({&deterministic, &dqOrder}, "attention_grad"))
     return std::move(err);
   if (mode == "linear")
     spec.mode = ResampleMode::linear;
@@ -408,6 +421,10 @@ static constexpr llvm::StringRef kQueryDims[] = {"batch", "q_heads", "q_seq",
 static constexpr llvm::StringRef kKeyDims[] = {"batch", "kv_heads", "k_seq",
                                                "head_dim"};
 static constexpr llvm::StringRef kRowDims[] = {"batch", "q_heads", "q_seq"};
+/// fmha.attention_grad's dq_order: a counter per block of
+/// kQueryGradOrderBlock queries.
+static constexpr llvm::StringRef kOrderDims[] = {"batch", "q_heads",
+                                                 "q_blocks"};
 /// v's and o's dimensions where their head dim differs from q's and k's.
 static constexpr llvm::StringRef kValueKeyDims[] = {"batch", "kv_heads",
                                                     "k_seq", "value_head_dim"};
@@ -525,7 +542,8 @@ describeOperands(AttentionGradOp op) {
        {"dk", kKeyDims, op.getDk(), kVectorBytes},
        {"dv", valueKeyDims, op.getDv(), kVectorBytes},
        {"delta", kRowDims, op.getDelta(), 0},
-       {"dq_accum", kQueryDims, op.getDqAccum(), kVectorBytes}});
+       {"dq_accum", kQueryDims, op.getDqAccum(), kVectorBytes},
+       {"dq_order", kOrderDims, op.getDqOrder(), 0}});
 }
 
 static llvm::Expected<std::vector<MemRefOperand>>
@@ -687,6 +705,7 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
     if (auto grad = dyn_cast<AttentionGradOp>(op)) {
       kernel.kind = AotKernel::Kind::AttentionGrad;
       kernel.withDqAccum = static_cast<bool>(grad.getDqAccum());
+      kernel.withDqOrder = static_cast<bool>(grad.getDqOrder());
       if (llvm::Error err = describeAttention(grad, kernel))
         return std::move(err);
       llvm::SmallVector<AttentionGradKernel, 4> gradKernels =
@@ -803,8 +822,8 @@ int main(int argc, char **argv) {
   if (!inputFile.empty()) {
     for (cl::Option *option : std::initializer_list<cl::Option *>{
              &opKind, &dtype, &headDim, &valueHeadDim, &causal, &lse,
-             &deterministic, &window, &scale, &softcap, &mode, &features,
-             &lengths, &tile})
+             &deterministic, &dqOrder, &window, &scale, &softcap, &mode,
+             &features, &lengths, &tile})
       if (option->getNumOccurrences())
         return fail("--" + option->ArgStr +
                     " describes an op, but the ops come from '" + inputFile +

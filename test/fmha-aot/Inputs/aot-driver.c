@@ -9,8 +9,8 @@
 |*     kernel=N) with                                                         *|
 |*     b= hq= hkv= sq= sk= layout=bhsd|bshd lse=0|1 misalign=BYTES            *|
 |*     stride=N (overrides the outermost stride of q or the targets)          *|
-|*     accum=0|1 lse_stride=N accum_row=N (attention_grad: pass dq_accum;     *|
-|*     lse's batch stride; dq_accum's row stride)                             *|
+|*     accum=0|1 lse_stride=N accum_row=N order=0|1 (attention_grad: pass    *|
+|*     dq_accum; lse's batch stride; dq_accum's row stride; pass dq_order)    *|
 |*     streams= samples= t= lengths=0|1 (resample)                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -135,7 +135,7 @@ static t_status launchMerge(t_module *m, const t_kernel_info *info, int argc,
 }
 
 /* The tensors at 4096 * (operand + 1), in the op's order: q, k, v, o, dout,
-   lse, dq, dk, dv, delta, dq_accum. */
+   lse, dq, dk, dv, delta, dq_accum, dq_order. */
 static t_status launchAttentionGrad(t_module *m, const t_kernel_info *info,
                                     int argc, char **argv) {
   t_attention_grad_args a;
@@ -156,6 +156,9 @@ static t_status launchAttentionGrad(t_module *m, const t_kernel_info *info,
   a.dq_accum = option(argc, argv, "accum", info->dq_accum)
                    ? (float *)(4096 * 11)
                    : NULL;
+  a.dq_order = option(argc, argv, "order", info->dq_order)
+                   ? (int32_t *)(4096 * 12)
+                   : NULL;
   strides4(a.q_heads, a.q_seq, d, bshd, a.q_strides);
   strides4(a.kv_heads, a.k_seq, d, bshd, a.k_strides);
   strides4(a.kv_heads, a.k_seq, dv, bshd, a.v_strides);
@@ -167,6 +170,8 @@ static t_status launchAttentionGrad(t_module *m, const t_kernel_info *info,
   strides4(a.q_heads, a.q_seq, d, 0, a.dq_accum_strides);
   strides3(a.q_heads, a.q_seq, a.lse_strides);
   strides3(a.q_heads, a.q_seq, a.delta_strides);
+  strides3(a.q_heads, (a.q_seq + T_DQ_ORDER_ROWS - 1) / T_DQ_ORDER_ROWS,
+           a.dq_order_strides);
   a.q_strides[0] = option(argc, argv, "stride", a.q_strides[0]);
   a.lse_strides[0] = option(argc, argv, "lse_stride", a.lse_strides[0]);
   a.dq_accum_strides[2] =

@@ -950,7 +950,7 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
 
 #if FMHA_KERNELS_ATTENTION_GRAD_KERNELS
 /* fmha.attention_grad kernel k: the launch operands q, k, v, o, dout, lse,
-   dq, dk, dv, delta[, dq_accum]. */
+   dq, dk, dv, delta[, dq_accum[, dq_order]]. */
 static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
     fmha_kernels_module *module, int k,
     const fmha_kernels_attention_grad_args *a, CUstream stream) {
@@ -985,7 +985,17 @@ static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
     return fmha_kernels_invalid(
         module, kernel,
         "dq_accum must be NULL: the kernel was generated without it "
-        "(regenerate with --deterministic=false)");
+        "(regenerate with --deterministic=false or --dq-order)");
+  if (info->dq_order && !a->dq_order)
+    return fmha_kernels_invalid(
+        module, kernel,
+        "dq_order is NULL: the kernel was generated with dq_order (int32 "
+        "[B, Hq, ceil(Sq / FMHA_KERNELS_DQ_ORDER_ROWS)] scratch)");
+  if (!info->dq_order && a->dq_order)
+    return fmha_kernels_invalid(
+        module, kernel,
+        "dq_order must be NULL: the kernel was generated without it "
+        "(regenerate with --dq-order)");
   fmha_kernels_set_tensor(&tensors[0], a->q, a->batch, a->q_heads, a->q_seq,
                           d, a->q_strides);
   fmha_kernels_set_tensor(&tensors[1], a->k, a->batch, a->kv_heads, a->k_seq,
@@ -1026,6 +1036,11 @@ static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
       }
     }
   }
+  if (info->dq_order)
+    fmha_kernels_set_tensor(
+        &tensors[11], a->dq_order, a->batch, a->q_heads,
+        (a->q_seq + FMHA_KERNELS_DQ_ORDER_ROWS - 1) / FMHA_KERNELS_DQ_ORDER_ROWS,
+        0, a->dq_order_strides);
   return fmha_kernels_launch_kernel(module, k, tensors, stream);
 }
 #endif
@@ -1165,17 +1180,17 @@ static const int fmha_kernels_features_1[] = {8};
 /* clang-format off: as fmha-aot writes it */
 const fmha_kernels_kernel_info fmha_kernels_kernels[FMHA_KERNELS_NUM_KERNELS] = {
   {"attention", "attention", "bf16",
-   64, 64, 1, 1, 0, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
+   64, 64, 1, 1, 0, 0, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
    NULL, 0, NULL, 0,
    fmha_kernels_launch_attention, NULL, NULL,
    0, 0, 0, 0, 0, 0, NULL},
   {"resample", "resample", "f32",
-   0, 0, 0, 0, 0, 0, {0, 0}, 0.000000000e+00f, 0.000000000e+00f,
+   0, 0, 0, 0, 0, 0, 0, {0, 0}, 0.000000000e+00f, 0.000000000e+00f,
    "linear", 1, fmha_kernels_features_1, 0,
    NULL, NULL, fmha_kernels_launch_resample,
    0, 0, 0, 0, 0, 0, NULL},
   {"attention_grad", "attention_grad", "bf16",
-   64, 64, 1, 0, 1, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
+   64, 64, 1, 0, 1, 0, 0, {0, 0}, 1.250000000e-01f, 0.000000000e+00f,
    NULL, 0, NULL, 0,
    NULL, fmha_kernels_launch_attention_grad, NULL,
    0, 0, 0, 0, 0, 0, NULL},

@@ -41,6 +41,8 @@ enum {
   FMHA_KERNELS_NUM_CUBINS = 2,
   FMHA_KERNELS_NUM_KERNELS = 3,
   FMHA_KERNELS_NUM_FUNCTIONS = 4,
+  /* queries per counter of an attention_grad's dq_order */
+  FMHA_KERNELS_DQ_ORDER_ROWS = 64,
 /* fmha-aot:end counts */
   FMHA_KERNELS_MESSAGE_SIZE = 512
 };
@@ -163,7 +165,10 @@ typedef struct fmha_kernels_merge_attention_args {
  *  a KV head; Dv is the kernel's value_head_dim, D unless they differ),
  *  delta [B, Hq, Sq] f32 (scratch: rowsum(dout * o) afterwards); dq_accum
  *  [B, Hq, Sq, D] f32, scratch that needs no zeroing, dense rows (strides
- *  [?, ?, D, 1]), only for kernels generated with dq_accum (else NULL).
+ *  [?, ?, D, 1]), only for kernels generated with dq_accum (else NULL);
+ *  dq_order [B, Hq, ceil(Sq / FMHA_KERNELS_DQ_ORDER_ROWS)] int32, scratch
+ *  that needs no zeroing, only for kernels generated with it (--dq-order:
+ *  the deterministic one-pass backward; else NULL).
  *  Strides are in elements, ordered like the sizes, as for attention. */
 typedef struct fmha_kernels_attention_grad_args {
   const void *q, *k, *v, *o, *dout;
@@ -175,6 +180,8 @@ typedef struct fmha_kernels_attention_grad_args {
   int64_t dout_strides[4], lse_strides[3];
   int64_t dq_strides[4], dk_strides[4], dv_strides[4], delta_strides[3];
   int64_t dq_accum_strides[4];
+  int32_t *dq_order;
+  int64_t dq_order_strides[3];
 } fmha_kernels_attention_grad_args;
 
 /** One source stream of an fmha.resample kernel: times [B, S] (f32,
@@ -208,8 +215,9 @@ typedef struct fmha_kernels_kernel_info {
   const char *op;    /* "attention", "attention_grad" or "resample" */
   const char *dtype; /* "f16", "bf16" or "f32" */
   /* fmha.attention and fmha.attention_grad (which takes lse: lse is 0);
-     value_head_dim: v's and o's (head_dim unless they differ) */
-  int head_dim, value_head_dim, causal, lse, dq_accum, has_window;
+     value_head_dim: v's and o's (head_dim unless they differ); dq_accum
+     and dq_order: the backward's scratch it takes */
+  int head_dim, value_head_dim, causal, lse, dq_accum, dq_order, has_window;
   int64_t window[2]; /* keys visible left and right of the diagonal */
   float scale;
   float softcap; /* the op's logit softcapping (either op); 0: none */
