@@ -9,8 +9,9 @@
 |*     kernel=N) with                                                         *|
 |*     b= hq= hkv= sq= sk= layout=bhsd|bshd lse=0|1 misalign=BYTES            *|
 |*     stride=N (overrides the outermost stride of q or the targets)          *|
-|*     accum=0|1 lse_stride=N accum_row=N order=0|1 (attention_grad: pass    *|
-|*     dq_accum; lse's batch stride; dq_accum's row stride; pass dq_order)    *|
+|*     accum=0|1 lse_stride=N accum_row=N order=0|1 order_stride=N            *|
+|*     (attention_grad: pass dq_accum; lse's batch stride; dq_accum's row     *|
+|*     stride; pass dq_order; its batch stride)                               *|
 |*     streams= samples= t= lengths=0|1 (resample)                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -176,6 +177,8 @@ static t_status launchAttentionGrad(t_module *m, const t_kernel_info *info,
   a.lse_strides[0] = option(argc, argv, "lse_stride", a.lse_strides[0]);
   a.dq_accum_strides[2] =
       option(argc, argv, "accum_row", a.dq_accum_strides[2]);
+  a.dq_order_strides[0] =
+      option(argc, argv, "order_stride", a.dq_order_strides[0]);
   return info->launch_attention_grad(m, &a, NULL);
 }
 

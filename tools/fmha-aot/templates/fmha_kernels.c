@@ -1017,30 +1017,33 @@ static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
   fmha_kernels_set_tensor(&tensors[9], a->delta, a->batch, a->q_heads,
                           a->q_seq, 0, a->delta_strides);
   if (info->dq_accum) {
+    /* The dq_accum kernels read lse, delta and dq_order at 32-bit element
+       offsets, as the JIT's launch checks (TypedLaunch.cpp). */
+    static const int offset32[] = {5, 9, 11};
+    static const char *const offset32_names[] = {"lse", "delta", "dq_order"};
     fmha_kernels_set_tensor(&tensors[10], a->dq_accum, a->batch, a->q_heads,
                             a->q_seq, d, a->dq_accum_strides);
-    /* The dq_accum kernels read lse and delta at 32-bit element offsets,
-       as the JIT's launch checks (TypedLaunch.cpp). */
-    for (i = 5; i <= 9; i += 4) {
-      const int64_t *strides = tensors[i].strides;
+    if (info->dq_order)
+      fmha_kernels_set_tensor(&tensors[11], a->dq_order, a->batch, a->q_heads,
+                              (a->q_seq + FMHA_KERNELS_DQ_ORDER_ROWS - 1) /
+                                  FMHA_KERNELS_DQ_ORDER_ROWS,
+                              0, a->dq_order_strides);
+    for (i = 0; i < (info->dq_order ? 3 : 2); ++i) {
+      const fmha_kernels_tensor *t = &tensors[offset32[i]];
       int64_t last = 0;
-      if (a->batch > 0 && a->q_heads > 0 && a->q_seq > 0)
-        last = (a->batch - 1) * strides[0] + (a->q_heads - 1) * strides[1] +
-               (a->q_seq - 1) * strides[2];
+      if (t->sizes[0] > 0 && t->sizes[1] > 0 && t->sizes[2] > 0)
+        last = (t->sizes[0] - 1) * t->strides[0] +
+               (t->sizes[1] - 1) * t->strides[1] +
+               (t->sizes[2] - 1) * t->strides[2];
       if (last > 2147483647) {
         char what[192];
         snprintf(what, sizeof what, "%s's last element is %lld elements from "
                  "its start, expected at most 2^31 - 1 for a kernel with "
-                 "dq_accum", i == 5 ? "lse" : "delta", (long long)last);
+                 "dq_accum", offset32_names[i], (long long)last);
         return fmha_kernels_invalid(module, kernel, what);
       }
     }
   }
-  if (info->dq_order)
-    fmha_kernels_set_tensor(
-        &tensors[11], a->dq_order, a->batch, a->q_heads,
-        (a->q_seq + FMHA_KERNELS_DQ_ORDER_ROWS - 1) / FMHA_KERNELS_DQ_ORDER_ROWS,
-        0, a->dq_order_strides);
   return fmha_kernels_launch_kernel(module, k, tensors, stream);
 }
 #endif
