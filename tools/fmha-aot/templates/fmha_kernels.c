@@ -812,9 +812,10 @@ static fmha_kernels_status fmha_kernels_check_attention_sizes(
 }
 #endif
 
-#if FMHA_KERNELS_ATTENTION_KERNELS || FMHA_KERNELS_MERGE_ATTENTION_KERNELS
-/* An optional operand \p name, which the kernel \p uses ("reads" or
-   "writes"), given (or not) as the kernel was generated (with it, or not:
+#if FMHA_KERNELS_ATTENTION_KERNELS || FMHA_KERNELS_ATTENTION_GRAD_KERNELS || \
+    FMHA_KERNELS_MERGE_ATTENTION_KERNELS
+/* An optional operand \p name, which the kernel \p uses ("reads",
+   "writes" or "uses"), given (or not) as the kernel was generated (with it, or not:
    \p flag regenerates it). */
 static fmha_kernels_status
 fmha_kernels_check_optional(fmha_kernels_module *module, const char *kernel,
@@ -976,26 +977,17 @@ static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
              (long long)a->q_heads, (long long)a->q_seq, (long long)a->k_seq);
     return fmha_kernels_invalid(module, kernel, what);
   }
-  if (info->dq_accum && !a->dq_accum)
-    return fmha_kernels_invalid(
-        module, kernel,
-        "dq_accum is NULL: the kernel was generated with dq_accum (f32 "
-        "[B, Hq, Sq, D] scratch)");
-  if (!info->dq_accum && a->dq_accum)
-    return fmha_kernels_invalid(
-        module, kernel,
-        "dq_accum must be NULL: the kernel was generated without it "
-        "(regenerate with --deterministic=false or --dq-order)");
-  if (info->dq_order && !a->dq_order)
-    return fmha_kernels_invalid(
-        module, kernel,
-        "dq_order is NULL: the kernel was generated with dq_order (int32 "
-        "[B, Hq, ceil(Sq / FMHA_KERNELS_DQ_ORDER_ROWS)] scratch)");
-  if (!info->dq_order && a->dq_order)
-    return fmha_kernels_invalid(
-        module, kernel,
-        "dq_order must be NULL: the kernel was generated without it "
-        "(regenerate with --dq-order)");
+  /* Scratch, which the kernel zeroes: dq_accum f32 [B, Hq, Sq, D], dq_order
+     int32 [B, Hq, ceil(Sq / FMHA_KERNELS_DQ_ORDER_ROWS)]. */
+  status = fmha_kernels_check_optional(
+      module, kernel, "dq_accum", "uses", info->dq_accum, a->dq_accum != NULL,
+      "--deterministic=false or --dq-order");
+  if (status == FMHA_KERNELS_SUCCESS)
+    status = fmha_kernels_check_optional(module, kernel, "dq_order", "uses",
+                                         info->dq_order, a->dq_order != NULL,
+                                         "--dq-order");
+  if (status != FMHA_KERNELS_SUCCESS)
+    return status;
   fmha_kernels_set_tensor(&tensors[0], a->q, a->batch, a->q_heads, a->q_seq,
                           d, a->q_strides);
   fmha_kernels_set_tensor(&tensors[1], a->k, a->batch, a->kv_heads, a->k_seq,
