@@ -28,10 +28,6 @@ from check_table import check
 from torch_reference import check_gradients, reference
 
 
-# Queries per counter of dq_order (<prefix>_DQ_ORDER_ROWS, fmha_kernels.h).
-ORDER_ROWS = 64
-
-
 class GradArgs(ctypes.Structure):
     """fmha_aot_grad_attention_grad_args (fmha_kernels.h)."""
     _fields_ = [(name, ctypes.c_void_p) for name in
@@ -65,8 +61,9 @@ def launch(lib, k, info, q, k_, v, o, lse, dout, bhsd):
     accum = torch.full((b, hq, sq, d), nan, device="cuda") \
         if info.dq_accum else None
     # Scratch too: counters far from the 0 the first kernel writes.
-    order = torch.full((b, hq, -(-sq // ORDER_ROWS)), -12345, device="cuda",
-                       dtype=torch.int32) if info.dq_order else None
+    order = torch.full((b, hq, -(-sq // lib.shim_dq_order_rows())), -12345,
+                       device="cuda", dtype=torch.int32) \
+        if info.dq_order else None
     a = GradArgs()
     for name, t in (("q", q), ("k", k_), ("v", v), ("o", o), ("dout", dout),
                     ("dq", dq), ("dk", dk), ("dv", dv)):

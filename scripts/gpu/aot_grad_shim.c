@@ -17,6 +17,8 @@ const char *shim_arch(void) {
 
 int shim_num_kernels(void) { return FMHA_AOT_GRAD_NUM_KERNELS; }
 
+int shim_dq_order_rows(void) { return FMHA_AOT_GRAD_DQ_ORDER_ROWS; }
+
 const fmha_aot_grad_kernel_info *shim_kernel(int k) {
   return &fmha_aot_grad_kernels[k];
 }

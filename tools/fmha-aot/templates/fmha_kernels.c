@@ -815,8 +815,8 @@ static fmha_kernels_status fmha_kernels_check_attention_sizes(
 #if FMHA_KERNELS_ATTENTION_KERNELS || FMHA_KERNELS_ATTENTION_GRAD_KERNELS || \
     FMHA_KERNELS_MERGE_ATTENTION_KERNELS
 /* An optional operand \p name, which the kernel \p uses ("reads",
-   "writes" or "uses"), given (or not) as the kernel was generated (with it, or not:
-   \p flag regenerates it). */
+   "writes" or "uses"), given (or not) as the kernel was generated (with
+   it, or not: \p flag regenerates it). */
 static fmha_kernels_status
 fmha_kernels_check_optional(fmha_kernels_module *module, const char *kernel,
                             const char *name, const char *uses, int generated,
