@@ -5,11 +5,12 @@
 #   call 1 (carry the baseline's folder):  scripts/gpu/ab.sh install DIR
 #          (installs DIR/flashcore-*.whl into /tmp/site-main)
 #   call 2 (carry "dist"), while the machine is still warm:
-#          [CHECKS=REGEX] [SAN=1] scripts/gpu/ab.sh run
+#          [AB=forward] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
 #          (installs dist/'s wheel into /tmp/site-new, optionally runs the
-#          python_check rows matching CHECKS and sanitize_python.sh grad,
-#          then ab_backward.py three times per wheel, alternating, and
-#          prints per row both wheels' TFLOP/s and the ratio of medians)
+#          python_check rows matching CHECKS and sanitize_python.sh's calls
+#          matching SAN, then ab_backward.py (ab_forward.py with
+#          AB=forward) three times per wheel, alternating, and prints per
+#          row both wheels' TFLOP/s and the ratio of medians)
 # Logs go to $OUT.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,14 +36,14 @@ run)
     tail -1 "$out/python_check.log"
   fi
   if [ -n "${SAN:-}" ]; then
-    "$root/scripts/gpu/sanitize_python.sh" grad > "$out/sanitize.txt" 2>&1 || status=1
+    "$root/scripts/gpu/sanitize_python.sh" "$SAN" > "$out/sanitize.txt" 2>&1 || status=1
     grep -E "PASS|FAIL" "$out/sanitize.txt"
   fi
   rm -rf /tmp/cache-main /tmp/cache-new
   for round in 1 2 3; do
     for wheel in main new; do
       (cd /tmp && FMHA_CACHE_DIR=/tmp/cache-$wheel PYTHONPATH=/tmp/site-$wheel \
-        python3 "$root/scripts/gpu/ab_backward.py" "$root/bench/python") \
+        python3 "$root/scripts/gpu/ab_${AB:-backward}.py" "$root/bench/python") \
         > "$out/ab-$wheel-$round.txt" 2>&1 || status=1
     done
   done

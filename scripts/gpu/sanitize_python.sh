@@ -37,6 +37,9 @@ attention="flashcore.attention(q, k, k, causal=True, return_lse=True"
 run softcap-d128 128 "$attention, softcap=30.0)"
 run softcap-d96 96 "$attention, softcap=5.0, scale=1.0)"
 run sinks-d64 64 "$attention, sinks=torch.randn(4, device='cuda'))"
+# P V over O's 80 columns: the V tile's second 64-column block read in
+# part.
+run attention-d80 80 "flashcore.attention(q, k, k, return_lse=True)"
 # A KV cache filled to 0, 77 and 170 keys (NaN past them; the sm_90a
 # consumers zero V's rows past the length), prefill and split-KV decode.
 lengths="torch.tensor([77, 170], device='cuda', dtype=torch.int32)"

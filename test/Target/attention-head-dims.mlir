@@ -11,7 +11,8 @@
 // Head dims that are not 64, 128 or 256: the kernels' tiles hold D rounded
 // up (sm_90a: to 64 columns, 96 -> 128, 160 -> 192; sm_80: to 64, 128 or
 // 256), Q K^T walks D's columns only, in k steps of 16 (a D of 8 mod 16
-// its last over zeros past D). Each compiles as a whole program on both
+// its last over zeros past D); sm_90a's P V has O's D columns as its N,
+// reading the V tile's last column block in part. Each compiles as a whole program on both
 // chips, on sm_90a without a spill (sm_80's d96 spills 64 bytes at its
 // 128x64 tile with 4 warps, which still measured fastest: TileConfig.cpp).
 
@@ -19,10 +20,10 @@
 // SM80-COUNT-6: Compiling entry function 'attention{{(_[0-9])?}}' for 'sm_80'
 
 // d32: one 64-column box, Q K^T two k steps of 16 (the first kernel's
-// first wgmma is m64n128k16, its P V m64n64k16).
+// first wgmma is m64n128k16, its P V m64n32k16).
 // PTX-LABEL: .entry attention(
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 func.func @d32(%q: memref<?x?x?x32xbf16>, %o: memref<?x?x?x32xbf16>,
                %lse: memref<?x?x?xf32>) {
   fmha.attention q(%q : memref<?x?x?x32xbf16>) k(%q : memref<?x?x?x32xbf16>)
@@ -31,6 +32,10 @@ func.func @d32(%q: memref<?x?x?x32xbf16>, %o: memref<?x?x?x32xbf16>,
   return
 }
 
+// d96: a tile of 128 columns, P V m64n96k16.
+// PTX-LABEL: .entry attention_0(
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX: wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16
 func.func @d96(%q: memref<?x?x?x96xbf16>, %o: memref<?x?x?x96xbf16>,
                %lse: memref<?x?x?xf32>) {
   fmha.attention q(%q : memref<?x?x?x96xbf16>) k(%q : memref<?x?x?x96xbf16>)

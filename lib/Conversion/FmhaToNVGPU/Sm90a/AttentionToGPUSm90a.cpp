@@ -262,7 +262,7 @@ Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
 
   ConsumerState state;
   state.out =
-      LLVM::ZeroOp::create(b, getAccumulatorType(b, shape.valueColumns));
+      LLVM::ZeroOp::create(b, getAccumulatorType(b, shape.outputColumns));
   Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
   state.rowMax = {minusInf, minusInf};
   state.rowSum = {b.f32(0.0f), b.f32(0.0f)};

@@ -34,6 +34,7 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
       getAttentionTileColumns(Chip::sm_90a, shape.valueHeadDim);
   shape.keyColumnBlocks = shape.keyColumns / kBoxColumns;
   shape.valueColumnBlocks = shape.valueColumns / kBoxColumns;
+  shape.outputColumns = llvm::alignTo(shape.valueHeadDim, kWgmmaNStep);
   shape.scale = op.getScaleOrDefault();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   shape.softcap = ScoreCap::get(op);

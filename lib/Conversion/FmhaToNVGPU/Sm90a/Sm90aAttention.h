@@ -24,6 +24,8 @@ namespace mlir::fmha::sm90a {
 constexpr int64_t kWarpgroupThreads = 128;
 /// Rows of one WGMMA (m64nNk16), the rows one consumer warpgroup owns.
 constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+/// WGMMA's N is a multiple of 8 (16-bit inputs, f32 accumulators).
+constexpr int64_t kWgmmaNStep = 8;
 /// A TMA box and a swizzle atom row: 128 bytes, 64 16-bit elements.
 constexpr int64_t kSwizzleBytes = 128, kBoxColumns = 64;
 /// Bytes of one 8-row swizzle atom, the alignment of every tile.
@@ -44,10 +46,14 @@ struct KernelShape {
   /// Columns of a Q or K tile's row and of a V tile's row
   /// (getAttentionTileColumns): D and Dv rounded up to a multiple of 64,
   /// the columns past them zeros (TMA's out-of-bounds fill). Q K^T walks
-  /// D's columns, P V (and so O) the V tile's.
+  /// D's columns, P V (and so O) outputColumns of the V tile's.
   int64_t keyColumns, valueColumns;
   /// 64-column blocks of those rows: TMA boxes per tile.
   int64_t keyColumnBlocks, valueColumnBlocks;
+  /// O's columns: Dv rounded up to a multiple of 8, the N of P V and the
+  /// width of the accumulator. P V reads that prefix of each V row; the
+  /// MN-major operand's last 64-column block may be read in part.
+  int64_t outputColumns;
   /// Where the tiles and the mbarriers live in shared memory.
   AttentionSharedLayout sharedLayout;
   /// Bytes of the Q tile and of one K and one V buffer: what their TMA

@@ -57,7 +57,7 @@ Value WarpgroupGemm::issueScores(Value stage, Value consumerRow) {
 Value WarpgroupGemm::issueValues(ArrayRef<Value> probabilities, Value stage,
                                  Value out) {
   return accumulateRegisterA(probabilities, pipeline.getValueBuffer(stage),
-                             shape.blockN, shape.valueColumns, out);
+                             shape.blockN, shape.outputColumns, out);
 }
 
 // Both operands K-major: k step j reads bytes 32 j of each 128-byte row, in
