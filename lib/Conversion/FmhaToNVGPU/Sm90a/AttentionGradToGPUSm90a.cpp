@@ -152,10 +152,23 @@ struct GradGeometry {
   /// Whether a consumer's dQ is its 64 of the block's rows over all of D,
   /// rather than all of them over its half of D.
   bool queryGradByRows;
+  /// The N of a consumer's dK, dV and dQ GEMMs, its accumulators' widths:
+  /// D's (Dv's for dV) own columns rounded up to WGMMA's step where a
+  /// consumer's N spans the head dim (its MN-major B's last column block
+  /// read in part), else gradColumns and half the tile's.
+  int64_t keyGradColumns, valueGradColumns, queryGradColumns;
   /// Buffers of the streamed Q and dO, and of dQ's staging.
   int64_t stages, stagingBuffers;
 
   static GradGeometry get(int64_t headDim) {
+    return get(headDim, headDim, headDim);
+  }
+
+  /// Of tiles of \p headDim columns (getTileColumns) for q's and k's head
+  /// dim \p qkHeadDim and v's \p vHeadDim; the one-argument form where
+  /// they fill the tile.
+  static GradGeometry get(int64_t headDim, int64_t qkHeadDim,
+                          int64_t vHeadDim) {
     GradGeometry g;
     g.splitHeadDim = headDim > 2 * kBoxColumns;
     g.blockKeys = g.splitHeadDim ? kWgmmaM : kConsumers * kWgmmaM;
@@ -164,6 +177,15 @@ struct GradGeometry {
         g.splitHeadDim ? g.blockQueries / kConsumers : g.blockQueries;
     g.gradColumns = g.splitHeadDim ? headDim / kConsumers : headDim;
     g.queryGradByRows = g.blockQueries > kWgmmaM;
+    g.keyGradColumns = g.splitHeadDim
+                           ? g.gradColumns
+                           : int64_t(llvm::alignTo(qkHeadDim, kWgmmaNStep));
+    g.valueGradColumns = g.splitHeadDim
+                             ? g.gradColumns
+                             : int64_t(llvm::alignTo(vHeadDim, kWgmmaNStep));
+    g.queryGradColumns = g.queryGradByRows
+                             ? int64_t(llvm::alignTo(qkHeadDim, kWgmmaNStep))
+                             : headDim / kConsumers;
     g.stages = g.splitHeadDim ? 1 : 2;
     // Two staging buffers only at head dim 128: at 64 they would pass the
     // SM's 227 KB by 80 bytes.
@@ -256,7 +278,8 @@ class GradDkvKernel {
 public:
   GradDkvKernel(AttentionGradOp op, gpu::GPUFuncOp func, KernelBuilder &b)
       : op(op), func(func), b(b), shape(getGradShape(op)),
-        geometry(GradGeometry::get(shape.keyColumns)),
+        geometry(GradGeometry::get(shape.keyColumns, shape.headDim,
+                                   shape.valueHeadDim)),
         layout(GradSharedLayout::get(shape.keyColumns, getElementBytes(op))),
         window(AttentionWindow::get(op).transposed()),
         ordered(static_cast<bool>(op.getDqOrder())),
@@ -450,8 +473,9 @@ private:
   /// Once this CTA's bulk reduce has completed, counts it in \p counter.
   void passTurn(Value counter);
   /// dK or dV (\p accumulator) times \p factor, packed as a WarpSlab's
-  /// words.
-  SmallVector<std::array<Value, 2>> packGrads(Value accumulator, float factor);
+  /// words (zeros past the accumulator's \p columns).
+  SmallVector<std::array<Value, 2>> packGrads(Value accumulator,
+                                              int64_t columns, float factor);
   /// Writes dK (times the scale) and dV of this consumer's keys and
   /// columns, and releases the K and V tiles: each warp stages its rows
   /// in its slab of the tiles, which no WGMMA reads any more, and stores
@@ -648,15 +672,17 @@ Value GradDkvKernel::loadRowTerm(AttentionGradOperand operand, Value batch,
 SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
                                                 Value consumed) {
   pipeline.wait(barrier(kTilesFull), b.urem(iteration, b.i32(2)));
-  Value zero =
-      LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.gradColumns));
-  Value queryGradZero = LLVM::ZeroOp::create(
-      b, getAccumulatorType(b, geometry.queryGradByRows
-                                   ? shape.keyColumns
-                                   : shape.keyColumns / kConsumers));
+  Value keyGradZero =
+      LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.keyGradColumns));
+  Value valueGradZero =
+      LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.valueGradColumns));
+  Value queryGradZero =
+      LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.queryGradColumns));
   // Block 0, up to its dQ.
   auto first = scf::IfOp::create(
-      b, TypeRange{zero.getType(), zero.getType(), queryGradZero.getType()},
+      b,
+      TypeRange{keyGradZero.getType(), valueGradZero.getType(),
+                queryGradZero.getType()},
       b.slt(b.i32(0), steps), /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -668,11 +694,12 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
       storeRowTerms(loadRowTerms(batch, b.i32(step)), b.i32(step),
                     b.add(consumed, b.i32(step)));
     syncConsumers(kTermsStored);
-    auto [gradKey, gradValue, queryGrad] =
-        buildBlock(b.i32(0), consumed, zero, zero, scores, gradProbs);
+    auto [gradKey, gradValue, queryGrad] = buildBlock(
+        b.i32(0), consumed, keyGradZero, valueGradZero, scores, gradProbs);
     scf::YieldOp::create(b, ValueRange{gradKey, gradValue, queryGrad});
     b.setInsertionPointToStart(first.elseBlock());
-    scf::YieldOp::create(b, ValueRange{zero, zero, queryGradZero});
+    scf::YieldOp::create(b,
+                         ValueRange{keyGradZero, valueGradZero, queryGradZero});
   }
   auto loop =
       scf::ForOp::create(b, b.i32(0), steps, b.i32(1),
@@ -788,8 +815,9 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
   }
   // dV's GEMM runs under dS^T's arithmetic.
   gemm.fence();
-  gradValue = gemm.accumulateRegisterA(
-      packedProbs, gradOut, geometry.blockQueries, shape.keyColumns, gradValue);
+  gradValue =
+      gemm.accumulateRegisterA(packedProbs, gradOut, geometry.blockQueries,
+                               geometry.valueGradColumns, gradValue);
   gemm.commitGroup();
   // dP^T (the group before dV's) is complete.
   gemm.waitGroup(1);
@@ -798,7 +826,7 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
   gemm.fence();
   gradKey =
       gemm.accumulateRegisterA(packedGradScores, queries, geometry.blockQueries,
-                               shape.keyColumns, gradKey);
+                               geometry.keyGradColumns, gradKey);
   gemm.commitGroup();
 
   // dS^T for dQ: both consumers' rows.
@@ -969,8 +997,8 @@ Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes,
   if (geometry.queryGradByRows)
     return gemm.multiplyMnMajor(
         b.add(gradScores, b.mul(consumer, b.i32(tileBytes))),
-        address(layout.keys), geometry.blockKeys, shape.keyColumns);
-  int64_t half = shape.keyColumns / kConsumers;
+        address(layout.keys), geometry.blockKeys, geometry.queryGradColumns);
+  int64_t half = geometry.queryGradColumns;
   assert(half % kBoxColumns == 0 && "a consumer's columns are whole blocks");
   return gemm.multiplyMnMajor(
       gradScores,
@@ -1016,14 +1044,13 @@ void GradDkvKernel::storeScoreTile(const FragmentLanes &lanes,
 // lanes of a store land in 8 different 16-byte bank groups.
 //
 // The buffer holds the block's rows of D f32, dq_accum's, which the writer
-// adds; where the tile has columns past D, those (zeros) follow, dense
-// [rows][tile columns - D], and are never added. They are stored only so
-// that dQ's accumulator stays whole: with part of it dead, ptxas
-// serialized the WGMMAs (C7511, head dims below 64).
+// adds; where the consumers split the tile's columns and the second's
+// reach past D, those (zeros) follow, dense [rows][tile columns - D], and
+// are never added. They are stored only so that dQ's accumulator stays
+// whole: with part of it dead, ptxas serialized the WGMMAs (C7511).
 void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                                    Value staging) {
-  int64_t columns = geometry.queryGradByRows ? shape.keyColumns
-                                             : shape.keyColumns / kConsumers;
+  int64_t columns = geometry.queryGradColumns;
   int64_t headDim = shape.headDim, pastColumns = shape.keyColumns - headDim;
   SmallVector<Value> values = unpackAccumulator(b, gradQuery, columns / 2);
   Value laneRow = b.urem(lanes.laneRow, b.index(kWgmmaM));
@@ -1152,12 +1179,13 @@ void GradDkvKernel::passTurn(Value counter) {
 // Element 4 i + 2 h + e of the lane's m64nN accumulator is key row
 // g + 8 h of its warp's 16, column 8 i + 2 t + e of its consumer's (all of
 // D, or its half where the consumers split the head dim).
-SmallVector<std::array<Value, 2>> GradDkvKernel::packGrads(Value accumulator,
-                                                           float factor) {
-  SmallVector<Value> values =
-      unpackAccumulator(b, accumulator, geometry.gradColumns / 2);
-  SmallVector<std::array<Value, 2>> words(geometry.gradColumns / 8);
-  for (int64_t i = 0; i < geometry.gradColumns / 8; ++i)
+SmallVector<std::array<Value, 2>>
+GradDkvKernel::packGrads(Value accumulator, int64_t columns, float factor) {
+  SmallVector<Value> values = unpackAccumulator(b, accumulator, columns / 2);
+  Value zero = b.i32(0);
+  SmallVector<std::array<Value, 2>> words(geometry.gradColumns / 8,
+                                          {zero, zero});
+  for (int64_t i = 0; i < columns / 8; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       Value low = values[4 * i + 2 * h], high = values[4 * i + 2 * h + 1];
       if (factor != 1.0f) {
@@ -1179,8 +1207,10 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   Value slabOffset = b.mul(consumerWarp, b.i32(WarpSlab::getBytes(columns)));
   WarpSlab keySlab{b.add(address(layout.keys), slabOffset), columns};
   WarpSlab valueSlab{b.add(address(layout.values), slabOffset), columns};
-  keySlab.store(b, pipeline, lane, packGrads(gradKey, shape.scale));
-  valueSlab.store(b, pipeline, lane, packGrads(gradValue, 1.0f));
+  keySlab.store(b, pipeline, lane,
+                packGrads(gradKey, geometry.keyGradColumns, shape.scale));
+  valueSlab.store(b, pipeline, lane,
+                  packGrads(gradValue, geometry.valueGradColumns, 1.0f));
   syncWarp(b);
   // The warp's first key among the CTA's, and its first of D's columns.
   Value warpKey = b.mul(consumerWarp, b.i32(kWarpRows));
