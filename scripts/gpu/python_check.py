@@ -81,6 +81,11 @@ def attention_grid():
             continue
         check(f"attention bf16 d{d} GQA 2:1 non-causal Sq=1000 Sk=700",
               attention_case(1, 4, 2, 1000, 700, d, bf16))
+    # Long queries: d72 to d96 take 3 consumers of 96-key blocks there.
+    for d, causal in ((80, False), (96, True)):
+        check(f"attention bf16 d{d} {'causal' if causal else 'non-causal'} "
+              "GQA 2:1 Sq=Sk=4097",
+              attention_case(1, 4, 2, 4097, 4097, d, bf16, causal=causal))
     for d in (40, 48, 72, 96, 160, 192, 200):
         check(f"attention f16 d{d} causal BHSD Sq=Sk=1537",
               attention_case(1, 2, 2, 1537, 1537, d, torch.float16,

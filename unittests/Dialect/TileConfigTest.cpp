@@ -72,8 +72,8 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true).blockN, 128u);
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false).warps, 16u);
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 256, true).blockN, 80u);
-  // Known query lengths: causal d64 takes 3 consumers from 4k on; the rest
-  // is as without a length.
+  // Known query lengths: causal d64 takes 3 consumers from 4k on, and d72
+  // to d96 3 consumers of 96-key blocks; the rest is as without a length.
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, true, 1024).blockM,
             128u);
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, true, 4096).blockM,
@@ -82,6 +82,15 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
             16u);
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true, 16384),
             getDefaultAttentionTiling(Chip::sm_90a, 128, true));
+  for (unsigned headDim : {72u, 96u})
+    for (bool causal : {false, true}) {
+      EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, causal, 4096),
+                (AttentionTiling{Chip::sm_90a, 192, 96, 16, 2}));
+      EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, causal, 1024),
+                getDefaultAttentionTiling(Chip::sm_90a, headDim, causal));
+    }
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 104, false, 4096),
+            getDefaultAttentionTiling(Chip::sm_90a, 104, false));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false, 1024),
             getDefaultAttentionTiling(Chip::sm_90a, 64, false));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_80, 128, true, 16384),

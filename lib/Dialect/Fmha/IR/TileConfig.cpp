@@ -116,6 +116,16 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     if (headDim <= 64)
       return causal && !longQueries ? AttentionTiling{chip, 128, 128, 12, 2}
                                     : AttentionTiling{chip, 192, 128, 16, 2};
+    // d72 to d96 from 4k queries on: 3 consumers of 96-key blocks, which
+    // fit their registers since P V's N is O's columns (2026-11-28; 192 x
+    // 128 spills 80-244 bytes and serializes). Measured on the H100
+    // (bench/attention-tiles.sh, TFLOP/s, 4 x 2048/D heads x 4096,
+    // non-causal / causal, then 16 x 2048/D x 1024): d80 548 / 444 against
+    // 128x128's 504 / 435, d96 616 / 521 against 571 / 479; 192x112 554 /
+    // 414 and 619 / 485; at 1k 128x128 wins (d96 468 / 340 against 452 /
+    // 285).
+    if (headDim <= 96 && longQueries)
+      return {chip, 192, 96, 16, 2};
     // The other head dims: the tile of the next of these, but 128x96 for
     // tiles of 192 columns (d144 to d192; the widest 128x112 that fits did
     // as well at 4k and worse at 1k). Measured on the H100 (bench/
