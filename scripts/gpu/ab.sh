@@ -8,8 +8,8 @@
 #          [AB=forward] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
 #          (installs dist/'s wheel into /tmp/site-new, optionally runs the
 #          python_check rows matching CHECKS and sanitize_python.sh's calls
-#          matching SAN, then ab_backward.py (ab_forward.py with
-#          AB=forward) three times per wheel, alternating, and prints per
+#          matching SAN, then ab_rows.py's backward (with AB=forward its
+#          forward) rows three times per wheel, alternating, and prints per
 #          row both wheels' TFLOP/s and the ratio of medians)
 # Logs go to $OUT.
 set -uo pipefail
@@ -43,7 +43,7 @@ run)
   for round in 1 2 3; do
     for wheel in main new; do
       (cd /tmp && FMHA_CACHE_DIR=/tmp/cache-$wheel PYTHONPATH=/tmp/site-$wheel \
-        python3 "$root/scripts/gpu/ab_${AB:-backward}.py" "$root/bench/python") \
+        python3 "$root/scripts/gpu/ab_rows.py" "${AB:-backward}" "$root/bench/python") \
         > "$out/ab-$wheel-$round.txt" 2>&1 || status=1
     done
   done

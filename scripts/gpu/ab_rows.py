@@ -1,0 +1,69 @@
+"""TFLOP/s of the installed flashcore's forward or backward on a few rows,
+for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
+alternating; AB=forward picks the forward).
+
+Each row: random bf16 BSHD inputs (seed 0), CUDA events around back-to-back
+calls (bench.py's back_to_back_ms), the median of 7 rounds. The forward:
+flashcore.attention, 10 calls a round, 4 B H S^2 D FLOPs; its rows are
+bench.py's --head-dims shapes (4 x 2048/D heads x 4096) at the head dims
+whose tiles are wider than D, and d64/d128 controls. The backward: dq, dk
+and dv by autograd from one retained forward, 5 calls a round, 2.5 x the
+forward's FLOPs. Both halved when causal. Prints "BxHxSxD[c] TFLOP/s" per
+row.
+
+Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|backward BENCH_DIR
+(BENCH_DIR: the repository's bench/python, for back_to_back_ms)
+"""
+
+import sys
+
+import torch
+
+import flashcore
+
+ROWS = {
+    "forward": [(4, 25, 4096, 80, False), (4, 25, 4096, 80, True),
+                (4, 21, 4096, 96, False), (4, 21, 4096, 96, True),
+                (4, 28, 4096, 72, False), (4, 18, 4096, 112, False),
+                (4, 42, 4096, 48, False), (4, 12, 4096, 160, False),
+                (4, 9, 4096, 224, False), (4, 9, 4096, 224, True),
+                (4, 32, 4096, 64, False), (4, 16, 4096, 128, False)],
+    "backward": [(16, 16, 1024, 128, False), (16, 16, 1024, 128, True),
+                 (16, 32, 1024, 64, False), (16, 32, 1024, 64, True),
+                 (4, 16, 4096, 128, False), (4, 16, 4096, 128, True),
+                 (4, 32, 4096, 64, True), (16, 8, 1024, 256, True),
+                 (2, 16, 4096, 256, False), (4, 64, 4096, 32, False),
+                 (4, 25, 4096, 80, False), (4, 21, 4096, 96, False),
+                 (4, 21, 4096, 96, True)],
+}
+
+
+def main():
+    mode = sys.argv[1]
+    sys.path.insert(0, sys.argv[2])
+    from bench import back_to_back_ms
+    for b, h, s, d, causal in ROWS[mode]:
+        torch.manual_seed(0)
+        q, k, v = (torch.randn(b, s, h, d, device="cuda",
+                               dtype=torch.bfloat16,
+                               requires_grad=mode == "backward")
+                   for _ in range(3))
+        flops = 4 * b * h * s * s * d / (2 if causal else 1)
+        if mode == "forward":
+            ms = back_to_back_ms(
+                lambda: flashcore.attention(q, k, v, causal=causal),
+                calls=10, rounds=7)
+        else:
+            o = flashcore.attention(q, k, v, causal=causal)
+            dout = torch.randn_like(o)
+            ms = back_to_back_ms(
+                lambda: torch.autograd.grad(o, (q, k, v), dout,
+                                            retain_graph=True),
+                calls=5, rounds=7)
+            flops *= 2.5
+        print(f"{b}x{h}x{s}x{d}{'c' if causal else ''} "
+              f"{flops / ms / 1e9:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
