@@ -12,9 +12,10 @@
 // up (sm_90a: to 64 columns, 96 -> 128, 160 -> 192; sm_80: to 64, 128 or
 // 256), Q K^T walks D's columns only, in k steps of 16 (a D of 8 mod 16
 // its last over zeros past D); sm_90a's P V has O's D columns as its N,
-// reading the V tile's last column block in part. Each compiles as a whole program on both
-// chips, on sm_90a without a spill (sm_80's d96 spills 64 bytes at its
-// 128x64 tile with 4 warps, which still measured fastest: TileConfig.cpp).
+// reading the V tile's last column block in part. Each compiles as a whole
+// program on both chips, on sm_90a without a spill (sm_80's d96 spills 64
+// bytes at its 128x64 tile with 4 warps, which still measured fastest:
+// TileConfig.cpp).
 
 // SM90A-COUNT-6: Compiling entry function 'attention{{(_[0-9])?}}' for 'sm_90a'
 // SM80-COUNT-6: Compiling entry function 'attention{{(_[0-9])?}}' for 'sm_80'
