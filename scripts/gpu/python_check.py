@@ -112,6 +112,15 @@ def attention_grid():
          attention_case(1, 32, 8, 1, 50000, 192, bf16, dv=128)),
         ("d88 dv56 GQA 4:1 causal Sq=Sk=1000",
          attention_case(1, 8, 2, 1000, 1000, 88, bf16, causal=True, dv=56)),
+        # v's head dim of 72-96 at 4k+ queries takes 192 x 96 beside q's
+        # wider or narrower rows.
+        ("d128 dv96 GQA 2:1 Sq=Sk=4097",
+         attention_case(1, 4, 2, 4097, 4097, 128, bf16, dv=96)),
+        ("d192 dv96 causal Sq=Sk=4097",
+         attention_case(1, 4, 4, 4097, 4097, 192, bf16, causal=True, dv=96)),
+        ("d160 dv80 f16 BHSD Sq=4097 Sk=4500",
+         attention_case(1, 2, 2, 4097, 4500, 160, torch.float16, bhsd=True,
+                        dv=80)),
         ("d40 decode split-KV GQA 4:1 Sk=50000",
          attention_case(1, 32, 8, 1, 50000, 40, bf16)),
         # Rows that see no key (causal, Sq > Sk) filling whole tiles just

@@ -89,6 +89,18 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
       EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, causal, 1024),
                 getDefaultAttentionTiling(Chip::sm_90a, headDim, causal));
     }
+  // v's head dim picks the tile where q's rows leave it in shared memory:
+  // 192/96 and 160/80 take 192 x 96 at 4k; 256/96's does not fit, so it
+  // falls back to d256's.
+  for (AttentionHeadDims headDims : {AttentionHeadDims{128, 96},
+                                     AttentionHeadDims{192, 96},
+                                     AttentionHeadDims{160, 80}})
+    EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDims, true, 4096),
+              (AttentionTiling{Chip::sm_90a, 192, 96, 16, 2}));
+  EXPECT_EQ(
+      getDefaultAttentionTiling(Chip::sm_90a, AttentionHeadDims{256, 96},
+                                false, 4096),
+      getDefaultAttentionTiling(Chip::sm_90a, 256, false, 4096));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 104, false, 4096),
             getDefaultAttentionTiling(Chip::sm_90a, 104, false));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false, 1024),
