@@ -1181,20 +1181,11 @@ void GradDkvKernel::passTurn(Value counter) {
 // D, or its half where the consumers split the head dim).
 SmallVector<std::array<Value, 2>>
 GradDkvKernel::packGrads(Value accumulator, int64_t columns, float factor) {
-  SmallVector<Value> values = unpackAccumulator(b, accumulator, columns / 2);
-  Value zero = b.i32(0);
-  SmallVector<std::array<Value, 2>> words(geometry.gradColumns / 8,
-                                          {zero, zero});
-  for (int64_t i = 0; i < columns / 8; ++i)
-    for (int64_t h = 0; h < 2; ++h) {
-      Value low = values[4 * i + 2 * h], high = values[4 * i + 2 * h + 1];
-      if (factor != 1.0f) {
-        low = b.fmul(low, b.f32(factor));
-        high = b.fmul(high, b.f32(factor));
-      }
-      words[i][h] = packPair(b, shape.elementType, low, high);
-    }
-  return words;
+  return packSlabWords(b, shape.elementType, accumulator, columns,
+                       geometry.gradColumns, [&](Value element, int64_t) {
+                         return factor == 1.0f ? element
+                                               : b.fmul(element, b.f32(factor));
+                       });
 }
 
 void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {

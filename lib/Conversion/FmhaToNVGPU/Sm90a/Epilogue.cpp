@@ -24,20 +24,12 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
                            const TileCoordinates &tile) {
   FragmentLanes fragment = FragmentLanes::derive(b, threadId);
   RowTotals totals = getRowTotals(state, fragment, tile);
-  // Word (chunk, half): this lane's two columns of n8 chunk `chunk` in
-  // row g (half 0) or g + 8, normalized and rounded; zeros past O's
-  // columns, which the slabs hold but no store reads.
-  SmallVector<Value> values =
-      unpackAccumulator(b, state.out, shape.outputColumns / 2);
-  Value zero = b.i32(0);
-  SmallVector<std::array<Value, 2>> words(shape.valueColumns / 8, {zero, zero});
-  for (int64_t chunk = 0; chunk < shape.outputColumns / 8; ++chunk)
-    for (int64_t half = 0; half < 2; ++half) {
-      int64_t i = 4 * chunk + 2 * half;
-      words[chunk][half] = packPair(
-          b, shape.elementType, b.fmul(values[i], totals.inverse[half]),
-          b.fmul(values[i + 1], totals.inverse[half]));
-    }
+  // O's rows normalized by their totals, then rounded.
+  SmallVector<std::array<Value, 2>> words =
+      packSlabWords(b, shape.elementType, state.out, shape.outputColumns,
+                    shape.valueColumns, [&](Value element, int64_t half) {
+                      return b.fmul(element, totals.inverse[half]);
+                    });
 
   // Every consumer's last P V reads all of the buffer: wait for them all
   // before overwriting it.

@@ -26,6 +26,22 @@ Value WarpSlab::getChunkAddress(KernelBuilder &b, Value row,
       base, b.add(b.mul(row, b.i32(columns * 2)), b.mul(swizzled, b.i32(16))));
 }
 
+SmallVector<std::array<Value, 2>> sm90a::packSlabWords(
+    KernelBuilder &b, Type elementType, Value accumulator, int64_t columns,
+    int64_t slabColumns,
+    llvm::function_ref<Value(Value element, int64_t half)> scale) {
+  SmallVector<Value> values = unpackAccumulator(b, accumulator, columns / 2);
+  Value zero = b.i32(0);
+  SmallVector<std::array<Value, 2>> words(slabColumns / 8, {zero, zero});
+  for (int64_t i = 0; i < columns / 8; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value high = scale(values[4 * i + 2 * h + 1], h);
+      Value low = scale(values[4 * i + 2 * h], h);
+      words[i][h] = packPair(b, elementType, low, high);
+    }
+  return words;
+}
+
 void WarpSlab::store(KernelBuilder &b, TmaPipeline &pipeline, Value lane,
                      ArrayRef<std::array<Value, 2>> words) const {
   // stmatrix .x4: lanes 8m .. 8m + 7 address the rows of matrix m, which

@@ -45,6 +45,17 @@ struct WarpSlab {
                   Value chunk) const;
 };
 
+/// The words WarpSlab::store takes for a slab of \p slabColumns from a
+/// consumer's m64nN accumulator of \p columns (at most \p slabColumns):
+/// word (i, h) packs elements 4 i + 2 h and 4 i + 2 h + 1 (chunk i's two
+/// columns of the lane's row g + 8 h), each first passed through
+/// \p scale with its h; zeros past the accumulator's columns, which the
+/// slab holds but no store reads.
+SmallVector<std::array<Value, 2>>
+packSlabWords(KernelBuilder &b, Type elementType, Value accumulator,
+              int64_t columns, int64_t slabColumns,
+              llvm::function_ref<Value(Value element, int64_t half)> scale);
+
 /// This thread's warp among the consumer warps (after the producer
 /// warpgroup's), and its lane, both i32; derived from a copy of
 /// \p threadId hidden from hoisting, so that nothing derived from them is
