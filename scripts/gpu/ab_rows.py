@@ -8,8 +8,9 @@ flashcore.attention, 10 calls a round, 4 B H S^2 D FLOPs; its rows are
 bench.py's --head-dims shapes (4 x 2048/D heads x 4096) at the head dims
 whose tiles are wider than D, and d64/d128 controls. The backward: dq, dk
 and dv by autograd from one retained forward, 5 calls a round, 2.5 x the
-forward's FLOPs. Both halved when causal. Prints "BxHxSxD[c] TFLOP/s" per
-row.
+forward's FLOPs. Both halved when causal; a sixth entry in a row is v's
+head dim, which counts as 2 B H S^2 (D + Dv). Prints "BxHxSxD[/Dv][c]
+TFLOP/s" per row.
 
 Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|backward BENCH_DIR
 (BENCH_DIR: the repository's bench/python, for back_to_back_ms)
@@ -34,7 +35,10 @@ ROWS = {
                  (4, 32, 4096, 64, True), (16, 8, 1024, 256, True),
                  (2, 16, 4096, 256, False), (4, 64, 4096, 32, False),
                  (4, 25, 4096, 80, False), (4, 21, 4096, 96, False),
-                 (4, 21, 4096, 96, True)],
+                 (4, 21, 4096, 96, True), (4, 12, 4096, 160, False),
+                 (4, 10, 4096, 192, False), (4, 10, 4096, 192, True),
+                 (4, 16, 4096, 192, False, 128),
+                 (4, 16, 4096, 192, True, 128)],
 }
 
 
@@ -42,13 +46,14 @@ def main():
     mode = sys.argv[1]
     sys.path.insert(0, sys.argv[2])
     from bench import back_to_back_ms
-    for b, h, s, d, causal in ROWS[mode]:
+    for b, h, s, d, causal, *rest in ROWS[mode]:
+        dv = rest[0] if rest else d
         torch.manual_seed(0)
-        q, k, v = (torch.randn(b, s, h, d, device="cuda",
+        q, k, v = (torch.randn(b, s, h, width, device="cuda",
                                dtype=torch.bfloat16,
                                requires_grad=mode == "backward")
-                   for _ in range(3))
-        flops = 4 * b * h * s * s * d / (2 if causal else 1)
+                   for width in (d, d, dv))
+        flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
         if mode == "forward":
             ms = back_to_back_ms(
                 lambda: flashcore.attention(q, k, v, causal=causal),
@@ -61,7 +66,8 @@ def main():
                                             retain_graph=True),
                 calls=5, rounds=7)
             flops *= 2.5
-        print(f"{b}x{h}x{s}x{d}{'c' if causal else ''} "
+        print(f"{b}x{h}x{s}x{d}{f'/{dv}' if dv != d else ''}"
+              f"{'c' if causal else ''} "
               f"{flops / ms / 1e9:.1f}", flush=True)
 
 

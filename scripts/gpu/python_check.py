@@ -892,6 +892,19 @@ def backward_grid():
                        dv=128)),
         ("d96 dv64 Sq=Sk=4097", backward_case(1, 2, 2, 4097, 4097, 96, bf16,
                                              dv=64)),
+        # The split head dim's columns shared out by whole blocks, one
+        # consumer's GEMMs of other widths than the other's (d144 to d208,
+        # and v's head dim apart); 192/64 keeps the tile's halves.
+        ("d144 GQA 2:1 Sq=Sk=1000",
+         backward_case(1, 4, 2, 1000, 1000, 144, bf16)),
+        ("d176 causal Sq=777 Sk=1000",
+         backward_case(1, 2, 2, 777, 1000, 176, bf16, causal=True)),
+        ("d256 dv128 Sq=Sk=700",
+         backward_case(1, 2, 2, 700, 700, 256, bf16, dv=128)),
+        ("d128 dv192 causal Sq=Sk=1000",
+         backward_case(1, 2, 2, 1000, 1000, 128, bf16, causal=True, dv=192)),
+        ("d192 dv64 Sq=500 Sk=900",
+         backward_case(1, 2, 2, 500, 900, 192, bf16, dv=64)),
     ]:
         check("backward " + name, case)
     for name, case in [
@@ -929,6 +942,9 @@ def backward_grid():
                        deterministic=True)),
         ("d192 dv128 GQA 4:1 causal B=2 Sq=Sk=1500",
          backward_case(2, 8, 2, 1500, 1500, 192, bf16, causal=True, dv=128,
+                       deterministic=True)),
+        ("d160 f16 Sq=Sk=1000",
+         backward_case(1, 4, 4, 1000, 1000, 160, torch.float16,
                        deterministic=True)),
     ]:
         check("backward deterministic " + name, case)

@@ -60,7 +60,14 @@
 // and after their meeting accumulates dV += P^T dO and dK += dS^T Q with
 // A from shared memory over its half of D's columns, then dQ over the
 // same half. One Q/dO buffer and one dQ staging buffer fit beside the
-// bigger tiles.
+// bigger tiles. Where D or Dv ends a column block or more short of the
+// tile (d136 to d192, 192/128, 256/128), halves of the tile would leave the
+// second consumer computing zeros while the first computes all of its
+// columns: the two instead share out whole 64-column blocks of each of dK,
+// dV and dQ for the least larger N (GradGeometry::getBalancedSplit; d192:
+// 64 + 64 + 128 and 128 + 128 + 64 columns of dK, dV and dQ against 128
+// each), each consumer's code emitted apart behind a uniform branch, its
+// named barriers in the form without .aligned.
 //
 // The producer warpgroup keeps 24 registers, the consumers 240: all that
 // the CTA launches with (nvvm.maxnreg 168 x 384 threads).
@@ -160,6 +167,25 @@ struct GradGeometry {
   /// Buffers of the streamed Q and dO, and of dQ's staging.
   int64_t stages, stagingBuffers;
 
+  /// D's (for dV Dv's) columns of one consumer's GEMM: from `first`, a
+  /// column block's first, `count` of them (its N).
+  struct Columns {
+    int64_t first, count;
+  };
+  /// One consumer's columns of dK, dV and dQ.
+  struct ConsumerGrads {
+    Columns key, value, query;
+  };
+  /// Where the consumers split the head dim and half of the tile's columns
+  /// each would leave one with columns past D or Dv: each consumer's own
+  /// columns (consumer 0's first), whole column blocks of each GEMM shared
+  /// out so that the larger of their N totals is least (getBalancedSplit).
+  /// Empty where both take half of the tile's columns of all three.
+  SmallVector<ConsumerGrads, 2> consumerGrads;
+
+  static SmallVector<ConsumerGrads, 2>
+  getBalancedSplit(int64_t tileColumns, int64_t qkHeadDim, int64_t vHeadDim);
+
   static GradGeometry get(int64_t headDim) {
     return get(headDim, headDim, headDim);
   }
@@ -187,12 +213,66 @@ struct GradGeometry {
                              ? int64_t(llvm::alignTo(qkHeadDim, kWgmmaNStep))
                              : headDim / kConsumers;
     g.stages = g.splitHeadDim ? 1 : 2;
+    if (g.splitHeadDim)
+      g.consumerGrads = getBalancedSplit(headDim, qkHeadDim, vHeadDim);
     // Two staging buffers only at head dim 128: at 64 they would pass the
     // SM's 227 KB by 80 bytes.
     g.stagingBuffers = headDim == 2 * kBoxColumns ? 2 : 1;
     return g;
   }
 };
+
+/// getBalancedSplit: the split geometry's column blocks of dK (D's), dV
+/// (Dv's) and dQ (D's) shared out between the two consumers, each a run of
+/// one to two blocks
+/// of each GEMM (its accumulator and its dK/dV slab hold at most half of
+/// the tile), consumer 0 the first run; the N of a run is its columns
+/// rounded up to WGMMA's step. Chosen for the least larger total N; empty
+/// where half of the tile's columns each (the tile's own split, the same
+/// code for both consumers) does as well, or where a GEMM has one block.
+SmallVector<GradGeometry::ConsumerGrads, 2>
+GradGeometry::getBalancedSplit(int64_t tileColumns, int64_t qkHeadDim,
+                               int64_t vHeadDim) {
+  using Columns = GradGeometry::Columns;
+  auto run = [](int64_t headDim, int64_t fromBlock, int64_t toBlock) {
+    int64_t first = fromBlock * kBoxColumns;
+    int64_t last = std::min(headDim, toBlock * kBoxColumns);
+    return Columns{first, int64_t(llvm::alignTo(last - first, kWgmmaNStep))};
+  };
+  int64_t keyBlocks = llvm::divideCeil(qkHeadDim, kBoxColumns);
+  int64_t valueBlocks = llvm::divideCeil(vHeadDim, kBoxColumns);
+  int64_t maxBlocks = tileColumns / kConsumers / kBoxColumns;
+  // Consumer 0 takes `first` of a GEMM's `blocks`, consumer 1 the rest.
+  auto firstChoices = [&](int64_t blocks) {
+    SmallVector<int64_t> choices;
+    for (int64_t first = 1; first < blocks; ++first)
+      if (first <= maxBlocks && blocks - first <= maxBlocks)
+        choices.push_back(first);
+    return choices;
+  };
+  // Half of the tile's columns each, in all three GEMMs.
+  int64_t best = 3 * (tileColumns / kConsumers);
+  SmallVector<GradGeometry::ConsumerGrads, 2> split;
+  for (int64_t key : firstChoices(keyBlocks))
+    for (int64_t value : firstChoices(valueBlocks))
+      for (int64_t query : firstChoices(keyBlocks)) {
+        GradGeometry::ConsumerGrads first{run(qkHeadDim, 0, key),
+                                          run(vHeadDim, 0, value),
+                                          run(qkHeadDim, 0, query)};
+        GradGeometry::ConsumerGrads second{run(qkHeadDim, key, keyBlocks),
+                                           run(vHeadDim, value, valueBlocks),
+                                           run(qkHeadDim, query, keyBlocks)};
+        auto total = [](const GradGeometry::ConsumerGrads &grads) {
+          return grads.key.count + grads.value.count + grads.query.count;
+        };
+        int64_t larger = std::max(total(first), total(second));
+        if (larger < best) {
+          best = larger;
+          split = {first, second};
+        }
+      }
+  return split;
+}
 
 /// Where everything lives in shared memory, from the 1024-byte aligned
 /// base: the K and V tiles, the Q and the dO buffers (a block's rows each),
@@ -444,7 +524,11 @@ private:
   /// Element i's row term (0: LSE log2e, 1: delta) from \p terms.
   Value loadTerm(const FragmentLanes &lanes, Value terms, int64_t which,
                  int64_t i);
-  /// Issues dQ = dS K for this consumer's half of D's columns.
+  /// The consumer's loop over a batch's query blocks, then its dK and dV
+  /// stored (buildConsumer, with `grads` where set).
+  Value buildConsumerBlocks(Value batch, Value iteration, Value consumed);
+  /// Issues dQ = dS K for this consumer's rows or columns (half of the
+  /// tile's, or its own of a balanced split).
   Value issueQueryGrad(const FragmentLanes &lanes, Value gradScores);
   /// Stores this consumer's part of dS^T or P^T into \p tile (shared,
   /// i32), in the TMA swizzle.
@@ -493,7 +577,17 @@ private:
         NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_global),
         NVVM::SharedSpaceAttr());
   }
+  /// Named barrier \p id of the consumers' threads. Where each consumer's
+  /// code is emitted apart (`grads`), they reach it from different
+  /// instructions, which nvvm.barrier's aligned form (every thread at the
+  /// same one) does not allow: there barrier.sync without .aligned.
   void syncConsumers(int32_t id) {
+    if (grads) {
+      LLVM::CallIntrinsicOp::create(
+          b, b.getStringAttr("llvm.nvvm.barrier.cta.sync.count"),
+          ValueRange{b.i32(id), b.i32(kConsumerThreads)});
+      return;
+    }
     NVVM::BarrierOp::create(b, TypeRange{}, b.i32(id), b.i32(kConsumerThreads),
                             NVVM::BarrierReductionAttr(), Value());
   }
@@ -511,6 +605,10 @@ private:
   bool ordered;
   /// The shape of a consumer's S^T: block_n its queries.
   KernelShape scoreShape;
+  /// While a consumer of a balanced split is emitted (buildConsumer), its
+  /// columns of dK, dV and dQ (geometry.consumerGrads); else null, and each
+  /// consumer's columns follow from its index at run time.
+  const GradGeometry::ConsumerGrads *grads = nullptr;
   /// The thread id (index): the whole CTA's, then each role's own copy,
   /// which LLVM may not hoist above setmaxnreg (computeCoordinates).
   Value threadId;
@@ -665,19 +763,44 @@ Value GradDkvKernel::loadRowTerm(AttentionGradOperand operand, Value batch,
   return LLVM::LoadOp::create(b, b.getF32Type(), pointer, /*alignment=*/4);
 }
 
+// Where a balanced split gives the consumers GEMMs of different N, their
+// accumulators differ in type: each consumer's code is emitted apart,
+// behind a branch on the (warpgroup-uniform) consumer.
+SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
+                                                Value consumed) {
+  if (geometry.consumerGrads.empty())
+    return {buildConsumerBlocks(batch, iteration, consumed)};
+  auto branch =
+      scf::IfOp::create(b, TypeRange{consumed.getType()},
+                        b.eq(getUniformConsumer(deriveLanes()), b.i32(0)),
+                        /*withElseRegion=*/true);
+  for (int64_t consumer = 0; consumer < kConsumers; ++consumer) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(consumer == 0 ? branch.thenBlock()
+                                             : branch.elseBlock());
+    grads = &geometry.consumerGrads[consumer];
+    scf::YieldOp::create(b, buildConsumerBlocks(batch, iteration, consumed));
+  }
+  grads = nullptr;
+  return {branch.getResult(0)};
+}
+
 // The loop is rotated so that no WGMMA is in flight across its back edge
 // (ptxas serializes WGMMAs whose results a loop-carried value may read,
 // C7514): iteration j hands off block j's dQ and, under that, runs block
 // j + 1 up to its dQ.
-SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
-                                                Value consumed) {
+Value GradDkvKernel::buildConsumerBlocks(Value batch, Value iteration,
+                                         Value consumed) {
   pipeline.wait(barrier(kTilesFull), b.urem(iteration, b.i32(2)));
-  Value keyGradZero =
-      LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.keyGradColumns));
-  Value valueGradZero =
-      LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.valueGradColumns));
-  Value queryGradZero =
-      LLVM::ZeroOp::create(b, getAccumulatorType(b, geometry.queryGradColumns));
+  Value keyGradZero = LLVM::ZeroOp::create(
+      b, getAccumulatorType(b, grads ? grads->key.count
+                                     : geometry.keyGradColumns));
+  Value valueGradZero = LLVM::ZeroOp::create(
+      b, getAccumulatorType(b, grads ? grads->value.count
+                                     : geometry.valueGradColumns));
+  Value queryGradZero = LLVM::ZeroOp::create(
+      b, getAccumulatorType(b, grads ? grads->query.count
+                                     : geometry.queryGradColumns));
   // Block 0, up to its dQ.
   auto first = scf::IfOp::create(
       b,
@@ -735,7 +858,7 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
                                        branch.getResult(2), nextConsumed});
   }
   storeGrads(loop.getResult(0), loop.getResult(1), batch);
-  return {loop.getResult(3)};
+  return loop.getResult(3);
 }
 
 std::pair<Value, Value> GradDkvKernel::issueScores(Value consumed) {
@@ -793,16 +916,26 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
                    gradScores);
     pipeline.fenceAsyncShared();
     syncConsumers(kScoresStored);
-    Value columns = b.mul(getUniformConsumer(lanes),
-                          b.i32(geometry.gradColumns / kBoxColumns *
-                                geometry.blockQueries * kSwizzleBytes));
+    // B: this consumer's columns of dO (dV) or Q (dK), whose column
+    // blocks are blockQueries rows of 128 bytes each.
+    int64_t blockBytes = geometry.blockQueries * kSwizzleBytes;
+    Value tileSplit =
+        grads ? Value()
+              : b.mul(getUniformConsumer(lanes),
+                      b.i32(geometry.gradColumns / kBoxColumns * blockBytes));
+    auto operandB = [&](Value tile, const GradGeometry::Columns *own) {
+      return own ? b.add(tile, b.i32(own->first / kBoxColumns * blockBytes))
+                 : b.add(tile, tileSplit);
+    };
     gemm.fence();
-    gradValue = gemm.accumulateSharedA(probs, b.add(gradOut, columns),
-                                       geometry.blockQueries,
-                                       geometry.gradColumns, gradValue);
-    gradKey = gemm.accumulateSharedA(gradScores, b.add(queries, columns),
-                                     geometry.blockQueries,
-                                     geometry.gradColumns, gradKey);
+    gradValue = gemm.accumulateSharedA(
+        probs, operandB(gradOut, grads ? &grads->value : nullptr),
+        geometry.blockQueries,
+        grads ? grads->value.count : geometry.gradColumns, gradValue);
+    gradKey = gemm.accumulateSharedA(
+        gradScores, operandB(queries, grads ? &grads->key : nullptr),
+        geometry.blockQueries, grads ? grads->key.count : geometry.gradColumns,
+        gradKey);
     gemm.commitGroup();
     Value queryGrad = issueQueryGrad(lanes, gradScores);
     gemm.commitGroup();
@@ -998,6 +1131,11 @@ Value GradDkvKernel::issueQueryGrad(const FragmentLanes &lanes,
     return gemm.multiplyMnMajor(
         b.add(gradScores, b.mul(consumer, b.i32(tileBytes))),
         address(layout.keys), geometry.blockKeys, geometry.queryGradColumns);
+  if (grads)
+    return gemm.multiplyMnMajor(
+        gradScores,
+        address(layout.keys + grads->query.first / kBoxColumns * tileBytes),
+        geometry.blockKeys, grads->query.count);
   int64_t half = geometry.queryGradColumns;
   assert(half % kBoxColumns == 0 && "a consumer's columns are whole blocks");
   return gemm.multiplyMnMajor(
@@ -1050,7 +1188,7 @@ void GradDkvKernel::storeScoreTile(const FragmentLanes &lanes,
 // whole: with part of it dead, ptxas serialized the WGMMAs (C7511).
 void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                                    Value staging) {
-  int64_t columns = geometry.queryGradColumns;
+  int64_t columns = grads ? grads->query.count : geometry.queryGradColumns;
   int64_t headDim = shape.headDim, pastColumns = shape.keyColumns - headDim;
   SmallVector<Value> values = unpackAccumulator(b, gradQuery, columns / 2);
   Value laneRow = b.urem(lanes.laneRow, b.index(kWgmmaM));
@@ -1058,6 +1196,8 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
   Value laneColumn = b.mul(lanes.quadCol, b.index(2));
   if (geometry.queryGradByRows)
     laneRow = b.add(laneRow, b.mul(consumer, b.index(kWgmmaM)));
+  else if (grads)
+    laneColumn = b.add(b.index(grads->query.first), laneColumn);
   else
     laneColumn = b.add(b.mul(consumer, b.index(columns)), laneColumn);
   auto pairType = VectorType::get({2}, b.getF32Type());
@@ -1077,7 +1217,10 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
       // Whether the column is within D is known here, unless the consumers
       // split the columns and the second's is past D: then it depends on
       // the consumer. \p first is the last consumer's column.
-      int64_t first = geometry.queryGradByRows ? 8 * i : columns + 8 * i;
+      // A balanced split's columns are all within D.
+      int64_t first = geometry.queryGradByRows ? 8 * i
+                      : grads                  ? grads->query.first + 8 * i
+                                               : columns + 8 * i;
       Value element;
       if (first < headDim)
         element = inD();
@@ -1199,49 +1342,72 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   WarpSlab keySlab{b.add(address(layout.keys), slabOffset), columns};
   WarpSlab valueSlab{b.add(address(layout.values), slabOffset), columns};
   keySlab.store(b, pipeline, lane,
-                packGrads(gradKey, geometry.keyGradColumns, shape.scale));
-  valueSlab.store(b, pipeline, lane,
-                  packGrads(gradValue, geometry.valueGradColumns, 1.0f));
+                packGrads(gradKey,
+                          grads ? grads->key.count : geometry.keyGradColumns,
+                          shape.scale));
+  valueSlab.store(
+      b, pipeline, lane,
+      packGrads(gradValue,
+                grads ? grads->value.count : geometry.valueGradColumns, 1.0f));
   syncWarp(b);
-  // The warp's first key among the CTA's, and its first of D's columns.
+  // The warp's first key among the CTA's, and its first of D's (Dv's)
+  // columns in dk (dv).
   Value warpKey = b.mul(consumerWarp, b.i32(kWarpRows));
-  Value firstColumn = b.i32(0);
+  Value firstKeyColumn = b.i32(0), firstValueColumn = firstKeyColumn;
   if (geometry.splitHeadDim) {
     int64_t consumerWarps = kWarpgroupThreads / kThreadsPerWarp;
     warpKey =
         b.mul(b.urem(consumerWarp, b.i32(consumerWarps)), b.i32(kWarpRows));
-    firstColumn =
-        b.mul(b.udiv(consumerWarp, b.i32(consumerWarps)), b.i32(columns));
+    if (grads) {
+      firstKeyColumn = b.i32(grads->key.first);
+      firstValueColumn = b.i32(grads->value.first);
+    } else {
+      firstKeyColumn = firstValueColumn =
+          b.mul(b.udiv(consumerWarp, b.i32(consumerWarps)), b.i32(columns));
+    }
   }
+  // The slab's columns past each accumulator's are zeros, not theirs: past
+  // D (dk) and Dv (dv), or a balanced split's other consumer's; such a
+  // split stores only as many as its wider accumulator has.
+  int64_t keyLimit = grads ? grads->key.count : shape.headDim;
+  int64_t valueLimit = grads ? grads->value.count : shape.valueHeadDim;
+  int64_t storedColumns =
+      grads ? int64_t(llvm::alignTo(std::max(keyLimit, valueLimit), 8))
+            : columns;
   auto chunkType = VectorType::get({8}, shape.elementType);
-  forEachLaneChunk(b, lane, columns, [&](Value row, Value chunk) {
+  forEachLaneChunk(b, lane, storedColumns, [&](Value row, Value chunk) {
     Value gradKeyChunk = vector::BitCastOp::create(
         b, chunkType, keySlab.loadChunk(b, pipeline, row, chunk));
     Value gradValueChunk = vector::BitCastOp::create(
         b, chunkType, valueSlab.loadChunk(b, pipeline, row, chunk));
     Value key = b.add(firstKey, b.toIndex(b.add(warpKey, row)));
-    Value column = b.add(firstColumn, b.mul(chunk, b.i32(8)));
-    // The tile's columns past D (dk) and Dv (dv) are zeros, not theirs.
-    auto inRange = [&](int64_t headDim) {
+    Value slabColumn = b.mul(chunk, b.i32(8));
+    // The tile's split compares D's columns (from the consumer's first)
+    // with D and Dv, a balanced split the slab's with its own counts.
+    Value column = grads ? slabColumn : b.add(firstKeyColumn, slabColumn);
+    int64_t bound = grads ? storedColumns : shape.keyColumns;
+    auto inRange = [&](int64_t limit) {
       Value inside = b.slt(key, seqK);
-      return headDim < shape.keyColumns
-                 ? b.and_(inside, b.slt(column, b.i32(headDim)))
-                 : inside;
+      return limit < bound ? b.and_(inside, b.slt(column, b.i32(limit)))
+                           : inside;
     };
-    auto store = [&](Value data, AttentionGradOperand operand) {
+    auto store = [&](Value data, AttentionGradOperand operand,
+                     Value firstColumn) {
+      Value at = grads ? b.add(firstColumn, slabColumn) : column;
       vector::StoreOp::create(b, data, arg(operand),
-                              ValueRange{batch, kvHead, key, b.toIndex(column)},
+                              ValueRange{batch, kvHead, key, b.toIndex(at)},
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     };
-    if (shape.headDim == shape.valueHeadDim) {
-      onThread(inRange(shape.headDim), [&] {
-        store(gradKeyChunk, kGradDk);
-        store(gradValueChunk, kGradDv);
+    if (!grads && shape.headDim == shape.valueHeadDim) {
+      onThread(inRange(keyLimit), [&] {
+        store(gradKeyChunk, kGradDk, firstKeyColumn);
+        store(gradValueChunk, kGradDv, firstValueColumn);
       });
     } else {
-      onThread(inRange(shape.headDim), [&] { store(gradKeyChunk, kGradDk); });
-      onThread(inRange(shape.valueHeadDim),
-               [&] { store(gradValueChunk, kGradDv); });
+      onThread(inRange(keyLimit),
+               [&] { store(gradKeyChunk, kGradDk, firstKeyColumn); });
+      onThread(inRange(valueLimit),
+               [&] { store(gradValueChunk, kGradDv, firstValueColumn); });
     }
   });
   // The producer's next TMA loads into the tiles (async proxy) come after
