@@ -609,6 +609,17 @@ private:
   /// columns of dK, dV and dQ (geometry.consumerGrads); else null, and each
   /// consumer's columns follow from its index at run time.
   const GradGeometry::ConsumerGrads *grads = nullptr;
+  /// The N of the emitted consumer's dK, dV and dQ: a balanced split's own,
+  /// else the geometry's.
+  int64_t getKeyGradColumns() const {
+    return grads ? grads->key.count : geometry.keyGradColumns;
+  }
+  int64_t getValueGradColumns() const {
+    return grads ? grads->value.count : geometry.valueGradColumns;
+  }
+  int64_t getQueryGradColumns() const {
+    return grads ? grads->query.count : geometry.queryGradColumns;
+  }
   /// The thread id (index): the whole CTA's, then each role's own copy,
   /// which LLVM may not hoist above setmaxnreg (computeCoordinates).
   Value threadId;
@@ -792,15 +803,12 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
 Value GradDkvKernel::buildConsumerBlocks(Value batch, Value iteration,
                                          Value consumed) {
   pipeline.wait(barrier(kTilesFull), b.urem(iteration, b.i32(2)));
-  Value keyGradZero = LLVM::ZeroOp::create(
-      b, getAccumulatorType(b, grads ? grads->key.count
-                                     : geometry.keyGradColumns));
-  Value valueGradZero = LLVM::ZeroOp::create(
-      b, getAccumulatorType(b, grads ? grads->value.count
-                                     : geometry.valueGradColumns));
-  Value queryGradZero = LLVM::ZeroOp::create(
-      b, getAccumulatorType(b, grads ? grads->query.count
-                                     : geometry.queryGradColumns));
+  Value keyGradZero =
+      LLVM::ZeroOp::create(b, getAccumulatorType(b, getKeyGradColumns()));
+  Value valueGradZero =
+      LLVM::ZeroOp::create(b, getAccumulatorType(b, getValueGradColumns()));
+  Value queryGradZero =
+      LLVM::ZeroOp::create(b, getAccumulatorType(b, getQueryGradColumns()));
   // Block 0, up to its dQ.
   auto first = scf::IfOp::create(
       b,
@@ -930,12 +938,10 @@ GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
     gemm.fence();
     gradValue = gemm.accumulateSharedA(
         probs, operandB(gradOut, grads ? &grads->value : nullptr),
-        geometry.blockQueries,
-        grads ? grads->value.count : geometry.gradColumns, gradValue);
+        geometry.blockQueries, getValueGradColumns(), gradValue);
     gradKey = gemm.accumulateSharedA(
         gradScores, operandB(queries, grads ? &grads->key : nullptr),
-        geometry.blockQueries, grads ? grads->key.count : geometry.gradColumns,
-        gradKey);
+        geometry.blockQueries, getKeyGradColumns(), gradKey);
     gemm.commitGroup();
     Value queryGrad = issueQueryGrad(lanes, gradScores);
     gemm.commitGroup();
@@ -1188,7 +1194,7 @@ void GradDkvKernel::storeScoreTile(const FragmentLanes &lanes,
 // whole: with part of it dead, ptxas serialized the WGMMAs (C7511).
 void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
                                    Value staging) {
-  int64_t columns = grads ? grads->query.count : geometry.queryGradColumns;
+  int64_t columns = getQueryGradColumns();
   int64_t headDim = shape.headDim, pastColumns = shape.keyColumns - headDim;
   SmallVector<Value> values = unpackAccumulator(b, gradQuery, columns / 2);
   Value laneRow = b.urem(lanes.laneRow, b.index(kWgmmaM));
@@ -1342,13 +1348,9 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   WarpSlab keySlab{b.add(address(layout.keys), slabOffset), columns};
   WarpSlab valueSlab{b.add(address(layout.values), slabOffset), columns};
   keySlab.store(b, pipeline, lane,
-                packGrads(gradKey,
-                          grads ? grads->key.count : geometry.keyGradColumns,
-                          shape.scale));
-  valueSlab.store(
-      b, pipeline, lane,
-      packGrads(gradValue,
-                grads ? grads->value.count : geometry.valueGradColumns, 1.0f));
+                packGrads(gradKey, getKeyGradColumns(), shape.scale));
+  valueSlab.store(b, pipeline, lane,
+                  packGrads(gradValue, getValueGradColumns(), 1.0f));
   syncWarp(b);
   // The warp's first key among the CTA's, and its first of D's (Dv's)
   // columns in dk (dv).
