@@ -11,9 +11,10 @@
 // is loop-invariant, and the WGMMA descriptors of all 16 k steps would be
 // hoisted out of the loop into spilled registers if the shared base were
 // not taken anew at each use (440 bytes, the first build). Head dim 192
-// runs the same kernel on tiles of 256 columns, its consumers' code apart:
-// they share out dK's, dV's and dQ's three column blocks (one takes two of
-// a GEMM's where the other takes one), and so does 192/128 (dV's two).
+// runs it on tiles of 192 columns with two Q/dO buffers, its consumers'
+// code apart: they share out dK's, dV's and dQ's three column blocks (one
+// takes two of a GEMM's where the other takes one), and so does 192/128
+// (dV's two).
 
 // CHECK: Compiling entry function 'attention_grad_dkv'
 

@@ -59,15 +59,19 @@
 // half of a block's queries, stores its P^T and dS^T to shared memory,
 // and after their meeting accumulates dV += P^T dO and dK += dS^T Q with
 // A from shared memory over its half of D's columns, then dQ over the
-// same half. One Q/dO buffer and one dQ staging buffer fit beside the
-// bigger tiles. Where D or Dv ends a column block or more short of the
-// tile (d136 to d192, 192/128, 256/128), halves of the tile would leave the
-// second consumer computing zeros while the first computes all of its
-// columns: the two instead share out whole 64-column blocks of each of dK,
-// dV and dQ for the least larger N (GradGeometry::getBalancedSplit; d192:
-// 64 + 64 + 128 and 128 + 128 + 64 columns of dK, dV and dQ against 128
-// each), each consumer's code emitted apart behind a uniform branch, its
-// named barriers in the form without .aligned.
+// same half. One Q/dO buffer and one dQ staging buffer fit beside tiles
+// of 256 columns.
+//
+// Where D or Dv ends a column block or more short of 256 (d136 to d192,
+// 192/128, 256/128), halves of the tile would leave the second consumer
+// computing zeros while the first computes all of its columns: the two
+// instead share out whole 64-column blocks of each of dK, dV and dQ for
+// the least larger N (GradGeometry::getBalancedSplit; d192: 64 + 64 + 128
+// and 128 + 128 + 64 columns of dK, dV and dQ against 128 each), each
+// consumer's code emitted apart behind a uniform branch, its named
+// barriers in the form without .aligned. Up to 192 columns the tiles then
+// hold 192 (getTileColumns), not 256, which leaves room for two Q/dO
+// buffers.
 //
 // The producer warpgroup keeps 24 registers, the consumers 240: all that
 // the CTA launches with (nvvm.maxnreg 168 x 384 threads).
@@ -148,8 +152,9 @@ constexpr int64_t kWriterThread = kThreadsPerWarp;
 /// dK and dV of 64 keys would take 256 registers alone, so (FlashAttention-
 /// 3's choice there) both share the CTA's 64 keys: each computes S^T and
 /// dP^T for half of a block's queries, P^T and dS^T meet in shared memory,
-/// and each holds dK, dV and computes dQ for half of D's columns. The
-/// bigger tiles leave room for fewer Q/dO and dQ staging buffers.
+/// and each holds dK, dV and computes dQ for half of D's columns (at 192,
+/// and short of 256, its own column blocks: consumerGrads). The bigger
+/// tiles leave room for fewer Q/dO and dQ staging buffers.
 struct GradGeometry {
   bool splitHeadDim;
   /// Keys of a CTA, queries of a streamed block.
@@ -183,8 +188,16 @@ struct GradGeometry {
   /// Empty where both take half of the tile's columns of all three.
   SmallVector<ConsumerGrads, 2> consumerGrads;
 
-  static SmallVector<ConsumerGrads, 2>
-  getBalancedSplit(int64_t tileColumns, int64_t qkHeadDim, int64_t vHeadDim);
+  static SmallVector<ConsumerGrads, 2> getBalancedSplit(int64_t qkHeadDim,
+                                                        int64_t vHeadDim);
+  /// The larger of the two consumers' total N in \p split.
+  static int64_t getLargerTotal(ArrayRef<ConsumerGrads> split) {
+    int64_t larger = 0;
+    for (const ConsumerGrads &grads : split)
+      larger = std::max(larger, grads.key.count + grads.value.count +
+                                    grads.query.count);
+    return larger;
+  }
 
   static GradGeometry get(int64_t headDim) {
     return get(headDim, headDim, headDim);
@@ -212,9 +225,16 @@ struct GradGeometry {
     g.queryGradColumns = g.queryGradByRows
                              ? int64_t(llvm::alignTo(qkHeadDim, kWgmmaNStep))
                              : headDim / kConsumers;
-    g.stages = g.splitHeadDim ? 1 : 2;
-    if (g.splitHeadDim)
-      g.consumerGrads = getBalancedSplit(headDim, qkHeadDim, vHeadDim);
+    // Two Q/dO buffers fit up to tiles of 192 columns.
+    g.stages = headDim > 3 * kBoxColumns ? 1 : 2;
+    if (g.splitHeadDim) {
+      g.consumerGrads = getBalancedSplit(qkHeadDim, vHeadDim);
+      // Tiles of 256 keep their halves where those do as well (192 needs
+      // the split: its halves are not whole column blocks).
+      if (headDim == 4 * kBoxColumns && !g.consumerGrads.empty() &&
+          getLargerTotal(g.consumerGrads) >= 3 * g.gradColumns)
+        g.consumerGrads.clear();
+    }
     // Two staging buffers only at head dim 128: at 64 they would pass the
     // SM's 227 KB by 80 bytes.
     g.stagingBuffers = headDim == 2 * kBoxColumns ? 2 : 1;
@@ -224,15 +244,12 @@ struct GradGeometry {
 
 /// getBalancedSplit: the split geometry's column blocks of dK (D's), dV
 /// (Dv's) and dQ (D's) shared out between the two consumers, each a run of
-/// one to two blocks
-/// of each GEMM (its accumulator and its dK/dV slab hold at most half of
-/// the tile), consumer 0 the first run; the N of a run is its columns
-/// rounded up to WGMMA's step. Chosen for the least larger total N; empty
-/// where half of the tile's columns each (the tile's own split, the same
-/// code for both consumers) does as well, or where a GEMM has one block.
+/// one or two blocks of each GEMM (a consumer's accumulators hold at most
+/// 128 columns of each), consumer 0 the first run; the N of a run is its
+/// columns rounded up to WGMMA's step. The split whose larger total N is
+/// least; empty where a GEMM has one block (or more than four).
 SmallVector<GradGeometry::ConsumerGrads, 2>
-GradGeometry::getBalancedSplit(int64_t tileColumns, int64_t qkHeadDim,
-                               int64_t vHeadDim) {
+GradGeometry::getBalancedSplit(int64_t qkHeadDim, int64_t vHeadDim) {
   using Columns = GradGeometry::Columns;
   auto run = [](int64_t headDim, int64_t fromBlock, int64_t toBlock) {
     int64_t first = fromBlock * kBoxColumns;
@@ -241,7 +258,7 @@ GradGeometry::getBalancedSplit(int64_t tileColumns, int64_t qkHeadDim,
   };
   int64_t keyBlocks = llvm::divideCeil(qkHeadDim, kBoxColumns);
   int64_t valueBlocks = llvm::divideCeil(vHeadDim, kBoxColumns);
-  int64_t maxBlocks = tileColumns / kConsumers / kBoxColumns;
+  const int64_t maxBlocks = 2;
   // Consumer 0 takes `first` of a GEMM's `blocks`, consumer 1 the rest.
   auto firstChoices = [&](int64_t blocks) {
     SmallVector<int64_t> choices;
@@ -250,8 +267,6 @@ GradGeometry::getBalancedSplit(int64_t tileColumns, int64_t qkHeadDim,
         choices.push_back(first);
     return choices;
   };
-  // Half of the tile's columns each, in all three GEMMs.
-  int64_t best = 3 * (tileColumns / kConsumers);
   SmallVector<GradGeometry::ConsumerGrads, 2> split;
   for (int64_t key : firstChoices(keyBlocks))
     for (int64_t value : firstChoices(valueBlocks))
@@ -262,14 +277,9 @@ GradGeometry::getBalancedSplit(int64_t tileColumns, int64_t qkHeadDim,
         GradGeometry::ConsumerGrads second{run(qkHeadDim, key, keyBlocks),
                                            run(vHeadDim, value, valueBlocks),
                                            run(qkHeadDim, query, keyBlocks)};
-        auto total = [](const GradGeometry::ConsumerGrads &grads) {
-          return grads.key.count + grads.value.count + grads.query.count;
-        };
-        int64_t larger = std::max(total(first), total(second));
-        if (larger < best) {
-          best = larger;
+        if (split.empty() ||
+            getLargerTotal({first, second}) < getLargerTotal(split))
           split = {first, second};
-        }
       }
   return split;
 }
@@ -311,6 +321,7 @@ struct GradSharedLayout {
     l.totalBytes = l.barriers +
                    8 * (2 + 2 * geometry.stages + 2 * geometry.stagingBuffers) +
                    kAtomBytes;
+    assert(l.totalBytes <= 227 * 1024 && "fits an SM's shared memory");
     return l;
   }
 };
@@ -319,12 +330,19 @@ int64_t getElementBytes(AttentionGradOp op) {
   return op.getQ().getType().getElementTypeBitWidth() / 8;
 }
 
-/// The columns the kernel's tiles hold (getAttentionGradTileColumns): the
-/// larger of D and Dv rounded up to 64, 128 or 256, for every tile (dK and
-/// dV, dQ and the staging share their geometry).
+/// The columns the kernel's tiles hold, for every tile (dK and dV, dQ and
+/// the staging share their geometry): the larger of D and Dv rounded up to
+/// 64, 128 or 256 (getAttentionGradTileColumns), but 192 for those within
+/// it whose column blocks the consumers can share out (getBalancedSplit):
+/// its halves would split a block, and without the 64 columns of zeros a
+/// second Q/dO buffer fits.
 int64_t getTileColumns(AttentionGradOp op) {
-  return getAttentionGradTileColumns(
-      std::max(op.getHeadDim(), op.getValueHeadDim()));
+  int64_t headDim = std::max(op.getHeadDim(), op.getValueHeadDim());
+  if (headDim > 2 * kBoxColumns && headDim <= 3 * kBoxColumns &&
+      !GradGeometry::getBalancedSplit(op.getHeadDim(), op.getValueHeadDim())
+           .empty())
+    return 3 * kBoxColumns;
+  return getAttentionGradTileColumns(headDim);
 }
 
 /// The shape the sm_90a emitters read: keys are the rows (blockM), a
@@ -556,10 +574,12 @@ private:
   void waitForTurn(Value counter, Value rank);
   /// Once this CTA's bulk reduce has completed, counts it in \p counter.
   void passTurn(Value counter);
-  /// dK or dV (\p accumulator) times \p factor, packed as a WarpSlab's
-  /// words (zeros past the accumulator's \p columns).
+  /// dK or dV (\p accumulator) times \p factor, packed as the words of a
+  /// WarpSlab of \p slabColumns (zeros past the accumulator's \p columns).
   SmallVector<std::array<Value, 2>> packGrads(Value accumulator,
-                                              int64_t columns, float factor);
+                                              int64_t columns,
+                                              int64_t slabColumns,
+                                              float factor);
   /// Writes dK (times the scale) and dV of this consumer's keys and
   /// columns, and releases the K and V tiles: each warp stages its rows
   /// in its slab of the tiles, which no WGMMA reads any more, and stores
@@ -1327,11 +1347,13 @@ void GradDkvKernel::passTurn(Value counter) {
 
 // Element 4 i + 2 h + e of the lane's m64nN accumulator is key row
 // g + 8 h of its warp's 16, column 8 i + 2 t + e of its consumer's (all of
-// D, or its half where the consumers split the head dim).
-SmallVector<std::array<Value, 2>>
-GradDkvKernel::packGrads(Value accumulator, int64_t columns, float factor) {
-  return packSlabWords(b, shape.elementType, accumulator, columns,
-                       geometry.gradColumns, [&](Value element, int64_t) {
+// D, or its part where the consumers split the head dim).
+SmallVector<std::array<Value, 2>> GradDkvKernel::packGrads(Value accumulator,
+                                                           int64_t columns,
+                                                           int64_t slabColumns,
+                                                           float factor) {
+  return packSlabWords(b, shape.elementType, accumulator, columns, slabColumns,
+                       [&](Value element, int64_t) {
                          return factor == 1.0f ? element
                                                : b.fmul(element, b.f32(factor));
                        });
@@ -1342,22 +1364,50 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   // WGMMA (each block waits for its dQ) before either overwrites a tile.
   syncConsumers(kTilesRead);
   auto [consumerWarp, lane] = WarpLanes::derive(b, threadId);
-  // A K or V tile holds a slab for each of the 8 consumer warps.
+  int64_t consumerWarps = kWarpgroupThreads / kThreadsPerWarp;
+  // A K or V tile holds a slab for each of the 8 consumer warps: of the
+  // tile's half of the columns, or where a balanced split is emitted of
+  // the consumer's own rounded up to a power of two (WarpSlab's XOR of a
+  // row's chunks stays within them; at least stmatrix's pair of chunks),
+  // consumer 1's after consumer 0's: a run of one block and one of two
+  // take at most 64 + 128 columns.
   int64_t columns = geometry.gradColumns;
-  Value slabOffset = b.mul(consumerWarp, b.i32(WarpSlab::getBytes(columns)));
-  WarpSlab keySlab{b.add(address(layout.keys), slabOffset), columns};
-  WarpSlab valueSlab{b.add(address(layout.values), slabOffset), columns};
-  keySlab.store(b, pipeline, lane,
-                packGrads(gradKey, getKeyGradColumns(), shape.scale));
-  valueSlab.store(b, pipeline, lane,
-                  packGrads(gradValue, getValueGradColumns(), 1.0f));
+  using Pick = GradGeometry::Columns GradGeometry::ConsumerGrads::*;
+  auto slabIn = [&](int64_t tile, Pick which) -> WarpSlab {
+    if (!grads)
+      return {b.add(address(tile),
+                    b.mul(consumerWarp, b.i32(WarpSlab::getBytes(columns)))),
+              columns};
+    auto width = [&](const GradGeometry::ConsumerGrads &consumer) {
+      return int64_t(
+          llvm::PowerOf2Ceil(std::max<int64_t>((consumer.*which).count, 16)));
+    };
+    int64_t own = width(*grads);
+    int64_t before =
+        grads == &geometry.consumerGrads[0]
+            ? 0
+            : consumerWarps *
+                  WarpSlab::getBytes(width(geometry.consumerGrads[0]));
+    Value warp = b.urem(consumerWarp, b.i32(consumerWarps));
+    return {b.add(address(tile + before),
+                  b.mul(warp, b.i32(WarpSlab::getBytes(own)))),
+            own};
+  };
+  WarpSlab keySlab = slabIn(layout.keys, &GradGeometry::ConsumerGrads::key);
+  WarpSlab valueSlab =
+      slabIn(layout.values, &GradGeometry::ConsumerGrads::value);
+  keySlab.store(
+      b, pipeline, lane,
+      packGrads(gradKey, getKeyGradColumns(), keySlab.columns, shape.scale));
+  valueSlab.store(
+      b, pipeline, lane,
+      packGrads(gradValue, getValueGradColumns(), valueSlab.columns, 1.0f));
   syncWarp(b);
   // The warp's first key among the CTA's, and its first of D's (Dv's)
   // columns in dk (dv).
   Value warpKey = b.mul(consumerWarp, b.i32(kWarpRows));
   Value firstKeyColumn = b.i32(0), firstValueColumn = firstKeyColumn;
   if (geometry.splitHeadDim) {
-    int64_t consumerWarps = kWarpgroupThreads / kThreadsPerWarp;
     warpKey =
         b.mul(b.urem(consumerWarp, b.i32(consumerWarps)), b.i32(kWarpRows));
     if (grads) {
@@ -1378,10 +1428,17 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
             : columns;
   auto chunkType = VectorType::get({8}, shape.elementType);
   forEachLaneChunk(b, lane, storedColumns, [&](Value row, Value chunk) {
-    Value gradKeyChunk = vector::BitCastOp::create(
-        b, chunkType, keySlab.loadChunk(b, pipeline, row, chunk));
-    Value gradValueChunk = vector::BitCastOp::create(
-        b, chunkType, valueSlab.loadChunk(b, pipeline, row, chunk));
+    auto load = [&](const WarpSlab &slab) -> Value {
+      return vector::BitCastOp::create(b, chunkType,
+                                       slab.loadChunk(b, pipeline, row, chunk));
+    };
+    // A balanced split's slabs differ in width: each is read only where
+    // its chunk is stored.
+    Value gradKeyChunk, gradValueChunk;
+    if (!grads) {
+      gradKeyChunk = load(keySlab);
+      gradValueChunk = load(valueSlab);
+    }
     Value key = b.add(firstKey, b.toIndex(b.add(warpKey, row)));
     Value slabColumn = b.mul(chunk, b.i32(8));
     // The tile's split compares D's columns (from the consumer's first)
@@ -1406,10 +1463,13 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
         store(gradValueChunk, kGradDv, firstValueColumn);
       });
     } else {
-      onThread(inRange(keyLimit),
-               [&] { store(gradKeyChunk, kGradDk, firstKeyColumn); });
-      onThread(inRange(valueLimit),
-               [&] { store(gradValueChunk, kGradDv, firstValueColumn); });
+      onThread(inRange(keyLimit), [&] {
+        store(grads ? load(keySlab) : gradKeyChunk, kGradDk, firstKeyColumn);
+      });
+      onThread(inRange(valueLimit), [&] {
+        store(grads ? load(valueSlab) : gradValueChunk, kGradDv,
+              firstValueColumn);
+      });
     }
   });
   // The producer's next TMA loads into the tiles (async proxy) come after

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -19,6 +20,8 @@ using namespace mlir::fmha::sm90a;
 Value WarpSlab::getChunkAddress(KernelBuilder &b, Value row,
                                 Value chunk) const {
   int64_t rowChunks = columns / 8;
+  assert(llvm::isPowerOf2_64(rowChunks) &&
+         "the XOR keeps a row's chunks within it only for a power of two");
   Value key = b.urem(b.udiv(row, b.i32(std::max<int64_t>(1, 8 / rowChunks))),
                      b.i32(rowChunks));
   Value swizzled = b.xor_(chunk, key);

@@ -21,7 +21,8 @@ namespace mlir::fmha::sm90a {
 /// Rows of an m64nN accumulator each warp of its warpgroup owns.
 constexpr int64_t kWarpRows = kWgmmaM / 4;
 
-/// One warp's kWarpRows rows of `columns` 16-bit elements, row-major at
+/// One warp's kWarpRows rows of `columns` (a power of two, at least 16)
+/// 16-bit elements, row-major at
 /// shared address `base` (i32). Each row's 16-byte chunks are XORed with a
 /// function of the row so that the 8 rows of one 8x8 matrix (stmatrix)
 /// and 8 consecutive chunks (the readback) fall on distinct 16-byte bank
