@@ -893,8 +893,9 @@ def backward_grid():
         ("d96 dv64 Sq=Sk=4097", backward_case(1, 2, 2, 4097, 4097, 96, bf16,
                                              dv=64)),
         # The split head dim's columns shared out by whole blocks, one
-        # consumer's GEMMs of other widths than the other's (d144 to d208,
-        # and v's head dim apart); 192/64 keeps the tile's halves.
+        # consumer's GEMMs of other widths than the other's, on tiles of
+        # 192 columns (d144 to d192, 128/192) or 256 (256/128); d200 and
+        # 192/64 keep the tile's halves.
         ("d144 GQA 2:1 Sq=Sk=1000",
          backward_case(1, 4, 2, 1000, 1000, 144, bf16)),
         ("d176 causal Sq=777 Sk=1000",

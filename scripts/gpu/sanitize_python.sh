@@ -116,11 +116,12 @@ run grad-d40 40 "None; $plain"
 run grad-d96 96 "None; $plain"
 run grad-d192 192 "None; $plain"
 run grad-deterministic-d72 72 "None; torch.use_deterministic_algorithms(True); $plain"
-# Between 128 and 256 the consumers share out the column blocks of dK, dV
-# and dQ (d192: 128 + 64, 64 + 128, ...): each consumer's code apart.
+# From 136 to 192 the consumers share out the column blocks of dK, dV and
+# dQ of tiles of 192 columns (d160: 64 + 64 + 128 and 96 + 96 + 32), each
+# consumer's code apart, its dK/dV slabs of its own widths.
 run grad-deterministic-d160 160 "None; torch.use_deterministic_algorithms(True); $plain"
 # v's head dim apart from q's (DeepSeek's 192/128): sm_90a's kernel on
-# tiles of 256 columns, its consumers' blocks of dK (192) and dV (128)
-# shared out, dK past 192 and dV past 128 neither computed nor stored.
+# tiles of 192 columns, its consumers' blocks of dK (192) and dV (128)
+# shared out, dV past 128 neither computed nor stored.
 run grad-dv128-d192 192 "None; q.requires_grad_(); k.requires_grad_(); v = $v128.requires_grad_(); o = flashcore.attention(q, k, v, causal=True); o.sum().backward()"
 exit $status
