@@ -63,10 +63,12 @@ struct AttentionHeadDims {
 unsigned getAttentionTileColumns(Chip chip, unsigned headDim);
 /// The columns of D that fmha.attention_grad's kernels lay their tiles
 /// and registers out for (either chip): D rounded up to 64, 128 or 256,
-/// the three geometries the backward has. Every tile holds zeros past D
-/// (TMA's out-of-bounds fill, sm_80's zero-filling copies), so the GEMMs
-/// over those columns add nothing and make zeros; nothing past D is
-/// stored, and dq_accum keeps D's columns.
+/// the three geometries the backward has (sm_90a's dk/dv kernel holds 192
+/// instead of 256 where its consumers share out three column blocks:
+/// getTileColumns in AttentionGradToGPUSm90a.cpp). Every tile holds zeros past
+/// D (TMA's out-of-bounds fill, sm_80's zero-filling copies), so the GEMMs over
+/// those columns add nothing and make zeros; nothing past D is stored, and
+/// dq_accum keeps D's columns.
 unsigned getAttentionGradTileColumns(unsigned headDim);
 
 /// The queries per counter of fmha.attention_grad's dq_order: the sm_90a
