@@ -14,6 +14,8 @@
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dkv {{.*}} threads in (%c384
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_convert
 // CHECK: gpu.func @attention_grad_dkv(
+// Two Q/dO buffers in tiles of 192 columns: 231488 of the SM's 232448 bytes.
+// CHECK-SAME: threads = 384, shared_bytes = 231488,
 // CHECK-SAME: tensor_map(v, bf16, box = [64, 64], swizzle = 128), tensor_map(dout, bf16, box = [64, 64], swizzle = 128),
 // CHECK-COUNT-12: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
 // CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
