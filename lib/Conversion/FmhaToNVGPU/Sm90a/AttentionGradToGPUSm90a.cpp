@@ -181,11 +181,12 @@ struct GradGeometry {
   struct ConsumerGrads {
     Columns key, value, query;
   };
-  /// Where the consumers split the head dim and half of the tile's columns
-  /// each would leave one with columns past D or Dv: each consumer's own
-  /// columns (consumer 0's first), whole column blocks of each GEMM shared
-  /// out so that the larger of their N totals is least (getBalancedSplit).
-  /// Empty where both take half of the tile's columns of all three.
+  /// Where the consumers split the head dim: each consumer's own columns
+  /// (consumer 0's first), whole column blocks of each GEMM shared out so
+  /// that the larger of their N totals is least (getBalancedSplit). Always
+  /// at tiles of 192 columns; at 256 only where half of the tile's columns
+  /// each would do worse (D or Dv short of 256). Empty where both take
+  /// half of the tile's columns of all three.
   SmallVector<ConsumerGrads, 2> consumerGrads;
 
   static SmallVector<ConsumerGrads, 2> getBalancedSplit(int64_t qkHeadDim,
