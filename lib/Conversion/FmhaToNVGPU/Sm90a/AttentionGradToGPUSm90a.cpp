@@ -322,7 +322,9 @@ struct GradSharedLayout {
     l.totalBytes = l.barriers +
                    8 * (2 + 2 * geometry.stages + 2 * geometry.stagingBuffers) +
                    kAtomBytes;
-    assert(l.totalBytes <= 227 * 1024 && "fits an SM's shared memory");
+    assert(uint64_t(l.totalBytes) <=
+               getChipLimits(Chip::sm_90a).maxSharedBytesPerBlock &&
+           "fits an SM's shared memory");
     return l;
   }
 };
@@ -1368,10 +1370,8 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   int64_t consumerWarps = kWarpgroupThreads / kThreadsPerWarp;
   // A K or V tile holds a slab for each of the 8 consumer warps: of the
   // tile's half of the columns, or where a balanced split is emitted of
-  // the consumer's own rounded up to a power of two (WarpSlab's XOR of a
-  // row's chunks stays within them; at least stmatrix's pair of chunks),
-  // consumer 1's after consumer 0's: a run of one block and one of two
-  // take at most 64 + 128 columns.
+  // the consumer's own (WarpSlab::fitColumns), consumer 1's after consumer
+  // 0's: a run of one block and one of two take at most 64 + 128 columns.
   int64_t columns = geometry.gradColumns;
   using Pick = GradGeometry::Columns GradGeometry::ConsumerGrads::*;
   auto slabIn = [&](int64_t tile, Pick which) -> WarpSlab {
@@ -1380,8 +1380,7 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
                     b.mul(consumerWarp, b.i32(WarpSlab::getBytes(columns)))),
               columns};
     auto width = [&](const GradGeometry::ConsumerGrads &consumer) {
-      return int64_t(
-          llvm::PowerOf2Ceil(std::max<int64_t>((consumer.*which).count, 16)));
+      return WarpSlab::fitColumns((consumer.*which).count);
     };
     int64_t own = width(*grads);
     int64_t before =

@@ -16,6 +16,10 @@
 #include "Sm90a/Sm90aAttention.h"
 #include "Sm90a/TmaPipeline.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
 namespace mlir::fmha::sm90a {
 
 /// Rows of an m64nN accumulator each warp of its warpgroup owns.
@@ -33,6 +37,11 @@ struct WarpSlab {
   int64_t columns;
 
   static int64_t getBytes(int64_t columns) { return kWarpRows * columns * 2; }
+  /// The narrowest slab's columns that hold \p columns: a power of two
+  /// (the chunk XOR stays within a row), at least stmatrix's two chunks.
+  static int64_t fitColumns(int64_t columns) {
+    return llvm::PowerOf2Ceil(std::max<int64_t>(columns, 16));
+  }
 
   /// The shared address (i32) of chunk \p chunk (i32) of row \p row (i32).
   Value getChunkAddress(KernelBuilder &b, Value row, Value chunk) const;
