@@ -803,6 +803,11 @@ def backward_grid():
          backward_case(2, 16, 2, 333, 1000, 128, bf16, causal=True)),
         ("MQA d64 f16 Sq=1000 Sk=17",
          backward_case(1, 8, 1, 1000, 17, 64, torch.float16)),
+        # Causal on sm_90a's tiles of 128 columns: the CTAs of each KV
+        # head's shortest quarter of key blocks (5 of 17 here) run last,
+        # after every head's others (the grid's three axes folded).
+        ("causal GQA 2:1 d128 B=3 Hkv=5 Sq=Sk=2049 (short key blocks last)",
+         backward_case(3, 10, 5, 2049, 2049, 128, bf16, causal=True)),
         # Sinks: dq, dk and dv through the backward with the forward's lse
         # (which holds them), dsinks from lse and rowsum(dout * o).
         ("sinks GQA 4:1 causal d128 B=2 Sq=333 Sk=1000",
@@ -896,6 +901,8 @@ def backward_grid():
         # consumer's GEMMs of other widths than the other's, on tiles of
         # 192 columns (d144 to d192, 128/192) or 256 (256/128); d200 and
         # 192/64 keep the tile's halves.
+        ("d136 causal Sq=Sk=1000 (consumer 1's dK 8 columns)",
+         backward_case(1, 2, 2, 1000, 1000, 136, bf16, causal=True)),
         ("d144 GQA 2:1 Sq=Sk=1000",
          backward_case(1, 4, 2, 1000, 1000, 144, bf16)),
         ("d176 causal Sq=777 Sk=1000",

@@ -544,6 +544,23 @@ PersistentTileSchedule::getPackedTile(Value unit, Value second,
   return {tile, holds};
 }
 
+std::pair<Value, Value> fmha::getShortestLastCta(KernelBuilder &b, Value cta,
+                                                 Value blocks, Value heads) {
+  Value late = b.udiv(b.add(blocks, b.i32(3)), b.i32(4));
+  Value early = b.sub(blocks, late);
+  Value earlyCtas = b.mul(early, heads);
+  Value inEarly = b.slt(cta, earlyCtas);
+  // (A divisor of 0, where every block is late, is never selected, but
+  // would be undefined: at least 1.)
+  Value earlyBlocks = b.umax(early, b.i32(1));
+  Value lateCta = b.sub(cta, earlyCtas);
+  Value block = b.select(inEarly, b.urem(cta, earlyBlocks),
+                         b.add(early, b.udiv(lateCta, heads)));
+  Value head =
+      b.select(inEarly, b.udiv(cta, earlyBlocks), b.urem(lateCta, heads));
+  return {block, head};
+}
+
 /// What derives from the size per tile is not hoisted out of the tile
 /// loop, where it would hold registers (the sm_90a producer has 24) across
 /// the whole kernel.

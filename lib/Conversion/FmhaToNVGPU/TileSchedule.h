@@ -156,6 +156,17 @@ struct TileCoordinates {
                     const AttentionWindow &window);
 };
 
+/// The (block, head) that CTA \p cta of a grid of \p blocks x \p heads
+/// one-tile CTAs computes (all i32; \p cta counts blocks fastest, the order
+/// CTAs launch in), for work that shrinks as the block grows (the
+/// backward's key blocks under a causal mask): head by head, as the grid
+/// is, the first three quarters of each head's blocks (rounded down), then
+/// the rest block by block over every head. The last waves then hold the
+/// shortest CTAs rather than the last heads' longest, while a head's other
+/// CTAs still run together and share its rows in L2.
+std::pair<Value, Value> getShortestLastCta(KernelBuilder &b, Value cta,
+                                           Value blocks, Value heads);
+
 /// The tile loop of a persistent kernel: CTA x takes the units of work x,
 /// x + gridDim.x, ... (pairsAttentionRowBlocks in TileConfig.h: a row
 /// block, or a pair of them, of one (batch, head)). Consecutive units share

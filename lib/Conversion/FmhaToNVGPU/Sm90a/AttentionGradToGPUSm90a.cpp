@@ -88,7 +88,9 @@
 // 128 rows x 64 elements, 128-byte swizzle; rows past S read as zeros),
 // then the op's operands as memref descriptors; 384 threads; a grid of
 // (key blocks, KV heads, min(B, 65535)), the batches striding by the grid's
-// z extent.
+// z extent. Under a causal mask on tiles of 128 columns the CTAs take those
+// in another order, each KV head's shortest key blocks last
+// (getShortestLastCta).
 //
 //===----------------------------------------------------------------------===//
 
@@ -431,11 +433,24 @@ private:
   /// role computes its own after setmaxnreg: values live across it are
   /// spilled by the producer, which keeps 24 registers.
   void computeCoordinates(Value ctaThreadId);
+  /// Whether the CTAs take their tiles in getShortestLastTile's order:
+  /// under a causal mask (the transposed window's left side alone), where
+  /// key block n sees the query blocks from first(n) on, fewer the larger
+  /// n, on tiles of 128 columns (at 64, 192 and 256 the order measured no
+  /// faster: backward-notes.md v31).
+  bool defersShortestKeyBlocks() const {
+    return window.left && !window.right && shape.keyColumns == 2 * kBoxColumns;
+  }
+  /// This CTA's key block, KV head and first batch (index) in the order of
+  /// getShortestLastCta: in the grid's (key blocks fastest) the last heads'
+  /// longest CTAs would launch with the last waves.
+  std::tuple<Value, Value, Value> getShortestLastTile();
   /// The query head and first query (index) of streamed block \p step
   /// (i32) of the group's query heads.
   std::pair<Value, Value> locate(Value step);
-  /// Runs \p body for each batch of this CTA (blockIdx.z, striding by
-  /// gridDim.z), carrying \p carried (i32) from \p initial.
+  /// Runs \p body for each batch of this CTA (firstBatch, or blockIdx.z
+  /// where the grid's order stands, striding by gridDim.z), carrying
+  /// \p carried (i32) from \p initial.
   void forEachBatch(ValueRange initial,
                     llvm::function_ref<SmallVector<Value>(
                         Value batch, Value iteration, ValueRange carried)>
@@ -650,7 +665,8 @@ private:
   WarpgroupGemm gemm;
   FragmentSoftmax masking;
   // Set by computeCoordinates().
-  Value seqQ, seqK, kvHead, firstKey, steps, blocks, firstHead, firstBlock;
+  Value seqQ, seqK, kvHead, firstBatch, firstKey, steps, blocks, firstHead,
+      firstBlock;
   /// The query blocks every key row of the tile sees whole (i32).
   Value unmaskedBegin, unmaskedEnd;
   TileCoordinates tile;
@@ -691,10 +707,10 @@ void GradDkvKernel::forEachBatch(
     llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
   SmallVector<Value> carried = {b.i32(0)};
   llvm::append_range(carried, initial);
-  auto loop =
-      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::z),
-                         memref::DimOp::create(b, arg(kGradQ), 0),
-                         gpu::GridDimOp::create(b, gpu::Dimension::z), carried);
+  auto loop = scf::ForOp::create(
+      b, firstBatch ? firstBatch : gpu::BlockIdOp::create(b, gpu::Dimension::z),
+      memref::DimOp::create(b, arg(kGradQ), 0),
+      gpu::GridDimOp::create(b, gpu::Dimension::z), carried);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   ValueRange arguments = loop.getRegionIterArgs();
@@ -1484,12 +1500,15 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   seqQ = memref::DimOp::create(b, arg(kGradQ), 2);
   seqK = memref::DimOp::create(b, arg(kGradK), 2);
   kvHead = hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::y));
+  firstBatch = Value();
   // Ordered, the key blocks launch from the last: a CTA waits only for
   // CTAs launched before it, which are running or done.
   Value keyBlock =
       hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::x));
   if (ordered)
     keyBlock = b.sub(getLastKeyBlock(), keyBlock);
+  else if (defersShortestKeyBlocks())
+    std::tie(keyBlock, kvHead, firstBatch) = getShortestLastTile();
   firstKey = b.mul(keyBlock, b.index(geometry.blockKeys));
   // The tile as the forward's code sees it: rows are keys, the "keys" are
   // queries, and the diagonal is Sq - Sk (AttentionWindow::transposed).
@@ -1510,6 +1529,24 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   firstBlock = b.word(tile.range.firstBlock);
   unmaskedBegin = b.word(tile.range.unmaskedBegin);
   unmaskedEnd = b.word(tile.range.unmaskedEnd);
+}
+
+std::tuple<Value, Value, Value> GradDkvKernel::getShortestLastTile() {
+  auto grid = [&](gpu::Dimension dimension) {
+    return b.word(gpu::GridDimOp::create(b, dimension));
+  };
+  auto at = [&](gpu::Dimension dimension) {
+    return b.word(hideFromHoisting(b, gpu::BlockIdOp::create(b, dimension)));
+  };
+  Value blocks = grid(gpu::Dimension::x), kvHeads = grid(gpu::Dimension::y);
+  Value heads = b.mul(kvHeads, grid(gpu::Dimension::z));
+  Value cta =
+      b.add(at(gpu::Dimension::x),
+            b.mul(blocks, b.add(at(gpu::Dimension::y),
+                                b.mul(kvHeads, at(gpu::Dimension::z)))));
+  auto [block, head] = getShortestLastCta(b, cta, blocks, heads);
+  return {b.toIndex(block), b.toIndex(b.urem(head, kvHeads)),
+          b.toIndex(b.udiv(head, kvHeads))};
 }
 
 void GradDkvKernel::build() {
