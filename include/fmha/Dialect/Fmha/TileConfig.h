@@ -222,12 +222,17 @@ inline bool pairsAttentionRowBlocks(bool causal, bool hasWindow,
   return causal && !hasWindow && !packsQueryHeads;
 }
 
+/// The narrowest slab of a warp's 16 rows that sm_90a kernels stage in
+/// shared memory (the forward's O, the backward's dK and dV): two 8-column
+/// chunks, one stmatrix's; a slab's columns are a power of two of at
+/// least this (its chunk swizzle XORs chunk indices).
+inline constexpr unsigned kWarpSlabMinColumns = 16;
+
 /// The passes in which the sm_90a attention epilogue writes O: each
 /// consumer warp stages its 16 output rows in the V buffer of the tile's
 /// last key block, columns / passes at a time (columns: v's tile's,
-/// getAttentionTileColumns), a power of two of at least 16 (16-byte stores
-/// of two 8-column chunks per stmatrix; the slab's chunk swizzle XORs chunk
-/// indices). The fewest passes whose slabs of every consumer warp fit the
+/// getAttentionTileColumns), a slab of kWarpSlabMinColumns or a wider power
+/// of two. The fewest passes whose slabs of every consumer warp fit the
 /// buffer; 0 if none does (block_n too small for the consumers).
 unsigned getAttentionOutputPasses(const AttentionTiling &tiling,
                                   unsigned valueHeadDim);

@@ -15,6 +15,7 @@
 
 #include "Sm90a/Sm90aAttention.h"
 #include "Sm90a/TmaPipeline.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -38,9 +39,9 @@ struct WarpSlab {
 
   static int64_t getBytes(int64_t columns) { return kWarpRows * columns * 2; }
   /// The narrowest slab's columns that hold \p columns: a power of two
-  /// (the chunk XOR stays within a row), at least stmatrix's two chunks.
+  /// (the chunk XOR stays within a row), at least kWarpSlabMinColumns.
   static int64_t fitColumns(int64_t columns) {
-    return llvm::PowerOf2Ceil(std::max<int64_t>(columns, 16));
+    return llvm::PowerOf2Ceil(std::max<int64_t>(columns, kWarpSlabMinColumns));
   }
 
   /// The shared address (i32) of chunk \p chunk (i32) of row \p row (i32).

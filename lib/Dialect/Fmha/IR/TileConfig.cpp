@@ -25,8 +25,6 @@ static constexpr unsigned kWgmmaMaxN = 256;
 /// K extent of one 16-bit MMA: block_n is the K of P·V on both chips.
 static constexpr unsigned kMmaK = 16;
 static constexpr unsigned kWarpsPerWarpgroup = 4;
-/// The narrowest column slab of the sm_90a epilogue's staged O.
-static constexpr unsigned kOutputSlabMinColumns = 16;
 static constexpr unsigned kThreadsPerWarp = 32;
 
 ChipLimits fmha::getChipLimits(Chip chip) {
@@ -282,10 +280,10 @@ unsigned fmha::getAttentionOutputPasses(const AttentionTiling &tiling,
   unsigned columns = getAttentionTileColumns(tiling.chip, valueHeadDim);
   unsigned consumerRows = (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows;
   unsigned passColumns = columns & -columns;
-  while (passColumns >= kOutputSlabMinColumns &&
+  while (passColumns >= kWarpSlabMinColumns &&
          consumerRows * passColumns > tiling.blockN * columns)
     passColumns /= 2;
-  return passColumns >= kOutputSlabMinColumns ? columns / passColumns : 0;
+  return passColumns >= kWarpSlabMinColumns ? columns / passColumns : 0;
 }
 
 /// \p headDims in words for diagnostics, with the tiles' columns where
@@ -320,9 +318,9 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
         "sm_90a stages O in the last V buffer, {0} columns of every consumer "
         "warp's 16 rows at least: block_n must be at least {1} with {2} "
         "consumer warpgroups at {3}, got {4}",
-        kOutputSlabMinColumns,
+        kWarpSlabMinColumns,
         (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows *
-            kOutputSlabMinColumns / valueColumns,
+            kWarpSlabMinColumns / valueColumns,
         tiling.warps / kWarpsPerWarpgroup - 1, headDimText, tiling.blockN));
   uint64_t needed =
       getAttentionSharedLayout(tiling, headDims, elementBytes).totalBytes;
