@@ -442,9 +442,11 @@ private:
     return window.left && !window.right && shape.keyColumns == 2 * kBoxColumns;
   }
   /// This CTA's key block, KV head and first batch (index) in the order of
-  /// getShortestLastCta: in the grid's (key blocks fastest) the last heads'
-  /// longest CTAs would launch with the last waves.
-  std::tuple<Value, Value, Value> getShortestLastTile();
+  /// getShortestLastCta, from its place in the grid (\p gridBlock and
+  /// \p gridHead: blockIdx.x and .y, index): in the grid's order (key blocks
+  /// fastest) the last heads' longest CTAs would launch with the last waves.
+  std::tuple<Value, Value, Value> getShortestLastTile(Value gridBlock,
+                                                      Value gridHead);
   /// The query head and first query (index) of streamed block \p step
   /// (i32) of the group's query heads.
   std::pair<Value, Value> locate(Value step);
@@ -1508,7 +1510,8 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   if (ordered)
     keyBlock = b.sub(getLastKeyBlock(), keyBlock);
   else if (defersShortestKeyBlocks())
-    std::tie(keyBlock, kvHead, firstBatch) = getShortestLastTile();
+    std::tie(keyBlock, kvHead, firstBatch) =
+        getShortestLastTile(keyBlock, kvHead);
   firstKey = b.mul(keyBlock, b.index(geometry.blockKeys));
   // The tile as the forward's code sees it: rows are keys, the "keys" are
   // queries, and the diagonal is Sq - Sk (AttentionWindow::transposed).
@@ -1531,19 +1534,18 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   unmaskedEnd = b.word(tile.range.unmaskedEnd);
 }
 
-std::tuple<Value, Value, Value> GradDkvKernel::getShortestLastTile() {
+std::tuple<Value, Value, Value>
+GradDkvKernel::getShortestLastTile(Value gridBlock, Value gridHead) {
   auto grid = [&](gpu::Dimension dimension) {
     return b.word(gpu::GridDimOp::create(b, dimension));
   };
-  auto at = [&](gpu::Dimension dimension) {
-    return b.word(hideFromHoisting(b, gpu::BlockIdOp::create(b, dimension)));
-  };
   Value blocks = grid(gpu::Dimension::x), kvHeads = grid(gpu::Dimension::y);
   Value heads = b.mul(kvHeads, grid(gpu::Dimension::z));
+  Value gridBatch =
+      b.word(hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::z)));
   Value cta =
-      b.add(at(gpu::Dimension::x),
-            b.mul(blocks, b.add(at(gpu::Dimension::y),
-                                b.mul(kvHeads, at(gpu::Dimension::z)))));
+      b.add(b.word(gridBlock),
+            b.mul(blocks, b.add(b.word(gridHead), b.mul(kvHeads, gridBatch))));
   auto [block, head] = getShortestLastCta(b, cta, blocks, heads);
   return {b.toIndex(block), b.toIndex(b.urem(head, kvHeads)),
           b.toIndex(b.udiv(head, kvHeads))};
