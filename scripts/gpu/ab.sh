@@ -5,11 +5,12 @@
 #   call 1 (carry the baseline's folder):  scripts/gpu/ab.sh install DIR
 #          (installs DIR/flashcore-*.whl into /tmp/site-main)
 #   call 2 (carry "dist"), while the machine is still warm:
-#          [AB=forward] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
+#          [AB=forward|grid] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
 #          (installs dist/'s wheel into /tmp/site-new, optionally runs the
 #          python_check rows matching CHECKS and sanitize_python.sh's calls
 #          matching SAN, then ab_rows.py's backward (with AB=forward its
-#          forward) rows three times per wheel, alternating, and prints per
+#          forward, with AB=grid the forward on ANCHORS.md's bf16 rows)
+#          rows three times per wheel, alternating, and prints per
 #          row both wheels' TFLOP/s and the ratio of medians)
 # Logs go to $OUT.
 set -uo pipefail

@@ -1,6 +1,7 @@
 """TFLOP/s of the installed flashcore's forward or backward on a few rows,
 for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
-alternating; AB=forward picks the forward).
+alternating; AB=forward picks the forward, AB=grid the forward on the bf16
+rows of ../shared/ANCHORS.md's forward table).
 
 Each row: random bf16 BSHD inputs (seed 0), CUDA events around back-to-back
 calls (bench.py's back_to_back_ms), the median of 7 rounds. The forward:
@@ -12,7 +13,7 @@ forward's FLOPs. Both halved when causal; a sixth entry in a row is v's
 head dim, which counts as 2 B H S^2 (D + Dv). Prints "BxHxSxD[/Dv][c]
 TFLOP/s" per row.
 
-Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|backward BENCH_DIR
+Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|backward BENCH_DIR
 (BENCH_DIR: the repository's bench/python, for back_to_back_ms)
 """
 
@@ -29,6 +30,10 @@ ROWS = {
                 (4, 42, 4096, 48, False), (4, 12, 4096, 160, False),
                 (4, 9, 4096, 224, False), (4, 9, 4096, 224, True),
                 (4, 32, 4096, 64, False), (4, 16, 4096, 128, False)],
+    "grid": [(b, h, s, d, causal)
+             for b, h, d in ((16, 32, 64), (16, 16, 128), (16, 8, 256))
+             for b, s in ((b, 1024), (b // 4, 4096), (b // 16, 16384))
+             for causal in (False, True)],
     "backward": [(16, 16, 1024, 128, False), (16, 16, 1024, 128, True),
                  (16, 32, 1024, 64, False), (16, 32, 1024, 64, True),
                  (4, 16, 4096, 128, False), (4, 16, 4096, 128, True),
@@ -56,7 +61,7 @@ def main():
                                requires_grad=mode == "backward")
                    for width in (d, d, dv))
         flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
-        if mode == "forward":
+        if mode != "backward":
             ms = back_to_back_ms(
                 lambda: flashcore.attention(q, k, v, causal=causal),
                 calls=10, rounds=7)

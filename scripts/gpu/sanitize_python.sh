@@ -40,6 +40,9 @@ run sinks-d64 64 "$attention, sinks=torch.randn(4, device='cuda'))"
 # P V over O's 80 columns: the V tile's second 64-column block read in
 # part.
 run attention-d80 80 "flashcore.attention(q, k, k, return_lse=True)"
+# v's head dim of 160 (tiles of 192 columns) beside q's 96: O staged in
+# its own buffer in three passes of 64 columns.
+run attention-d96-dv160 96 "flashcore.attention(q, k, torch.randn(2, 170, 2, 160, device='cuda', dtype=torch.bfloat16), return_lse=True)"
 # v's head dim apart from q's at 4200 queries: the long-query 192 x 96
 # tile beside q's 128 columns.
 run attention-d128-dv96-long 128 "flashcore.attention(q.repeat(1, 28, 1, 1), k.repeat(1, 25, 1, 1), torch.randn(2, 4250, 2, 96, device='cuda', dtype=torch.bfloat16), causal=True, return_lse=True)"

@@ -145,7 +145,7 @@ TEST(TileConfig, TilesRoundTheHeadDimUpToTheSwizzleUnit) {
   // The shared layout holds the tile's columns, the messages both.
   AttentionSharedLayout d96 =
       getAttentionSharedLayout({Chip::sm_90a, 128, 128, 12, 2}, 96, 2);
-  EXPECT_EQ(d96.keys, 128u * 128 * 2);
+  EXPECT_EQ(d96.queryBufferBytes, 128u * 128 * 2);
   EXPECT_EQ(errorText(checkAttentionTilingFits({Chip::sm_90a, 128, 256, 12, 2},
                                                160, 2)),
             "tile needs 443472 bytes of shared memory at head dim 160 (tiles "
@@ -251,6 +251,40 @@ TEST(TileConfig, SharedLayoutIsOneQTileThenStagedKThenStagedV) {
             0u);
 }
 
+// sm_90a spends what is left of the chip on the tile boundary: O's own
+// staging buffer, then a second Q buffer, each where it fits.
+TEST(TileConfig, SharedLayoutSpendsTheRestOnTheTileBoundary) {
+  uint64_t limit = getChipLimits(Chip::sm_90a).maxSharedBytesPerBlock;
+  // d128 at 128x128: both (Q 2 x 32 KB, K and V 4 x 32 KB, O 32 KB).
+  AttentionSharedLayout both =
+      getAttentionSharedLayout({Chip::sm_90a, 128, 128, 12, 2}, 128, 2);
+  uint64_t tile = 128 * 128 * 2;
+  EXPECT_EQ(both.queryBuffers, 2u);
+  EXPECT_EQ(both.keys, 2 * tile);
+  EXPECT_EQ(both.output, 6 * tile);
+  EXPECT_EQ(both.outputBytes, tile);
+  EXPECT_EQ(both.tail, 7 * tile);
+  EXPECT_EQ(both.tailBytes, 8u * (2 * 2 + 4 * 2));
+  EXPECT_LE(both.totalBytes, limit);
+  // d96 at 192x96 (tiles of 128 columns): O's buffer, and no room for a
+  // second Q.
+  AttentionSharedLayout outputOnly =
+      getAttentionSharedLayout({Chip::sm_90a, 192, 96, 16, 2}, 96, 2);
+  EXPECT_EQ(outputOnly.queryBuffers, 1u);
+  EXPECT_EQ(outputOnly.outputBytes, 192u * 128 * 2);
+  // d256 at 128x80: neither; O is staged in the last V buffer.
+  AttentionSharedLayout neither =
+      getAttentionSharedLayout({Chip::sm_90a, 128, 80, 12, 2}, 256, 2);
+  EXPECT_EQ(neither.queryBuffers, 1u);
+  EXPECT_EQ(neither.outputBytes, 0u);
+  EXPECT_EQ(neither.tail, neither.values + 2 * 80 * 256 * 2);
+  // sm_80 has neither.
+  AttentionSharedLayout ampere =
+      getAttentionSharedLayout({Chip::sm_80, 128, 64, 4, 1}, 64, 2);
+  EXPECT_EQ(ampere.queryBuffers, 1u);
+  EXPECT_EQ(ampere.outputBytes, 0u);
+}
+
 TEST(TileConfig, Sm80AccumulatorRegistersAreOAndSPerThread) {
   // blockM * (headDim + blockN) / threads, at the default tiles.
   EXPECT_EQ(getSm80AccumulatorRegisters({Chip::sm_80, 128, 64, 4, 1}, 64),
@@ -303,13 +337,31 @@ TEST(TileConfig, OutputStagingPassesFitTheLastValueBuffer) {
   // 192 columns (head dims 144 to 192): slabs of 64, a power of two.
   EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 80, 12, 2}, 160), 3u);
   EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 32, 12, 2}, 192), 6u);
+  // In O's own buffer (block_m rows) every warp's slab holds its rows'
+  // columns whole where they are a power of two, else the widest power of
+  // two that divides them: d160's 192 in 3 passes.
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 96, 12, 2}, 128,
+                                     /*inOwnBuffer=*/true),
+            1u);
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 96, 12, 2}, 160,
+                                     /*inOwnBuffer=*/true),
+            3u);
+  EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 16, 12, 2}, 64,
+                                     /*inOwnBuffer=*/true),
+            1u);
   // 16-column slabs at least: 8 passes at head dim 64 are too many.
   EXPECT_EQ(getAttentionOutputPasses({Chip::sm_90a, 128, 16, 12, 2}, 64), 0u);
+  // Which matters only where O's own buffer does not fit
+  // (AttentionSharedLayout): at 2 stages it does, at 49 not.
   EXPECT_EQ(errorText(checkAttentionTilingFits({Chip::sm_90a, 128, 16, 12, 2},
                                                64, 2)),
-            "sm_90a stages O in the last V buffer, 16 columns of every "
-            "consumer warp's 16 rows at least: block_n must be at least 32 "
-            "with 2 consumer warpgroups at head dim 64, got 16");
+            "");
+  EXPECT_EQ(errorText(checkAttentionTilingFits({Chip::sm_90a, 128, 16, 12, 49},
+                                               64, 2)),
+            "sm_90a stages O in the last V buffer where a buffer of its own "
+            "does not fit, 16 columns of every consumer warp's 16 rows at "
+            "least: block_n must be at least 32 with 2 consumer warpgroups at "
+            "head dim 64, got 16");
   // The same tile at head dim 128 stages in 8 passes of 16 columns.
   EXPECT_EQ(errorText(checkAttentionTilingFits({Chip::sm_90a, 128, 16, 12, 2},
                                                128, 2)),

@@ -264,15 +264,16 @@ TEST(Contract, AttentionSm80) {
 }
 
 TEST(Contract, AttentionSm90) {
-  // 3 consumer warpgroups: 512 threads; Q and two stages of K and V, plus
-  // the alignment slack and the mbarriers.
+  // 3 consumer warpgroups: 512 threads; two Q buffers, two stages of K and
+  // V and O's staging buffer (AttentionSharedLayout), plus the alignment
+  // slack and the mbarriers.
   KernelSpec spec;
   spec.headDim = 64;
   spec.attentionTile = AttentionTiling{Chip::sm_90a, 192, 128, 16, 2};
   LaunchContract contract = compileContract(spec);
   EXPECT_EQ(contract.threads, 512u);
-  EXPECT_EQ(contract.sharedBytes,
-            (192u + 2 * 2 * 128) * 64 * 2 + 1024 + 8 * (2 + 4 * 2));
+  EXPECT_EQ(contract.sharedBytes, (2 * 192u + 2 * 2 * 128 + 192) * 64 * 2 +
+                                      1024 + 8 * (2 * 2 + 4 * 2));
   EXPECT_TRUE(contract.persistent);
   // The maps of q, k and v first: rows x 64 boxes, 128-byte swizzle.
   ASSERT_EQ(contract.getLeadingTensorMaps(), 3u);

@@ -264,10 +264,10 @@ func.func @case23(%q: memref<2x8x64x256xbf16>, %k: memref<2x8x64x256xbf16>, %v: 
 
 // -----
 
-// sm_90a: no room to stage O in the last V buffer
+// sm_90a: no room for O's own buffer (49 stages), nor to stage O in the last V buffer
 func.func @case23b(%q: memref<2x8x64x64xbf16>, %k: memref<2x8x64x64xbf16>, %v: memref<2x8x64x64xbf16>, %o: memref<2x8x64x64xbf16>) {
-  // expected-error @+1 {{sm_90a stages O in the last V buffer, 16 columns of every consumer warp's 16 rows at least: block_n must be at least 32 with 2 consumer warpgroups at head dim 64, got 16}}
-  fmha.attention q(%q : memref<2x8x64x64xbf16>) k(%k : memref<2x8x64x64xbf16>) v(%v : memref<2x8x64x64xbf16>) -> o(%o : memref<2x8x64x64xbf16>) {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 16, warps = 12, stages = 2>}
+  // expected-error @+1 {{sm_90a stages O in the last V buffer where a buffer of its own does not fit, 16 columns of every consumer warp's 16 rows at least: block_n must be at least 32 with 2 consumer warpgroups at head dim 64, got 16}}
+  fmha.attention q(%q : memref<2x8x64x64xbf16>) k(%k : memref<2x8x64x64xbf16>) v(%v : memref<2x8x64x64xbf16>) -> o(%o : memref<2x8x64x64xbf16>) {tile = #fmha.tile<sm_90a, block_m = 128, block_n = 16, warps = 12, stages = 49>}
   return
 }
 

@@ -174,24 +174,38 @@ uint64_t getSm80RowSumSharedBytes(const AttentionTiling &tiling,
 inline constexpr uint64_t kSm90aTileAlignment = 1024;
 
 /// Where an attention kernel keeps what in its dynamic shared memory, in
-/// bytes from its tiles' base: one Q tile, `stages` K buffers, `stages` V
-/// buffers (Q and K rows of q's head dim's tile columns, V rows of v's),
-/// then on sm_80 the held row sums (getSm80RowSumSharedBytes), on sm_90a
-/// the pipeline's mbarriers (Q full and empty, and a full and an empty one
-/// per K and V buffer, 8 bytes each). The output tile is staged where the
-/// tiles were: sm_90a in the last V buffer (getAttentionOutputPasses),
-/// sm_80 over the tiles from the base (block_m rows of v's tile columns,
-/// which the tail starts after). On sm_90a the base is the dynamic shared
-/// memory's rounded up to the 1024-byte swizzle atom, so the kernel asks
-/// for that much more. The one description of the layout: the lowerings
-/// place their tiles by it and their launch contracts ask for its
-/// totalBytes.
+/// bytes from its tiles' base: `queryBuffers` Q tiles, `stages` K buffers,
+/// `stages` V buffers (Q and K rows of q's head dim's tile columns, V rows
+/// of v's), on sm_90a the output's staging buffer where it has one, then
+/// on sm_80 the held row sums (getSm80RowSumSharedBytes), on sm_90a the
+/// pipeline's mbarriers (a full and an empty one per Q, K and V buffer, 8
+/// bytes each).
+///
+/// sm_90a spends what the chip has beyond its tiles on the tile boundary,
+/// where the tensor cores would otherwise wait: first a buffer of its own
+/// for staging O (block_m rows of v's tile columns), so that a consumer's
+/// epilogue waits for no other consumer's last P V (else O is staged in
+/// the last V buffer, getAttentionOutputPasses, after every consumer's
+/// drain); then a second Q buffer, so that the producer loads the next
+/// tile's Q while the consumers finish this one. On sm_80 the output tile
+/// is staged over the tiles from the base (block_m rows of v's tile
+/// columns, which the tail starts after).
+///
+/// On sm_90a the base is the dynamic shared memory's rounded up to the
+/// 1024-byte swizzle atom, so the kernel asks for that much more. The one
+/// description of the layout: the lowerings place their tiles by it and
+/// their launch contracts ask for its totalBytes.
 struct AttentionSharedLayout {
-  uint64_t query = 0;
+  /// The first Q buffer; buffer i is i * queryBufferBytes further.
+  uint64_t query = 0, queryBufferBytes = 0;
+  unsigned queryBuffers = 1;
   /// The first K and V buffer; buffer s is s * keyBufferBytes (K) or s *
   /// valueBufferBytes (V) further.
   uint64_t keys = 0, values = 0;
   uint64_t keyBufferBytes = 0, valueBufferBytes = 0;
+  /// sm_90a: O's staging buffer; 0 bytes where O is staged in the last V
+  /// buffer.
+  uint64_t output = 0, outputBytes = 0;
   /// sm_80: the row sums (0 bytes where they stay in registers); sm_90a:
   /// the mbarriers.
   uint64_t tail = 0, tailBytes = 0;
@@ -229,13 +243,17 @@ inline bool pairsAttentionRowBlocks(bool causal, bool hasWindow,
 inline constexpr unsigned kWarpSlabMinColumns = 16;
 
 /// The passes in which the sm_90a attention epilogue writes O: each
-/// consumer warp stages its 16 output rows in the V buffer of the tile's
-/// last key block, columns / passes at a time (columns: v's tile's,
+/// consumer warp stages its 16 output rows in O's own buffer where
+/// \p inOwnBuffer (AttentionSharedLayout), else in the V buffer of the
+/// tile's last key block, columns / passes at a time (columns: v's tile's,
 /// getAttentionTileColumns), a slab of kWarpSlabMinColumns or a wider power
 /// of two. The fewest passes whose slabs of every consumer warp fit the
-/// buffer; 0 if none does (block_n too small for the consumers).
+/// buffer (in O's own, the fewest whose slabs are a power of two wide:
+/// 3 at 192 columns); 0 if none does (block_n too small for the
+/// consumers).
 unsigned getAttentionOutputPasses(const AttentionTiling &tiling,
-                                  unsigned valueHeadDim);
+                                  unsigned valueHeadDim,
+                                  bool inOwnBuffer = false);
 
 /// Checks that the tiling's buffers fit in the chip's shared memory (and,
 /// on sm_90a, that O can be staged: getAttentionOutputPasses).

@@ -105,17 +105,19 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                         scf::YieldOp::create(b);
                       });
   };
-  // Q, once the consumers are done with the previous tile's (packed heads'
-  // rows are no box: the consumers load their own, loadQueryRows).
+  // Q, once the consumers are done with the last tile in its buffer: the
+  // previous one's, or with two buffers the one before, so that it loads
+  // under this tile's last blocks (packed heads' rows are no box: the
+  // consumers load their own, loadQueryRows).
   if (!tile.queryGroup)
     onFirstWarp([&] {
-      Value parity = b.urem(iteration, b.i32(2));
-      pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty),
+      auto [slot, parity] = pipeline.getQuerySlotAndPhase(iteration);
+      pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryEmpty, slot),
                     b.xor_(parity, b.i32(1)));
-      Value full = pipeline.getBarrier(TmaPipeline::kQueryFull);
+      Value full = pipeline.getBarrier(TmaPipeline::kQueryFull, slot);
       pipeline.expectBytes(full, shape.queryBytes);
-      pipeline.loadTile(func.getArgument(kQMap), pipeline.getBase(), full,
-                        b.word(tile.toQueryRow(b, tile.firstRow)),
+      pipeline.loadTile(func.getArgument(kQMap), pipeline.getQueryBuffer(slot),
+                        full, b.word(tile.toQueryRow(b, tile.firstRow)),
                         b.word(tile.head), b.word(tile.getQueryEntry(b)),
                         shape.blockM, shape.blockM, shape.keyColumnBlocks);
     });
@@ -236,6 +238,7 @@ private:
                            Value stage, Value phase);
   void loadQueryRows(const TileCoordinates &tile);
   void releaseQuery(const TileCoordinates &tile);
+  void releaseValues(Value stage);
 
   KernelBuilder &b;
   const KernelShape &shape;
@@ -246,6 +249,8 @@ private:
   Epilogue &epilogue;
   WarpgroupGemm gemm;
   FragmentSoftmax softmax;
+  /// The Q buffer of the tile being built (i32; buildTile sets it).
+  Value querySlot;
 };
 
 Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
@@ -254,11 +259,13 @@ Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
   // reads no lane values (drainValues too): the copy (a mov) is part of the
   // generated kernel, and dropping it is a change to measure on the GPU.
   FragmentLanes::derive(b, threadId);
+  Value queryPhase;
+  std::tie(querySlot, queryPhase) = pipeline.getQuerySlotAndPhase(iteration);
   if (tile.queryGroup)
     loadQueryRows(tile);
   else
-    pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryFull),
-                  b.urem(iteration, b.i32(2)));
+    pipeline.wait(pipeline.getBarrier(TmaPipeline::kQueryFull, querySlot),
+                  queryPhase);
 
   ConsumerState state;
   state.out =
@@ -325,7 +332,13 @@ Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
 /// tile's into it; with packed heads the consumers load their own.
 void Consumer::releaseQuery(const TileCoordinates &tile) {
   if (!tile.queryGroup)
-    pipeline.release(pipeline.getBarrier(TmaPipeline::kQueryEmpty));
+    pipeline.release(pipeline.getBarrier(TmaPipeline::kQueryEmpty, querySlot));
+}
+
+/// Hands V buffer \p stage back to the producer: this consumer's P V from
+/// it has completed.
+void Consumer::releaseValues(Value stage) {
+  pipeline.release(pipeline.getBarrier(TmaPipeline::kValueEmpty, stage));
 }
 
 /// With packed heads, this consumer's 64 rows of the tile's Q, which no TMA
@@ -375,7 +388,7 @@ void Consumer::loadQueryRows(const TileCoordinates &tile) {
     Value swizzled = b.xor_(b.urem(chunk, b.i32(atomChunks)),
                             b.urem(tileRow, b.i32(atomRows)));
     Value address =
-        b.add(pipeline.getBase(),
+        b.add(pipeline.getQueryBuffer(querySlot),
               b.add(b.mul(columnBlock, b.i32(shape.blockM * kSwizzleBytes)),
                     b.add(b.mul(tileRow, b.i32(kSwizzleBytes)),
                           b.mul(swizzled, b.i32(kChunkBytes)))));
@@ -398,7 +411,7 @@ SmallVector<Value> Consumer::buildFirstBlock(const TileCoordinates &tile,
   pipeline.wait(pipeline.getBarrier(TmaPipeline::kKeyFull, stage), phase);
   turns.waitForTurn();
   gemm.fence();
-  Value scores = gemm.issueScores(stage, lanes.consumerRow);
+  Value scores = gemm.issueScores(querySlot, stage, lanes.consumerRow);
   gemm.commitGroup();
   turns.passTurn();
   gemm.waitGroup(0);
@@ -492,6 +505,10 @@ SmallVector<Value> Consumer::buildKeyBlock(const TileCoordinates &tile,
                                            ConsumerState &state,
                                            ValueRange pending) {
   FragmentLanes lanes = FragmentLanes::derive(b, threadId);
+  // The count, and so the buffers' addresses and the WGMMA descriptors,
+  // warp-uniform: carried across tiles whose consumers do not meet, ptxas
+  // otherwise keeps them in vector registers (an R2UR before each WGMMA).
+  state.consumed = makeWarpUniform(b, state.consumed);
   auto [stage, phase] = pipeline.getStageAndPhase(state.consumed);
   auto [previousStage, previousPhase] =
       pipeline.getStageAndPhase(b.sub(state.consumed, b.i32(1)));
@@ -501,7 +518,7 @@ SmallVector<Value> Consumer::buildKeyBlock(const TileCoordinates &tile,
   // Issue S_j before P_{j-1} V_{j-1}: wait_group counts in issue order.
   turns.waitForTurn();
   gemm.fence();
-  Value scores = gemm.issueScores(stage, lanes.consumerRow);
+  Value scores = gemm.issueScores(querySlot, stage, lanes.consumerRow);
   gemm.commitGroup();
   Value out =
       gemm.issueValues(SmallVector<Value>(pending), previousStage, state.out);
@@ -517,15 +534,15 @@ SmallVector<Value> Consumer::buildKeyBlock(const TileCoordinates &tile,
     softmax.applyMask(values, b.mul(block, b.index(shape.blockN)), lanes, tile);
   auto [probabilities, alpha] = softmax.update(values, state);
   gemm.waitGroup(0);
-  pipeline.release(
-      pipeline.getBarrier(TmaPipeline::kValueEmpty, previousStage));
+  releaseValues(previousStage);
   state.out = softmax.scaleRows(out, alpha);
   state.consumed = b.add(state.consumed, b.i32(1));
   return probabilities;
 }
 
 /// O += P V of the last block. Returns the block's V buffer, which the
-/// epilogue stages O in and then releases.
+/// epilogue stages O in and then releases where O has no buffer of its
+/// own; else it is released here.
 Value Consumer::drainValues(ConsumerState &state, ArrayRef<Value> pending) {
   // Like every phase, from its own hidden copy of the thread id, though it
   // reads no lane values (see buildTile).
@@ -537,6 +554,8 @@ Value Consumer::drainValues(ConsumerState &state, ArrayRef<Value> pending) {
   state.out = gemm.issueValues(pending, stage, state.out);
   gemm.commitGroup();
   gemm.waitGroup(0);
+  if (shape.sharedLayout.outputBytes)
+    releaseValues(stage);
   return stage;
 }
 

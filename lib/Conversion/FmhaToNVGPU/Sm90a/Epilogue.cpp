@@ -31,13 +31,16 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
                       return b.fmul(element, totals.inverse[half]);
                     });
 
-  // Every consumer's last P V reads all of the buffer: wait for them all
-  // before overwriting it.
-  turns.waitForAllDrained();
+  // In the last V buffer: every consumer's last P V reads all of it, so
+  // wait for them all before overwriting it.
+  bool ownBuffer = shape.sharedLayout.outputBytes != 0;
+  if (!ownBuffer)
+    turns.waitForAllDrained();
   WarpLanes lanes = WarpLanes::derive(b, threadId);
   int64_t columns = shape.valueColumns / shape.outputPasses;
   WarpSlab slab{
-      b.add(pipeline.getValueBuffer(stage),
+      b.add(ownBuffer ? pipeline.getOutputBuffer()
+                      : pipeline.getValueBuffer(stage),
             b.mul(lanes.consumerWarp, b.i32(WarpSlab::getBytes(columns)))),
       columns};
   // Passes past D (tiles wider than D) have nothing to store.
@@ -55,11 +58,16 @@ void Epilogue::storeOutput(const ConsumerState &state, Value stage,
                     return slab.loadChunk(b, pipeline, row, chunk);
                   });
   }
-  // The producer's next TMA load into the buffer (async proxy) comes after
-  // these generic-proxy accesses, and after every lane's.
-  pipeline.fenceAsyncShared();
-  syncWarp(b);
-  pipeline.release(pipeline.getBarrier(TmaPipeline::kValueEmpty, stage));
+  if (ownBuffer) {
+    // Every lane's loads of the slab before the next tile's stores to it.
+    syncWarp(b);
+  } else {
+    // The producer's next TMA load into the buffer (async proxy) comes
+    // after these generic-proxy accesses, and after every lane's.
+    pipeline.fenceAsyncShared();
+    syncWarp(b);
+    pipeline.release(pipeline.getBarrier(TmaPipeline::kValueEmpty, stage));
+  }
   storeLse(totals, fragment, tile);
 }
 

@@ -4,11 +4,12 @@
 // of a consumer's tile: O normalized by the row sums and written, and the
 // LSE. The accumulator fragment gives a lane two adjacent columns, so O goes
 // through shared memory to leave in 16-byte stores: each consumer warp
-// writes its 16 rows with stmatrix to its own slab of the V buffer of the
-// tile's last key block (which no WGMMA reads any more), reads them back by
-// 16-byte chunks and stores those of rows below Sq, in
-// getAttentionOutputPasses column slabs, then releases the buffer to the
-// producer.
+// writes its 16 rows with stmatrix to its own slab, reads them back by
+// 16-byte chunks and stores those of rows below Sq. The slabs are O's own
+// buffer where the kernel has one (AttentionSharedLayout), which no other
+// warp touches; else the V buffer of the tile's last key block, once every
+// consumer's last P V has read it, in getAttentionOutputPasses column
+// slabs, after which the epilogue releases the buffer to the producer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,8 +34,8 @@ public:
       : b(b), shape(shape), pipeline(pipeline), turns(turns),
         threadId(threadId), out(out), lse(lse), sinks(sinks) {}
 
-  /// Writes the tile's O and LSE from \p state, staging O in V buffer
-  /// \p stage (i32), which it then releases.
+  /// Writes the tile's O and LSE from \p state, staging O in its own
+  /// buffer, or in V buffer \p stage (i32), which it then releases.
   void storeOutput(const ConsumerState &state, Value stage,
                    const TileCoordinates &tile);
   /// The epilogue of a tile that saw no key block: O = 0 and LSE = +inf

@@ -41,12 +41,13 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.limitsKeys =
       op.getKeyLengths() || op.getPageTable() || op.getKeyOffsets();
   shape.sharedLayout = getAttentionSharedLayout(op, tile);
-  shape.queryBytes = shape.sharedLayout.keys - shape.sharedLayout.query;
+  shape.queryBytes = shape.sharedLayout.queryBufferBytes;
   shape.keyBytes = shape.sharedLayout.keyBufferBytes;
   shape.valueBytes = shape.sharedLayout.valueBufferBytes;
   shape.keyBoxRows = getKeyBoxRows(op, tile);
   shape.outputPasses =
-      getAttentionOutputPasses(tile.getAttentionTiling(), shape.valueHeadDim);
+      getAttentionOutputPasses(tile.getAttentionTiling(), shape.valueHeadDim,
+                               shape.sharedLayout.outputBytes != 0);
   assert(shape.outputPasses > 0 &&
          "the op verifier checks that O can be staged");
   return shape;

@@ -62,7 +62,8 @@ struct KernelShape {
   /// Rows of a K or V TMA box (getKeyBoxRows): a buffer's block_n rows take
   /// block_n / keyBoxRows loads of each column block.
   int64_t keyBoxRows;
-  /// Column slabs the epilogue stages O in (getAttentionOutputPasses).
+  /// Column slabs the epilogue stages O in (getAttentionOutputPasses), in
+  /// O's own buffer where sharedLayout has one, else in the last V buffer.
   int64_t outputPasses;
   Type elementType;
   float scale, scaleLog2;

@@ -46,9 +46,13 @@ void TmaPipeline::initBarriers() {
     // empty ones when every consumer warp has arrived.
     Value one = b.i32(1);
     Value consumerWarps = b.i32(shape.consumers * 4);
-    NVVM::MBarrierInitOp::create(b, getBarrier(kQueryFull), one, Value());
-    NVVM::MBarrierInitOp::create(b, getBarrier(kQueryEmpty), consumerWarps,
-                                 Value());
+    for (unsigned q = 0; q < shape.sharedLayout.queryBuffers; ++q) {
+      Value slot = b.i32(q);
+      NVVM::MBarrierInitOp::create(b, getBarrier(kQueryFull, slot), one,
+                                   Value());
+      NVVM::MBarrierInitOp::create(b, getBarrier(kQueryEmpty, slot),
+                                   consumerWarps, Value());
+    }
     for (int64_t s = 0; s < shape.stages; ++s) {
       Value stage = b.i32(s);
       NVVM::MBarrierInitOp::create(b, getBarrier(kKeyFull, stage), one,
@@ -73,6 +77,22 @@ Value TmaPipeline::getBuffer(Value stage, int64_t firstOffset,
                b.add(b.mul(stage, b.i32(bufferBytes)), b.i32(firstOffset)));
 }
 
+Value TmaPipeline::getQueryBuffer(Value slot) {
+  return getBuffer(slot, shape.sharedLayout.query,
+                   shape.sharedLayout.queryBufferBytes);
+}
+
+std::pair<Value, Value> TmaPipeline::getQuerySlotAndPhase(Value iteration) {
+  Value buffers = b.i32(shape.sharedLayout.queryBuffers);
+  return {b.urem(iteration, buffers),
+          b.urem(b.udiv(iteration, buffers), b.i32(2))};
+}
+
+Value TmaPipeline::getOutputBuffer() {
+  assert(shape.sharedLayout.outputBytes && "O is staged in the last V buffer");
+  return b.add(base, b.i32(shape.sharedLayout.output));
+}
+
 Value TmaPipeline::getKeyBuffer(Value stage) {
   return getBuffer(stage, shape.sharedLayout.keys, shape.keyBytes);
 }
@@ -82,8 +102,10 @@ Value TmaPipeline::getValueBuffer(Value stage) {
 }
 
 Value TmaPipeline::getBarrier(Barrier which, Value stage) {
-  int64_t slot =
-      which <= kQueryEmpty ? int64_t(which) : 2 + (which - 2) * shape.stages;
+  int64_t queryBuffers = shape.sharedLayout.queryBuffers;
+  int64_t slot = which <= kQueryEmpty
+                     ? int64_t(which) * queryBuffers
+                     : 2 * queryBuffers + (which - 2) * shape.stages;
   Value offset = b.i32(getBarriersOffset() + 8 * slot);
   if (stage)
     offset = b.add(offset, b.mul(stage, b.i32(8)));

@@ -7,12 +7,12 @@
 // hand it between the producer and the consumers.
 //
 // Shared memory, from a 1024-byte aligned base (the 128-byte swizzle repeats
-// every 8 rows of 128 bytes): Q, the `stages` K buffers, the `stages` V
-// buffers, then the mbarriers. A tile of R rows is D / 64 column blocks of
-// R x 128 bytes, each exactly one TMA box, which is also the canonical
-// WGMMA layout (WarpgroupGemm). Each buffer has a full barrier (the
-// producer's arrive plus the TMA bytes) and an empty one (one arrive per
-// consumer warp).
+// every 8 rows of 128 bytes): one or two Q buffers, the `stages` K buffers,
+// the `stages` V buffers, O's staging buffer where it has one, then the
+// mbarriers (AttentionSharedLayout). A tile of R rows is D / 64 column blocks
+// of R x 128 bytes, each exactly one TMA box, which is also the canonical WGMMA
+// layout (WarpgroupGemm). Each buffer has a full barrier (the producer's arrive
+// plus the TMA bytes) and an empty one (one arrive per consumer warp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +25,8 @@ namespace mlir::fmha::sm90a {
 
 class TmaPipeline {
 public:
-  /// Barriers: Q full, Q empty, then K full, V full, K empty, V empty, one
-  /// per buffer each.
+  /// Barriers: Q full, Q empty, K full, V full, K empty, V empty, one per
+  /// buffer each.
   enum Barrier {
     kQueryFull,
     kQueryEmpty,
@@ -44,14 +44,23 @@ public:
   /// Thread 0 initializes every barrier, then the CTA synchronizes.
   void initBarriers();
 
-  /// The 1024-byte aligned shared base (i32), where the Q tile starts.
+  /// The 1024-byte aligned shared base (i32), where the first Q buffer
+  /// starts.
   Value getBase() const { return base; }
+  /// The shared address (i32) of Q buffer \p slot (i32).
+  Value getQueryBuffer(Value slot);
+  /// The Q buffer and the barrier parity of the \p iteration-th tile of
+  /// this CTA (all i32).
+  std::pair<Value, Value> getQuerySlotAndPhase(Value iteration);
+  /// The shared address (i32) of O's staging buffer, where it has one
+  /// (shape.sharedLayout.outputBytes).
+  Value getOutputBuffer();
   /// The shared address (i32) of K buffer \p stage (i32).
   Value getKeyBuffer(Value stage);
   /// The shared address (i32) of V buffer \p stage (i32).
   Value getValueBuffer(Value stage);
-  /// The shared address of barrier \p which, of buffer \p stage (i32) for
-  /// the per-buffer ones, as a pointer.
+  /// The shared address of barrier \p which of buffer \p stage (i32: a K
+  /// or V stage, or a Q slot), as a pointer.
   Value getBarrier(Barrier which, Value stage = Value());
   /// The shared address \p address (i32) as a pointer.
   Value getSharedPointer(Value address);

@@ -45,10 +45,15 @@ Value WarpgroupGemm::advance(Value descriptor, int64_t bytes) {
   return b.add(descriptor, b.i64(bytes >> 4));
 }
 
-Value WarpgroupGemm::issueScores(Value stage, Value consumerRow) {
-  // Each descriptor whole before the next address, in this order.
-  Value queries = getKMajorDescriptor(b.add(
-      pipeline.getBase(), b.mul(b.word(consumerRow), b.i32(kSwizzleBytes))));
+Value WarpgroupGemm::issueScores(Value querySlot, Value stage,
+                                 Value consumerRow) {
+  // Each descriptor whole before the next address, in this order. The
+  // row, from the thread id, made warp-uniform: ptxas then builds Q's
+  // descriptor in uniform registers, not in vector ones moved over by an
+  // R2UR before each WGMMA.
+  Value row = makeWarpUniform(b, b.word(consumerRow));
+  Value queries = getKMajorDescriptor(b.add(pipeline.getQueryBuffer(querySlot),
+                                            b.mul(row, b.i32(kSwizzleBytes))));
   Value keys = getKMajorDescriptor(pipeline.getKeyBuffer(stage));
   return multiplyKMajorDescriptors(queries, shape.blockM, keys, shape.blockN,
                                    shape.blockN, shape.headDim);

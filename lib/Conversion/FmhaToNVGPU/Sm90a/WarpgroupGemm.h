@@ -34,10 +34,10 @@ public:
                 TmaPipeline &pipeline)
       : b(b), shape(shape), pipeline(pipeline) {}
 
-  /// Issues S = Q K^T for the 64 rows from \p consumerRow (index) of the Q
-  /// tile, from K buffer \p stage (i32). The caller fences, commits and
-  /// waits.
-  Value issueScores(Value stage, Value consumerRow);
+  /// Issues S = Q K^T for the 64 rows from \p consumerRow (index) of Q
+  /// buffer \p querySlot, from K buffer \p stage (both i32). The caller
+  /// fences, commits and waits.
+  Value issueScores(Value querySlot, Value stage, Value consumerRow);
 
   /// Issues \p out += P V from V buffer \p stage (i32); \p probabilities
   /// are P as four packed registers per k16 step (FragmentSoftmax). The

@@ -252,36 +252,63 @@ fmha::getAttentionSharedLayout(const AttentionTiling &tiling,
   uint64_t keyRowBytes = getRowBytes(headDims.qk);
   uint64_t valueRowBytes = getRowBytes(headDims.v);
   AttentionSharedLayout layout;
+  layout.queryBufferBytes = tiling.blockM * keyRowBytes;
   layout.keyBufferBytes = tiling.blockN * keyRowBytes;
   layout.valueBufferBytes = tiling.blockN * valueRowBytes;
-  layout.keys = layout.query + tiling.blockM * keyRowBytes;
-  layout.values = layout.keys + tiling.stages * layout.keyBufferBytes;
-  layout.tail = layout.values + tiling.stages * layout.valueBufferBytes;
   bool hopper = tiling.chip == Chip::sm_90a;
-  // sm_80 stages O over the tiles from the base: past them where its rows
-  // are wider than Q's, K's and V's together hold.
+  uint64_t outputBytes = tiling.blockM * valueRowBytes;
+  auto place = [&] {
+    layout.keys = layout.query + layout.queryBuffers * layout.queryBufferBytes;
+    layout.values = layout.keys + tiling.stages * layout.keyBufferBytes;
+    layout.output = layout.values + tiling.stages * layout.valueBufferBytes;
+    layout.tail = layout.output + layout.outputBytes;
+    // sm_80 stages O over the tiles from the base: past them where its
+    // rows are wider than Q's, K's and V's together hold.
+    if (!hopper)
+      layout.tail = std::max(layout.tail, outputBytes);
+    layout.tailBytes = hopper ? 8 * (2 * uint64_t(layout.queryBuffers) +
+                                     4 * uint64_t(tiling.stages))
+                              : getSm80RowSumSharedBytes(tiling, headDims.v);
+    // The dynamic shared memory is only 16-byte aligned; the sm_90a tiles
+    // start at the next 1024-byte swizzle atom.
+    uint64_t slack = hopper ? kSm90aTileAlignment : 0;
+    layout.totalBytes = slack + layout.tail + layout.tailBytes;
+  };
+  place();
   if (!hopper)
-    layout.tail = std::max(layout.tail, tiling.blockM * valueRowBytes);
-  layout.tailBytes = hopper ? 8 * (2 + 4 * uint64_t(tiling.stages))
-                            : getSm80RowSumSharedBytes(tiling, headDims.v);
-  // The dynamic shared memory is only 16-byte aligned; the sm_90a tiles
-  // start at the next 1024-byte swizzle atom.
-  uint64_t slack = hopper ? kSm90aTileAlignment : 0;
-  layout.totalBytes = slack + layout.tail + layout.tailBytes;
+    return layout;
+  // What is left of the chip's shared memory, for the tile boundary: O's
+  // own staging buffer first, then a second Q buffer, each where it fits.
+  uint64_t limit = getChipLimits(tiling.chip).maxSharedBytesPerBlock;
+  layout.outputBytes = outputBytes;
+  place();
+  if (layout.totalBytes > limit) {
+    layout.outputBytes = 0;
+    place();
+  }
+  layout.queryBuffers = 2;
+  place();
+  if (layout.totalBytes > limit) {
+    layout.queryBuffers = 1;
+    place();
+  }
   return layout;
 }
 
 unsigned fmha::getAttentionOutputPasses(const AttentionTiling &tiling,
-                                        unsigned valueHeadDim) {
+                                        unsigned valueHeadDim,
+                                        bool inOwnBuffer) {
   // All consumer warps' slabs, 16 rows of a pass's columns each, against
-  // the buffer's block_n rows of the tile's columns. A pass's columns are
-  // a power of two (the slab's chunk swizzle XORs chunk indices), the
-  // widest that divides the tile's and fits.
+  // the buffer's rows (block_m in O's own, block_n in a V buffer) of the
+  // tile's columns. A pass's columns are a power of two (the slab's chunk
+  // swizzle XORs chunk indices), the widest that divides the tile's and
+  // fits.
   unsigned columns = getAttentionTileColumns(tiling.chip, valueHeadDim);
   unsigned consumerRows = (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows;
+  unsigned bufferRows = inOwnBuffer ? tiling.blockM : tiling.blockN;
   unsigned passColumns = columns & -columns;
   while (passColumns >= kWarpSlabMinColumns &&
-         consumerRows * passColumns > tiling.blockN * columns)
+         consumerRows * passColumns > bufferRows * columns)
     passColumns /= 2;
   return passColumns >= kWarpSlabMinColumns ? columns / passColumns : 0;
 }
@@ -312,18 +339,20 @@ llvm::Error fmha::checkAttentionTilingFits(const AttentionTiling &tiling,
   unsigned keyColumns = getAttentionTileColumns(tiling.chip, headDims.qk);
   unsigned valueColumns = getAttentionTileColumns(tiling.chip, headDims.v);
   std::string headDimText = describeHeadDims(tiling.chip, headDims);
-  if (tiling.chip == Chip::sm_90a &&
+  AttentionSharedLayout layout =
+      getAttentionSharedLayout(tiling, headDims, elementBytes);
+  if (tiling.chip == Chip::sm_90a && layout.outputBytes == 0 &&
       getAttentionOutputPasses(tiling, headDims.v) == 0)
     return llvm::createStringError(llvm::formatv(
-        "sm_90a stages O in the last V buffer, {0} columns of every consumer "
-        "warp's 16 rows at least: block_n must be at least {1} with {2} "
+        "sm_90a stages O in the last V buffer where a buffer of its own does "
+        "not fit, {0} columns of every consumer warp's 16 rows at least: "
+        "block_n must be at least {1} with {2} "
         "consumer warpgroups at {3}, got {4}",
         kWarpSlabMinColumns,
         (tiling.warps / kWarpsPerWarpgroup - 1) * kWgmmaRows *
             kWarpSlabMinColumns / valueColumns,
         tiling.warps / kWarpsPerWarpgroup - 1, headDimText, tiling.blockN));
-  uint64_t needed =
-      getAttentionSharedLayout(tiling, headDims, elementBytes).totalBytes;
+  uint64_t needed = layout.totalBytes;
   uint64_t limit = getChipLimits(tiling.chip).maxSharedBytesPerBlock;
   if (needed <= limit)
     return llvm::Error::success();
