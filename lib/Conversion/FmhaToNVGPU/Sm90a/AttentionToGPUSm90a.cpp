@@ -26,8 +26,10 @@
 // Warpgroup 0 is the producer: one thread issues every TMA load (over a
 // paged cache whose pages are smaller than a key block, one thread of
 // each of its warps, getIssuingWarps). Q once per tile (row block of a
-// (batch, head)), K and V of each key block into `stages` buffers, each
-// buffer with a full and an empty mbarrier. The other
+// (batch, head)), into one of two buffers where they fit (the next tile's
+// then loads under this one: AttentionSharedLayout), K and V of each key
+// block into `stages` buffers, each buffer with a full and an empty
+// mbarrier. The other
 // warpgroups are consumers, each owning 64 query rows: per key block j
 //
 //   wait K_j, V_{j-1} full;  issue S_j = Q K_j^T (WGMMA, both operands in
@@ -40,7 +42,9 @@
 // intra-warpgroup overlap). The producer runs ahead by `stages` blocks, so
 // loads overlap the GEMMs. With two or three consumers they take turns
 // issuing their GEMMs (ConsumerTurns). After a tile's last P V the consumers
-// write O and the LSE (Epilogue).
+// write O and the LSE (Epilogue), each on its own where O has a staging
+// buffer of its own, so that one consumer's epilogue runs under the
+// others' GEMMs.
 //
 //===----------------------------------------------------------------------===//
 
