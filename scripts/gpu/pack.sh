@@ -23,9 +23,10 @@ if [ $# -gt 0 ]; then
   programs=("${chosen[@]}")
 fi
 "$root/scripts/build.sh" "${programs[@]##*/}"
-# .gpu/aot/ is scripts/gpu/pack-aot.sh's, run below when packing everything.
+# .gpu/aot/ is scripts/gpu/pack-aot.sh's, run below when packing everything;
+# .gpu/main/ holds scripts/gpu/ab.sh's baseline wheel: both stay.
 mkdir -p "$root/.gpu"
-find "$root/.gpu" -mindepth 1 -maxdepth 1 ! -name aot -exec rm -rf {} +
+find "$root/.gpu" -mindepth 1 -maxdepth 1 ! -name aot ! -name main -exec rm -rf {} +
 for program in "${programs[@]}"; do
   name=$(basename "$program")
   strip -o "$root/.gpu/$name" "$build_dir/$program"
