@@ -7,10 +7,13 @@ its keys (the Q load, the first block without a P V beside it, the last
 P V without an S, the epilogue), `rate` the steady state. The column
 "fixed / 1k keys" says how many 1024-key stretches of the steady state
 the fixed cost is worth: the share a tile boundary takes at Sk = 1024.
+Non-causal only: with Sq != Sk, SDPA's causal mask is top-left aligned and
+flashcore's bottom-right, so a causal sweep would compare different work.
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/tile_costs.py [--rounds 5] [--dims 64,128]
                                      [--keys 256,512,1024,2048,4096]
+                                     [--queries 1024]
 """
 
 import argparse
@@ -42,27 +45,31 @@ def main():
     parser.add_argument("--dims", default="64,128")
     parser.add_argument("--keys", default="256,512,1024,2048,4096")
     parser.add_argument("--queries", type=int, default=1024)
-    parser.add_argument("--causal", action="store_true")
     args = parser.parse_args()
     keys = [int(k) for k in args.keys.split(",")]
+    dims = [int(x) for x in args.dims.split(",")]
+    for d in dims:
+        if d not in SHAPES:
+            parser.error(f"--dims: head dim {d} has no row here; expected "
+                         f"some of {sorted(SHAPES)}")
     names = ["flashcore", "cudnn"] + (["fa4"] if fa4_func else [])
     sq = args.queries
     print(f"\n## Forward time per query tile: fixed + rate x Sk (Sq = {sq}, "
-          f"BSHD bf16, {'causal' if args.causal else 'non-causal'}, "
+          f"BSHD bf16, non-causal, "
           f"median of {args.rounds} interleaved rounds; "
           f"{torch.cuda.get_device_name()})\n")
     print("| D | B x H | candidate | " +
           " | ".join(f"Sk {k} (TFLOP/s)" for k in keys) +
           " | fixed (us) | 1k keys (us) | fixed / 1k keys |")
     print("|---|---|---|" + "---|" * (len(keys) + 3))
-    for d in (int(x) for x in args.dims.split(",")):
+    for d in dims:
         b, h = SHAPES[d]
         per = {name: [] for name in names}
         for sk in keys:
             q = torch.randn(b, sq, h, d, device="cuda", dtype=torch.bfloat16)
             k, v = (torch.randn(b, sk, h, d, device="cuda",
                                 dtype=torch.bfloat16) for _ in range(2))
-            found = candidates(q, k, v, args.causal)
+            found = candidates(q, k, v, False)
             times = {name: [] for name in names}
             for round_ in range(args.rounds):
                 for name in rotated(names, round_):
@@ -73,8 +80,7 @@ def main():
             torch.cuda.empty_cache()
         for name in names:
             fixed, rate = fit(keys, per[name])
-            flops = [4 * b * h * sq * sk * d / (2 if args.causal else 1)
-                     for sk in keys]
+            flops = [4 * b * h * sq * sk * d for sk in keys]
             print(f"| {d} | {b}x{h} | {name} | " +
                   " | ".join(f"{f / ms / 1e9:.0f}"
                              for f, ms in zip(flops, per[name])) +
