@@ -5,13 +5,14 @@
 #   call 1 (carry the baseline's folder):  scripts/gpu/ab.sh install DIR
 #          (installs DIR/flashcore-*.whl into /tmp/site-main)
 #   call 2 (carry "dist"), while the machine is still warm:
-#          [AB=forward|grid] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
+#          [AB=forward|grid|decode] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
 #          (installs dist/'s wheel into /tmp/site-new, optionally runs the
 #          python_check rows matching CHECKS and sanitize_python.sh's calls
 #          matching SAN, then ab_rows.py's backward (with AB=forward its
-#          forward, with AB=grid the forward on ANCHORS.md's bf16 rows)
-#          rows three times per wheel, alternating, and prints per
-#          row both wheels' TFLOP/s and the ratio of medians)
+#          forward, with AB=grid the forward on ANCHORS.md's bf16 rows,
+#          with AB=decode one-query decode rows in GB/s) rows three times
+#          per wheel, alternating, and prints per row both wheels' rates
+#          (TFLOP/s; decode GB/s) and the ratio of medians)
 # Logs go to $OUT.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -57,7 +58,7 @@ for wheel in ("main", "new"):
             fields = line.split()
             if len(fields) == 2:
                 rows[fields[0]][wheel].append(float(fields[1]))
-print("| row | baseline TFLOP/s | new TFLOP/s | new / baseline (medians) |")
+print("| row | baseline | new | new / baseline (medians) |")
 print("|---|---|---|---|")
 for row, runs in rows.items():
     if runs["main"] and runs["new"]:

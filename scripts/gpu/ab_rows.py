@@ -1,7 +1,8 @@
 """TFLOP/s of the installed flashcore's forward or backward on a few rows,
 for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
 alternating; AB=forward picks the forward, AB=grid the forward on the bf16
-rows of ../shared/ANCHORS.md's forward table).
+rows of ../shared/ANCHORS.md's forward table, AB=decode the GB/s of
+one-query decode rows).
 
 Each row: random bf16 BSHD inputs (seed 0), CUDA events around back-to-back
 calls (bench.py's back_to_back_ms), the median of 7 rounds. The forward:
@@ -13,7 +14,7 @@ forward's FLOPs. Both halved when causal; a sixth entry in a row is v's
 head dim, which counts as 2 B H S^2 (D + Dv). Prints "BxHxSxD[/Dv][c]
 TFLOP/s" per row.
 
-Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|backward BENCH_DIR
+Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|backward|decode BENCH_DIR
 (BENCH_DIR: the repository's bench/python, for back_to_back_ms)
 """
 
@@ -49,10 +50,39 @@ ROWS = {
 }
 
 
+# One query (decode), B, Hq, Hkv, Sk, D: bench.py's one-query decode rows
+# (d128) and the 8k GQA rows at the other head dims' decode tiles.
+DECODE_ROWS = [(64, 32, 8, 8192, 128), (128, 32, 8, 2048, 128),
+               (16, 32, 32, 4096, 128), (1, 32, 8, 65536, 128),
+               (1, 32, 8, 131072, 128), (8, 64, 8, 8192, 128),
+               (64, 32, 8, 8192, 64), (8, 64, 8, 8192, 64),
+               (64, 32, 8, 8192, 32), (64, 32, 8, 8192, 256),
+               (8, 64, 8, 8192, 256), (64, 32, 8, 8192, 96),
+               (64, 32, 8, 8192, 192)]
+
+
+def decode(back_to_back_ms):
+    """GB/s of q + k + v + o (BSHD bf16, non-causal) per decode row."""
+    for b, hq, hkv, sk, d in DECODE_ROWS:
+        torch.manual_seed(0)
+        q = torch.randn(b, 1, hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(b, sk, hkv, d, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        ms = back_to_back_ms(lambda: flashcore.attention(q, k, v),
+                             calls=20, rounds=7)
+        nbytes = 2 * (2 * q.numel() + 2 * k.numel())
+        print(f"{b}x1x{hq}/{hkv}x{sk}x{d} {nbytes / ms / 1e6:.1f}",
+              flush=True)
+        del q, k, v
+
+
 def main():
     mode = sys.argv[1]
     sys.path.insert(0, sys.argv[2])
     from bench import back_to_back_ms
+    if mode == "decode":
+        decode(back_to_back_ms)
+        return
     for b, h, s, d, causal, *rest in ROWS[mode]:
         dv = rest[0] if rest else d
         torch.manual_seed(0)

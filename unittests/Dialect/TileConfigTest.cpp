@@ -50,8 +50,9 @@ TEST(TileConfig, EveryDefaultAttentionTilingIsLegal) {
     for (unsigned headDim : kHeadDims)
       for (bool causal : {false, true})
         for (std::optional<int64_t> querySeq :
-             {std::optional<int64_t>(), std::optional<int64_t>(1024),
-              std::optional<int64_t>(4096), std::optional<int64_t>(16384)}) {
+             {std::optional<int64_t>(), std::optional<int64_t>(1),
+              std::optional<int64_t>(1024), std::optional<int64_t>(4096),
+              std::optional<int64_t>(16384)}) {
           AttentionTiling tiling =
               getDefaultAttentionTiling(chip, headDim, causal, querySeq);
           SCOPED_TRACE(std::string(stringifyChip(chip)) + " d=" +
@@ -123,14 +124,49 @@ TEST(TileConfig, AttentionHeadDimsAreMultiplesOf8From32To256) {
 TEST(TileConfig, EveryHeadDimHasALegalDefaultTileThatFits) {
   for (Chip chip : kChips)
     for (unsigned headDim = 32; headDim <= 256; headDim += 8)
-      for (bool causal : {false, true}) {
-        AttentionTiling tiling =
-            getDefaultAttentionTiling(chip, headDim, causal, 16384);
-        SCOPED_TRACE(std::string(stringifyChip(chip)) +
-                     " d=" + std::to_string(headDim));
-        EXPECT_EQ(errorText(checkAttentionTiling(tiling)), "");
-        EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, headDim, 2)), "");
-      }
+      for (bool causal : {false, true})
+        for (int64_t querySeq : {1, 16384}) {
+          AttentionTiling tiling =
+              getDefaultAttentionTiling(chip, headDim, causal, querySeq);
+          SCOPED_TRACE(std::string(stringifyChip(chip)) +
+                       " d=" + std::to_string(headDim) +
+                       " Sq=" + std::to_string(querySeq));
+          EXPECT_EQ(errorText(checkAttentionTiling(tiling)), "");
+          EXPECT_EQ(errorText(checkAttentionTilingFits(tiling, headDim, 2)),
+                    "");
+        }
+}
+
+// One query (decode) on sm_90a: one consumer of 64 rows and wider or more
+// K/V stages where that was measured faster (d32 to d64, d104 to d128,
+// d200 to d256); d72 to d96 and the tiles of 192 columns keep theirs, and
+// sm_80 has one tile for every length.
+TEST(TileConfig, DecodeTakesOneConsumerWhereMeasuredFaster) {
+  for (unsigned headDim : {32u, 48u, 64u})
+    EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),
+              (AttentionTiling{Chip::sm_90a, 64, 192, 8, 3}))
+        << headDim;
+  for (unsigned headDim : {104u, 128u})
+    EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, true, 1),
+              (AttentionTiling{Chip::sm_90a, 64, 192, 8, 2}))
+        << headDim;
+  for (unsigned headDim : {200u, 256u})
+    EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),
+              (AttentionTiling{Chip::sm_90a, 64, 80, 8, 2}))
+        << headDim;
+  for (unsigned headDim : {72u, 96u, 160u, 192u})
+    EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),
+              getDefaultAttentionTiling(Chip::sm_90a, headDim, false))
+        << headDim;
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, false, 2),
+            getDefaultAttentionTiling(Chip::sm_90a, 128, false));
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_80, 128, false, 1),
+            getDefaultAttentionTiling(Chip::sm_80, 128, false));
+  // v's head dim apart: DeepSeek's 192/128 one query does not fit d128's
+  // decode tile (Q and K 192 columns wide), so it takes d192's.
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, AttentionHeadDims{192, 128},
+                                      false, 1),
+            getDefaultAttentionTiling(Chip::sm_90a, 192, false, 1));
 }
 
 TEST(TileConfig, TilesRoundTheHeadDimUpToTheSwizzleUnit) {

@@ -585,7 +585,10 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   spec.causal = true;
   KernelSpec nonCausal = spec;
   nonCausal.causal = false;
-  KernelSpec split = nonCausal;
+  // sm_90a's one query: a tile of its own (TileConfig's decode tile).
+  KernelSpec decode = nonCausal;
+  decode.attentionTile = AttentionTiling{Chip::sm_90a, 64, 192, 8, 3};
+  KernelSpec split = decode;
   split.splitKeys = split.withLse = true;
   KernelSpec merge;
   merge.kind = OpKind::Merge;
@@ -594,7 +597,7 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   // takes a tile of its own from 4k queries.
   std::vector<KernelSpec> specs = getLaunchSpecs(spec, Chip::sm_90a);
   ASSERT_EQ(specs.size(), 5u);
-  EXPECT_EQ(specs[0].getKey(), nonCausal.getKey());
+  EXPECT_EQ(specs[0].getKey(), decode.getKey());
   EXPECT_EQ(specs[1].getKey(), spec.getKey());
   EXPECT_TRUE(specs[2].attentionTile.has_value());
   EXPECT_EQ(specs[2].getKey(),
@@ -603,7 +606,7 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   EXPECT_EQ(specs[4].getKey(), merge.getKey());
   EXPECT_EQ(specs[4].getKey(), getMergeSpec(spec).getKey());
   EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 1).getKey(),
-            nonCausal.getKey());
+            decode.getKey());
   EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 100).getKey(),
             spec.getKey());
   // One length: its kernel, and for one query the split-KV pair.
@@ -612,12 +615,13 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   EXPECT_EQ(specs[0].getKey(), spec.getKey());
   specs = getLaunchSpecs(spec, Chip::sm_90a, 1);
   ASSERT_EQ(specs.size(), 3u);
-  EXPECT_EQ(specs[0].getKey(), nonCausal.getKey());
+  EXPECT_EQ(specs[0].getKey(), decode.getKey());
   EXPECT_EQ(specs[1].getKey(), split.getKey());
   EXPECT_EQ(specs[2].getKey(), merge.getKey());
   // A window keeps a causal query causal.
   KernelSpec windowed = spec;
   windowed.window = {{16, 0}};
+  windowed.attentionTile = decode.attentionTile;
   EXPECT_EQ(getAttentionLaunchSpec(windowed, Chip::sm_90a, 1).getKey(),
             windowed.getKey());
   // One tile for every length: the causal kernel, the one-query one, the
@@ -724,6 +728,9 @@ TEST(KernelSpec, PackedSequencesSplitTheirKeysOnSm90a) {
   std::vector<KernelSpec> specs = getLaunchSpecs(varlen, Chip::sm_90a, 1, 4);
   ASSERT_EQ(specs.size(), 3u);
   EXPECT_TRUE(specs[0].packQueryHeads && !specs[0].splitKeys);
+  // One query each: the tile of every length, not the decode tile.
+  EXPECT_EQ(specs[0].attentionTile,
+            getDefaultAttentionTiling(Chip::sm_90a, 128, false));
   EXPECT_TRUE(specs[1].packQueryHeads && specs[1].splitKeys &&
               specs[1].withQueryOffsets && specs[1].withLse);
   EXPECT_EQ(specs[2].kind, OpKind::Merge);
@@ -746,8 +753,10 @@ TEST(KernelSpec, PackedSequencesSplitTheirKeysOnSm90a) {
                                             : "max_query_length");
   }
   // The sm_80 lowering says why it refuses the pair.
+  // (without its sm_90a tile, which sm_80 would refuse first).
   KernelSpec split = specs[1];
   split.packQueryHeads = false;
+  split.attentionTile.reset();
   options.chip = Chip::sm_80;
   llvm::Expected<CompiledModule> refused = compileKernelSpec(split, options);
   ASSERT_FALSE(static_cast<bool>(refused));

@@ -110,6 +110,24 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // loses, 207 against 128x128's 248). d128 causal 128x176 at 16k, which
     // won in the fifth run (686 against 637), lost in that A/B (664 ->
     // 655): not taken.
+    // One query (decode; a GQA group's heads folded into its rows): one
+    // consumer of 64 rows, since the rows are a group's few, and the shared
+    // memory that 128 or 192 rows of Q and O would take goes to longer or
+    // more K/V stages: the kernel waits on HBM. Measured on the H200
+    // (bench/decode-tiles.sh, GB/s, BSHD, 64 x 32/8 x 8192 and 8 x 64/8 x
+    // 8192, docs/BENCHMARKS.md "Decode on one consumer"): d64 4023 / 2634
+    // against 192x128's 2834 / 2133 (cuDNN 4327 / 1912), d32 2872 against
+    // 1689, d128 4016 / 3401 against 3994 / 3199, d256 64x80 4128 / 3681
+    // against 128x80's 4054 / 3535. d96 (3503 against 128x128's 4121) and
+    // d192 (4158-4213 against 128x96's 4180) keep their tiles.
+    if (querySeq == 1) {
+      if (headDim <= 64)
+        return {chip, 64, 192, 8, 3};
+      if (headDim > 96 && headDim <= 128)
+        return {chip, 64, 192, 8, 2};
+      if (getAttentionTileColumns(chip, headDim) == 256)
+        return {chip, 64, 80, 8, 2};
+    }
     bool longQueries = querySeq && *querySeq >= kLongAttentionQueries;
     if (headDim <= 64)
       return causal && !longQueries ? AttentionTiling{chip, 128, 128, 12, 2}
