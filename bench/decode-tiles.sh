@@ -15,7 +15,9 @@ mkdir -p "$out"
 runner=$(unpack_runner) || exit 2
 export FMHA_CHIP=sm_90a
 layout=${DECODE_LAYOUT:-bshd}
-tiles=${DECODE_TILES:-"default 64,128,8,2 64,128,8,3 64,128,8,4 64,192,8,2 64,256,8,2 128,128,12,3 128,192,12,2"}
+# The default rows' (d128) decode tile, the prefill tile it replaced, and
+# the runners-up of docs/decode-notes.md v13.
+tiles=${DECODE_TILES:-"default 128,128,12,2 64,128,8,3 64,176,8,2 64,96,8,4"}
 # B Hq Hkv Sk D
 shapes=${DECODE_SHAPES:-"64 32 8 8192 128
 128 32 8 2048 128
