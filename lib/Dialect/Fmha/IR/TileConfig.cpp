@@ -119,7 +119,7 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // against 192x128's 2834 / 2133 (cuDNN 4327 / 1912), d32 2872 against
     // 1689, d128 4016 / 3401 against 3994 / 3199, d256 64x80 4128 / 3681
     // against 128x80's 4054 / 3535. d96 (3503 against 128x128's 4121) and
-    // d192 (4158-4213 against 128x96's 4180) keep their tiles.
+    // d192 (4148-4213 against 128x96's 4180) keep their tiles.
     if (querySeq == 1) {
       if (headDim <= 64)
         return {chip, 64, 192, 8, 3};
