@@ -394,15 +394,15 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
                                       launched.causal, querySeq);
   AttentionTiling everyLength =
       getDefaultAttentionTiling(chip, launched.getHeadDims(), launched.causal);
-  // Packed sequences of one query each keep the tile of every length, as
-  // their own (so that the key splits count that tile's blocks): the decode
-  // tile has not yet run with query offsets on a GPU (docs/decode-notes.md,
-  // v13).
-  if (!spec.attentionTile && spec.withQueryOffsets && querySeq == 1 &&
-      tiling != everyLength)
-    launched.attentionTile = tiling = everyLength;
-  if (!spec.attentionTile && tiling != everyLength)
+  if (!spec.attentionTile && tiling != everyLength) {
+    // Packed sequences of one query each keep the tile of every length, as
+    // their own (so that the key splits count that tile's blocks): the
+    // decode tile has not yet run with query offsets on a GPU
+    // (docs/decode-notes.md, v13).
+    if (spec.withQueryOffsets && querySeq == 1)
+      tiling = everyLength;
     launched.attentionTile = tiling;
+  }
   if (querySeq && canPackOrSplit(spec, chip) &&
       shouldPackQueryHeads(launched, *querySeq, queryGroup, tiling.blockM))
     launched.packQueryHeads = true;
