@@ -183,7 +183,8 @@ int main(int argc, char **argv) {
     std::vector<float> &ms = times[i];
     std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
     float median = ms[ms.size() / 2];
-    AttentionTiling tiling = (*jit)->getAttentionTiling(specs[i].second, seq);
+    AttentionTiling tiling = (*jit)->getAttentionTiling(
+        specs[i].second, seq, heads / (kvHeads ? kvHeads : heads));
     llvm::outs() << llvm::formatv(
         "| {0} ({1}x{2}, {3} warps, {4} stages) | {5:f0} | {6:f3} |\n",
         specs[i].first, tiling.blockM, tiling.blockN, tiling.warps,

@@ -55,7 +55,7 @@ static std::vector<Row> getRows() {
           AttentionTiling tiling =
               getDefaultAttentionTiling(chip, headDim, causal);
           AttentionTiling longTiling = getDefaultAttentionTiling(
-              chip, headDim, causal, kAttentionQueryLengthClasses[1]);
+              chip, headDim, causal, kLongAttentionQueries);
           if (longTiling != tiling) {
             spec.attentionTile = longTiling;
             rows.push_back({name + " long queries", chip, spec});

@@ -164,11 +164,11 @@ ResampleTiling JIT::getResampleTiling(const KernelSpec &spec) const {
   return spec.resampleTile.value_or(getDefaultResampleTiling(plan.chip));
 }
 
-AttentionTiling
-JIT::getAttentionTiling(const KernelSpec &spec,
-                        std::optional<int64_t> querySeq) const {
+AttentionTiling JIT::getAttentionTiling(const KernelSpec &spec,
+                                        std::optional<int64_t> querySeq,
+                                        int64_t queryGroup) const {
   return spec.attentionTile.value_or(getDefaultAttentionTiling(
-      plan.chip, spec.getHeadDims(), spec.causal, querySeq));
+      plan.chip, spec.getHeadDims(), spec.causal, querySeq, queryGroup));
 }
 
 llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,

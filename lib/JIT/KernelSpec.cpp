@@ -378,6 +378,17 @@ bool fmha::shouldPackQueryHeads(const KernelSpec &spec, int64_t querySeq,
          2 * packedTiles <= tiles;
 }
 
+llvm::SmallVector<int64_t, 4>
+fmha::getAttentionQueryLengthClasses(int64_t queryGroup) {
+  llvm::SmallVector<int64_t, 4> lengths = {1, 2};
+  int64_t pastDecodeTile =
+      kDecodeTileQueryRows / std::max<int64_t>(queryGroup, 1) + 1;
+  if (pastDecodeTile > 2)
+    lengths.push_back(pastDecodeTile);
+  lengths.push_back(kLongAttentionQueries);
+  return lengths;
+}
+
 KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
                                         std::optional<int64_t> querySeq,
                                         int64_t queryGroup) {
@@ -391,18 +402,11 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
       spec.attentionTile
           ? *spec.attentionTile
           : getDefaultAttentionTiling(chip, launched.getHeadDims(),
-                                      launched.causal, querySeq);
+                                      launched.causal, querySeq, queryGroup);
   AttentionTiling everyLength =
       getDefaultAttentionTiling(chip, launched.getHeadDims(), launched.causal);
-  if (!spec.attentionTile && tiling != everyLength) {
-    // Packed sequences of one query each keep the tile of every length, as
-    // their own (so that the key splits count that tile's blocks): the
-    // decode tile has not yet run with query offsets on a GPU
-    // (docs/decode-notes.md, v13).
-    if (spec.withQueryOffsets && querySeq == 1)
-      tiling = everyLength;
+  if (!spec.attentionTile && tiling != everyLength)
     launched.attentionTile = tiling;
-  }
   if (querySeq && canPackOrSplit(spec, chip) &&
       shouldPackQueryHeads(launched, *querySeq, queryGroup, tiling.blockM))
     launched.packQueryHeads = true;
@@ -491,18 +495,26 @@ std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
     add(launched);
     add(getMergeSpec(spec));
   };
-  llvm::SmallVector<int64_t, 3> lengths;
-  if (querySeq)
-    lengths.push_back(*querySeq);
-  else
-    lengths.assign(std::begin(kAttentionQueryLengthClasses),
-                   std::end(kAttentionQueryLengthClasses));
-  llvm::SmallVector<KernelSpec, 3> launched;
-  for (int64_t length : lengths) {
+  llvm::SmallVector<int64_t, 4> lengths =
+      querySeq ? llvm::SmallVector<int64_t, 4>{*querySeq}
+               : getAttentionQueryLengthClasses(queryGroup);
+  llvm::SmallVector<KernelSpec, 4> launched;
+  for (auto [index, length] : llvm::enumerate(lengths)) {
     launched.push_back(getAttentionLaunchSpec(spec, chip, length, queryGroup));
     add(launched.back());
-    // A class's longer lengths may fill their tiles unpacked.
-    if (!querySeq && launched.back().packQueryHeads) {
+    // A class whose longest length fills its tiles unpacked (the middle
+    // class, not the few queries on decode's tile; the long class is judged
+    // by its first) has both kernels.
+    if (querySeq || !launched.back().packQueryHeads)
+      continue;
+    int64_t longest =
+        index + 1 < lengths.size() ? lengths[index + 1] - 1 : length;
+    int64_t blockM = launched.back()
+                         .attentionTile
+                         .value_or(getDefaultAttentionTiling(
+                             chip, spec.getHeadDims(), launched.back().causal))
+                         .blockM;
+    if (!shouldPackQueryHeads(spec, longest, queryGroup, blockM)) {
       KernelSpec unpacked = launched.back();
       unpacked.packQueryHeads = false;
       add(unpacked);

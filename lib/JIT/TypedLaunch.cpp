@@ -379,7 +379,8 @@ private:
       if (keys < 1)
         return 1;
     }
-    AttentionTiling tiling = jit.getAttentionTiling(launched, querySeq);
+    AttentionTiling tiling =
+        jit.getAttentionTiling(launched, querySeq, t.queryHeads / t.kvHeads);
     int64_t keyBlocks = llvm::divideCeil(keys, tiling.blockN);
     if (chosen)
       return getEvenKeySplits(*chosen, keyBlocks);

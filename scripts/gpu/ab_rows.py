@@ -2,7 +2,7 @@
 for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
 alternating; AB=forward picks the forward, AB=grid the forward on the bf16
 rows of ../shared/ANCHORS.md's forward table, AB=decode the GB/s of
-one-query decode rows).
+decode rows, one query and a few).
 
 Each row: random bf16 BSHD inputs (seed 0), CUDA events around back-to-back
 calls (bench.py's back_to_back_ms), the median of 7 rounds. The forward:
@@ -50,28 +50,32 @@ ROWS = {
 }
 
 
-# One query (decode), B, Hq, Hkv, Sk, D: bench.py's one-query decode rows
-# (d128) and the 8k GQA rows at the other head dims' decode tiles.
-DECODE_ROWS = [(64, 32, 8, 8192, 128), (128, 32, 8, 2048, 128),
-               (16, 32, 32, 4096, 128), (1, 32, 8, 65536, 128),
-               (1, 32, 8, 131072, 128), (8, 64, 8, 8192, 128),
-               (64, 32, 8, 8192, 64), (8, 64, 8, 8192, 64),
-               (64, 32, 8, 8192, 32), (64, 32, 8, 8192, 256),
-               (8, 64, 8, 8192, 256), (64, 32, 8, 8192, 96),
-               (64, 32, 8, 8192, 192)]
+# Decode, B, Sq, Hq, Hkv, Sk, D: bench.py's one-query decode rows (d128),
+# the 8k GQA rows at the other head dims' decode tiles, and a few queries
+# (speculative decoding, causal) whose packed rows fill one decode tile.
+DECODE_ROWS = [(64, 1, 32, 8, 8192, 128), (128, 1, 32, 8, 2048, 128),
+               (16, 1, 32, 32, 4096, 128), (1, 1, 32, 8, 65536, 128),
+               (1, 1, 32, 8, 131072, 128), (8, 1, 64, 8, 8192, 128),
+               (64, 1, 32, 8, 8192, 64), (8, 1, 64, 8, 8192, 64),
+               (64, 1, 32, 8, 8192, 32), (64, 1, 32, 8, 8192, 256),
+               (8, 1, 64, 8, 8192, 256), (64, 1, 32, 8, 8192, 96),
+               (64, 1, 32, 8, 8192, 192), (64, 4, 32, 8, 8192, 128),
+               (64, 4, 32, 8, 8192, 64), (8, 4, 64, 8, 8192, 256),
+               (16, 16, 32, 8, 4096, 128), (16, 64, 32, 32, 4096, 64)]
 
 
 def decode(back_to_back_ms):
-    """GB/s of q + k + v + o (BSHD bf16, non-causal) per decode row."""
-    for b, hq, hkv, sk, d in DECODE_ROWS:
+    """GB/s of q + k + v + o (BSHD bf16; a few queries causal) per row."""
+    for b, sq, hq, hkv, sk, d in DECODE_ROWS:
         torch.manual_seed(0)
-        q = torch.randn(b, 1, hq, d, device="cuda", dtype=torch.bfloat16)
+        q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
         k, v = (torch.randn(b, sk, hkv, d, device="cuda",
                             dtype=torch.bfloat16) for _ in range(2))
-        ms = back_to_back_ms(lambda: flashcore.attention(q, k, v),
-                             calls=20, rounds=7)
+        ms = back_to_back_ms(
+            lambda: flashcore.attention(q, k, v, causal=sq > 1),
+            calls=20, rounds=7)
         nbytes = 2 * (2 * q.numel() + 2 * k.numel())
-        print(f"{b}x1x{hq}/{hkv}x{sk}x{d} {nbytes / ms / 1e6:.1f}",
+        print(f"{b}x{sq}x{hq}/{hkv}x{sk}x{d} {nbytes / ms / 1e6:.1f}",
               flush=True)
         del q, k, v
 

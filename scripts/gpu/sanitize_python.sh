@@ -46,6 +46,9 @@ run attention-d96-dv160 96 "flashcore.attention(q, k, torch.randn(2, 170, 2, 160
 # v's head dim apart from q's at 4200 queries: the long-query 192 x 96
 # tile beside q's 128 columns.
 run attention-d128-dv96-long 128 "flashcore.attention(q.repeat(1, 28, 1, 1), k.repeat(1, 25, 1, 1), torch.randn(2, 4250, 2, 96, device='cuda', dtype=torch.bfloat16), causal=True, return_lse=True)"
+# A few queries (speculative decoding): 4 causal queries of a GQA 2:1
+# group packed into decode's one-consumer tile.
+run speculative-d128 128 "flashcore.attention(q[:, :4], k, k, causal=True, return_lse=True)"
 # A KV cache filled to 0, 77 and 170 keys (NaN past them; the sm_90a
 # consumers zero V's rows past the length), prefill and split-KV decode.
 lengths="torch.tensor([77, 170], device='cuda', dtype=torch.int32)"

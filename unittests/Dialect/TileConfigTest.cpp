@@ -158,8 +158,28 @@ TEST(TileConfig, DecodeTakesOneConsumerWhereMeasuredFaster) {
     EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),
               getDefaultAttentionTiling(Chip::sm_90a, headDim, false))
         << headDim;
-  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, false, 2),
-            getDefaultAttentionTiling(Chip::sm_90a, 128, false));
+  // A few queries whose rows, packed with their group's, fill at most one
+  // consumer's 64 (speculative decoding) take it too; more keep the tile of
+  // their length.
+  AttentionTiling decode128 =
+      getDefaultAttentionTiling(Chip::sm_90a, 128, true, 1);
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true, 2), decode128);
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true, 16, 4),
+            decode128);
+  EXPECT_EQ(
+      getDefaultAttentionTiling(Chip::sm_90a, 128, true, kDecodeTileQueryRows),
+      decode128);
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true, 17, 4),
+            getDefaultAttentionTiling(Chip::sm_90a, 128, true));
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, true,
+                                      kDecodeTileQueryRows + 1),
+            getDefaultAttentionTiling(Chip::sm_90a, 128, true));
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false, 2, 32),
+            getDefaultAttentionTiling(Chip::sm_90a, 64, false, 1));
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false, 2, 33),
+            getDefaultAttentionTiling(Chip::sm_90a, 64, false));
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 96, false, 4, 4),
+            getDefaultAttentionTiling(Chip::sm_90a, 96, false));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_80, 128, false, 1),
             getDefaultAttentionTiling(Chip::sm_80, 128, false));
   // v's head dim apart: DeepSeek's 192/128 one query does not fit d128's

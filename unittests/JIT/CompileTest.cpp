@@ -593,22 +593,36 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   KernelSpec merge;
   merge.kind = OpKind::Merge;
   merge.headDim = 64;
+  // A few queries (up to kDecodeTileQueryRows rows): decode's tile, causal.
+  KernelSpec few = spec;
+  few.attentionTile = decode.attentionTile;
   // One query: causal without a window is non-causal; sm_90a's causal d64
   // takes a tile of its own from 4k queries.
   std::vector<KernelSpec> specs = getLaunchSpecs(spec, Chip::sm_90a);
-  ASSERT_EQ(specs.size(), 5u);
+  ASSERT_EQ(specs.size(), 6u);
   EXPECT_EQ(specs[0].getKey(), decode.getKey());
-  EXPECT_EQ(specs[1].getKey(), spec.getKey());
-  EXPECT_TRUE(specs[2].attentionTile.has_value());
-  EXPECT_EQ(specs[2].getKey(),
+  EXPECT_EQ(specs[1].getKey(), few.getKey());
+  EXPECT_EQ(specs[2].getKey(), spec.getKey());
+  EXPECT_TRUE(specs[3].attentionTile.has_value());
+  EXPECT_EQ(specs[3].getKey(),
             getAttentionLaunchSpec(spec, Chip::sm_90a, 16384).getKey());
-  EXPECT_EQ(specs[3].getKey(), split.getKey());
-  EXPECT_EQ(specs[4].getKey(), merge.getKey());
-  EXPECT_EQ(specs[4].getKey(), getMergeSpec(spec).getKey());
+  EXPECT_EQ(specs[4].getKey(), split.getKey());
+  EXPECT_EQ(specs[5].getKey(), merge.getKey());
+  EXPECT_EQ(specs[5].getKey(), getMergeSpec(spec).getKey());
   EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 1).getKey(),
             decode.getKey());
+  EXPECT_EQ(
+      getAttentionLaunchSpec(spec, Chip::sm_90a, kDecodeTileQueryRows).getKey(),
+      few.getKey());
   EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_90a, 100).getKey(),
             spec.getKey());
+  EXPECT_EQ(getAttentionQueryLengthClasses(1),
+            (llvm::SmallVector<int64_t, 4>{1, 2, kDecodeTileQueryRows + 1,
+                                           kLongAttentionQueries}));
+  EXPECT_EQ(getAttentionQueryLengthClasses(4),
+            (llvm::SmallVector<int64_t, 4>{1, 2, 17, kLongAttentionQueries}));
+  EXPECT_EQ(getAttentionQueryLengthClasses(64),
+            (llvm::SmallVector<int64_t, 4>{1, 2, kLongAttentionQueries}));
   // One length: its kernel, and for one query the split-KV pair.
   specs = getLaunchSpecs(spec, Chip::sm_90a, 100);
   ASSERT_EQ(specs.size(), 1u);
@@ -635,7 +649,7 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   ASSERT_EQ(sinkSpecs.size(), 3u);
   EXPECT_TRUE(sinkSpecs[1].splitKeys && sinkSpecs[1].withSinks);
   spec.headDim = 128;
-  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 4u);
+  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_90a).size(), 5u);
   // A spec with a tile keeps it.
   spec.attentionTile = getDefaultAttentionTiling(Chip::sm_90a, 128, true);
   specs = getLaunchSpecs(spec, Chip::sm_90a);
@@ -700,19 +714,26 @@ TEST(KernelSpec, GroupedQueriesPackWhereTheyFillTiles) {
   EXPECT_EQ(specs[0].getKey(), packed.getKey());
   EXPECT_TRUE(specs[1].packQueryHeads && specs[1].splitKeys);
   EXPECT_EQ(specs[2].getKey(), getMergeSpec(spec).getKey());
-  // Every length: the middle class's packed kernel and its unpacked one
-  // (its longer lengths fill their tiles unpacked) beside the others.
+  // Every length: the packed kernels of the few queries (decode's tile, 2
+  // to 16 queries, which always pack) and of the middle class (whose longer
+  // lengths fill their tiles unpacked, so it keeps that kernel too), each
+  // with its split-KV kernel, beside the one query's and the long ones'.
   std::vector<KernelSpec> all = getLaunchSpecs(spec, Chip::sm_90a, {}, 4);
   std::vector<KernelSpec> ungrouped = getLaunchSpecs(spec, Chip::sm_90a);
-  EXPECT_EQ(all.size(), ungrouped.size() + 2);
   auto has = [&](const KernelSpec &wanted) {
     return llvm::any_of(all, [&](const KernelSpec &s) {
       return s.getKey() == wanted.getKey();
     });
   };
+  KernelSpec fewUnpacked = packed;
+  fewUnpacked.packQueryHeads = false;
+  EXPECT_EQ(ungrouped[1].getKey(), fewUnpacked.getKey());
+  EXPECT_FALSE(has(fewUnpacked));
+  EXPECT_EQ(all.size(), ungrouped.size() + 3);
   EXPECT_TRUE(has(packed));
   for (const KernelSpec &s : ungrouped)
-    EXPECT_TRUE(has(s)) << s.getKey();
+    if (s.getKey() != fewUnpacked.getKey())
+      EXPECT_TRUE(has(s)) << s.getKey();
   KernelSpec packedSplit = packed;
   packedSplit.splitKeys = packedSplit.withLse = true;
   EXPECT_TRUE(has(packedSplit));
@@ -728,9 +749,9 @@ TEST(KernelSpec, PackedSequencesSplitTheirKeysOnSm90a) {
   std::vector<KernelSpec> specs = getLaunchSpecs(varlen, Chip::sm_90a, 1, 4);
   ASSERT_EQ(specs.size(), 3u);
   EXPECT_TRUE(specs[0].packQueryHeads && !specs[0].splitKeys);
-  // One query each: the tile of every length, not the decode tile.
+  // One query each: the decode tile, as for dense decode.
   EXPECT_EQ(specs[0].attentionTile,
-            getDefaultAttentionTiling(Chip::sm_90a, 128, false));
+            getDefaultAttentionTiling(Chip::sm_90a, 128, false, 1));
   EXPECT_TRUE(specs[1].packQueryHeads && specs[1].splitKeys &&
               specs[1].withQueryOffsets && specs[1].withLse);
   EXPECT_EQ(specs[2].kind, OpKind::Merge);

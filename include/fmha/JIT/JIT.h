@@ -499,12 +499,13 @@ public:
 
   /// The tiling \p spec compiles with on this JIT's chip: its own, or the
   /// chip's default (what fmha-materialize-tiles picks; for attention, the
-  /// default for \p querySeq queries where that is known, as
-  /// launchAttention does).
+  /// default for \p querySeq queries with \p queryGroup query heads per KV
+  /// head where that is known, as launchAttention does).
   ResampleTiling getResampleTiling(const KernelSpec &spec) const;
   AttentionTiling
   getAttentionTiling(const KernelSpec &spec,
-                     std::optional<int64_t> querySeq = std::nullopt) const;
+                     std::optional<int64_t> querySeq = std::nullopt,
+                     int64_t queryGroup = 1) const;
 
   const LoadPlan &getLoadPlan() const { return plan; }
   const DeviceInfo &getDevice() const { return device; }

@@ -125,11 +125,13 @@ KernelSpec getAttentionGradSpec(const KernelSpec &spec,
                                 bool deterministic = true,
                                 bool ordered = false);
 
-/// The query lengths from which a launch of an attention spec may compile
-/// another kernel (getAttentionLaunchSpec): one query, two to 4095, and
+/// The query lengths from which a launch of an attention spec with
+/// \p queryGroup query heads per KV head may compile another kernel
+/// (getAttentionLaunchSpec): one query; two, and from the first length
+/// whose packed rows pass kDecodeTileQueryRows, where that is past two; and
 /// long queries (kLongAttentionQueries).
-inline constexpr int64_t kAttentionQueryLengthClasses[] = {
-    1, 2, kLongAttentionQueries};
+llvm::SmallVector<int64_t, 4>
+getAttentionQueryLengthClasses(int64_t queryGroup);
 
 /// The spec a launch of attention \p spec on \p querySeq queries compiles
 /// on \p chip with \p queryGroup query heads per KV head: \p spec itself,
@@ -191,7 +193,7 @@ KernelSpec getMergeSpec(const KernelSpec &spec);
 /// Every spec launches of \p spec on \p querySeq queries (std::nullopt:
 /// any number) with \p queryGroup query heads per KV head may compile on
 /// \p chip: for an attention spec, getAttentionLaunchSpec for that length
-/// (or each class of lengths, kAttentionQueryLengthClasses), for one
+/// (or each class of lengths, getAttentionQueryLengthClasses), for one
 /// query its split_keys kernel and the merge (decode may split its keys),
 /// and with packed query heads their split_keys kernel and the merge too;
 /// else \p spec.

@@ -133,13 +133,21 @@ struct AttentionTiling {
 /// for long queries.
 inline constexpr int64_t kLongAttentionQueries = 4096;
 
+/// The most query rows of a sequence's KV head (its queries times the
+/// group's heads packed with them) for which getDefaultAttentionTiling picks
+/// sm_90a's decode tile (one consumer of 64 rows).
+inline constexpr int64_t kDecodeTileQueryRows = 64;
+
 /// The default tiling of attention with head dims \p headDims on \p chip.
 /// Both must be ones the dialect accepts (isSupportedAttentionHeadDim).
 /// \p querySeq, where the caller knows it (a JIT launch), picks the tile
 /// measured best at that length; without it, the one for every length.
+/// \p queryGroup, the query heads per KV head, counts the rows that a few
+/// queries fill with their group's heads packed into a tile.
 AttentionTiling
 getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims, bool causal,
-                          std::optional<int64_t> querySeq = std::nullopt);
+                          std::optional<int64_t> querySeq = std::nullopt,
+                          int64_t queryGroup = 1);
 
 /// Checks the rules that do not depend on the op (multiples, warp layout,
 /// WGMMA extents); the error says which rule failed and with what value.

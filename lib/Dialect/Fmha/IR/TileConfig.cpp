@@ -70,7 +70,8 @@ unsigned fmha::getAttentionGradTileColumns(unsigned headDim) {
 /// The default tiling where q, k, v and o share head dim \p headDim.
 static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
                                         bool causal,
-                                        std::optional<int64_t> querySeq) {
+                                        std::optional<int64_t> querySeq,
+                                        int64_t queryGroup) {
   switch (chip) {
   case Chip::sm_80:
     // One K and one V buffer whose loads alternate (FlashAttention-2,
@@ -120,7 +121,14 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // 1689, d128 4016 / 3401 against 3994 / 3199, d256 64x80 4128 / 3681
     // against 128x80's 4054 / 3535. d96 (3503 against 128x128's 4121) and
     // d192 (4148-4213 against 128x96's 4180) keep their tiles.
-    if (querySeq == 1) {
+    // A few queries (speculative decoding) whose rows, packed with their
+    // group's, fill at most the one consumer's 64 take the same tile.
+    // Measured on the H200 (bench/decode-tiles.sh with DECODE_SQ=4, GB/s,
+    // 64 x 32/8 x 8192 and 8 x 64/8 x 8192): d64 3941 / 2542 against
+    // 192x128's 2794 / 1982, d128 4022 / 3134 against 3999 / 3028, d256
+    // 4102 / 3433 against 3999 / 3327.
+    if (querySeq == 1 ||
+        (querySeq && *querySeq * queryGroup <= kDecodeTileQueryRows)) {
       if (headDim <= 64)
         return {chip, 64, 192, 8, 3};
       if (headDim > 96 && headDim <= 128)
@@ -163,11 +171,13 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
   llvm_unreachable("unknown chip");
 }
 
-AttentionTiling
-fmha::getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims,
-                                bool causal, std::optional<int64_t> querySeq) {
+AttentionTiling fmha::getDefaultAttentionTiling(Chip chip,
+                                                AttentionHeadDims headDims,
+                                                bool causal,
+                                                std::optional<int64_t> querySeq,
+                                                int64_t queryGroup) {
   if (headDims.qk == headDims.v)
-    return getDefaultTiling(chip, headDims.v, causal, querySeq);
+    return getDefaultTiling(chip, headDims.v, causal, querySeq, queryGroup);
   // Different head dims: v's tile, where Q's and K's wider or narrower rows
   // leave it in shared memory (v's head dim sizes the O accumulator, the
   // registers that pick a tile), else the tile of the wider of the two.
@@ -176,12 +186,13 @@ fmha::getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims,
   // 128x128, the widest block that fits, 674 / 609 / 583 / 474 TFLOP/s (4 x
   // 16 x 4k, causal; 16 x 16 x 1k, causal) against 633 / 556 / 545 / 431
   // for d192's 128x96 and 652 / 572 / 531 / 420 for 128x112.
-  AttentionTiling tiling = getDefaultTiling(chip, headDims.v, causal, querySeq);
+  AttentionTiling tiling =
+      getDefaultTiling(chip, headDims.v, causal, querySeq, queryGroup);
   if (!llvm::errorToBool(
           checkAttentionTilingFits(tiling, headDims, /*elementBytes=*/2)))
     return tiling;
   return getDefaultTiling(chip, std::max(headDims.qk, headDims.v), causal,
-                          querySeq);
+                          querySeq, queryGroup);
 }
 
 llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
