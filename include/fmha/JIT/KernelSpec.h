@@ -136,8 +136,9 @@ getAttentionQueryLengthClasses(int64_t queryGroup);
 /// The spec a launch of attention \p spec on \p querySeq queries compiles
 /// on \p chip with \p queryGroup query heads per KV head: \p spec itself,
 /// or
-/// - where the chip's default tile for that length is not its default for
-///   every length, \p spec with that tile;
+/// - where the chip's default tile for that length (and the rows of a few
+///   queries with their group's heads packed) is not its default for every
+///   length, \p spec with that tile;
 /// - for one query, causal without a window is non-causal: bottom-right
 ///   aligned, the one query sees every key. The non-causal kernel is also
 ///   the one that a decode launch folds a GQA group's query heads into
