@@ -20,11 +20,9 @@ for shape in "1 65536" "1 131072" "2 32768" "8 8192"; do
   bytes=$(( 2 * (2 * b * 32 * 128 + 2 * b * sk * 8 * 128) ))
   for splits in default "$@"; do
     if [ "$splits" = default ]; then env=(); else env=(FMHA_KEY_SPLITS=$splits); fi
-    line=$(env "${env[@]}" "$runner" attention --candidate=jit --batch=$b --heads=32 \
-      --kv-heads=8 --head-dim=128 --seq-q=1 --seq-k=$sk --layout=bshd --time --no-check 2>>"$out/decode-splits.log" |
-      grep "time: median")
-    ms=$(echo "$line" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
-    gbs=$(awk -v b="$bytes" -v ms="$ms" 'BEGIN { if (ms > 0) printf "%.0f", b / ms / 1e6 }')
-    echo "| ${b}x32/8x$sk | $splits | $ms | $gbs |"
+    rate=$(runner_rate "$out/decode-splits.log" "$bytes" env "${env[@]}" "$runner" attention \
+      --candidate=jit --batch=$b --heads=32 --kv-heads=8 --head-dim=128 --seq-q=1 \
+      --seq-k=$sk --layout=bshd --time --no-check)
+    echo "| ${b}x32/8x$sk | $splits | $rate |"
   done
 done

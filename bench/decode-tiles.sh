@@ -42,12 +42,10 @@ while read -r b hq hkv sk d; do
   bytes=$(( 2 * (2 * b * sq * hq * d + 2 * b * sk * hkv * d) ))
   for tile in $tiles; do
     if [ "$tile" = default ]; then env=(); else env=(FMHA_ATTENTION_TILE=$tile); fi
-    line=$(env "${env[@]}" "$runner" attention --candidate=jit --batch=$b --heads=$hq \
-      --kv-heads=$hkv --head-dim=$d --seq-q=$sq --seq-k=$sk --layout=$layout --time --no-check \
-      2>>"$out/decode-tiles.log" | grep "time: median")
-    ms=$(echo "$line" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
-    gbs=$(awk -v b="$bytes" -v ms="$ms" 'BEGIN { if (ms > 0) printf "%.0f", b / ms / 1e6 }')
-    echo "| ${b}x$hq/${hkv}x${sk}x$d | $tile | $ms | $gbs |"
+    rate=$(runner_rate "$out/decode-tiles.log" "$bytes" env "${env[@]}" "$runner" attention \
+      --candidate=jit --batch=$b --heads=$hq --kv-heads=$hkv --head-dim=$d --seq-q=$sq \
+      --seq-k=$sk --layout=$layout --time --no-check)
+    echo "| ${b}x$hq/${hkv}x${sk}x$d | $tile | $rate |"
   done
 done <<< "$shapes"
 SHAPES="$shapes" LAYOUT="$layout" SQ="$sq" python3 - <<'PY'

@@ -16,6 +16,15 @@ unpack_runner() {
   echo "$to"
 }
 
+# runner_rate LOG BYTES COMMAND...: runs COMMAND (an fmha-runner call with
+# --time), appending its errors to LOG, and prints "MS | GB/S": the median
+# time it reports and BYTES over that time.
+runner_rate() {
+  local log=$1 bytes=$2 ms; shift 2
+  ms=$("$@" 2>>"$log" | grep "time: median" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
+  echo "$ms | $(awk -v b="$bytes" -v ms="$ms" 'BEGIN { if (ms > 0) printf "%.0f", b / ms / 1e6 }')"
+}
+
 # check NAME COMMAND...: runs COMMAND, appending its output to $log, and
 # adds a PASS row when it exits 0, else a FAIL row with the status.
 rows=()
