@@ -402,7 +402,8 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
       spec.attentionTile
           ? *spec.attentionTile
           : getDefaultAttentionTiling(chip, launched.getHeadDims(),
-                                      launched.causal, querySeq, queryGroup);
+                                      launched.causal, querySeq, queryGroup,
+                                      spec.pageSize != 0);
   AttentionTiling everyLength =
       getDefaultAttentionTiling(chip, launched.getHeadDims(), launched.causal);
   if (!spec.attentionTile && tiling != everyLength)

@@ -337,6 +337,12 @@ struct AttentionLaunchPlan {
   KernelSpec launched;
   AttentionTensors tensors;
   SplitWorkspace workspace;
+  /// The launch's grid bound (LaunchOptions::residentCtas): per-sequence
+  /// key counts launch one CTA per unit of work, since their units differ
+  /// in cost by up to the cache length and a persistent grid's fixed
+  /// stride leaves the CTAs that drew long ones the last; the hardware
+  /// hands each unit to the first SM free.
+  std::optional<unsigned> residentCtas;
 
   static AttentionLaunchPlan get(const JIT &jit, const KernelSpec &spec,
                                  const AttentionTensors &tensors,
@@ -357,6 +363,9 @@ struct AttentionLaunchPlan {
     plan.workspace = SplitWorkspace::get(
         spec, plan.tensors,
         plan.getKeySplits(jit, querySeq, options.keySplits));
+    plan.residentCtas = options.residentCtas;
+    if (!plan.residentCtas && spec.withKeyLengths)
+      plan.residentCtas = 0;
     return plan;
   }
 
@@ -546,7 +555,7 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
       return kernel.takeError();
     if (llvm::Error err = kernel->launch(
             stream, getAttentionOperands(spec, t, getQueryEntries(t)),
-            options.residentCtas))
+            plan.residentCtas))
       return launchError(std::move(err));
     return llvm::Error::success();
   }
@@ -580,7 +589,7 @@ llvm::Error JIT::launchAttention(const KernelSpec &spec,
   if (llvm::Error err = kernel->launch(
           stream,
           getAttentionOperands(spec, partial, splits * getQueryEntries(t)),
-          options.residentCtas))
+          plan.residentCtas))
     return launchError(std::move(err));
 
   MergeTensors states;

@@ -2,7 +2,7 @@
 for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
 alternating; AB=forward picks the forward, AB=grid the forward on the bf16
 rows of ../shared/ANCHORS.md's forward table, AB=decode the GB/s of
-decode rows, one query and a few).
+decode rows, one query and a few, and of decode over KV caches).
 
 Each row: random bf16 BSHD inputs (seed 0), CUDA events around back-to-back
 calls (bench.py's back_to_back_ms), the median of 7 rounds. The forward:
@@ -50,42 +50,75 @@ ROWS = {
 }
 
 
-# Decode, B, Sq, Hq, Hkv, Sk, D: bench.py's one-query decode rows (d128),
-# the 8k GQA rows at the other head dims' decode tiles, and a few queries
-# (speculative decoding, causal) whose packed rows fill one decode tile.
+# Decode, B, Sq, Hq, Hkv, Sk, D[, Dv]: bench.py's one-query decode rows
+# (d128), the 8k GQA rows at the other head dims' decode tiles (DeepSeek's
+# 192/128 among them), and a few queries (speculative decoding, causal)
+# whose packed rows fill one decode tile.
 DECODE_ROWS = [(64, 1, 32, 8, 8192, 128), (128, 1, 32, 8, 2048, 128),
                (16, 1, 32, 32, 4096, 128), (1, 1, 32, 8, 65536, 128),
                (1, 1, 32, 8, 131072, 128), (8, 1, 64, 8, 8192, 128),
                (64, 1, 32, 8, 8192, 64), (8, 1, 64, 8, 8192, 64),
                (64, 1, 32, 8, 8192, 32), (64, 1, 32, 8, 8192, 256),
                (8, 1, 64, 8, 8192, 256), (64, 1, 32, 8, 8192, 96),
-               (64, 1, 32, 8, 8192, 192), (64, 4, 32, 8, 8192, 128),
+               (64, 1, 32, 8, 8192, 192), (64, 1, 32, 8, 8192, 192, 128),
+               (64, 4, 32, 8, 8192, 128),
                (64, 4, 32, 8, 8192, 64), (8, 4, 64, 8, 8192, 256),
                (16, 16, 32, 8, 4096, 128), (16, 64, 32, 32, 4096, 64)]
 
 
-def decode(back_to_back_ms):
-    """GB/s of q + k + v + o (BSHD bf16; a few queries causal) per row."""
-    for b, sq, hq, hkv, sk, d in DECODE_ROWS:
+# Decode over a KV cache, B, Hq, Hkv, cache length (d128, one query):
+# bench.py's KVCACHE_ROWS, with cache_seqlens full or ragged (uniform in
+# [1, cache length], seed 0), contiguous or in shuffled pages of 16 rows.
+KVCACHE_ROWS = [(64, 32, 8, 8192), (128, 32, 8, 2048), (1, 32, 8, 65536)]
+
+
+def decode(back_to_back_ms, paged_caches):
+    """GB/s of q + k + v + o (BSHD bf16; a few queries causal) per row, then
+    of q + o and the keys attended per KV-cache row."""
+    for b, sq, hq, hkv, sk, d, *rest in DECODE_ROWS:
+        dv = rest[0] if rest else d
         torch.manual_seed(0)
         q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
-        k, v = (torch.randn(b, sk, hkv, d, device="cuda",
-                            dtype=torch.bfloat16) for _ in range(2))
+        k, v = (torch.randn(b, sk, hkv, width, device="cuda",
+                            dtype=torch.bfloat16) for width in (d, dv))
         ms = back_to_back_ms(
             lambda: flashcore.attention(q, k, v, causal=sq > 1),
             calls=20, rounds=7)
-        nbytes = 2 * (2 * q.numel() + 2 * k.numel())
-        print(f"{b}x{sq}x{hq}/{hkv}x{sk}x{d} {nbytes / ms / 1e6:.1f}",
-              flush=True)
+        nbytes = 2 * (q.numel() + b * sq * hq * dv + k.numel() + v.numel())
+        print(f"{b}x{sq}x{hq}/{hkv}x{sk}x{d}{f'/{dv}' if dv != d else ''} "
+              f"{nbytes / ms / 1e6:.1f}", flush=True)
         del q, k, v
+    d = 128
+    for b, hq, hkv, cache in KVCACHE_ROWS:
+        torch.manual_seed(0)
+        q = torch.randn(b, 1, hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(b, cache, hkv, d, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        pk, pv, table = paged_caches(k, v, 16)
+        for filled in ("full", "ragged"):
+            lengths = torch.full((b,), cache, dtype=torch.int32,
+                                 device="cuda") if filled == "full" else \
+                torch.randint(1, cache + 1, (b,), dtype=torch.int32,
+                              device="cuda")
+            nbytes = 2 * (2 * q.numel() + 2 * int(lengths.sum()) * hkv * d)
+            for layout, args in (("contiguous", (k, v)),
+                                 ("paged16", (pk, pv))):
+                table_or_none = table if layout == "paged16" else None
+                ms = back_to_back_ms(
+                    lambda: flashcore.attention_with_kvcache(
+                        q, *args, lengths, page_table=table_or_none),
+                    calls=20, rounds=7)
+                print(f"kvcache-{layout}-{filled}-{b}x{hq}/{hkv}x{cache} "
+                      f"{nbytes / ms / 1e6:.1f}", flush=True)
+        del q, k, v, pk, pv
 
 
 def main():
     mode = sys.argv[1]
     sys.path.insert(0, sys.argv[2])
-    from bench import back_to_back_ms
+    from bench import back_to_back_ms, paged_caches
     if mode == "decode":
-        decode(back_to_back_ms)
+        decode(back_to_back_ms, paged_caches)
         return
     for b, h, s, d, causal, *rest in ROWS[mode]:
         dv = rest[0] if rest else d

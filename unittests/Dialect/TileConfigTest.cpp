@@ -137,18 +137,22 @@ TEST(TileConfig, EveryHeadDimHasALegalDefaultTileThatFits) {
         }
 }
 
-// One query (decode) on sm_90a: one consumer of 64 rows and wider or more
-// K/V stages where that was measured faster (d32 to d64, d104 to d128,
-// d200 to d256); d72 to d96 and the tiles of 192 columns keep theirs, and
-// sm_80 has one tile for every length.
+// One query (decode) on sm_90a: one consumer of 64 rows, with the key
+// blocks and K/V stages measured fastest at each head dim (d32 and below,
+// d40 to d64, d104 to d128, d200 to d256); d72 to d96 and the tiles of 192
+// columns keep theirs, and sm_80 has one tile for every length.
 TEST(TileConfig, DecodeTakesOneConsumerWhereMeasuredFaster) {
-  for (unsigned headDim : {32u, 48u, 64u})
+  for (unsigned headDim : {24u, 32u})
     EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),
               (AttentionTiling{Chip::sm_90a, 64, 192, 8, 3}))
         << headDim;
+  for (unsigned headDim : {40u, 48u, 64u})
+    EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),
+              (AttentionTiling{Chip::sm_90a, 64, 128, 8, 2}))
+        << headDim;
   for (unsigned headDim : {104u, 128u})
     EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, true, 1),
-              (AttentionTiling{Chip::sm_90a, 64, 192, 8, 2}))
+              (AttentionTiling{Chip::sm_90a, 64, 64, 8, 2}))
         << headDim;
   for (unsigned headDim : {200u, 256u})
     EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),
@@ -158,6 +162,16 @@ TEST(TileConfig, DecodeTakesOneConsumerWhereMeasuredFaster) {
     EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),
               getDefaultAttentionTiling(Chip::sm_90a, headDim, false))
         << headDim;
+  // A paged cache: longer key blocks at d40 to d128.
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false, 1, 4,
+                                      /*pagedKeys=*/true),
+            (AttentionTiling{Chip::sm_90a, 64, 192, 8, 3}));
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, false, 1, 4,
+                                      /*pagedKeys=*/true),
+            (AttentionTiling{Chip::sm_90a, 64, 192, 8, 2}));
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 256, false, 1, 4,
+                                      /*pagedKeys=*/true),
+            getDefaultAttentionTiling(Chip::sm_90a, 256, false, 1));
   // A few queries whose rows, packed with their group's, fill at most one
   // consumer's 64 (speculative decoding) take it too; more keep the tile of
   // their length.
@@ -182,11 +196,12 @@ TEST(TileConfig, DecodeTakesOneConsumerWhereMeasuredFaster) {
             getDefaultAttentionTiling(Chip::sm_90a, 96, false));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_80, 128, false, 1),
             getDefaultAttentionTiling(Chip::sm_80, 128, false));
-  // v's head dim apart: DeepSeek's 192/128 one query does not fit d128's
-  // decode tile (Q and K 192 columns wide), so it takes d192's.
+  // v's head dim apart: DeepSeek's 192/128 one query takes d128's decode
+  // tile, whose 64-key stages leave room for Q's and K's rows of 192
+  // columns.
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, AttentionHeadDims{192, 128},
                                       false, 1),
-            getDefaultAttentionTiling(Chip::sm_90a, 192, false, 1));
+            getDefaultAttentionTiling(Chip::sm_90a, 128, false, 1));
 }
 
 TEST(TileConfig, TilesRoundTheHeadDimUpToTheSwizzleUnit) {

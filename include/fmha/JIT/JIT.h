@@ -360,8 +360,9 @@ struct LaunchOptions {
   /// and launch nothing: a precompile. The tensors' sizes, strides and which
   /// optional operands are present are checked; no pointer is dereferenced.
   bool prepareOnly = false;
-  /// Replaces a persistent grid's one CTA per SM (a measurement or a test
-  /// of the persistent grid; 0: one CTA per unit of work).
+  /// Replaces a persistent grid's one CTA per SM, or per-sequence key
+  /// counts' one CTA per unit of work (a measurement or a test of the
+  /// persistent grid; 0: one CTA per unit of work).
   std::optional<unsigned> residentCtas;
   /// Replaces getKeySplits's count for a decode launch that may split its
   /// keys (a measurement or a test of split-KV), evened out so that no

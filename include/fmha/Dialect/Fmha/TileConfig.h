@@ -143,11 +143,13 @@ inline constexpr int64_t kDecodeTileQueryRows = 64;
 /// \p querySeq, where the caller knows it (a JIT launch), picks the tile
 /// measured best at that length; without it, the one for every length.
 /// \p queryGroup, the query heads per KV head, counts the rows that a few
-/// queries fill with their group's heads packed into a tile.
+/// queries fill with their group's heads packed into a tile. \p pagedKeys
+/// (keys and values in a paged cache) picks the decode tile measured best
+/// over pages.
 AttentionTiling
 getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims, bool causal,
                           std::optional<int64_t> querySeq = std::nullopt,
-                          int64_t queryGroup = 1);
+                          int64_t queryGroup = 1, bool pagedKeys = false);
 
 /// Checks the rules that do not depend on the op (multiples, warp layout,
 /// WGMMA extents); the error says which rule failed and with what value.

@@ -71,7 +71,7 @@ unsigned fmha::getAttentionGradTileColumns(unsigned headDim) {
 static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
                                         bool causal,
                                         std::optional<int64_t> querySeq,
-                                        int64_t queryGroup) {
+                                        int64_t queryGroup, bool pagedKeys) {
   switch (chip) {
   case Chip::sm_80:
     // One K and one V buffer whose loads alternate (FlashAttention-2,
@@ -118,9 +118,21 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // (bench/decode-tiles.sh, GB/s, BSHD, 64 x 32/8 x 8192 and 8 x 64/8 x
     // 8192, docs/BENCHMARKS.md "Decode on one consumer"): d64 4023 / 2634
     // against 192x128's 2834 / 2133 (cuDNN 4327 / 1912), d32 2872 against
-    // 1689, d128 4016 / 3401 against 3994 / 3199, d256 64x80 4128 / 3681
-    // against 128x80's 4054 / 3535. d96 (3503 against 128x128's 4121) and
-    // d192 (4148-4213 against 128x96's 4180) keep their tiles.
+    // 1689, d256 64x80 4128 / 3681 against 128x80's 4054 / 3535. d96 (3503
+    // against 128x128's 4121) and d192 (4148-4213 against 128x96's 4180)
+    // keep their tiles. The one consumer's key blocks re-swept (docs/
+    // decode-notes.md v14 and v15; 64 x 32/8 x 8192, 128 x 32/8 x 2048,
+    // 8 x 64/8 x 8192, 1 x 32/8 x 131072): d128 64x64 with two stages
+    // 4196 / 4186 / 3445 / 3835 against 64x192's 4124 / 3999 / 3445 / 3652
+    // and 64x128's 4023 / 3926 / 3199 / 3603; d64 64x128 with two stages
+    // 4164 / 3870 / 2858 / 3532 against 64x192 x 3's 4039 / 3659 / 2799 /
+    // 3274 and 64x64's 3275 / 3091 / 2357 / 2767; d32 keeps 64x192 x 3
+    // (2769 / 2165 at the first and last rows against 2570 / 2034); d256
+    // keeps 64x80 (4148 / 4138 / 3681 / 3919; 64x32 x 4 4128 / 4014 / 3607
+    // / 3905). A paged cache keeps the tiles these replaced: with pages of
+    // 16 rows d128's 64x64 lost to 64x192 (A/B of the wheels, decode-notes
+    // v15, 64 x 32/8 x 8192 and 128 x 32/8 x 2048: 0.97 / 0.98 full, 0.81 /
+    // 0.86 with ragged lengths); d64's 64x128 was not measured over pages.
     // A few queries (speculative decoding) whose rows, packed with their
     // group's, fill at most the one consumer's 64 take the same tile.
     // Measured on the H200 (bench/decode-tiles.sh with DECODE_SQ=4, GB/s,
@@ -129,10 +141,13 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // 4102 / 3433 against 3999 / 3327.
     if (querySeq == 1 ||
         (querySeq && *querySeq * queryGroup <= kDecodeTileQueryRows)) {
-      if (headDim <= 64)
+      if (headDim <= 32 || (headDim <= 64 && pagedKeys))
         return {chip, 64, 192, 8, 3};
+      if (headDim <= 64)
+        return {chip, 64, 128, 8, 2};
       if (headDim > 96 && headDim <= 128)
-        return {chip, 64, 192, 8, 2};
+        return pagedKeys ? AttentionTiling{chip, 64, 192, 8, 2}
+                         : AttentionTiling{chip, 64, 64, 8, 2};
       if (getAttentionTileColumns(chip, headDim) == 256)
         return {chip, 64, 80, 8, 2};
     }
@@ -171,13 +186,13 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
   llvm_unreachable("unknown chip");
 }
 
-AttentionTiling fmha::getDefaultAttentionTiling(Chip chip,
-                                                AttentionHeadDims headDims,
-                                                bool causal,
-                                                std::optional<int64_t> querySeq,
-                                                int64_t queryGroup) {
+AttentionTiling
+fmha::getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims,
+                                bool causal, std::optional<int64_t> querySeq,
+                                int64_t queryGroup, bool pagedKeys) {
   if (headDims.qk == headDims.v)
-    return getDefaultTiling(chip, headDims.v, causal, querySeq, queryGroup);
+    return getDefaultTiling(chip, headDims.v, causal, querySeq, queryGroup,
+                            pagedKeys);
   // Different head dims: v's tile, where Q's and K's wider or narrower rows
   // leave it in shared memory (v's head dim sizes the O accumulator, the
   // registers that pick a tile), else the tile of the wider of the two.
@@ -186,13 +201,13 @@ AttentionTiling fmha::getDefaultAttentionTiling(Chip chip,
   // 128x128, the widest block that fits, 674 / 609 / 583 / 474 TFLOP/s (4 x
   // 16 x 4k, causal; 16 x 16 x 1k, causal) against 633 / 556 / 545 / 431
   // for d192's 128x96 and 652 / 572 / 531 / 420 for 128x112.
-  AttentionTiling tiling =
-      getDefaultTiling(chip, headDims.v, causal, querySeq, queryGroup);
+  AttentionTiling tiling = getDefaultTiling(chip, headDims.v, causal, querySeq,
+                                            queryGroup, pagedKeys);
   if (!llvm::errorToBool(
           checkAttentionTilingFits(tiling, headDims, /*elementBytes=*/2)))
     return tiling;
   return getDefaultTiling(chip, std::max(headDims.qk, headDims.v), causal,
-                          querySeq, queryGroup);
+                          querySeq, queryGroup, pagedKeys);
 }
 
 llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
