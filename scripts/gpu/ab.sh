@@ -10,7 +10,8 @@
 #          python_check rows matching CHECKS and sanitize_python.sh's calls
 #          matching SAN, then ab_rows.py's backward (with AB=forward its
 #          forward, with AB=grid the forward on ANCHORS.md's bf16 rows,
-#          with AB=decode decode rows, one query and a few, in GB/s) rows
+#          with AB=decode decode rows, one query and a few, and decode
+#          over KV caches, contiguous and paged, full and ragged, in GB/s) rows
 #          three times per wheel, alternating, and prints per row both
 #          wheels' rates (TFLOP/s; decode GB/s) and the ratio of medians)
 # Logs go to $OUT.
