@@ -587,7 +587,10 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
   nonCausal.causal = false;
   // sm_90a's one query: a tile of its own (TileConfig's decode tile).
   KernelSpec decode = nonCausal;
-  decode.attentionTile = AttentionTiling{Chip::sm_90a, 64, 192, 8, 3};
+  decode.attentionTile =
+      getDefaultAttentionTiling(Chip::sm_90a, 64, /*causal=*/false, 1);
+  ASSERT_NE(*decode.attentionTile,
+            getDefaultAttentionTiling(Chip::sm_90a, 64, /*causal=*/false));
   KernelSpec split = decode;
   split.splitKeys = split.withLse = true;
   KernelSpec merge;
