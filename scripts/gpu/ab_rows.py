@@ -66,15 +66,12 @@ DECODE_ROWS = [(64, 1, 32, 8, 8192, 128), (128, 1, 32, 8, 2048, 128),
                (16, 16, 32, 8, 4096, 128), (16, 64, 32, 32, 4096, 64)]
 
 
-# Decode over a KV cache, B, Hq, Hkv, cache length (d128, one query):
-# bench.py's KVCACHE_ROWS, with cache_seqlens full or ragged (uniform in
-# [1, cache length], seed 0), contiguous or in shuffled pages of 16 rows.
-KVCACHE_ROWS = [(64, 32, 8, 8192), (128, 32, 8, 2048), (1, 32, 8, 65536)]
-
-
-def decode(back_to_back_ms, paged_caches):
+def decode(back_to_back_ms, paged_caches, kvcache_rows):
     """GB/s of q + k + v + o (BSHD bf16; a few queries causal) per row, then
-    of q + o and the keys attended per KV-cache row."""
+    of q + o and the keys attended per row of bench.py's KVCACHE_ROWS (B,
+    Hq, Hkv, cache length; d128, one query), with cache_seqlens full or
+    ragged (uniform in [1, cache length], seed 0), contiguous or in
+    shuffled pages of 16 rows."""
     for b, sq, hq, hkv, sk, d, *rest in DECODE_ROWS:
         dv = rest[0] if rest else d
         torch.manual_seed(0)
@@ -89,7 +86,7 @@ def decode(back_to_back_ms, paged_caches):
               f"{nbytes / ms / 1e6:.1f}", flush=True)
         del q, k, v
     d = 128
-    for b, hq, hkv, cache in KVCACHE_ROWS:
+    for b, hq, hkv, cache in kvcache_rows:
         torch.manual_seed(0)
         q = torch.randn(b, 1, hq, d, device="cuda", dtype=torch.bfloat16)
         k, v = (torch.randn(b, cache, hkv, d, device="cuda",
@@ -116,9 +113,9 @@ def decode(back_to_back_ms, paged_caches):
 def main():
     mode = sys.argv[1]
     sys.path.insert(0, sys.argv[2])
-    from bench import back_to_back_ms, paged_caches
+    from bench import KVCACHE_ROWS, back_to_back_ms, paged_caches
     if mode == "decode":
-        decode(back_to_back_ms, paged_caches)
+        decode(back_to_back_ms, paged_caches, KVCACHE_ROWS)
         return
     for b, h, s, d, causal, *rest in ROWS[mode]:
         dv = rest[0] if rest else d
