@@ -6,8 +6,9 @@
 # carried): the data behind getDefaultAttentionTiling. Each non-default tile
 # is first checked against kernels-ref on an odd causal GQA problem. Prints
 # one line per (row, tile).
-# FMHA_HEAD_DIMS (default "64 128 256") and FMHA_TILES (one list for every
-# head dim) narrow or replace the sweep.
+# FMHA_HEAD_DIMS (default "64 128 256"), FMHA_TILES (one list for every
+# head dim) and FMHA_LENGTHS (sequence lengths, B x S = 16384) narrow or
+# replace the sweep.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/gpu/lib.sh"
@@ -31,6 +32,7 @@ else
   lengths=4096
 fi
 head_dims=${FMHA_HEAD_DIMS:-64 128 256}
+lengths=${FMHA_LENGTHS:-$lengths}
 if [ -n "${FMHA_TILES:-}" ]; then
   for d in $head_dims; do tiles[$d]=$FMHA_TILES; done
 fi

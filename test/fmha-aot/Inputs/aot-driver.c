@@ -8,6 +8,7 @@
 |*   aot-driver launch 8.0 [key=value...]  load and launch kernel 0 (or       *|
 |*     kernel=N) with                                                         *|
 |*     b= hq= hkv= sq= sk= layout=bhsd|bshd lse=0|1 misalign=BYTES            *|
+|*     kl=0|1 (attention: pass key_lengths, 1 when generated with them)       *|
 |*     stride=N (overrides the outermost stride of q or the targets)          *|
 |*     accum=0|1 lse_stride=N accum_row=N order=0|1 order_stride=N            *|
 |*     (attention_grad: pass dq_accum; lse's batch stride; dq_accum's row     *|
@@ -98,6 +99,10 @@ static t_status launchAttention(t_module *m, const t_kernel_info *info,
   /* split_keys: `splits` states of each batch entry (of q's one entry with
      packed sequences: b is then their count, q_seq the rows of all). */
   a.splits = option(argc, argv, "splits", 1);
+  if (option(argc, argv, "kl", info->key_lengths)) {
+    a.key_lengths = (const int32_t *)28672;
+    a.key_lengths_strides[0] = 1;
+  }
   if (option(argc, argv, "qo", info->query_offsets)) {
     a.query_offsets = (const int32_t *)24576;
     a.query_offsets_strides[0] = 1;

@@ -102,7 +102,9 @@ typedef struct fmha_kernels_parameter {
    grid_factors[a] entries of `factors` (1 without any), clamped to
    grid_max[a] when that is not 0; a persistent kernel takes its units of
    work in turn (CTA x takes x, x + gridDim.x, ...), so its x extent is at
-   most the CTAs resident at once: one per SM. A dependent_launch kernel
+   most the CTAs resident at once: one per SM (but one per unit of work
+   over per-sequence key lengths: fmha_kernels_launch_attention_kernel's
+   call). A dependent_launch kernel
    waits for the previous grid itself (griddepcontrol.wait), so it is
    launched with programmatic stream serialization: its launch overlaps
    the previous kernel's tail (merge_attention after a split, on sm_90a). */
@@ -694,11 +696,12 @@ static fmha_kernels_status fmha_kernels_make_parameters(
 
 /* Launches kernel k of the loaded module on its launch operands: checks
    each operand, then evaluates each function's grid (as the loaded cubin's
-   variant says) and makes its parameters, and only then launches the
+   variant says, a persistent one capped at `resident` CTAs; 0: one CTA per
+   unit of work) and makes its parameters, and only then launches the
    functions in order, skipping those with an empty grid. */
 static fmha_kernels_status fmha_kernels_launch_kernel(
     fmha_kernels_module *module, int k, const fmha_kernels_tensor *tensors,
-    CUstream stream) {
+    int64_t resident, CUstream stream) {
   const fmha_kernels_kernel_table *table = &fmha_kernels_kernel_tables[k];
   const char *kernel = fmha_kernels_kernels[k].name;
   int64_t strides[FMHA_KERNELS_MAX_OPERANDS][FMHA_KERNELS_MAX_RANK];
@@ -716,7 +719,7 @@ static fmha_kernels_status fmha_kernels_launch_kernel(
     const fmha_kernels_variant *variant =
         &fmha_kernels_variants[table->first_function + f][module->cubin];
     int64_t *grid = launches[f].grid;
-    fmha_kernels_grid(variant, tensors, module->multiprocessors, grid);
+    fmha_kernels_grid(variant, tensors, resident, grid);
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
       continue;
     if (grid[0] > 2147483647 || grid[1] > 65535 || grid[2] > 65535) {
@@ -945,7 +948,13 @@ static fmha_kernels_status fmha_kernels_launch_attention_kernel(
   if (info->query_offsets)
     fmha_kernels_set_tensor(&tensors[i++], NULL, a->max_query_length, 0, 0,
                             0, NULL);
-  return fmha_kernels_launch_kernel(module, k, tensors, stream);
+  /* Per-sequence key lengths launch one CTA per unit of work, as the JIT
+     does: their units differ in cost by up to the cache length, and a
+     persistent grid's fixed stride leaves the CTAs that drew long ones
+     the last, where the hardware hands each unit to the first SM free. */
+  return fmha_kernels_launch_kernel(
+      module, k, tensors, info->key_lengths ? 0 : module->multiprocessors,
+      stream);
 }
 #endif
 
@@ -1036,7 +1045,8 @@ static fmha_kernels_status fmha_kernels_launch_attention_grad_kernel(
       }
     }
   }
-  return fmha_kernels_launch_kernel(module, k, tensors, stream);
+  return fmha_kernels_launch_kernel(module, k, tensors,
+                                    module->multiprocessors, stream);
 }
 #endif
 
@@ -1082,7 +1092,8 @@ static fmha_kernels_status fmha_kernels_launch_merge_attention_kernel(
     fmha_kernels_set_tensor(&tensors[i++], a->query_offsets,
                             a->sequences + 1, 0, 0, 0,
                             a->query_offsets_strides);
-  return fmha_kernels_launch_kernel(module, k, tensors, stream);
+  return fmha_kernels_launch_kernel(module, k, tensors,
+                                    module->multiprocessors, stream);
 }
 #endif
 
@@ -1146,7 +1157,8 @@ static fmha_kernels_status fmha_kernels_launch_resample_kernel(
       a->target_strides);
   fmha_kernels_set_tensor(
       &tensors[t], a->out, a->batch, a->targets, features, 0, a->out_strides);
-  return fmha_kernels_launch_kernel(module, k, tensors, stream);
+  return fmha_kernels_launch_kernel(module, k, tensors,
+                                    module->multiprocessors, stream);
 }
 #endif
 
