@@ -576,7 +576,7 @@ static void fmha_kernels_grid(
 /* Encodes the TMA tensor map `parameter` describes of a launch operand with
    strides `strides`: dimensions innermost first (the sizes reversed), the
    byte strides of the outer ones, the box reversed and padded with 1s,
-   element strides 1, no interleave, 256-byte L2 promotion, zeros past the
+   element strides 1, no interleave, 128-byte L2 promotion, zeros past the
    bounds (the tensor-map ABI of LaunchContract.h). */
 static fmha_kernels_status fmha_kernels_encode_map(
     fmha_kernels_module *module, const char *kernel,
@@ -620,7 +620,7 @@ static fmha_kernels_status fmha_kernels_encode_map(
       map, parameter->element, (cuuint32_t)rank,
       (void *)(uintptr_t)tensor->data, dims, byte_strides, box,
       element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, parameter->swizzle,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     char call[256];
     int length = snprintf(call, sizeof call, "cuTensorMapEncodeTiled(%s: "
