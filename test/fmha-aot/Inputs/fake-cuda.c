@@ -127,7 +127,6 @@ CUresult CUDAAPI cuTensorMapEncodeTiled(
   cuuint32_t i;
   (void)elementStrides;
   (void)interleave;
-  (void)promotion;
   (void)fill;
   printf("tensor map: type %d base %lld dims", (int)type,
          (long long)(intptr_t)base);
@@ -139,7 +138,7 @@ CUresult CUDAAPI cuTensorMapEncodeTiled(
   printf(" box");
   for (i = 0; i < rank; ++i)
     printf(" %u", box[i]);
-  printf(" swizzle %d\n", (int)swizzle);
+  printf(" swizzle %d promotion %d\n", (int)swizzle, (int)promotion);
   /* As the driver: strides are multiples of 16 bytes. */
   for (i = 0; i + 1 < rank; ++i)
     if (strides[i] % 16 != 0)
