@@ -104,10 +104,10 @@ typedef struct fmha_kernels_parameter {
    work in turn (CTA x takes x, x + gridDim.x, ...), so its x extent is at
    most the CTAs resident at once: one per SM (but one per unit of work
    over per-sequence key lengths: fmha_kernels_launch_attention_kernel's
-   call). A dependent_launch kernel
-   waits for the previous grid itself (griddepcontrol.wait), so it is
-   launched with programmatic stream serialization: its launch overlaps
-   the previous kernel's tail (merge_attention after a split, on sm_90a). */
+   call). A dependent_launch kernel waits for the previous grid itself
+   (griddepcontrol.wait), so it is launched with programmatic stream
+   serialization: its launch overlaps the previous kernel's tail
+   (merge_attention after a split, on sm_90a). */
 typedef struct fmha_kernels_variant {
   const char *function;
   unsigned threads, shared_bytes;
