@@ -5,7 +5,8 @@
 # with torch SDPA's flash backend timed in the same run (GPU machine, .gpu/
 # carried): the data behind getDefaultAttentionTiling. Each non-default tile
 # is first checked against kernels-ref on an odd causal GQA problem. Prints
-# one line per (row, tile).
+# one line per (row, tile): the rate of back-to-back launches (a chip at its
+# power cap slows over a run; single launches overstated long rows).
 # FMHA_HEAD_DIMS (default "64 128 256"), FMHA_TILES (one list for every
 # head dim) and FMHA_LENGTHS (sequence lengths, B x S = 16384) narrow or
 # replace the sweep.
@@ -52,7 +53,7 @@ for d in $head_dims; do
     row="--batch=$batch --heads=$heads --seq-q=$seq --head-dim=$d $causal --no-check --time --seed=1"
     for tile in default ${tiles[$d]}; do
       result=$([ "$tile" = default ] || export FMHA_ATTENTION_TILE=$tile
-               "$runner" attention --candidate=jit $row 2>&1 | grep -E "^time|error" | sed 's/.*: //')
+               "$runner" attention --candidate=jit $row 2>&1 | grep -E "^back-to-back time|error" | sed 's/.*: //')
       printf '%sx%sx%sx%s %-9s tile %-12s %s\n' "$batch" "$heads" "$seq" "$d" "${causal:---}" "$tile" "$result"
     done
   done
@@ -71,9 +72,11 @@ for d in (int(d) for d in os.environ["HEAD_DIMS"].split()):
                 return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         for _ in range(5): run()
         times = []
-        for _ in range(30):
+        for _ in range(30):  # back to back, as the runner's rate above
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record(); run(); e.record(); e.synchronize(); times.append(s.elapsed_time(e))
+            s.record()
+            for _ in range(10): run()
+            e.record(); e.synchronize(); times.append(s.elapsed_time(e) / 10)
         flops = 4 * 4 * h * 4096 * 4096 * d / (2 if causal else 1)
         print(f"4x{h}x4096x{d} {'causal' if causal else '--'} torch flash2: {flops / statistics.median(times) / 1e9:.1f} TFLOP/s")
 PY

@@ -135,7 +135,15 @@ enum class Timing {
   /// stop are queued behind it: the GPU's time alone, as nvbench's blocking
   /// kernel measures. Both matter for microsecond kernels.
   StreamHeld,
+  /// Start, kBackToBackCalls launches, stop, the time divided by the count:
+  /// a chip at its power cap runs the later launches at lower clocks, as a
+  /// framework's loop does (bench.py's back_to_back_ms; docs/
+  /// sm90-attention-notes.md, "Power-capped").
+  BackToBack,
 };
+
+/// The launches between the events of one Timing::BackToBack run.
+inline constexpr int kBackToBackCalls = 10;
 
 /// Times \p launch (which receives the index of the input copy to use) with
 /// CUDA events: warm-up, then the median of \p runs, in milliseconds.

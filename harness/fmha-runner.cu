@@ -12,6 +12,10 @@
 //       [--time]
 //   fmha-runner ceilings [--copy-mib=1024 --gemm=8192]
 //
+// attention --time prints the median of single launches ("time:") and of
+// back-to-back launches ("back-to-back time:", what a framework's loop
+// gets from a chip at its power cap).
+//
 // Exit status: 0 pass, 1 mismatch (or NaN, or an unwritten element),
 // 2 usage or CUDA error, 77 no GPU.
 //

@@ -16,12 +16,13 @@ unpack_runner() {
   echo "$to"
 }
 
-# runner_rate LOG BYTES COMMAND...: runs COMMAND (an fmha-runner call with
-# --time), appending its errors to LOG, and prints "MS | GB/S": the median
-# time it reports and BYTES over that time.
+# runner_rate LOG BYTES COMMAND...: runs COMMAND (an fmha-runner attention
+# call with --time), appending its errors to LOG, and prints "MS | GB/S":
+# the median time a call of its back-to-back launches and BYTES over that
+# time (single launches run on a cooler chip than a framework's loop).
 runner_rate() {
   local log=$1 bytes=$2 ms; shift 2
-  ms=$("$@" 2>>"$log" | grep "time: median" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
+  ms=$("$@" 2>>"$log" | grep "^back-to-back time: median" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
   echo "$ms | $(awk -v b="$bytes" -v ms="$ms" 'BEGIN { if (ms > 0) printf "%.0f", b / ms / 1e6 }')"
 }
 
