@@ -205,6 +205,21 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
   return loop.getResult(0);
 }
 
+/// Whether a consumer builds Q's descriptor once a tile and holds it over
+/// the tile's key blocks, where ptxas keeps the descriptors of its k steps
+/// in uniform registers: at most 8 k steps (head dim 128); d256's 16 would
+/// each move over by an R2UR before its WGMMA, which costs more than
+/// building them each block. Only the prefill tiles (two or more
+/// consumers): decode's one consumer did not gain (sm90-attention-notes
+/// v9). Not over paged keys, whose producer needs those registers (ptxas
+/// spills 32-60 bytes when both hold them).
+static bool holdsQueryDescriptor(const KernelShape &shape,
+                                 const KeyRows &keys) {
+  constexpr int64_t kHeldQuerySteps = 8;
+  return llvm::divideCeil(shape.headDim, kWgmmaK) <= kHeldQuerySteps &&
+         shape.consumers > 1 && !keys.pageTable;
+}
+
 /// The part of one consumer warpgroup: its 64 rows of each tile. The GEMMs
 /// of consecutive key blocks overlap in FlashAttention-3's order (KERNELS.md
 /// section 2, "fwd_step"): block j issues S_j = Q K_j^T and then
@@ -214,13 +229,16 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
 /// drain step adds the last P V.
 class Consumer {
 public:
-  /// \p query is the kernel's q parameter.
+  /// \p query is the kernel's q parameter; \p holdsQuery, whether a tile
+  /// builds Q's descriptor once (holdsQueryDescriptor).
   Consumer(KernelBuilder &b, const KernelShape &shape,
            const AttentionWindow &window, Value threadId, Value query,
-           TmaPipeline &pipeline, ConsumerTurns &turns, Epilogue &epilogue)
+           bool holdsQuery, TmaPipeline &pipeline, ConsumerTurns &turns,
+           Epilogue &epilogue)
       : b(b), shape(shape), window(window), threadId(threadId), query(query),
-        pipeline(pipeline), turns(turns), epilogue(epilogue),
-        gemm(b, shape, pipeline), softmax(b, shape, window) {}
+        holdsQuery(holdsQuery), pipeline(pipeline), turns(turns),
+        epilogue(epilogue), gemm(b, shape, pipeline),
+        softmax(b, shape, window) {}
 
   /// Computes \p tile, the \p iteration-th (i32) of this CTA, whose key
   /// blocks follow the \p consumed (i32) before it; returns the count of
@@ -243,28 +261,40 @@ private:
   void loadQueryRows(const TileCoordinates &tile);
   void releaseQuery(const TileCoordinates &tile);
   void releaseValues(Value stage);
+  /// Q's descriptor of this consumer's rows for issueScores: the tile's
+  /// own where buildTile holds one, else built again at each key block.
+  Value getQueryDescriptor(Value consumerRow);
 
   KernelBuilder &b;
   const KernelShape &shape;
   const AttentionWindow &window;
   Value threadId, query;
+  bool holdsQuery;
   TmaPipeline &pipeline;
   ConsumerTurns &turns;
   Epilogue &epilogue;
   WarpgroupGemm gemm;
   FragmentSoftmax softmax;
-  /// The Q buffer of the tile being built (i32; buildTile sets it).
-  Value querySlot;
+  /// The Q buffer of the tile being built (i32) and, where holdsQuery,
+  /// the descriptor of this consumer's rows of it (buildTile sets both,
+  /// once a tile).
+  Value querySlot, heldQueryDescriptor;
 };
+
+Value Consumer::getQueryDescriptor(Value consumerRow) {
+  return heldQueryDescriptor ? heldQueryDescriptor
+                             : gemm.getQueryDescriptor(querySlot, consumerRow);
+}
 
 Value Consumer::buildTile(const TileCoordinates &tile, Value iteration,
                           Value consumed) {
-  // Like every phase, from its own hidden copy of the thread id, though it
-  // reads no lane values (drainValues too): the copy (a mov) is part of the
-  // generated kernel, and dropping it is a change to measure on the GPU.
-  FragmentLanes::derive(b, threadId);
+  // Like every phase, from its own hidden copy of the thread id.
+  FragmentLanes lanes = FragmentLanes::derive(b, threadId);
   Value queryPhase;
   std::tie(querySlot, queryPhase) = pipeline.getQuerySlotAndPhase(iteration);
+  heldQueryDescriptor =
+      holdsQuery ? gemm.getQueryDescriptor(querySlot, lanes.consumerRow)
+                 : Value();
   if (tile.queryGroup)
     loadQueryRows(tile);
   else
@@ -415,7 +445,7 @@ SmallVector<Value> Consumer::buildFirstBlock(const TileCoordinates &tile,
   pipeline.wait(pipeline.getBarrier(TmaPipeline::kKeyFull, stage), phase);
   turns.waitForTurn();
   gemm.fence();
-  Value scores = gemm.issueScores(querySlot, stage, lanes.consumerRow);
+  Value scores = gemm.issueScores(getQueryDescriptor(lanes.consumerRow), stage);
   gemm.commitGroup();
   turns.passTurn();
   gemm.waitGroup(0);
@@ -522,7 +552,7 @@ SmallVector<Value> Consumer::buildKeyBlock(const TileCoordinates &tile,
   // Issue S_j before P_{j-1} V_{j-1}: wait_group counts in issue order.
   turns.waitForTurn();
   gemm.fence();
-  Value scores = gemm.issueScores(querySlot, stage, lanes.consumerRow);
+  Value scores = gemm.issueScores(getQueryDescriptor(lanes.consumerRow), stage);
   gemm.commitGroup();
   Value out =
       gemm.issueValues(SmallVector<Value>(pending), previousStage, state.out);
@@ -549,7 +579,8 @@ SmallVector<Value> Consumer::buildKeyBlock(const TileCoordinates &tile,
 /// own; else it is released here.
 Value Consumer::drainValues(ConsumerState &state, ArrayRef<Value> pending) {
   // Like every phase, from its own hidden copy of the thread id, though it
-  // reads no lane values (see buildTile).
+  // reads no lane values: the copy (a mov) is part of the generated kernel,
+  // and dropping it is a change to measure on the GPU.
   FragmentLanes::derive(b, threadId);
   auto [stage, phase] =
       pipeline.getStageAndPhase(b.sub(state.consumed, b.i32(1)));
@@ -584,8 +615,9 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
                     op.getLse() ? func.getArgument(kLse) : Value(),
                     op.getSinks() ? func.getArgument(getSinksArgument(op, kLse))
                                   : Value());
-  Consumer consumer(b, shape, window, threadId, func.getArgument(kQ), pipeline,
-                    turns, epilogue);
+  Consumer consumer(b, shape, window, threadId, func.getArgument(kQ),
+                    holdsQueryDescriptor(shape, keys), pipeline, turns,
+                    epilogue);
 
   Value warpgroup = b.udiv(threadId, b.index(kWarpgroupThreads));
   Value isProducer = b.eq(warpgroup, b.index(0));

@@ -45,15 +45,16 @@ Value WarpgroupGemm::advance(Value descriptor, int64_t bytes) {
   return b.add(descriptor, b.i64(bytes >> 4));
 }
 
-Value WarpgroupGemm::issueScores(Value querySlot, Value stage,
-                                 Value consumerRow) {
-  // Each descriptor whole before the next address, in this order. The
-  // row, from the thread id, made warp-uniform: ptxas then builds Q's
+Value WarpgroupGemm::getQueryDescriptor(Value querySlot, Value consumerRow) {
+  // The row, from the thread id, made warp-uniform: ptxas then builds Q's
   // descriptor in uniform registers, not in vector ones moved over by an
   // R2UR before each WGMMA.
   Value row = makeWarpUniform(b, b.word(consumerRow));
-  Value queries = getKMajorDescriptor(b.add(pipeline.getQueryBuffer(querySlot),
-                                            b.mul(row, b.i32(kSwizzleBytes))));
+  return getKMajorDescriptor(b.add(pipeline.getQueryBuffer(querySlot),
+                                   b.mul(row, b.i32(kSwizzleBytes))));
+}
+
+Value WarpgroupGemm::issueScores(Value queries, Value stage) {
   Value keys = getKMajorDescriptor(pipeline.getKeyBuffer(stage));
   return multiplyKMajorDescriptors(queries, shape.blockM, keys, shape.blockN,
                                    shape.blockN, shape.headDim);

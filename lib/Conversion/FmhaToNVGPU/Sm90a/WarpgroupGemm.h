@@ -34,10 +34,13 @@ public:
                 TmaPipeline &pipeline)
       : b(b), shape(shape), pipeline(pipeline) {}
 
-  /// Issues S = Q K^T for the 64 rows from \p consumerRow (index) of Q
-  /// buffer \p querySlot, from K buffer \p stage (both i32). The caller
-  /// fences, commits and waits.
-  Value issueScores(Value querySlot, Value stage, Value consumerRow);
+  /// The descriptor of the 64 rows from \p consumerRow (index) of Q
+  /// buffer \p querySlot (i32), for issueScores.
+  Value getQueryDescriptor(Value querySlot, Value consumerRow);
+
+  /// Issues S = Q K^T for Q's rows at \p queries (getQueryDescriptor),
+  /// from K buffer \p stage (i32). The caller fences, commits and waits.
+  Value issueScores(Value queries, Value stage);
 
   /// Issues \p out += P V from V buffer \p stage (i32); \p probabilities
   /// are P as four packed registers per k16 step (FragmentSoftmax). The
