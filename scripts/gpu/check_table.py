@@ -1,14 +1,29 @@
 """The result table of the Python GPU checks (python_check.py,
 aot_backward.py): each check runs a function, a failure is recorded with
-its traceback printed, and the table comes last."""
+its traceback printed, and the table comes last. A check that runs past
+FLASHCORE_CHECK_SECONDS (default 300) ends the process with its name and
+every thread's stack, so that a hang names itself instead of eating the
+device call's time limit."""
 
+import faulthandler
 import os
 import re
+import sys
+import threading
 import traceback
 
 results = []
 # FLASHCORE_CHECKS (a regex): only the checks whose names it matches run.
 _only = re.compile(os.environ.get("FLASHCORE_CHECKS", ""))
+_limit = float(os.environ.get("FLASHCORE_CHECK_SECONDS", "300"))
+
+
+def _time_out(name):
+    print(f"TIMEOUT  {name}  (past {_limit:.0f} s; the stacks follow)",
+          flush=True)
+    faulthandler.dump_traceback(file=sys.stdout, all_threads=True)
+    sys.stdout.flush()
+    os._exit(124)
 
 
 def check(name, fn):
@@ -16,12 +31,22 @@ def check(name, fn):
     failure) as the check \\p name; one line per check as it completes."""
     if not _only.search(name):
         return
+    # The timer prints the name where the GIL is free (a wait in a CUDA
+    # call releases it); faulthandler's own thread, which needs no GIL,
+    # ends the process a little later if the timer could not.
+    timer = threading.Timer(_limit, _time_out, args=(name,))
+    timer.daemon = True
+    timer.start()
+    faulthandler.dump_traceback_later(_limit + 30, exit=True)
     try:
         detail = fn() or ""
         results.append((name, "PASS", detail))
     except Exception as e:  # noqa: BLE001 - the table reports every failure
         results.append((name, "FAIL", f"{type(e).__name__}: {e}"[:300]))
         traceback.print_exc()
+    finally:
+        timer.cancel()
+        faulthandler.cancel_dump_traceback_later()
     print(f"{results[-1][1]}  {name}  {results[-1][2]}", flush=True)
 
 
