@@ -738,12 +738,12 @@ def backward_case(b, hq, hkv, sq, sk, d, dtype, causal=False, window=None,
     autograd of the float32 reference, with FlashAttention's criterion:
     each within twice the error of the same math in the inputs' dtype (plus
     1e-3 of its largest value and 1e-4, for gradients that are zero in
-    exact arithmetic). \p deterministic runs it under
-    torch.use_deterministic_algorithms(True) (or, with \p asked "kwarg",
+    exact arithmetic). \\p deterministic runs it under
+    torch.use_deterministic_algorithms(True) (or, with \\p asked "kwarg",
     flashcore.attention's deterministic=True), and then checks for the same
     bits on a second backward (without it, on the H100, dq is summed by
-    reduce-adds in any order). \p sinks adds attention
-    sinks, whose gradient is checked too; \p softcap caps the logits; \p dv
+    reduce-adds in any order). \\p sinks adds attention
+    sinks, whose gradient is checked too; \\p softcap caps the logits; \\p dv
     is v's head dim where it differs from q's."""
     def flashcore_gradients(inputs, dout):
         previous = torch.are_deterministic_algorithms_enabled()
