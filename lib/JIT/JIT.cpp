@@ -85,6 +85,19 @@ static CUtensorMapSwizzle getTensorMapSwizzle(unsigned bytes) {
   }
 }
 
+static CUtensorMapL2promotion getTensorMapL2Promotion(unsigned bytes) {
+  switch (bytes) {
+  case 64:
+    return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+  case 128:
+    return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  case 256:
+    return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  default:
+    return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  }
+}
+
 /// The tensor map \p parameter describes, of \p operand (\p name).
 static llvm::Expected<CUtensorMap>
 encodeTensorMap(const KernelParameter &parameter, const LaunchOperand &operand,
@@ -115,8 +128,9 @@ encodeTensorMap(const KernelParameter &parameter, const LaunchOperand &operand,
                       : 1);
   }
   llvm::Expected<CUtensorMap> map = driver->encodeTiledTensorMap(
-      getTensorMapDataType(parameter.element), operand.data, dims,
-      byteStrides, box, getTensorMapSwizzle(parameter.swizzleBytes));
+      getTensorMapDataType(parameter.element), operand.data, dims, byteStrides,
+      box, getTensorMapSwizzle(parameter.swizzleBytes),
+      getTensorMapL2Promotion(parameter.l2PromotionBytes));
   if (!map)
     return llvm::createStringError(name + ": " +
                                    llvm::toString(map.takeError()));

@@ -254,20 +254,17 @@ llvm::Error CudaDriver::setMaxDynamicSharedBytes(CUfunction function,
 }
 
 llvm::Expected<CUtensorMap> CudaDriver::encodeTiledTensorMap(
-    CUtensorMapDataType type, const void *data,
-    llvm::ArrayRef<uint64_t> sizes, llvm::ArrayRef<uint64_t> byteStrides,
-    llvm::ArrayRef<uint32_t> box, CUtensorMapSwizzle swizzle) {
+    CUtensorMapDataType type, const void *data, llvm::ArrayRef<uint64_t> sizes,
+    llvm::ArrayRef<uint64_t> byteStrides, llvm::ArrayRef<uint32_t> box,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion) {
   assert(byteStrides.size() + 1 == sizes.size() && box.size() == sizes.size());
   CUtensorMap map;
   llvm::SmallVector<uint32_t, 5> elementStrides(sizes.size(), 1);
-  // L2 fills of 128 bytes, a box row's: with 256 the H200's decode read the
-  // same DRAM bytes but moved 1.5x the sectors between the L2's halves and
-  // ran 2-10% slower (docs/decode-notes.md v16).
   CUresult result = api->cuTensorMapEncodeTiled(
       &map, type, static_cast<cuuint32_t>(sizes.size()),
       const_cast<void *>(data), sizes.data(), byteStrides.data(), box.data(),
-      elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result == CUDA_SUCCESS)
     return map;
   std::string shape;

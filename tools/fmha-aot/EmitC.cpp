@@ -465,6 +465,21 @@ static llvm::StringRef getTensorMapDataType(TensorMapElement element) {
   llvm_unreachable("unknown tensor map element");
 }
 
+/// cuda.h's name of an L2 promotion (LaunchContract::verify admits these
+/// four).
+static llvm::StringRef getTensorMapL2Promotion(unsigned bytes) {
+  switch (bytes) {
+  case 64:
+    return "CU_TENSOR_MAP_L2_PROMOTION_L2_64B";
+  case 128:
+    return "CU_TENSOR_MAP_L2_PROMOTION_L2_128B";
+  case 256:
+    return "CU_TENSOR_MAP_L2_PROMOTION_L2_256B";
+  default:
+    return "CU_TENSOR_MAP_L2_PROMOTION_NONE";
+  }
+}
+
 /// cuda.h's name of a shared-memory swizzle span (LaunchContract::verify
 /// admits these four).
 static llvm::StringRef getTensorMapSwizzle(unsigned swizzleBytes) {
@@ -571,17 +586,19 @@ emitKernelTables(const AotFile &file, size_t index, size_t firstFunction,
             bool index = parameter.kind == KernelParameter::Kind::Index;
             os << llvm::formatv("  {{{0}_{1}, {2}, "
                                 "CU_TENSOR_MAP_DATA_TYPE_UINT8, 0, 0, {{0}, "
-                                "CU_TENSOR_MAP_SWIZZLE_NONE},\n",
+                                "CU_TENSOR_MAP_SWIZZLE_NONE, "
+                                "CU_TENSOR_MAP_L2_PROMOTION_NONE},\n",
                                 upper, index ? "INDEX" : "MEMREF",
                                 parameter.operand);
             continue;
           }
           os << llvm::formatv(
-              "  {{{0}_TENSOR_MAP, {1}, {2}, {3}, {4}, {5}, {6}},\n", upper,
-              parameter.operand, getTensorMapDataType(parameter.element),
-              getTensorMapElementBytes(parameter.element),
-              parameter.box.size(), initializer(parameter.box),
-              getTensorMapSwizzle(parameter.swizzleBytes));
+              "  {{{0}_TENSOR_MAP, {1}, {2}, {3}, {4}, {5}, {6}, {7}},\n",
+              upper, parameter.operand, getTensorMapDataType(parameter.element),
+              getTensorMapElementBytes(parameter.element), parameter.box.size(),
+              initializer(parameter.box),
+              getTensorMapSwizzle(parameter.swizzleBytes),
+              getTensorMapL2Promotion(parameter.l2PromotionBytes));
         }
         os << "};\n";
       }

@@ -101,6 +101,30 @@ TEST(LaunchContract, DependentLaunch) {
   EXPECT_EQ(*back, contract);
 }
 
+// A tensor map's L2 promotion prints where it is not the default 128
+// bytes, and keeps through JSON; the verifier takes 0, 64, 128 or 256.
+TEST(LaunchContract, L2Promotion) {
+  LaunchContract contract = persistentContract();
+  EXPECT_EQ(contract.parameters[0].l2PromotionBytes, 128u);
+  contract.parameters[1].l2PromotionBytes = 256;
+  EXPECT_EQ(verifyError(contract), "");
+  EXPECT_NE(contract.str().find("tensor_map(k, f16, box = [128, 64], "
+                                "swizzle = 128, l2_promotion = 256)"),
+            std::string::npos)
+      << contract.str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << contract.toJSON();
+  EXPECT_NE(text.find(R"("l2_promotion":256)"), std::string::npos) << text;
+  llvm::Expected<LaunchContract> back = LaunchContract::parseJSON(text);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, contract);
+  contract.parameters[1].l2PromotionBytes = 32;
+  EXPECT_EQ(verifyError(contract),
+            "invalid launch contract: parameter 1: l2_promotion is 32 bytes, "
+            "expected 0, 64, 128 or 256");
+}
+
 // An index parameter prints as index(name), has JSON kind "index" and
 // reads back; a grid factor reads its value as dimension 0.
 TEST(LaunchContract, IndexParameters) {

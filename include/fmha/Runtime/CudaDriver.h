@@ -56,13 +56,15 @@ public:
   llvm::Error setMaxDynamicSharedBytes(CUfunction function, int bytes);
   /// A TMA tensor map (cuTensorMapEncodeTiled) of the tensor at \p data:
   /// \p sizes innermost first, \p byteStrides of every dimension but the
-  /// innermost, boxes of \p box elements; zeros read past the bounds.
+  /// innermost, boxes of \p box elements, L2 fills of \p promotion (the
+  /// contract's, KernelParameter::l2PromotionBytes); zeros read past the
+  /// bounds.
   llvm::Expected<CUtensorMap>
   encodeTiledTensorMap(CUtensorMapDataType type, const void *data,
                        llvm::ArrayRef<uint64_t> sizes,
                        llvm::ArrayRef<uint64_t> byteStrides,
-                       llvm::ArrayRef<uint32_t> box,
-                       CUtensorMapSwizzle swizzle);
+                       llvm::ArrayRef<uint32_t> box, CUtensorMapSwizzle swizzle,
+                       CUtensorMapL2promotion promotion);
   /// Launches \p function; a \p dependentLaunch with programmatic stream
   /// serialization, for a kernel that waits for the previous grid itself
   /// (LaunchContract::dependentLaunch).

@@ -86,6 +86,19 @@ static nvgpu::TensorMapSwizzleKind getSwizzleKind(unsigned swizzleBytes) {
   }
 }
 
+static nvgpu::TensorMapL2PromoKind getL2PromoKind(unsigned bytes) {
+  switch (bytes) {
+  case 64:
+    return nvgpu::TensorMapL2PromoKind::L2PROMO_64B;
+  case 128:
+    return nvgpu::TensorMapL2PromoKind::L2PROMO_128B;
+  case 256:
+    return nvgpu::TensorMapL2PromoKind::L2PROMO_256B;
+  default:
+    return nvgpu::TensorMapL2PromoKind::L2PROMO_NONE;
+  }
+}
+
 /// The host-side tensor map \p parameter describes, of \p tensor: boxes
 /// padded with 1s to the tensor's rank, zeros read past the bounds (as the
 /// JIT and fmha-aot encode it), as the pointer the kernel parameter is.
@@ -101,7 +114,7 @@ static Value createTensorMap(ImplicitLocOpBuilder &host, Value tensor,
       MemRefType::get(box, type.getElementType(), nullptr, workgroup);
   auto mapType = nvgpu::TensorMapDescriptorType::get(
       context, boxType, getSwizzleKind(parameter.swizzleBytes),
-      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      getL2PromoKind(parameter.l2PromotionBytes),
       nvgpu::TensorMapOOBKind::OOB_ZERO,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
   Value unranked = memref::CastOp::create(

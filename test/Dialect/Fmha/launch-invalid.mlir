@@ -42,6 +42,11 @@
 
 // -----
 
+// expected-error @+1 {{invalid launch contract: parameter 0: l2_promotion is 32 bytes, expected 0, 64, 128 or 256}}
+"test.op"() {a = #fmha.launch<operands = [q], threads = 32, shared_bytes = 0, grid = [1, 1, 1], parameters = [tensor_map(q, f16, box = [64], swizzle = 0, l2_promotion = 32)]>} : () -> ()
+
+// -----
+
 // expected-error @+1 {{invalid launch contract: parameter 0: a tensor map box has 1 to 5 non-zero extents}}
 "test.op"() {a = #fmha.launch<operands = [q], threads = 32, shared_bytes = 0, grid = [1, 1, 1], parameters = [tensor_map(q, f16, box = [64, 0], swizzle = 0)]>} : () -> ()
 

@@ -2,8 +2,8 @@
 // RUN: fmha-opt %s --mlir-print-op-generic | fmha-opt | FileCheck %s
 
 // A kernel's launch contract (#fmha.launch on its gpu.func) reads back as it
-// prints: every grid form, persistent, dependent_launch, tensor maps and
-// memref parameters.
+// prints: every grid form, persistent, dependent_launch, tensor maps (an L2
+// promotion printed where it is not 128 bytes) and memref parameters.
 
 module attributes {gpu.container_module} {
 gpu.module @kernels {
@@ -17,12 +17,12 @@ gpu.module @kernels {
   }
 
   // CHECK-LABEL: gpu.func @persistent
-  // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], threads = 384, shared_bytes = 164944, grid = [min(ceildiv(q[2], 256) * q[1] * q[0], 2147483647), 1, 1], persistent, parameters = [tensor_map(q, bf16, box = [128, 64], swizzle = 128), tensor_map(k, bf16, box = [128, 64], swizzle = 128), q, k, v, o, lse]>
+  // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], threads = 384, shared_bytes = 164944, grid = [min(ceildiv(q[2], 256) * q[1] * q[0], 2147483647), 1, 1], persistent, parameters = [tensor_map(q, bf16, box = [128, 64], swizzle = 128), tensor_map(k, bf16, box = [128, 64], swizzle = 128, l2_promotion = 256), q, k, v, o, lse]>
   gpu.func @persistent(%mq: !llvm.ptr, %mk: !llvm.ptr, %q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>, %o: memref<?x?x?x128xbf16>, %lse: memref<?x?x?xf32>) kernel attributes {
       fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], threads = 384, shared_bytes = 164944,
                                  grid = [min(ceildiv(q[2], 256) * q[1] * q[0], 2147483647), 1, 1], persistent,
                                  parameters = [tensor_map(q, bf16, box = [128, 64], swizzle = 128),
-                                               tensor_map(k, bf16, box = [128, 64], swizzle = 128),
+                                               tensor_map(k, bf16, box = [128, 64], swizzle = 128, l2_promotion = 256),
                                                q, k, v, o, lse]>} {
     gpu.return
   }

@@ -73,11 +73,18 @@ struct KernelParameter {
   llvm::SmallVector<uint32_t, 4> box;
   /// The shared-memory swizzle span: 0 (none), 32, 64 or 128 bytes.
   unsigned swizzleBytes = 0;
+  /// The L2 fill of a copy's global reads (cuTensorMapEncodeTiled's L2
+  /// promotion): 0 (none), 64, 128 or 256 bytes. 128 unless the lowering
+  /// says otherwise (decode-notes v16: 256 filled sectors a 128-byte box
+  /// row never read).
+  unsigned l2PromotionBytes = kDefaultL2PromotionBytes;
+  static constexpr unsigned kDefaultL2PromotionBytes = 128;
 
   bool operator==(const KernelParameter &other) const {
     return kind == other.kind && operand == other.operand &&
            element == other.element && box == other.box &&
-           swizzleBytes == other.swizzleBytes;
+           swizzleBytes == other.swizzleBytes &&
+           l2PromotionBytes == other.l2PromotionBytes;
   }
 };
 

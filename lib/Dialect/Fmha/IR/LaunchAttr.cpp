@@ -135,7 +135,8 @@ private:
 
   /// An operand's name (its memref descriptor), `index(name)` (an index
   /// operand's value) or
-  /// `tensor_map(name, element, box = [...], swizzle = bytes)`.
+  /// `tensor_map(name, element, box = [...], swizzle = bytes)`, with
+  /// `, l2_promotion = bytes` before the `)` where it is not 128.
   ParseResult parseParameter() {
     KernelParameter &parameter = contract.parameters.emplace_back();
     if (succeeded(parser.parseOptionalKeyword("index"))) {
@@ -166,9 +167,13 @@ private:
                                              parameter.box.emplace_back());
                                        }) ||
         parser.parseComma() || parseKey("swizzle") ||
-        parser.parseInteger(parameter.swizzleBytes) || parser.parseRParen())
+        parser.parseInteger(parameter.swizzleBytes))
       return failure();
-    return success();
+    if (succeeded(parser.parseOptionalComma()) &&
+        (parseKey("l2_promotion") ||
+         parser.parseInteger(parameter.l2PromotionBytes)))
+      return failure();
+    return parser.parseRParen();
   }
 
   AsmParser &parser;

@@ -83,6 +83,11 @@ llvm::Error LaunchContract::verify() const {
                                 "64 or 128",
                                 where, parameter.swizzleBytes)
                       .str());
+    if (!llvm::is_contained({0u, 64u, 128u, 256u}, parameter.l2PromotionBytes))
+      return fail(llvm::formatv("{0}: l2_promotion is {1} bytes, expected 0, "
+                                "64, 128 or 256",
+                                where, parameter.l2PromotionBytes)
+                      .str());
   }
   return llvm::Error::success();
 }
@@ -191,7 +196,10 @@ void LaunchContract::print(llvm::raw_ostream &os) const {
     os << "tensor_map(" << operandName(parameter.operand) << ", "
        << stringifyTensorMapElement(parameter.element) << ", box = [";
     llvm::interleaveComma(parameter.box, os);
-    os << "], swizzle = " << parameter.swizzleBytes << ")";
+    os << "], swizzle = " << parameter.swizzleBytes;
+    if (parameter.l2PromotionBytes != KernelParameter::kDefaultL2PromotionBytes)
+      os << ", l2_promotion = " << parameter.l2PromotionBytes;
+    os << ")";
   });
   os << "]";
 }
@@ -235,7 +243,8 @@ llvm::json::Value LaunchContract::toJSON() const {
         {"operand", parameter.operand},
         {"element", stringifyTensorMapElement(parameter.element)},
         {"box", std::move(box)},
-        {"swizzle", parameter.swizzleBytes}});
+        {"swizzle", parameter.swizzleBytes},
+        {"l2_promotion", parameter.l2PromotionBytes}});
   }
   llvm::json::Array operandsJson;
   for (const std::string &name : operands)
@@ -363,6 +372,7 @@ LaunchContract::fromJSON(const llvm::json::Value &value) {
         parameter.box.push_back(static_cast<uint32_t>(*e));
       }
       parameter.swizzleBytes = reader.integer<unsigned>("swizzle");
+      parameter.l2PromotionBytes = reader.integer<unsigned>("l2_promotion");
     } else if (kind == "index") {
       parameter.kind = KernelParameter::Kind::Index;
     } else if (kind != "memref" && reader.takeProblem().empty()) {

@@ -23,7 +23,7 @@
 //   and the LSE.
 
 // CHECK-LABEL: func.func @gqa_causal(
-// CHECK-COUNT-3: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK-COUNT-3: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
 // CHECK: %[[SQ:.+]] = memref.dim %{{.+}}, %c2
 // CHECK: %[[PAIRS:.+]] = arith.ceildivui %[[SQ]], %c256
 // CHECK: %[[HQ:.+]] = memref.dim
