@@ -59,6 +59,21 @@ LaunchContract packedContract() {
   return contract;
 }
 
+/// \p contract as the JIT's disk cache writes it (LaunchContract::toJSON).
+std::string toJsonText(const LaunchContract &contract) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << contract.toJSON();
+  return text;
+}
+
+/// Expects \p text (toJsonText) to read back as \p contract.
+void expectReadsBack(llvm::StringRef text, const LaunchContract &contract) {
+  llvm::Expected<LaunchContract> back = LaunchContract::parseJSON(text);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, contract);
+}
+
 std::string verifyError(const LaunchContract &contract) {
   llvm::Error err = contract.verify();
   return err ? llvm::toString(std::move(err)) : "";
@@ -75,12 +90,7 @@ TEST(LaunchContract, PrintsAsTheAttributeReadsIt) {
 
 TEST(LaunchContract, JsonRoundTrip) {
   LaunchContract contract = persistentContract();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << contract.toJSON();
-  llvm::Expected<LaunchContract> back = LaunchContract::parseJSON(text);
-  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
-  EXPECT_EQ(*back, contract);
+  expectReadsBack(toJsonText(contract), contract);
 }
 
 // A kernel that waits for the grids before it prints dependent_launch
@@ -92,13 +102,9 @@ TEST(LaunchContract, DependentLaunch) {
   EXPECT_NE(contract.str().find("1, 1], dependent_launch, parameters = ["),
             std::string::npos)
       << contract.str();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << contract.toJSON();
+  std::string text = toJsonText(contract);
   EXPECT_NE(text.find(R"("dependent_launch":true)"), std::string::npos) << text;
-  llvm::Expected<LaunchContract> back = LaunchContract::parseJSON(text);
-  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
-  EXPECT_EQ(*back, contract);
+  expectReadsBack(text, contract);
 }
 
 // A tensor map's L2 promotion prints where it is not the default 128
@@ -112,13 +118,9 @@ TEST(LaunchContract, L2Promotion) {
                                 "swizzle = 128, l2_promotion = 256)"),
             std::string::npos)
       << contract.str();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << contract.toJSON();
+  std::string text = toJsonText(contract);
   EXPECT_NE(text.find(R"("l2_promotion":256)"), std::string::npos) << text;
-  llvm::Expected<LaunchContract> back = LaunchContract::parseJSON(text);
-  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
-  EXPECT_EQ(*back, contract);
+  expectReadsBack(text, contract);
   contract.parameters[1].l2PromotionBytes = 32;
   EXPECT_EQ(verifyError(contract),
             "invalid launch contract: parameter 1: l2_promotion is 32 bytes, "
@@ -138,9 +140,7 @@ TEST(LaunchContract, IndexParameters) {
             "query_offsets, index(max_query_length)]");
   EXPECT_EQ(contract.getLeadingTensorMaps(), 0u);
 
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << contract.toJSON();
+  std::string text = toJsonText(contract);
   EXPECT_NE(text.find(R"({"kind":"index","operand":5})"), std::string::npos)
       << text;
   llvm::Expected<LaunchContract> back = LaunchContract::parseJSON(text);
