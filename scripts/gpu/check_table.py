@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import threading
+import time
 import traceback
 
 results = []
@@ -38,6 +39,7 @@ def check(name, fn):
     timer.daemon = True
     timer.start()
     faulthandler.dump_traceback_later(_limit + 30, exit=True)
+    start = time.monotonic()
     try:
         detail = fn() or ""
         results.append((name, "PASS", detail))
@@ -47,7 +49,10 @@ def check(name, fn):
     finally:
         timer.cancel()
         faulthandler.cancel_dump_traceback_later()
-    print(f"{results[-1][1]}  {name}  {results[-1][2]}", flush=True)
+    # The seconds on the line (not in the table) tell a slow check from a
+    # stuck one in a log cut off by the call's time limit.
+    print(f"{results[-1][1]}  {name}  {results[-1][2]}  "
+          f"({time.monotonic() - start:.1f} s)", flush=True)
 
 
 def print_table(title):

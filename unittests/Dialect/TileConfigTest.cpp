@@ -152,7 +152,7 @@ TEST(TileConfig, DecodeTakesOneConsumerWhereMeasuredFaster) {
         << headDim;
   for (unsigned headDim : {104u, 128u})
     EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, true, 1),
-              (AttentionTiling{Chip::sm_90a, 64, 64, 8, 2}))
+              (AttentionTiling{Chip::sm_90a, 64, 64, 8, 3}))
         << headDim;
   for (unsigned headDim : {200u, 256u})
     EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),

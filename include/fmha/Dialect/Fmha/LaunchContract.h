@@ -74,9 +74,9 @@ struct KernelParameter {
   /// The shared-memory swizzle span: 0 (none), 32, 64 or 128 bytes.
   unsigned swizzleBytes = 0;
   /// The L2 fill of a copy's global reads (cuTensorMapEncodeTiled's L2
-  /// promotion): 0 (none), 64, 128 or 256 bytes. 128 unless the lowering
-  /// says otherwise (decode-notes v16: 256 filled sectors a 128-byte box
-  /// row never read).
+  /// promotion): 0 (none), 64, 128 or 256 bytes; the lowering picks it per
+  /// map where the tile measured better with another (sm_90a's prefill
+  /// tiles take 256, getSm90aLaunchContract).
   unsigned l2PromotionBytes = kDefaultL2PromotionBytes;
   static constexpr unsigned kDefaultL2PromotionBytes = 128;
 

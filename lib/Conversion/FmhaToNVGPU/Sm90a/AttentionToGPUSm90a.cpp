@@ -710,6 +710,15 @@ LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
                             kSwizzleBytes),
       getTensorMapParameter(op, kVOperand, rows(getKeyBoxRows(op, tile)),
                             kSwizzleBytes)};
+  // The L2 fill per map follows what each tile measured (decode-notes v16,
+  // v18): the decode tile's one consumer, which streams each K/V row once
+  // at the HBM rate, gained 6-10% from 128-byte fills (a third fewer L2
+  // sectors moved); the prefill tiles (two or more consumers), whose K/V
+  // blocks many CTAs re-read from L2, lost 2-3% at d256 with them, so they
+  // keep 256 bytes, which also fetch the 64 columns beside each box row.
+  if (tile.getWarps() / 4 - 1 >= 2)
+    for (KernelParameter &map : contract.parameters)
+      map.l2PromotionBytes = 256;
   llvm::append_range(contract.parameters, getOperandParameters(op));
   return contract;
 }

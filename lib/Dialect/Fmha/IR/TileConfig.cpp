@@ -129,10 +129,13 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // 3274 and 64x64's 3275 / 3091 / 2357 / 2767; d32 keeps 64x192 x 3
     // (2769 / 2165 at the first and last rows against 2570 / 2034); d256
     // keeps 64x80 (4148 / 4138 / 3681 / 3919; 64x32 x 4 4128 / 4014 / 3607
-    // / 3905). A paged cache keeps the tiles these replaced: with pages of
-    // 16 rows d128's 64x64 lost to 64x192 (A/B of the wheels, decode-notes
-    // v15, 64 x 32/8 x 8192 and 128 x 32/8 x 2048: 0.97 / 0.98 full, 0.81 /
-    // 0.86 with ragged lengths); d64's 64x128 was not measured over pages.
+    // / 3905). d128's 64x64 then took a third stage (decode-notes v17, v18;
+    // the runner 64 x 32/8 x 8192 4485 against two stages' 4340, and the
+    // wheels' A/B 1.023-1.051 on every d128 decode row). A paged cache
+    // keeps the tiles these replaced: with pages of 16 rows d128's 64x64
+    // lost to 64x192 (A/B of the wheels, decode-notes v15, 64 x 32/8 x 8192
+    // and 128 x 32/8 x 2048: 0.97 / 0.98 full, 0.81 / 0.86 with ragged
+    // lengths); d64's 64x128 was not measured over pages.
     // A few queries (speculative decoding) whose rows, packed with their
     // group's, fill at most the one consumer's 64 take the same tile.
     // Measured on the H200 (bench/decode-tiles.sh with DECODE_SQ=4, GB/s,
@@ -147,7 +150,7 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
         return {chip, 64, 128, 8, 2};
       if (headDim > 96 && headDim <= 128)
         return pagedKeys ? AttentionTiling{chip, 64, 192, 8, 2}
-                         : AttentionTiling{chip, 64, 64, 8, 2};
+                         : AttentionTiling{chip, 64, 64, 8, 3};
       if (getAttentionTileColumns(chip, headDim) == 256)
         return {chip, 64, 80, 8, 2};
     }

@@ -1,11 +1,12 @@
 // RUN: fmha-opt %s -fmha-materialize-tiles=chip=sm_90a -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s
+// RUN: fmha-opt %s -fmha-materialize-tiles=chip=sm_90a -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s --check-prefix=DECODE
 
 // fmha.attention for sm_90a (causal GQA 32:8, d128, LSE; the default tile
 // 128x128, 12 warps, 2 stages) becomes one warp-specialized kernel and a
 // launch in the op's place. What this checks, in the order the kernel
 // emits it (the PTX and SASS tests check the instructions they become):
-// - the host: q, k, v tensor maps of 128x64 boxes with 128-byte swizzle,
-//   one CTA per causal pair of 128-row blocks (ceil(Sq / 256) * Hq * B);
+// - the host: q, k, v tensor maps of 128x64 boxes with 128-byte swizzle
+//   and 256-byte L2 fills (a prefill tile's; decode's keeps 128), one CTA per causal pair of 128-row blocks (ceil(Sq / 256) * Hq * B);
 // - the contract on the gpu.func that the JIT and fmha-aot launch from;
 // - the mbarriers set up by one thread before any warp uses them;
 // - the producer warpgroup: registers given up (setmaxnreg 24), Q loaded by
@@ -23,7 +24,7 @@
 //   and the LSE.
 
 // CHECK-LABEL: func.func @gqa_causal(
-// CHECK-COUNT-3: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
+// CHECK-COUNT-3: nvgpu.tma.create.descriptor %{{.+}} box[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<*xbf16> -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
 // CHECK: %[[SQ:.+]] = memref.dim %{{.+}}, %c2
 // CHECK: %[[PAIRS:.+]] = arith.ceildivui %[[SQ]], %c256
 // CHECK: %[[HQ:.+]] = memref.dim
@@ -35,7 +36,7 @@
 
 // CHECK-LABEL: gpu.func @attention(
 // CHECK-SAME: %[[QMAP:[a-z0-9]+]]: !llvm.ptr, %[[KMAP:[a-z0-9]+]]: !llvm.ptr, %[[VMAP:[a-z0-9]+]]: !llvm.ptr,
-// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], threads = 384, shared_bytes = 230496, grid = [min(ceildiv(q[2], 256) * q[1] * q[0], 2147483647), 1, 1], persistent, parameters = [tensor_map(q, bf16, box = [128, 64], swizzle = 128), tensor_map(k, bf16, box = [128, 64], swizzle = 128), tensor_map(v, bf16, box = [128, 64], swizzle = 128), q, k, v, o, lse]>
+// CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse], threads = 384, shared_bytes = 230496, grid = [min(ceildiv(q[2], 256) * q[1] * q[0], 2147483647), 1, 1], persistent, parameters = [tensor_map(q, bf16, box = [128, 64], swizzle = 128, l2_promotion = 256), tensor_map(k, bf16, box = [128, 64], swizzle = 128, l2_promotion = 256), tensor_map(v, bf16, box = [128, 64], swizzle = 128, l2_promotion = 256), q, k, v, o, lse]>
 // CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
 
 // A full and an empty barrier per Q buffer and per stage of K and of V.
@@ -101,5 +102,19 @@ func.func @gqa_causal(%q: memref<?x32x?x128xbf16>, %k: memref<?x8x?x128xbf16>,
   fmha.attention q(%q : memref<?x32x?x128xbf16>) k(%k : memref<?x8x?x128xbf16>)
                  v(%v : memref<?x8x?x128xbf16>) -> o(%o : memref<?x32x?x128xbf16>)
                  lse(%lse : memref<?x32x?xf32>) causal
+  return
+}
+
+// The decode tile (one consumer of 64 rows, as a JIT launch of one query
+// picks it) keeps 128-byte L2 fills, the contract's default.
+// DECODE-LABEL: func.func @decode_tile(
+// DECODE-COUNT-3: nvgpu.tma.create.descriptor {{.+}} : memref<*xbf16> -> <tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
+// DECODE: gpu.func @attention_0(
+// DECODE-SAME: parameters = [tensor_map(q, bf16, box = [64, 64], swizzle = 128), tensor_map(k, bf16, box = [64, 64], swizzle = 128), tensor_map(v, bf16, box = [64, 64], swizzle = 128), q, k, v, o]
+func.func @decode_tile(%q: memref<?x32x?x128xbf16>, %k: memref<?x8x?x128xbf16>,
+                       %v: memref<?x8x?x128xbf16>, %o: memref<?x32x?x128xbf16>) {
+  fmha.attention q(%q : memref<?x32x?x128xbf16>) k(%k : memref<?x8x?x128xbf16>)
+                 v(%v : memref<?x8x?x128xbf16>) -> o(%o : memref<?x32x?x128xbf16>)
+                 {tile = #fmha.tile<sm_90a, block_m = 64, block_n = 64, warps = 8, stages = 3>}
   return
 }
