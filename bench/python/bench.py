@@ -16,7 +16,9 @@
 4. Decode GB/s (--decode): the decode rows of ANCHORS.md and longer caches,
    GQA, and a few query tokens per sequence, bytes of q + k + v + o over
    the time, with cuDNN, flash2 and FA4 (SDPA with enable_gqa, non-causal:
-   SDPA's is_causal is top-left aligned, which for Sq < Sk is not decode).
+   SDPA's is_causal is top-left aligned, which for Sq < Sk is not decode)
+   and a device-to-device copy of as many bytes (the HBM ceiling, in the
+   same rounds).
    With --kvcache, decode over KV caches with cache_seqlens (full and
    ragged), contiguous and paged (pages of 16 and 256 rows, shuffled),
    beside the dense calls on full caches and FA4's seqused_k (and its
@@ -539,10 +541,13 @@ def decode_candidates(q, k, v):
 def decode_rows(rounds):
     print("\n## Decode GB/s (q + k + v + o bytes over the time; d128 bf16, "
           f"non-causal, median of {rounds} interleaved rounds of "
-          "back_to_back_ms)\n")
-    names = ["flashcore", "cudnn", "flash2"] + (
-        ["fa4"] if fa4_func is not None else [])
-    print_header(["B x Sq x Hq/Hkv x Sk", "MB"], names)
+          "back_to_back_ms; copy: a device-to-device copy that reads and "
+          "writes as many bytes, the HBM ceiling in the same rounds)\n")
+    peers = ["cudnn", "flash2"] + (["fa4"] if fa4_func is not None else [])
+    names = ["flashcore"] + peers + ["copy"]
+    print("| B x Sq x Hq/Hkv x Sk | MB | " + " | ".join(names) +
+          " | flashcore / best | flashcore / copy |\n|" +
+          "---|" * (len(names) + 4))
     d = 128
     for b, sq, hq, hkv, sk in DECODE_ROWS:
         q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
@@ -550,6 +555,9 @@ def decode_rows(rounds):
                             dtype=torch.bfloat16) for _ in range(2))
         nbytes = 2 * (2 * q.numel() + 2 * k.numel())
         found = decode_candidates(q, k, v)
+        source = torch.randn(nbytes // 4, device="cuda", dtype=torch.bfloat16)
+        target = torch.empty_like(source)
+        found["copy"] = lambda: target.copy_(source)
         usable = []
         for name in names:  # a backend that refuses the shape is n/a
             try:
@@ -564,13 +572,13 @@ def decode_rows(rounds):
                 ms = timed(found[name], back_to_back_ms)
                 per[name].append(nbytes / ms / 1e6)
         med = {name: statistics.median(per[name]) for name in usable}
-        best = max((med[n] for n in usable if n != "flashcore"), default=0)
+        best = max((med[n] for n in peers if n in med), default=0)
         print(f"| {b}x{sq}x{hq}/{hkv}x{sk} | {nbytes / 1e6:.0f} | " +
               " | ".join(f"{med[n]:.0f}" if n in med else "n/a"
                          for n in names) +
-              f" | {med['flashcore'] / best if best else 0:.2f} |",
-              flush=True)
-        del q, k, v, found
+              f" | {med['flashcore'] / best if best else 0:.2f}"
+              f" | {med['flashcore'] / med['copy']:.2f} |", flush=True)
+        del q, k, v, found, source, target
         torch.cuda.empty_cache()
 
 
