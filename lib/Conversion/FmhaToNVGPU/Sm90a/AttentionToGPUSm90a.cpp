@@ -716,7 +716,7 @@ LaunchContract getSm90aLaunchContract(AttentionOp op, TileAttr tile) {
   // sectors moved); the prefill tiles (two or more consumers), whose K/V
   // blocks many CTAs re-read from L2, lost 2-3% at d256 with them, so they
   // keep 256 bytes, which also fetch the 64 columns beside each box row.
-  if (tile.getWarps() / 4 - 1 >= 2)
+  if (KernelShape::get(op, tile).consumers >= 2)
     for (KernelParameter &map : contract.parameters)
       map.l2PromotionBytes = 256;
   llvm::append_range(contract.parameters, getOperandParameters(op));
