@@ -1,11 +1,12 @@
 """Plots a bench.py table (its log, markdown) as grouped bars per row:
 the attention TFLOP/s table (docs/python-attention.png), with --backward
 the backward's (docs/python-backward.png, from a log of `--backward`
-alone: both tables start alike), or, with --varlen-decode, the packed
-sequences' decode GB/s (docs/varlen-decode.png).
+alone: both tables start alike), with --varlen-decode, the packed
+sequences' decode GB/s (docs/varlen-decode.png), or, with --decode, the
+decode table's GB/s beside the copy of as many bytes (docs/decode.png).
 
-Usage: python3 bench/python/plot.py [--backward | --varlen-decode] BENCH_LOG
-                                    [OUTPUT_PNG]
+Usage: python3 bench/python/plot.py [--backward | --varlen-decode |
+                                     --decode] BENCH_LOG [OUTPUT_PNG]
 """
 
 import sys
@@ -62,6 +63,15 @@ def main():
              "Decode of packed sequences on the H100 (one query each, GQA "
              "32:8, d128 bf16; one process, rows interleaved)",
              args[1] if len(args) > 1 else "docs/varlen-decode.png")
+        return
+    if args[:1] == ["--decode"]:
+        args = args[1:]
+        header, rows = read_table(args[0], "B x Sq x Hq/Hkv x Sk")
+        # The candidates and the copy; the two ratios left out.
+        plot(rows, header[2:-2], 2, [r[0] for r in rows], "GB/s",
+             "Decode on the H200 (d128 bf16, non-causal; one process, rows "
+             "interleaved; copy: the HBM ceiling for as many bytes)",
+             args[1] if len(args) > 1 else "docs/decode.png")
         return
     backward = args[:1] == ["--backward"]
     if backward:
