@@ -53,38 +53,43 @@ def plot(rows, names, first, labels, ylabel, title, output):
     print(output)
 
 
+def attention_label(row):
+    return f"{row[0]}{' causal' if row[1] == 'yes' else ''} {row[2]}"
+
+
+def attention_title(direction):
+    return (f"Attention {direction} on the H100 from Python (BSHD, "
+            "back-to-back calls, one process, rows interleaved)")
+
+
+# mode -> (the table's first column, its first candidate's column, the
+# trailing ratio columns left out, the x label of a row, y label, title,
+# default output).
+MODES = {
+    None: ("B x H x S x D", 3, 1, attention_label, "TFLOP/s",
+           attention_title("forward"), "docs/python-attention.png"),
+    "--backward": ("B x H x S x D", 3, 1, attention_label, "TFLOP/s",
+                   attention_title("backward"), "docs/python-backward.png"),
+    "--varlen-decode": (
+        "B x Sk", 2, 1, lambda row: row[0], "GB/s",
+        "Decode of packed sequences on the H100 (one query each, GQA 32:8, "
+        "d128 bf16; one process, rows interleaved)",
+        "docs/varlen-decode.png"),
+    "--decode": (
+        "B x Sq x Hq/Hkv x Sk", 2, 2, lambda row: row[0], "GB/s",
+        "Decode on the H200 (d128 bf16, non-causal; one process, rows "
+        "interleaved; copy: the HBM ceiling for as many bytes)",
+        "docs/decode.png"),
+}
+
+
 def main():
     args = sys.argv[1:]
-    varlen = args[:1] == ["--varlen-decode"]
-    if varlen:
-        args = args[1:]
-        header, rows = read_table(args[0], "B x Sk")
-        plot(rows, header[2:-1], 2, [r[0] for r in rows], "GB/s",
-             "Decode of packed sequences on the H100 (one query each, GQA "
-             "32:8, d128 bf16; one process, rows interleaved)",
-             args[1] if len(args) > 1 else "docs/varlen-decode.png")
-        return
-    if args[:1] == ["--decode"]:
-        args = args[1:]
-        header, rows = read_table(args[0], "B x Sq x Hq/Hkv x Sk")
-        # The candidates and the copy; the two ratios left out.
-        plot(rows, header[2:-2], 2, [r[0] for r in rows], "GB/s",
-             "Decode on the H200 (d128 bf16, non-causal; one process, rows "
-             "interleaved; copy: the HBM ceiling for as many bytes)",
-             args[1] if len(args) > 1 else "docs/decode.png")
-        return
-    backward = args[:1] == ["--backward"]
-    if backward:
-        args = args[1:]
-    header, rows = read_table(args[0], "B x H x S x D")
-    plot(rows, header[3:-1], 3,
-         [f"{r[0]}{' causal' if r[1] == 'yes' else ''} {r[2]}" for r in rows],
-         "TFLOP/s",
-         f"Attention {'backward' if backward else 'forward'} on the H100 "
-         "from Python (BSHD, back-to-back calls, one process, rows "
-         "interleaved)",
-         args[1] if len(args) > 1 else
-         f"docs/python-{'backward' if backward else 'attention'}.png")
+    mode = args.pop(0) if args and args[0] in MODES else None
+    first_column, first, ratios, label, ylabel, title, output = MODES[mode]
+    header, rows = read_table(args[0], first_column)
+    plot(rows, header[first:-ratios], first, [label(r) for r in rows],
+         ylabel, title, args[1] if len(args) > 1 else output)
 
 
 if __name__ == "__main__":
