@@ -2,7 +2,8 @@
 for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
 alternating; AB=forward picks the forward, AB=grid the forward on the bf16
 rows of ../shared/ANCHORS.md's forward table, AB=decode the GB/s of
-decode rows, one query and a few, and of decode over KV caches).
+decode rows, one query and a few, and of decode over KV caches, AB=varlen
+attention_varlen's TFLOP/s beside the dense call's).
 
 Each row: random bf16 BSHD inputs (seed 0), CUDA events around back-to-back
 calls (bench.py's back_to_back_ms), the median of 7 rounds. The forward:
@@ -14,7 +15,7 @@ forward's FLOPs. Both halved when causal; a sixth entry in a row is v's
 head dim, which counts as 2 B H S^2 (D + Dv). Prints "BxHxSxD[/Dv][c]
 TFLOP/s" per row.
 
-Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|backward|decode BENCH_DIR
+Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|backward|decode|varlen BENCH_DIR
 (BENCH_DIR: the repository's bench/python, for back_to_back_ms)
 """
 
@@ -110,12 +111,48 @@ def decode(back_to_back_ms, paged_caches, kvcache_rows):
         del q, k, v, pk, pv
 
 
+def varlen(back_to_back_ms, varlen_rows):
+    """TFLOP/s of attention_varlen on bench.py's VARLEN_ROWS (packed
+    sequences, d128 bf16, GQA 32:8, Sq = Sk per sequence, causal or not),
+    and where every length is one, of the dense call on the same tokens:
+    the varlen / dense ratio of each wheel, and a control."""
+    hq, hkv, d = 32, 8, 128
+    for lengths in varlen_rows:
+        torch.manual_seed(0)
+        total, longest = sum(lengths), max(lengths)
+        q = torch.randn(total, hq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(total, hkv, d, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        cu = torch.tensor([0] + torch.tensor(lengths).cumsum(0).tolist(),
+                          dtype=torch.int32, device="cuda")
+        label = (f"{len(lengths)}x{longest}" if len(set(lengths)) == 1 else
+                 f"{len(lengths)}mixed{min(lengths)}-{longest}")
+        for causal in (False, True):
+            calls = {"varlen": lambda: flashcore.attention_varlen(
+                q, k, v, cu, cu, longest, longest, causal=causal)}
+            if len(set(lengths)) == 1:
+                dense = [t.view(len(lengths), longest, *t.shape[1:])
+                         for t in (q, k, v)]
+                calls["dense"] = lambda: flashcore.attention(*dense,
+                                                             causal=causal)
+            flops = sum(4 * hq * n * n * d / (2 if causal else 1)
+                        for n in lengths)
+            for name, call in calls.items():
+                ms = back_to_back_ms(call, calls=10, rounds=7)
+                print(f"{name}-{label}{'c' if causal else ''} "
+                      f"{flops / ms / 1e9:.1f}", flush=True)
+        del q, k, v
+
+
 def main():
     mode = sys.argv[1]
     sys.path.insert(0, sys.argv[2])
-    from bench import KVCACHE_ROWS, back_to_back_ms, paged_caches
+    from bench import KVCACHE_ROWS, VARLEN_ROWS, back_to_back_ms, paged_caches
     if mode == "decode":
         decode(back_to_back_ms, paged_caches, KVCACHE_ROWS)
+        return
+    if mode == "varlen":
+        varlen(back_to_back_ms, VARLEN_ROWS)
         return
     for b, h, s, d, causal, *rest in ROWS[mode]:
         dv = rest[0] if rest else d

@@ -677,6 +677,18 @@ def varlen_grid():
           varlen_case(ragged_q, ragged_k, 8, 2, 192, bf16, causal=True,
                       dv=128))
     check("varlen rows past the sequences", varlen_unwritten_rows)
+    # More sequences than a warp's 32 lanes: the tiles' search walks
+    # further chunks of them (the consumers hold the first).
+    many_q = [(i * 37) % 150 for i in range(77)]
+    many_k = [(i * 53) % 301 for i in range(77)]
+    for causal in (False, True):
+        check(f"varlen bf16 d128 GQA 4:1 {'causal' if causal else 'non-causal'}"
+              " 77 sequences", varlen_case(many_q, many_k, 8, 2, 128, bf16,
+                                           causal=causal))
+    check("varlen packed heads 8:2 bf16 d128 causal decode 45 sequences",
+          varlen_case([int(i % 3 != 1) for i in range(45)],
+                      [(i * 97) % 2000 for i in range(45)], 8, 2, 128, bf16,
+                      causal=True))
     # Decode of packed sequences (a few queries each, as serving engines
     # batch it): sm_90a packs each KV head's group of query heads into a
     # tile (pack_query_heads), G = 4, 7, 8 and MQA; lengths 0 and 1.

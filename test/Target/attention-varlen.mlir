@@ -7,7 +7,7 @@
 // RUN: %ptxas -arch=sm_90a -O3 -v %t.sm90a.ptx -o %t.sm90a.cubin > %t.sm90a.log 2>&1
 // RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)|Potential Performance Loss" %t.sm90a.log
 // RUN: fmha-compile %s --chip=sm_80 --emit=ptx -o %t.sm80.ptx
-// RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
+// RUN: FileCheck %s --check-prefixes=PTX,SM80PTX < %t.sm80.ptx
 // RUN: %ptxas -arch=sm_80 -O3 -v %t.sm80.ptx -o %t.sm80.cubin > %t.sm80.log 2>&1
 // RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill)" %t.sm80.log
 
@@ -20,14 +20,17 @@
 // causal rows in pairs, or 192) of the longest sequence, times the heads,
 // times query_offsets' B + 1 entries (the kernel counts B); on sm_80 the
 // grid's x, y and z. The host reads the index operand as it is (no
-// memref.dim of it). Each tile loads its sequence's end (query_offsets[b +
-// 1], the i32 after its start), clamps it into [0, T] (max then min) and
-// takes the start from it: the sequence's rows. On sm_90a a head's units
-// are its sequences' one after the other; every warp that walks the tiles
-// (the consumers', the producer's first) finds a unit's sequence with its
-// lanes together: a prefix sum of 32 sequences' units by shuffles up, then
-// a ballot of those that start at or before the unit. Both kernels compile
-// as whole programs without a spill.
+// memref.dim of it). On sm_80 each tile loads its sequence's end
+// (query_offsets[b + 1], the i32 after its start), clamps it into [0, T]
+// (max then min) and takes the start from it: the sequence's rows. On
+// sm_90a a head's units are its sequences' one after the other; every warp
+// that walks the tiles (the consumers', the producer's first) finds a
+// unit's sequence with its lanes together: each lane loads a sequence's
+// offsets (clamped likewise), a prefix sum of 32 sequences' units by
+// shuffles up, then a ballot of those that start at or before the unit,
+// and the tile takes its rows from the owning lane by a shuffle. The
+// consumers load the first 32 sequences' once, before their tile loop.
+// Both kernels compile as whole programs without a spill.
 
 // SM90: func.func @query_offsets({{.*}}, %[[MAXQ:.*]]: index)
 // SM90: arith.ceildivui %[[MAXQ]], %c256
@@ -54,6 +57,9 @@
 // SM80-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, lse, query_offsets, key_offsets, max_query_length], threads = 128, {{.*}} grid = [ceildiv(max_query_length[0], 128), q[1], min(query_offsets[0], 65535)], parameters = [q, k, v, o, lse, query_offsets, key_offsets, index(max_query_length)]>
 
 // SM90PTX: .entry attention(
+// SM90PTX: ld.global.b32 [[LANE_END:%r[0-9]+]], {{\[}}%rd{{[0-9]+}}{{\]}}
+// SM90PTX: max.s32 [[LANE_POSITIVE:%r[0-9]+]], [[LANE_END]], 0
+// SM90PTX-NEXT: min.s32 {{%r[0-9]+}}, [[LANE_POSITIVE]], {{%r[0-9]+}}
 // SM90PTX: shfl.sync.up.b32
 // SM90PTX: vote.sync.ballot.b32
 // SM90PTX: .entry attention_0(
@@ -65,13 +71,13 @@
 // PTX: .entry attention(
 // PTX: .param .u64 attention_param_{{[0-9]+}}{{ *$}}
 // PTX-NEXT: )
-// PTX: ld.global.b32 [[END:%r[0-9]+]], {{\[}}%rd{{[0-9]+}}+4{{\]}}
-// PTX: max.s32 [[POSITIVE:%r[0-9]+]], [[END]], 0
-// PTX-NEXT: min.s32 [[CLAMPED:%r[0-9]+]], [[POSITIVE]], {{%r[0-9]+}}
-// PTX-NEXT: sub.s32 {{%r[0-9]+}}, [[CLAMPED]], {{%r[0-9]+}}
-// PTX: .entry attention_0(
+// SM80PTX: ld.global.b32 [[END:%r[0-9]+]], {{\[}}%rd{{[0-9]+}}+4{{\]}}
+// SM80PTX: max.s32 [[POSITIVE:%r[0-9]+]], [[END]], 0
+// SM80PTX-NEXT: min.s32 [[CLAMPED:%r[0-9]+]], [[POSITIVE]], {{%r[0-9]+}}
+// SM80PTX-NEXT: sub.s32 {{%r[0-9]+}}, [[CLAMPED]], {{%r[0-9]+}}
+// SM80PTX: .entry attention_0(
 // Both query and key offsets, each clamped.
-// PTX-COUNT-2: ld.global.b32 {{%r[0-9]+}}, {{\[}}{{%rd[0-9]+}}+4{{\]}}
+// SM80PTX-COUNT-2: ld.global.b32 {{%r[0-9]+}}, {{\[}}{{%rd[0-9]+}}+4{{\]}}
 
 func.func @query_offsets(%q: memref<1x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
                          %o: memref<1x?x?x128xbf16>, %lse: memref<1x?x?xf32>,

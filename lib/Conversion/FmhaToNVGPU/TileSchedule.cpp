@@ -80,24 +80,56 @@ static std::pair<Value, Value> clampSpan(KernelBuilder &b, Value start,
   return {first, b.smax(b.sub(last, first), b.i32(0))};
 }
 
+SequenceRows::Spans SequenceRows::getSpans(KernelBuilder &b, Value sequence,
+                                           Value next, Value q, Value k) const {
+  Spans spans;
+  auto span = [&](Value offsets, Value rows, Value &first, Value &length) {
+    std::tie(first, length) =
+        clampSpan(b, memref::LoadOp::create(b, offsets, ValueRange{sequence}),
+                  memref::LoadOp::create(b, offsets, ValueRange{next}), rows);
+  };
+  span(queryOffsets, memref::DimOp::create(b, q, 2), spans.queryFirst,
+       spans.queryRows);
+  if (keyOffsets)
+    span(keyOffsets, memref::DimOp::create(b, k, 2), spans.keyFirst,
+         spans.keyRows);
+  return spans;
+}
+
+SmallVector<Value> SequenceRows::Spans::toValues() const {
+  SmallVector<Value> values{queryFirst, queryRows};
+  if (keyRows)
+    values.append({keyFirst, keyRows});
+  return values;
+}
+
+SequenceRows::Spans SequenceRows::Spans::fromValues(ValueRange values) {
+  Spans spans{values[0], values[1]};
+  if (values.size() == 4) {
+    spans.keyFirst = values[2];
+    spans.keyRows = values[3];
+  }
+  return spans;
+}
+
 void SequenceRows::place(KernelBuilder &b, TileCoordinates &tile, Value q,
                          Value k) const {
   if (!queryOffsets)
     return;
   Value next = b.add(tile.batchIndex, b.index(1));
-  auto span = [&](Value offsets, Value rows, Value &base) {
-    auto [first, length] = clampSpan(
-        b, memref::LoadOp::create(b, offsets, ValueRange{tile.batchIndex}),
-        memref::LoadOp::create(b, offsets, ValueRange{next}), rows);
-    base = b.toIndex(first);
-    return b.toIndex(length);
-  };
+  place(b, tile, getSpans(b, tile.batchIndex, next, q, k));
+}
+
+void SequenceRows::place(KernelBuilder &b, TileCoordinates &tile,
+                         const Spans &spans) const {
   // o's entry: the tile's key split's (q's one entry per split).
   tile.outputBatch = tile.split ? b.toIndex(tile.split) : b.index(0);
-  tile.seqQ =
-      span(queryOffsets, memref::DimOp::create(b, q, 2), tile.queryBase);
-  if (keyOffsets)
-    tile.seqK = span(keyOffsets, memref::DimOp::create(b, k, 2), tile.keyBase);
+  tile.seqQ = b.toIndex(spans.queryRows);
+  tile.queryBase = b.toIndex(spans.queryFirst);
+  if (!spans.keyRows)
+    return;
+  tile.seqK = b.toIndex(spans.keyRows);
+  tile.keyBase = b.toIndex(spans.keyFirst);
 }
 
 Value SequenceRows::holdsRows(KernelBuilder &b,
@@ -222,7 +254,7 @@ void PersistentTileSchedule::forEachTile(
     llvm::function_ref<Value(const TileCoordinates &tile, Value iteration,
                              Value blocks)>
         body,
-    bool byWarps) {
+    bool byWarps, bool holdSequences) {
   assert((byWarps || !sequences.queryOffsets) &&
          "packed tiles are found by whole warps");
   int64_t tilesPerUnit = pairsRowBlocks ? 2 : 1;
@@ -240,7 +272,7 @@ void PersistentTileSchedule::forEachTile(
                    b.mul(b.udiv(position, b.i32(tilesPerUnit)),
                          readSpecialRegister(b, "%nctaid.x")));
     };
-    forEachPackedTile(body, getUnit, isSecond);
+    forEachPackedTile(body, getUnit, isSecond, holdSequences);
     return;
   }
   Value units =
@@ -304,24 +336,32 @@ SmallVector<Value> PersistentTileSchedule::runTileWhere(
 void PersistentTileSchedule::forEachPackedTile(
     llvm::function_ref<Value(const TileCoordinates &, Value, Value)> body,
     llvm::function_ref<Value(Value)> getUnit,
-    llvm::function_ref<Value(Value)> isSecond) {
+    llvm::function_ref<Value(Value)> isSecond, bool holdFirstChunk) {
   Type i32 = b.getI32Type();
+  std::optional<SequenceChunk> firstChunk;
+  if (holdFirstChunk)
+    firstChunk = getSequenceChunk(b.i32(0));
+  // The position, tile and block counts, then the unit, its sequence and
+  // first unit, and the sequence's spans.
+  SmallVector<Type> carriedTypes(6 + sequences.getSpanValues(), i32);
   auto loop = scf::WhileOp::create(
-      b, TypeRange{i32, i32, i32, i32, i32, i32},
-      ValueRange{b.i32(0), b.i32(0), b.i32(0)},
+      b, carriedTypes, ValueRange{b.i32(0), b.i32(0), b.i32(0)},
       [&](OpBuilder &, Location, ValueRange carried) {
         Value unit = getUnit(carried[0]);
-        FoundSequence found = findSequence(unit);
-        scf::ConditionOp::create(b, found.exists,
-                                 ValueRange{carried[0], carried[1], carried[2],
-                                            unit, found.sequence,
-                                            found.firstUnit});
+        FoundSequence found = findSequence(unit, firstChunk);
+        SmallVector<Value> forwarded{carried[0],     carried[1],
+                                     carried[2],     unit,
+                                     found.sequence, found.firstUnit};
+        forwarded.append(found.spans.toValues());
+        scf::ConditionOp::create(b, found.exists, forwarded);
       },
       [&](OpBuilder &, Location, ValueRange carried) {
         Value position = carried[0];
+        FoundSequence found{
+            carried[4], carried[5], Value(),
+            SequenceRows::Spans::fromValues(carried.drop_front(6))};
         auto [tile, holds] =
-            getPackedTile(carried[3], isSecond(position),
-                          FoundSequence{carried[4], carried[5], Value()});
+            getPackedTile(carried[3], isSecond(position), found);
         SmallVector<Value> next =
             runTileWhere(body, tile, holds, carried.slice(1, 2));
         scf::YieldOp::create(
@@ -435,12 +475,9 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
   // Entries at and after the lane's sequence, inside the offsets' B + 1
   // even where B is 0 (the tile loop's first search runs whatever B is).
   Value at = b.smin(candidate, b.smax(b.sub(count, b.i32(1)), b.i32(0)));
-  Value start = memref::LoadOp::create(b, sequences.queryOffsets,
-                                       ValueRange{b.toIndex(at)});
-  Value end = memref::LoadOp::create(
-      b, sequences.queryOffsets,
-      ValueRange{b.toIndex(b.smin(b.add(at, b.i32(1)), count))});
-  Value rows = clampSpan(b, start, end, freshDim(q, 2)).second;
+  result.spans = sequences.getSpans(
+      b, b.toIndex(at), b.toIndex(b.smin(b.add(at, b.i32(1)), count)), q, k);
+  Value rows = result.spans.queryRows;
   // Every head's units of the sequence: of each query head, or with packed
   // heads of each KV head, whose G x L rows the units hold.
   Value heads = b.word(freshDim(getHeadsTensor(), 1));
@@ -465,15 +502,44 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
   return result;
 }
 
-PersistentTileSchedule::FoundSequence
-PersistentTileSchedule::findSequence(Value unit) {
+SmallVector<Value> PersistentTileSchedule::SequenceChunk::toValues() const {
+  SmallVector<Value> values{before, total};
+  values.append(spans.toValues());
+  return values;
+}
+
+PersistentTileSchedule::SequenceChunk
+PersistentTileSchedule::SequenceChunk::fromValues(ValueRange values) {
+  return {values[0], values[1],
+          SequenceRows::Spans::fromValues(values.drop_front(2))};
+}
+
+PersistentTileSchedule::FoundSequence PersistentTileSchedule::findSequence(
+    Value unit, const std::optional<SequenceChunk> &firstChunk) {
   Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
   Type i32 = b.getI32Type();
+  // The chunk, its base, then the owner's sequence, first unit and spans.
+  SmallVector<Type> results(4 + sequences.getSpanValues(), i32);
   auto search = scf::WhileOp::create(
-      b, TypeRange{i32, i32, i32, i32}, ValueRange{b.i32(0), b.i32(0)},
+      b, results, ValueRange{b.i32(0), b.i32(0)},
       [&](OpBuilder &, Location, ValueRange carried) {
         Value chunk = carried[0], base = carried[1];
-        SequenceChunk sequencesHere = getSequenceChunk(chunk);
+        SequenceChunk sequencesHere;
+        if (!firstChunk) {
+          sequencesHere = getSequenceChunk(chunk);
+        } else {
+          SmallVector<Value> held = firstChunk->toValues();
+          auto pick = scf::IfOp::create(
+              b, ValueRange(held).getTypes(), b.eq(chunk, b.i32(0)),
+              /*addThenBlock=*/true, /*addElseBlock=*/true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(pick.thenBlock());
+          scf::YieldOp::create(b, held);
+          b.setInsertionPointToStart(pick.elseBlock());
+          scf::YieldOp::create(b, getSequenceChunk(chunk).toValues());
+          b.setInsertionPointAfter(pick);
+          sequencesHere = SequenceChunk::fromValues(pick.getResults());
+        }
         Value first = b.add(base, sequencesHere.before);
         Value starts =
             b.and_(b.slt(b.add(chunk, getLane()), count), b.sle(first, unit));
@@ -491,9 +557,11 @@ PersistentTileSchedule::findSequence(Value unit) {
         Value next = b.add(chunk, b.i32(kThreadsPerWarp));
         Value nextBase = b.add(base, sequencesHere.total);
         Value more = b.and_(b.sle(nextBase, unit), b.slt(next, count));
-        scf::ConditionOp::create(
-            b, more,
-            ValueRange{next, nextBase, b.add(chunk, owner), fromOwner(first)});
+        SmallVector<Value> forwarded{next, nextBase, b.add(chunk, owner),
+                                     fromOwner(first)};
+        for (Value value : sequencesHere.spans.toValues())
+          forwarded.push_back(fromOwner(value));
+        scf::ConditionOp::create(b, more, forwarded);
       },
       [&](OpBuilder &, Location, ValueRange carried) {
         scf::YieldOp::create(b, carried.take_front(2));
@@ -501,7 +569,8 @@ PersistentTileSchedule::findSequence(Value unit) {
   // The search stops at the chunk that holds the unit, or after the last:
   // the unit exists where it is below the units up to where it stopped.
   return {search.getResult(2), search.getResult(3),
-          b.slt(unit, search.getResult(1))};
+          b.slt(unit, search.getResult(1)),
+          SequenceRows::Spans::fromValues(search.getResults().drop_front(4))};
 }
 
 std::pair<TileCoordinates, Value>
@@ -520,7 +589,7 @@ PersistentTileSchedule::getPackedTile(Value unit, Value second,
     place = b.udiv(place, tile.splits);
   }
   tile.seqK = hideFromHoisting(b, keys.getCapacity(b, k));
-  sequences.place(b, tile, q, k);
+  sequences.place(b, tile, found.spans);
   tile.limitKeys(b, keys.keyLengths);
   packQueryRows(tile);
   Value rows = b.word(tile.seqQ);

@@ -67,10 +67,30 @@ struct SequenceRows {
   /// With offsets, sets \p tile's seqQ (seqK with key_offsets) and where
   /// its rows start (queryBase, keyBase; outputBatch 0, or with
   /// split_keys the tile's split: q's one entry has S in o) for its
-  /// batchIndex; without, leaves the batch entry's. Each offset clamped
-  /// into [0, T], a length at least 0: rows stay inside q, o and k
-  /// whatever the offsets hold. Before limitKeys.
+  /// batchIndex, loaded from the offsets (getSpans); without, leaves the
+  /// batch entry's. Before limitKeys.
   void place(KernelBuilder &b, TileCoordinates &tile, Value q, Value k) const;
+
+  /// Where a sequence's rows are (i32 each): its first row of q and how
+  /// many, and with key_offsets likewise of k (null without). Each offset
+  /// clamped into [0, T], a length at least 0: rows stay inside q, o and k
+  /// whatever the offsets hold.
+  struct Spans {
+    Value queryFirst, queryRows, keyFirst, keyRows;
+    /// As a list (two values, or four with the keys'), to pass through
+    /// loops, and back.
+    SmallVector<Value> toValues() const;
+    static Spans fromValues(ValueRange values);
+  };
+  /// How many values a sequence's Spans has.
+  int64_t getSpanValues() const { return keyOffsets ? 4 : 2; }
+  /// Sequence \p sequence's, loaded from the offsets' entries \p sequence
+  /// and \p next (index; its + 1, or where a caller past the count clamps
+  /// them, another entry).
+  Spans getSpans(KernelBuilder &b, Value sequence, Value next, Value q,
+                 Value k) const;
+  /// place() from spans a caller already has.
+  void place(KernelBuilder &b, TileCoordinates &tile, const Spans &spans) const;
   /// Whether \p tile's row block holds a row of its sequence (i1): sm_80's
   /// grid covers max_query_length's row blocks of every sequence, and a
   /// shorter one's last are empty. Null without offsets (every one does).
@@ -197,11 +217,16 @@ public:
   /// blocks passed so far (\p blocks; \p body returns the new count), both
   /// i32, from 0. \p byWarps: whole warps run it convergently, which
   /// packed sequences need (their tiles' sequences are found by the warp's
-  /// lanes together).
+  /// lanes together). \p holdSequences: with packed sequences, the first 32
+  /// sequences' offsets and units are loaded before the loop and held in
+  /// registers (about six a thread) across it, so that finding a tile's
+  /// sequence among them loads nothing: for roles whose tile start is on
+  /// the critical path and that have the registers (the consumers, not the
+  /// producer's 24).
   void forEachTile(llvm::function_ref<Value(const TileCoordinates &tile,
                                             Value iteration, Value blocks)>
                        body,
-                   bool byWarps = false);
+                   bool byWarps = false, bool holdSequences = false);
 
 private:
   Value getRowBlocks();
@@ -222,18 +247,26 @@ private:
 
   /// With query_offsets, what a warp's lanes know of sequences chunk +
   /// lane (i32 each): the units of the chunk's sequences before the lane's,
-  /// and of all of them (every lane).
+  /// and of all of them (every lane); and where the lane's sequence's rows
+  /// are.
   struct SequenceChunk {
     Value before, total;
+    SequenceRows::Spans spans;
+    SmallVector<Value> toValues() const;
+    static SequenceChunk fromValues(ValueRange values);
   };
   SequenceChunk getSequenceChunk(Value chunk);
-  /// The sequence that holds unit \p unit (i32) and its first unit,
-  /// found by the warp's lanes together, and whether any sequence holds it
-  /// (i1: false past every sequence's units).
+  /// The sequence that holds unit \p unit (i32), its first unit and where
+  /// its rows are, found by the warp's lanes together, and whether any
+  /// sequence holds it (i1: false past every sequence's units). The first
+  /// chunk from \p firstChunk where it has one (held across the tile
+  /// loop), otherwise loaded.
   struct FoundSequence {
     Value sequence, firstUnit, exists;
+    SequenceRows::Spans spans;
   };
-  FoundSequence findSequence(Value unit);
+  FoundSequence findSequence(Value unit,
+                             const std::optional<SequenceChunk> &firstChunk);
   /// With query_offsets: the tile of unit \p unit (its second row block
   /// if \p second) of sequence \p found, and whether it holds rows of its
   /// sequence (i1).
@@ -241,11 +274,13 @@ private:
                                                   const FoundSequence &found);
   /// forEachTile's loop over packed sequences' tiles: positions from 0,
   /// the unit of each (\p getUnit) and whether it is the second tile of it
-  /// (\p isSecond), while a sequence holds the unit.
+  /// (\p isSecond), while a sequence holds the unit; with
+  /// \p holdFirstChunk, the first 32 sequences' chunk loaded once, before
+  /// the loop.
   void forEachPackedTile(
       llvm::function_ref<Value(const TileCoordinates &, Value, Value)> body,
       llvm::function_ref<Value(Value)> getUnit,
-      llvm::function_ref<Value(Value)> isSecond);
+      llvm::function_ref<Value(Value)> isSecond, bool holdFirstChunk);
   /// Runs \p body on \p tile where \p holds (null: always), from the
   /// tile count and key block count \p carried; returns both updated.
   SmallVector<Value> runTileWhere(

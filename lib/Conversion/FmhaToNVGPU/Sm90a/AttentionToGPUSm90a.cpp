@@ -665,7 +665,7 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
             [&](const TileCoordinates &tile, Value iteration, Value consumed) {
               return consumer.buildTile(tile, iteration, consumed);
             },
-            /*byWarps=*/true);
+            /*byWarps=*/true, /*holdSequences=*/true);
         scf::YieldOp::create(b);
       });
   gpu::ReturnOp::create(b);
