@@ -12,8 +12,8 @@
 #          forward, with AB=grid the forward on ANCHORS.md's bf16 rows,
 #          with AB=decode decode rows, one query and a few, and decode
 #          over KV caches, contiguous and paged, full and ragged, in GB/s;
-#          with AB=varlen packed sequences and the dense call on the same
-#          tokens) rows
+#          with AB=varlen packed sequences, and the dense call and paged
+#          caches on the same tokens) rows
 #          three times per wheel, alternating, and prints per row both
 #          wheels' rates (TFLOP/s; decode GB/s) and the ratio of medians)
 # Logs go to $OUT.

@@ -3,7 +3,7 @@ for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
 alternating; AB=forward picks the forward, AB=grid the forward on the bf16
 rows of ../shared/ANCHORS.md's forward table, AB=decode the GB/s of
 decode rows, one query and a few, and of decode over KV caches, AB=varlen
-attention_varlen's TFLOP/s beside the dense call's).
+attention_varlen's TFLOP/s beside the dense call's and paged prefill's).
 
 Each row: random bf16 BSHD inputs (seed 0), CUDA events around back-to-back
 calls (bench.py's back_to_back_ms), the median of 7 rounds. The forward:
@@ -111,11 +111,13 @@ def decode(back_to_back_ms, paged_caches, kvcache_rows):
         del q, k, v, pk, pv
 
 
-def varlen(back_to_back_ms, varlen_rows):
+def varlen(back_to_back_ms, varlen_rows, paged_caches, page_sizes):
     """TFLOP/s of attention_varlen on bench.py's VARLEN_ROWS (packed
     sequences, d128 bf16, GQA 32:8, Sq = Sk per sequence, causal or not),
-    and where every length is one, of the dense call on the same tokens:
-    the varlen / dense ratio of each wheel, and a control."""
+    and where every length is one, of the dense call on the same tokens
+    (the varlen / dense ratio of each wheel, and a control) and of
+    attention_with_kvcache over the same keys in shuffled pages of
+    bench.py's PAGE_SIZES (paged prefill)."""
     hq, hkv, d = 32, 8, 128
     for lengths in varlen_rows:
         torch.manual_seed(0)
@@ -135,6 +137,13 @@ def varlen(back_to_back_ms, varlen_rows):
                          for t in (q, k, v)]
                 calls["dense"] = lambda: flashcore.attention(*dense,
                                                              causal=causal)
+                for page_size in page_sizes:
+                    pk, pv, table = paged_caches(*dense[1:], page_size)
+                    calls[f"paged{page_size}"] = (
+                        lambda pk=pk, pv=pv, table=table:
+                        flashcore.attention_with_kvcache(
+                            dense[0], pk, pv, page_table=table,
+                            causal=causal))
             flops = sum(4 * hq * n * n * d / (2 if causal else 1)
                         for n in lengths)
             for name, call in calls.items():
@@ -147,12 +156,13 @@ def varlen(back_to_back_ms, varlen_rows):
 def main():
     mode = sys.argv[1]
     sys.path.insert(0, sys.argv[2])
-    from bench import KVCACHE_ROWS, VARLEN_ROWS, back_to_back_ms, paged_caches
+    from bench import (KVCACHE_ROWS, PAGE_SIZES, VARLEN_ROWS,
+                       back_to_back_ms, paged_caches)
     if mode == "decode":
         decode(back_to_back_ms, paged_caches, KVCACHE_ROWS)
         return
     if mode == "varlen":
-        varlen(back_to_back_ms, VARLEN_ROWS)
+        varlen(back_to_back_ms, VARLEN_ROWS, paged_caches, PAGE_SIZES)
         return
     for b, h, s, d, causal, *rest in ROWS[mode]:
         dv = rest[0] if rest else d

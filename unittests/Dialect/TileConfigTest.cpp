@@ -148,7 +148,7 @@ TEST(TileConfig, DecodeTakesOneConsumerWhereMeasuredFaster) {
         << headDim;
   for (unsigned headDim : {40u, 48u, 64u})
     EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false, 1),
-              (AttentionTiling{Chip::sm_90a, 64, 128, 8, 2}))
+              (AttentionTiling{Chip::sm_90a, 64, 128, 8, 3}))
         << headDim;
   for (unsigned headDim : {104u, 128u})
     EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, true, 1),

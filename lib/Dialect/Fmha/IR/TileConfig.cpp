@@ -131,7 +131,9 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // keeps 64x80 (4148 / 4138 / 3681 / 3919; 64x32 x 4 4128 / 4014 / 3607
     // / 3905). d128's 64x64 then took a third stage (decode-notes v17, v18;
     // the runner 64 x 32/8 x 8192 4485 against two stages' 4340, and the
-    // wheels' A/B 1.023-1.051 on every d128 decode row). A paged cache
+    // wheels' A/B 1.023-1.051 on every d128 decode row), and d64's 64x128
+    // one (decode-notes v18c, v20: the second A/B 1.013-1.029 on all four
+    // d64 decode rows). A paged cache
     // keeps the tiles these replaced: with pages of 16 rows d128's 64x64
     // lost to 64x192 (A/B of the wheels, decode-notes v15, 64 x 32/8 x 8192
     // and 128 x 32/8 x 2048: 0.97 / 0.98 full, 0.81 / 0.86 with ragged
@@ -147,7 +149,7 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
       if (headDim <= 32 || (headDim <= 64 && pagedKeys))
         return {chip, 64, 192, 8, 3};
       if (headDim <= 64)
-        return {chip, 64, 128, 8, 2};
+        return {chip, 64, 128, 8, 3};
       if (headDim > 96 && headDim <= 128)
         return pagedKeys ? AttentionTiling{chip, 64, 192, 8, 2}
                          : AttentionTiling{chip, 64, 64, 8, 3};
