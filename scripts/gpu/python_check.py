@@ -444,16 +444,13 @@ def paged_kvcache_grid():
          kvcache_case(16, 32, 8, 4, 4096, 96, f16,
                       cache_lengths(16, 0, 4097, 0, 1, 3, 4, 4096),
                       causal=True, page_size=64)),
-        ("page 16 bf16 d128 Sq=300 GQA 2:1 causal B=4 S_cache=2048",
-         kvcache_case(4, 16, 8, 300, 2048, 128, bf16,
-                      cache_lengths(4, 300, 2049, 300, 2048), causal=True,
-                      page_size=16)),
-        # The smallest pages: 16 boxes a prefill block, 24 a decode block
-        # (on sm_90a a lane of the producer's first warp each).
-        ("page 8 bf16 d128 Sq=300 GQA 2:1 causal B=4 S_cache=2048",
-         kvcache_case(4, 16, 8, 300, 2048, 128, bf16,
-                      cache_lengths(4, 300, 2049, 300, 2048), causal=True,
-                      page_size=8)),
+        # Pages of 8 rows, the smallest: 16 boxes a prefill block, 24 a
+        # decode block.
+        *[(f"page {page} bf16 d128 Sq=300 GQA 2:1 causal B=4 S_cache=2048",
+           kvcache_case(4, 16, 8, 300, 2048, 128, bf16,
+                        cache_lengths(4, 300, 2049, 300, 2048), causal=True,
+                        page_size=page))
+          for page in (16, 8)],
         ("page 8 bf16 d128 decode GQA 4:1 B=8 S_cache=4096",
          kvcache_case(8, 32, 8, 1, 4096, 128, bf16,
                       cache_lengths(8, 0, 4097, 0, 1, 7, 8, 9, 4096),
