@@ -332,7 +332,8 @@ SmallVector<Value> PersistentTileSchedule::runTileWhere(
 // Packed sequences: the loop runs while the search finds a sequence for the
 // tile's unit, so neither the units' total nor a trip count is computed or
 // held across it (with both held, the producer of a paged, causal d128
-// kernel with packed query heads spilled them).
+// kernel with packed query heads spilled them); a role that holds the
+// first chunk (the consumers) holds only its 32 sequences' sums and spans.
 void PersistentTileSchedule::forEachPackedTile(
     llvm::function_ref<Value(const TileCoordinates &, Value, Value)> body,
     llvm::function_ref<Value(Value)> getUnit,
