@@ -127,12 +127,13 @@ def varlen(back_to_back_ms, varlen_rows, paged_caches, page_sizes):
                             dtype=torch.bfloat16) for _ in range(2))
         cu = torch.tensor([0] + torch.tensor(lengths).cumsum(0).tolist(),
                           dtype=torch.int32, device="cuda")
-        label = (f"{len(lengths)}x{longest}" if len(set(lengths)) == 1 else
+        uniform = len(set(lengths)) == 1
+        label = (f"{len(lengths)}x{longest}" if uniform else
                  f"{len(lengths)}mixed{min(lengths)}-{longest}")
         for causal in (False, True):
             calls = {"varlen": lambda: flashcore.attention_varlen(
                 q, k, v, cu, cu, longest, longest, causal=causal)}
-            if len(set(lengths)) == 1:
+            if uniform:
                 dense = [t.view(len(lengths), longest, *t.shape[1:])
                          for t in (q, k, v)]
                 calls["dense"] = lambda: flashcore.attention(*dense,

@@ -133,11 +133,11 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
     // the runner 64 x 32/8 x 8192 4485 against two stages' 4340, and the
     // wheels' A/B 1.023-1.051 on every d128 decode row), and d64's 64x128
     // one (decode-notes v18c, v20: the second A/B 1.013-1.029 on all four
-    // d64 decode rows). A paged cache
-    // keeps the tiles these replaced: with pages of 16 rows d128's 64x64
-    // lost to 64x192 (A/B of the wheels, decode-notes v15, 64 x 32/8 x 8192
-    // and 128 x 32/8 x 2048: 0.97 / 0.98 full, 0.81 / 0.86 with ragged
-    // lengths); d64's 64x128 was not measured over pages.
+    // d64 decode rows). A paged cache keeps the tiles these replaced: with
+    // pages of 16 rows d128's 64x64 lost to 64x192 (A/B of the wheels,
+    // decode-notes v15, 64 x 32/8 x 8192 and 128 x 32/8 x 2048: 0.97 /
+    // 0.98 full, 0.81 / 0.86 with ragged lengths); d64's 64x128 was not
+    // measured over pages.
     // A few queries (speculative decoding) whose rows, packed with their
     // group's, fill at most the one consumer's 64 take the same tile.
     // Measured on the H200 (bench/decode-tiles.sh with DECODE_SQ=4, GB/s,

@@ -6,7 +6,8 @@
 // launch in the op's place. What this checks, in the order the kernel
 // emits it (the PTX and SASS tests check the instructions they become):
 // - the host: q, k, v tensor maps of 128x64 boxes with 128-byte swizzle
-//   and 256-byte L2 fills (a prefill tile's; decode's keeps 128), one CTA per causal pair of 128-row blocks (ceil(Sq / 256) * Hq * B);
+//   and 256-byte L2 fills (a prefill tile's; decode's keeps 128), one CTA
+//   per causal pair of 128-row blocks (ceil(Sq / 256) * Hq * B);
 // - the contract on the gpu.func that the JIT and fmha-aot launch from;
 // - the mbarriers set up by one thread before any warp uses them;
 // - the producer warpgroup: registers given up (setmaxnreg 24), Q loaded by
