@@ -220,6 +220,18 @@ static bool holdsQueryDescriptor(const KernelShape &shape,
          shape.consumers > 1 && !keys.pageTable;
 }
 
+/// Whether a warp skips the softmax of its halves of rows (g, g + 8) that
+/// lie wholly past the tile's queries: on the decode tile (one consumer,
+/// a GQA group's few rows packed) up to head dim 32, keys not paged. There
+/// a block's bytes are few and the softmax sets its time (d32 +19%); at
+/// d64 and over paged keys the branches' registers cost 7-13% (decode-notes
+/// v22). A prefill tile's rows past Sq are its last tile's only.
+static bool skipsPaddingRows(const KernelShape &shape, const KeyRows &keys) {
+  constexpr int64_t kLargestSkippingHeadDim = 32;
+  return shape.consumers == 1 && shape.headDim <= kLargestSkippingHeadDim &&
+         !keys.pageTable;
+}
+
 /// The part of one consumer warpgroup: its 64 rows of each tile. The GEMMs
 /// of consecutive key blocks overlap in FlashAttention-3's order (KERNELS.md
 /// section 2, "fwd_step"): block j issues S_j = Q K_j^T and then
@@ -230,14 +242,15 @@ static bool holdsQueryDescriptor(const KernelShape &shape,
 class Consumer {
 public:
   /// \p query is the kernel's q parameter; \p holdsQuery, whether a tile
-  /// builds Q's descriptor once (holdsQueryDescriptor).
+  /// builds Q's descriptor once (holdsQueryDescriptor); \p skipsPadding,
+  /// whether a warp skips its padding rows' softmax (skipsPaddingRows).
   Consumer(KernelBuilder &b, const KernelShape &shape,
            const AttentionWindow &window, Value threadId, Value query,
-           bool holdsQuery, TmaPipeline &pipeline, ConsumerTurns &turns,
-           Epilogue &epilogue)
+           bool holdsQuery, bool skipsPadding, TmaPipeline &pipeline,
+           ConsumerTurns &turns, Epilogue &epilogue)
       : b(b), shape(shape), window(window), threadId(threadId), query(query),
-        holdsQuery(holdsQuery), pipeline(pipeline), turns(turns),
-        epilogue(epilogue), gemm(b, shape, pipeline),
+        holdsQuery(holdsQuery), skipsPadding(skipsPadding), pipeline(pipeline),
+        turns(turns), epilogue(epilogue), gemm(b, shape, pipeline),
         softmax(b, shape, window) {}
 
   /// Computes \p tile, the \p iteration-th (i32) of this CTA, whose key
@@ -252,6 +265,8 @@ private:
   buildKeyBlocks(const TileCoordinates &tile, Value end, Value begin,
                  bool masked, const ConsumerState &state,
                  ArrayRef<Value> pending);
+  std::array<Value, 2> getPaddingHalves(const TileCoordinates &tile,
+                                        const FragmentLanes &lanes);
   SmallVector<Value> buildKeyBlock(const TileCoordinates &tile, Value block,
                                    bool masked, ConsumerState &state,
                                    ValueRange pending);
@@ -270,6 +285,7 @@ private:
   const AttentionWindow &window;
   Value threadId, query;
   bool holdsQuery;
+  bool skipsPadding;
   TmaPipeline &pipeline;
   ConsumerTurns &turns;
   Epilogue &epilogue;
@@ -455,7 +471,8 @@ SmallVector<Value> Consumer::buildFirstBlock(const TileCoordinates &tile,
     shape.softcap->apply(b, values);
   softmax.applyMask(values, b.mul(block, b.index(shape.blockN)), lanes, tile);
   // O is still zero: its rescale can be skipped.
-  SmallVector<Value> probabilities = softmax.update(values, state).first;
+  SmallVector<Value> probabilities =
+      softmax.update(values, state, getPaddingHalves(tile, lanes)).first;
   if (shape.limitsKeys)
     clearValuesPastKeys(tile, block, stage, phase);
   state.consumed = b.add(state.consumed, b.i32(1));
@@ -532,6 +549,20 @@ Consumer::buildKeyBlocks(const TileCoordinates &tile, Value end, Value begin,
           SmallVector<Value>(results.drop_front(stateSize))};
 }
 
+/// Which of this warp's halves of rows (g, g + 8) are all past the tile's
+/// queries (i1, warp-uniform), where skipsPadding: their softmax is
+/// skipped. Elsewhere none.
+std::array<Value, 2> Consumer::getPaddingHalves(const TileCoordinates &tile,
+                                                const FragmentLanes &lanes) {
+  if (!skipsPadding)
+    return {};
+  Value rows = b.word(b.sub(tile.seqQ, tile.firstRow));
+  Value lane = readSpecialRegister(b, "%laneid");
+  Value warpRow = makeWarpUniform(
+      b, b.sub(b.word(lanes.laneRow), b.udiv(lane, b.i32(4))));
+  return {b.sle(rows, warpRow), b.sle(rows, b.add(warpRow, b.i32(8)))};
+}
+
 /// One pipelined step: issue S_j and O += P_{j-1} V_{j-1}, softmax of S_j
 /// under the P V, then rescale O. Returns P_j.
 SmallVector<Value> Consumer::buildKeyBlock(const TileCoordinates &tile,
@@ -566,7 +597,8 @@ SmallVector<Value> Consumer::buildKeyBlock(const TileCoordinates &tile,
     shape.softcap->apply(b, values);
   if (masked)
     softmax.applyMask(values, b.mul(block, b.index(shape.blockN)), lanes, tile);
-  auto [probabilities, alpha] = softmax.update(values, state);
+  auto [probabilities, alpha] =
+      softmax.update(values, state, getPaddingHalves(tile, lanes));
   gemm.waitGroup(0);
   releaseValues(previousStage);
   state.out = softmax.scaleRows(out, alpha);
@@ -616,8 +648,8 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
                     op.getSinks() ? func.getArgument(getSinksArgument(op, kLse))
                                   : Value());
   Consumer consumer(b, shape, window, threadId, func.getArgument(kQ),
-                    holdsQueryDescriptor(shape, keys), pipeline, turns,
-                    epilogue);
+                    holdsQueryDescriptor(shape, keys),
+                    skipsPaddingRows(shape, keys), pipeline, turns, epilogue);
 
   Value warpgroup = b.udiv(threadId, b.index(kWarpgroupThreads));
   Value isProducer = b.eq(warpgroup, b.index(0));

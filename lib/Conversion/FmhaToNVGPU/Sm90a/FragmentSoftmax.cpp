@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <limits>
 
@@ -34,7 +35,8 @@ void FragmentSoftmax::applyMask(SmallVectorImpl<Value> &scores, Value keyBase,
 }
 
 std::pair<SmallVector<Value>, std::array<Value, 2>>
-FragmentSoftmax::update(ArrayRef<Value> scores, ConsumerState &state) {
+FragmentSoftmax::update(ArrayRef<Value> scores, ConsumerState &state,
+                        std::array<Value, 2> padding) {
   SmallVector<Value> probabilities(scores.size());
   std::array<Value, 2> alpha;
   for (int64_t half = 0; half < 2; ++half) {
@@ -44,15 +46,38 @@ FragmentSoftmax::update(ArrayRef<Value> scores, ConsumerState &state) {
     for (int64_t chunk = 0; chunk < shape.blockN / 8; ++chunk)
       for (int64_t e = 0; e < 2; ++e)
         row.push_back(scores[4 * chunk + 2 * half + e]);
-    RowSoftmax update = RowSoftmax::update(b, row, state.rowMax[half],
-                                           state.rowSum[half], shape.scaleLog2);
+    // The row's probabilities, then its max, sum and factor.
+    auto compute = [&, half = half]() {
+      RowSoftmax update =
+          RowSoftmax::update(b, row, state.rowMax[half], state.rowSum[half],
+                             shape.scaleLog2);
+      SmallVector<Value> values = update.probabilities;
+      values.append({update.max, update.sum, update.alpha});
+      return values;
+    };
+    SmallVector<Value> values;
+    if (!padding[half]) {
+      values = compute();
+    } else {
+      SmallVector<Type> types(row.size() + 3, b.getF32Type());
+      auto skip = scf::IfOp::create(b, types, padding[half],
+                                    /*addThenBlock=*/true,
+                                    /*addElseBlock=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(skip.thenBlock());
+      SmallVector<Value> padded(row.size(), b.f32(0.0f));
+      padded.append({state.rowMax[half], state.rowSum[half], b.f32(1.0f)});
+      scf::YieldOp::create(b, padded);
+      b.setInsertionPointToStart(skip.elseBlock());
+      scf::YieldOp::create(b, compute());
+      values.assign(skip.getResults().begin(), skip.getResults().end());
+    }
     for (int64_t chunk = 0; chunk < shape.blockN / 8; ++chunk)
       for (int64_t e = 0; e < 2; ++e)
-        probabilities[4 * chunk + 2 * half + e] =
-            update.probabilities[2 * chunk + e];
-    state.rowMax[half] = update.max;
-    state.rowSum[half] = update.sum;
-    alpha[half] = update.alpha;
+        probabilities[4 * chunk + 2 * half + e] = values[2 * chunk + e];
+    state.rowMax[half] = values[row.size()];
+    state.rowSum[half] = values[row.size() + 1];
+    alpha[half] = values[row.size() + 2];
   }
 
   SmallVector<Value> packed;

@@ -36,8 +36,12 @@ public:
   /// then of keys 16 j + 8 + 2t), i.e. elements 8 j .. 8 j + 7 as they are.
   /// Also returns the factors (rows g and g + 8) that O, accumulated under
   /// the old max, must be rescaled by.
+  /// Where \p padding[half] (i1, warp-uniform) is set, the warp's rows of
+  /// that half are all past the tile's queries: their P is 0, their max and
+  /// sum stay and their factor is 1, and no exp2 is computed for them.
   std::pair<SmallVector<Value>, std::array<Value, 2>>
-  update(ArrayRef<Value> scores, ConsumerState &state);
+  update(ArrayRef<Value> scores, ConsumerState &state,
+         std::array<Value, 2> padding = {});
 
   /// \p out with rows g and g + 8 multiplied by \p factors[0] and [1].
   Value scaleRows(Value out, std::array<Value, 2> factors);
