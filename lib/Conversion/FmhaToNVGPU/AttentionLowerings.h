@@ -59,6 +59,9 @@ std::vector<std::string> getAttentionGradOperandNames(AttentionGradOp op);
 gpu::GPUFuncOp createAttentionGradDkvSm90a(AttentionGradOp op,
                                            gpu::GPUModuleOp kernels);
 
+/// The columns of a group in dq_accum's layout (getQueryGradColumn).
+constexpr int64_t kQueryGradGroupColumns = 32;
+
 /// Where that kernel keeps column \p column (index) of query row \p row
 /// in dq_accum, whose rows are \p headDim f32: 16-byte chunk c of a row at
 /// chunk c ^ 2 (row % 4). A staging store of 8 bytes a lane runs as two

@@ -447,9 +447,59 @@ private:
   /// fastest) the last heads' longest CTAs would launch with the last waves.
   std::tuple<Value, Value, Value> getShortestLastTile(Value gridBlock,
                                                       Value gridHead);
-  /// The query head and first query (index) of streamed block \p step
-  /// (i32) of the group's query heads.
-  std::pair<Value, Value> locate(Value step);
+  /// Where streamed block `step` (i32) is: its query head and its index
+  /// among the CTA's query blocks of that head (i32). Where carriesPlaces,
+  /// the roles carry head and index through their loops and advance them
+  /// a block at a time; elsewhere those are null, and the step is divided
+  /// by the run-time block count where they are used (getHead,
+  /// getFirstQuery).
+  struct BlockPlace {
+    Value step, head, index;
+  };
+  /// Whether the roles carry the places: where the consumers split the
+  /// head dim, whose blocks are half as long, so that the division costs
+  /// more of each. Measured there +2-9%; on tiles of 64 and 128 columns,
+  /// carried, 1-7% slower (backward-notes v33).
+  bool carriesPlaces() const { return geometry.splitHeadDim; }
+  /// The place of streamed block 0.
+  BlockPlace getFirstPlace() {
+    Value zero = b.i32(0);
+    return carriesPlaces() ? BlockPlace{zero, firstHead, zero}
+                           : BlockPlace{zero, Value(), Value()};
+  }
+  /// The place of the block after \p place: the next of its head, or the
+  /// next head's first.
+  BlockPlace advance(BlockPlace place) {
+    Value step = b.add(place.step, b.i32(1));
+    if (!carriesPlaces())
+      return {step, Value(), Value()};
+    Value index = b.add(place.index, b.i32(1));
+    Value wraps = b.eq(index, blocks);
+    return {step, b.select(wraps, b.add(place.head, b.i32(1)), place.head),
+            b.select(wraps, b.i32(0), index)};
+  }
+  /// What a loop carries of \p place: head and index, or nothing.
+  SmallVector<Value> getCarried(BlockPlace place) {
+    if (!carriesPlaces())
+      return {};
+    return {place.head, place.index};
+  }
+  /// The place of block \p step from what a loop carried of it.
+  BlockPlace getCarriedPlace(Value step, ValueRange carried) {
+    if (!carriesPlaces())
+      return {step, Value(), Value()};
+    return {step, carried[0], carried[1]};
+  }
+  /// The query head (i32) of the block at \p place.
+  Value getHead(BlockPlace place) {
+    return place.head ? place.head
+                      : b.add(firstHead, b.udiv(place.step, blocks));
+  }
+  /// The first query (i32) of the block at \p place.
+  Value getFirstQuery(BlockPlace place) {
+    Value index = place.index ? place.index : b.urem(place.step, blocks);
+    return b.mul(b.add(firstBlock, index), b.i32(geometry.blockQueries));
+  }
   /// Runs \p body for each batch of this CTA (firstBatch, or blockIdx.z
   /// where the grid's order stands, striding by gridDim.z), carrying
   /// \p carried (i32) from \p initial.
@@ -476,7 +526,7 @@ private:
   /// A query block's work up to its dQ: from its S^T and dP^T (in flight)
   /// and its row terms (in shared memory), adds to dK and dV and computes
   /// dQ = dS K; every WGMMA completed. Returns dK, dV and dQ.
-  std::tuple<Value, Value, Value> buildBlock(Value step, Value consumed,
+  std::tuple<Value, Value, Value> buildBlock(BlockPlace place, Value consumed,
                                              Value gradKey, Value gradValue,
                                              Value scores, Value gradProbs);
   /// Hands a block's dQ to the writer: stages it once the writer has freed
@@ -487,9 +537,10 @@ private:
   std::pair<Value, Value> handOffQueryGrad(Value step, Value consumed,
                                            Value queryGrad, bool hasNext,
                                            std::pair<Value, Value> laterTerms);
-  /// Block \p step's LSE and delta, loaded by the first consumer threads,
-  /// one query each, where \p step is a block; 0 in the other threads.
-  std::pair<Value, Value> loadRowTerms(Value batch, Value step);
+  /// The LSE and delta of the block at \p place, loaded by the first
+  /// consumer threads, one query each, where its step is a block; 0 in
+  /// the other threads.
+  std::pair<Value, Value> loadRowTerms(Value batch, BlockPlace place);
   /// Stores what loadRowTerms loaded for block \p step, the LSE times
   /// log2e, into the buffer of \p consumed's parity.
   void storeRowTerms(std::pair<Value, Value> terms, Value step, Value consumed);
@@ -697,13 +748,6 @@ void GradDkvKernel::initBarriers() {
   gpu::BarrierOp::create(b);
 }
 
-std::pair<Value, Value> GradDkvKernel::locate(Value step) {
-  Value head = b.add(firstHead, b.udiv(step, blocks));
-  Value firstQuery = b.mul(b.add(firstBlock, b.urem(step, blocks)),
-                           b.i32(geometry.blockQueries));
-  return {head, firstQuery};
-}
-
 void GradDkvKernel::forEachBatch(
     ValueRange initial,
     llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
@@ -737,12 +781,16 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
                     kvHeadWord, b.word(batch), geometry.blockKeys,
                     geometry.blockKeys, shape.valueColumnBlocks);
 
-  auto loop =
-      scf::ForOp::create(b, b.i32(0), steps, b.i32(1), ValueRange{loaded});
+  SmallVector<Value> initial = {loaded};
+  llvm::append_range(initial, getCarried(getFirstPlace()));
+  auto loop = scf::ForOp::create(b, b.i32(0), steps, b.i32(1), initial);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value current = loop.getRegionIterArgs()[0];
-  auto [head, firstQuery] = locate(loop.getInductionVar());
+  ValueRange carried = loop.getRegionIterArgs();
+  Value current = carried[0];
+  BlockPlace place =
+      getCarriedPlace(loop.getInductionVar(), carried.drop_front());
+  Value head = getHead(place), firstQuery = getFirstQuery(place);
   auto [stage, phase] = pipeline.getStageAndPhase(current);
   // The first pass over each buffer finds it empty: a fresh barrier
   // reports the phase before its first as complete.
@@ -757,17 +805,23 @@ SmallVector<Value> GradDkvKernel::buildProducer(Value batch, Value iteration,
                     address(layout.gradOut, stage, layout.blockBytes), full,
                     firstQuery, head, b.word(batch), geometry.blockQueries,
                     geometry.blockQueries, shape.valueColumnBlocks);
-  scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
+  SmallVector<Value> results = {b.add(current, b.i32(1))};
+  llvm::append_range(results, getCarried(advance(place)));
+  scf::YieldOp::create(b, results);
   return {loop.getResult(0)};
 }
 
 SmallVector<Value> GradDkvKernel::buildWriter(Value batch, Value written) {
-  auto loop =
-      scf::ForOp::create(b, b.i32(0), steps, b.i32(1), ValueRange{written});
+  SmallVector<Value> initial = {written};
+  llvm::append_range(initial, getCarried(getFirstPlace()));
+  auto loop = scf::ForOp::create(b, b.i32(0), steps, b.i32(1), initial);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value current = loop.getRegionIterArgs()[0];
-  auto [head, firstQuery] = locate(loop.getInductionVar());
+  ValueRange carried = loop.getRegionIterArgs();
+  Value current = carried[0];
+  BlockPlace place =
+      getCarriedPlace(loop.getInductionVar(), carried.drop_front());
+  Value head = getHead(place), firstQuery = getFirstQuery(place);
   auto [slot, phase] = getStagingSlotAndPhase(current);
   pipeline.wait(barrier(kQueryGradStaged, slot), phase);
   Value counter = ordered ? getOrderCounter(batch, head, firstQuery) : Value();
@@ -784,7 +838,9 @@ SmallVector<Value> GradDkvKernel::buildWriter(Value batch, Value written) {
   NVVM::MBarrierArriveOp::create(b, b.getI64Type(),
                                  barrier(kQueryGradFree, slot), Value(),
                                  NVVM::MemScopeKindAttr());
-  scf::YieldOp::create(b, ValueRange{b.add(current, b.i32(1))});
+  SmallVector<Value> results = {b.add(current, b.i32(1))};
+  llvm::append_range(results, getCarried(advance(place)));
+  scf::YieldOp::create(b, results);
   return {loop.getResult(0)};
 }
 
@@ -851,6 +907,7 @@ Value GradDkvKernel::buildConsumerBlocks(Value batch, Value iteration,
   Value queryGradZero =
       LLVM::ZeroOp::create(b, getAccumulatorType(b, getQueryGradColumns()));
   // Block 0, up to its dQ.
+  BlockPlace firstPlace = getFirstPlace(), secondPlace = advance(firstPlace);
   auto first = scf::IfOp::create(
       b,
       TypeRange{keyGradZero.getType(), valueGradZero.getType(),
@@ -862,21 +919,22 @@ Value GradDkvKernel::buildConsumerBlocks(Value batch, Value iteration,
     // Each block's row terms are stored two blocks ahead, so that the
     // dS^T barrier of the block between orders them (handOffQueryGrad).
     auto [scores, gradProbs] = issueScores(consumed);
-    for (int64_t step = 0; step < 2; ++step)
-      storeRowTerms(loadRowTerms(batch, b.i32(step)), b.i32(step),
-                    b.add(consumed, b.i32(step)));
+    for (BlockPlace place : {firstPlace, secondPlace})
+      storeRowTerms(loadRowTerms(batch, place), place.step,
+                    b.add(consumed, place.step));
     syncConsumers(kTermsStored);
     auto [gradKey, gradValue, queryGrad] = buildBlock(
-        b.i32(0), consumed, keyGradZero, valueGradZero, scores, gradProbs);
+        firstPlace, consumed, keyGradZero, valueGradZero, scores, gradProbs);
     scf::YieldOp::create(b, ValueRange{gradKey, gradValue, queryGrad});
     b.setInsertionPointToStart(first.elseBlock());
     scf::YieldOp::create(b,
                          ValueRange{keyGradZero, valueGradZero, queryGradZero});
   }
-  auto loop =
-      scf::ForOp::create(b, b.i32(0), steps, b.i32(1),
-                         ValueRange{first.getResult(0), first.getResult(1),
-                                    first.getResult(2), consumed});
+  // Iteration j carries (getCarried) the place of block j + 1.
+  SmallVector<Value> initial = {first.getResult(0), first.getResult(1),
+                                first.getResult(2), consumed};
+  llvm::append_range(initial, getCarried(secondPlace));
+  auto loop = scf::ForOp::create(b, b.i32(0), steps, b.i32(1), initial);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -884,6 +942,8 @@ Value GradDkvKernel::buildConsumerBlocks(Value batch, Value iteration,
     Value step = loop.getInductionVar(), current = carried[3];
     Value next = b.add(step, b.i32(1));
     Value nextConsumed = b.add(current, b.i32(1));
+    BlockPlace nextPlace = getCarriedPlace(next, carried.drop_front(4));
+    BlockPlace laterPlace = advance(nextPlace);
     auto branch =
         scf::IfOp::create(b,
                           TypeRange{carried[0].getType(), carried[1].getType(),
@@ -892,19 +952,20 @@ Value GradDkvKernel::buildConsumerBlocks(Value batch, Value iteration,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(branch.thenBlock());
-      Value later = b.add(step, b.i32(2));
-      std::pair<Value, Value> laterTerms = loadRowTerms(batch, later);
+      std::pair<Value, Value> laterTerms = loadRowTerms(batch, laterPlace);
       auto [scores, gradProbs] = handOffQueryGrad(step, current, carried[2],
                                                   /*hasNext=*/true, laterTerms);
       auto [gradKey, gradValue, queryGrad] = buildBlock(
-          next, nextConsumed, carried[0], carried[1], scores, gradProbs);
+          nextPlace, nextConsumed, carried[0], carried[1], scores, gradProbs);
       scf::YieldOp::create(b, ValueRange{gradKey, gradValue, queryGrad});
       b.setInsertionPointToStart(branch.elseBlock());
       handOffQueryGrad(step, current, carried[2], /*hasNext=*/false, {});
       scf::YieldOp::create(b, carried.take_front(3));
     }
-    scf::YieldOp::create(b, ValueRange{branch.getResult(0), branch.getResult(1),
-                                       branch.getResult(2), nextConsumed});
+    SmallVector<Value> results = {branch.getResult(0), branch.getResult(1),
+                                  branch.getResult(2), nextConsumed};
+    llvm::append_range(results, getCarried(laterPlace));
+    scf::YieldOp::create(b, results);
   }
   storeGrads(loop.getResult(0), loop.getResult(1), batch);
   return loop.getResult(3);
@@ -937,10 +998,10 @@ std::pair<Value, Value> GradDkvKernel::issueScores(Value consumed) {
 }
 
 std::tuple<Value, Value, Value>
-GradDkvKernel::buildBlock(Value step, Value consumed, Value gradKey,
+GradDkvKernel::buildBlock(BlockPlace place, Value consumed, Value gradKey,
                           Value gradValue, Value scores, Value gradProbs) {
   FragmentLanes lanes = deriveLanes();
-  auto [head, firstQuery] = locate(step);
+  Value firstQuery = getFirstQuery(place);
   auto [stage, phase] = pipeline.getStageAndPhase(consumed);
   Value queries = address(layout.queries, stage, layout.blockBytes);
   Value gradOut = address(layout.gradOut, stage, layout.blockBytes);
@@ -1054,16 +1115,18 @@ GradDkvKernel::handOffQueryGrad(Value step, Value consumed, Value queryGrad,
 // memory, where each consumer thread reads those of its columns: held in
 // registers they would take 32 of them across the GEMMs. Loaded a block
 // ahead, so that their latency hides under a block's work.
-std::pair<Value, Value> GradDkvKernel::loadRowTerms(Value batch, Value step) {
+std::pair<Value, Value> GradDkvKernel::loadRowTerms(Value batch,
+                                                    BlockPlace place) {
   Value consumerThread = getConsumerThread();
   Type f32 = b.getF32Type();
-  auto branch = scf::IfOp::create(b, TypeRange{f32, f32}, isTermLoader(step),
-                                  /*withElseRegion=*/true);
+  auto branch =
+      scf::IfOp::create(b, TypeRange{f32, f32}, isTermLoader(place.step),
+                        /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(branch.thenBlock());
-    auto [head, firstQuery] = locate(step);
-    Value query = b.smin(b.add(firstQuery, consumerThread),
+    Value head = getHead(place);
+    Value query = b.smin(b.add(getFirstQuery(place), consumerThread),
                          b.sub(b.word(seqQ), b.i32(1)));
     // Scaled where stored: a use here would wait for the load.
     Value lse = loadRowTerm(kGradLse, batch, head, query);
@@ -1248,6 +1311,40 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
   else
     laneColumn = b.add(b.mul(consumer, b.index(columns)), laneColumn);
   auto pairType = VectorType::get({2}, b.getF32Type());
+  auto storePair = [&](Value at, int64_t i, int64_t h) {
+    Value pair = vector::FromElementsOp::create(
+        b, pairType,
+        ValueRange{values[4 * i + 2 * h], values[4 * i + 2 * h + 1]});
+    LLVM::StoreOp::create(b, pair, pipeline.getSharedPointer(at),
+                          /*alignment=*/8);
+  };
+  // Where every consumer's columns lie in whole groups of 32 within D, a
+  // lane's 2 x columns / 8 stores take four addresses and constant
+  // offsets. Pair i, h is at byte 4 D row + 4 laneColumn + 32 (i ^ r)
+  // (row = laneRow + 8 h, r = row % 4: getQueryGradColumn's chunk XOR,
+  // which keeps i / 4), that is origin ^ 32 (i % 4) plus 128 (i / 4) +
+  // 32 D h, where origin = 4 D laneRow + 4 laneColumn + 32 r: r alone sets
+  // its bits 5 and 6 (laneColumn is the consumer's first column, a
+  // multiple of 32, plus 2 t < 8).
+  int64_t lastConsumerColumn = geometry.queryGradByRows ? 0
+                               : grads                  ? grads->query.first
+                                                        : columns;
+  if (headDim % kQueryGradGroupColumns == 0 &&
+      lastConsumerColumn + columns <= headDim) {
+    Value row = b.word(laneRow);
+    Value origin = b.add(b.add(b.mul(row, b.i32(4 * headDim)),
+                               b.mul(b.word(laneColumn), b.i32(4))),
+                         b.mul(b.urem(row, b.i32(4)), b.i32(32)));
+    SmallVector<Value> bases;
+    for (int64_t c = 0; c < 4; ++c)
+      bases.push_back(
+          b.add(staging, c ? b.xor_(origin, b.i32(32 * c)) : origin));
+    for (int64_t i = 0; i < columns / 8; ++i)
+      for (int64_t h = 0; h < 2; ++h)
+        storePair(b.add(bases[i % 4], b.i32(128 * (i / 4) + 32 * headDim * h)),
+                  i, h);
+    return;
+  }
   for (int64_t i = 0; i < columns / 8; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       Value row = b.add(laneRow, b.index(8 * h));
@@ -1276,12 +1373,7 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
       else
         element = arith::SelectOp::create(b, b.slt(column, b.index(headDim)),
                                           inD(), pastD());
-      Value at = b.add(staging, b.mul(b.word(element), b.i32(4)));
-      Value pair = vector::FromElementsOp::create(
-          b, pairType,
-          ValueRange{values[4 * i + 2 * h], values[4 * i + 2 * h + 1]});
-      LLVM::StoreOp::create(b, pair, pipeline.getSharedPointer(at),
-                            /*alignment=*/8);
+      storePair(b.add(staging, b.mul(b.word(element), b.i32(4))), i, h);
     }
 }
 
@@ -1600,10 +1692,11 @@ Value fmha::getQueryGradColumn(KernelBuilder &b, Value row, Value column,
                                int64_t headDim) {
   Value chunk = b.udiv(column, b.index(4));
   Value permuted = b.xor_(chunk, b.mul(b.urem(row, b.index(4)), b.index(2)));
-  int64_t groupColumns = 32, wholeGroups = headDim / groupColumns;
-  if (headDim % groupColumns)
+  int64_t wholeGroups = headDim / kQueryGradGroupColumns;
+  if (headDim % kQueryGradGroupColumns)
     permuted = arith::SelectOp::create(
-        b, b.slt(column, b.index(wholeGroups * groupColumns)), permuted, chunk);
+        b, b.slt(column, b.index(wholeGroups * kQueryGradGroupColumns)),
+        permuted, chunk);
   return b.add(b.mul(permuted, b.index(4)), b.urem(column, b.index(4)));
 }
 
