@@ -224,8 +224,9 @@ static bool holdsQueryDescriptor(const KernelShape &shape,
 /// lie wholly past the tile's queries: on the decode tile (one consumer,
 /// a GQA group's few rows packed) up to head dim 32, keys not paged. There
 /// a block's bytes are few and the softmax sets its time (d32 +19%); at
-/// d64 and over paged keys the branches' registers cost 7-13% (decode-notes
-/// v22). A prefill tile's rows past Sq are its last tile's only.
+/// d64 the branches cost up to 10% and over paged keys 10-13%
+/// (decode-notes v22). A prefill tile's rows past Sq are its last tile's
+/// only.
 static bool skipsPaddingRows(const KernelShape &shape, const KeyRows &keys) {
   constexpr int64_t kLargestSkippingHeadDim = 32;
   return shape.consumers == 1 && shape.headDim <= kLargestSkippingHeadDim &&
