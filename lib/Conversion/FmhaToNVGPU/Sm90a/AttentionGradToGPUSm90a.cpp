@@ -1318,6 +1318,11 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
     LLVM::StoreOp::create(b, pair, pipeline.getSharedPointer(at),
                           /*alignment=*/8);
   };
+  // The first of the last consumer's columns (of D's, or past them): the
+  // consumers' columns end there plus `columns`.
+  int64_t lastConsumerColumn = geometry.queryGradByRows ? 0
+                               : grads                  ? grads->query.first
+                                                        : columns;
   // Where every consumer's columns lie in whole groups of 32 within D, a
   // lane's 2 x columns / 8 stores take four addresses and constant
   // offsets. Pair i, h is at byte 4 D row + 4 laneColumn + 32 (i ^ r)
@@ -1326,9 +1331,6 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
   // 32 D h, where origin = 4 D laneRow + 4 laneColumn + 32 r: r alone sets
   // its bits 5 and 6 (laneColumn is the consumer's first column, a
   // multiple of 32, plus 2 t < 8).
-  int64_t lastConsumerColumn = geometry.queryGradByRows ? 0
-                               : grads                  ? grads->query.first
-                                                        : columns;
   if (headDim % kQueryGradGroupColumns == 0 &&
       lastConsumerColumn + columns <= headDim) {
     Value row = b.word(laneRow);
@@ -1362,9 +1364,7 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
       // split the columns and the second's is past D: then it depends on
       // the consumer. \p first is the last consumer's column.
       // A balanced split's columns are all within D.
-      int64_t first = geometry.queryGradByRows ? 8 * i
-                      : grads                  ? grads->query.first + 8 * i
-                                               : columns + 8 * i;
+      int64_t first = lastConsumerColumn + 8 * i;
       Value element;
       if (first < headDim)
         element = inD();
