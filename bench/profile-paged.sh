@@ -9,6 +9,7 @@
 # Usage (GPU machine): [PREFILL_ROW="B HQ HKV S"] [CAUSAL=1]
 #   bench/profile-paged.sh
 set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/flashcore-bench}
 mkdir -p "$out"
 read -r b hq hkv s <<< "${PREFILL_ROW:-4 32 8 4096}"
@@ -19,20 +20,19 @@ for layout in dense 16 256; do
     --section WarpStateStats --section LaunchStats \
     --metrics lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,smsp__inst_executed.sum \
     --kernel-name regex:attention --launch-skip 2 --launch-count 1 \
-    python3 - "$layout" "$b" "$hq" "$hkv" "$s" "${CAUSAL:-0}" > "$report" 2>&1 <<'PY'
+    python3 - "$here/python" "$layout" "$b" "$hq" "$hkv" "$s" "${CAUSAL:-0}" > "$report" 2>&1 <<'PY'
 import sys, torch
 import flashcore
-layout, b, hq, hkv, s, causal = sys.argv[1], *map(int, sys.argv[2:])
+sys.path.insert(0, sys.argv[1])
+from bench import paged_caches
+layout, b, hq, hkv, s, causal = sys.argv[2], *map(int, sys.argv[3:])
 torch.manual_seed(0)
 q = torch.randn(b, s, hq, 128, device="cuda", dtype=torch.bfloat16)
 k, v = (torch.randn(b, s, hkv, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
 if layout == "dense":
     call = lambda: flashcore.attention(q, k, v, causal=bool(causal))
 else:
-    page = int(layout)
-    order = torch.randperm(b * s // page, device="cuda")
-    pk, pv = (t.reshape(-1, page, hkv, 128)[order] for t in (k, v))
-    table = torch.argsort(order).to(torch.int32).view(b, s // page)
+    pk, pv, table = paged_caches(k, v, int(layout))
     call = lambda: flashcore.attention_with_kvcache(
         q, pk, pv, page_table=table, causal=bool(causal))
 for _ in range(3):
