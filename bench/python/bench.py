@@ -41,7 +41,10 @@
 11. Backward TFLOP/s at head dims outside the grid (--head-dims-backward,
    --rows picks them): the forward's rows of 5., with cuDNN, flash2 and FA4
    where they take them; --value-head-dims-backward the same for 8.'s rows.
-Each round starts with a different candidate (rotated).
+Each round starts with a different candidate, every other round in reverse
+order (rotated), and each candidate runs back to back for --settle-ms of
+GPU time before it is timed (its own steady state on a power-capped chip,
+not the one its predecessor left).
 
 Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
   python3 bench/python/bench.py [--rounds 7] [--calls 2000] [--rows REGEX]
@@ -144,19 +147,47 @@ def host_us(fn, calls):
 
 
 def rotated(names, round_):
-    """names, starting from a different one each round: under sustained load
-    the H100's clocks drop, which would favour whoever runs first."""
+    """names, starting from a different one each round, and in reverse
+    order every other round: under sustained load the chip's clocks drop
+    (on the H200 it runs at its power cap), which would favour whoever
+    runs first, and a fixed order would have each candidate start where
+    the same one left the clocks."""
     shift = round_ % len(names)
-    return names[shift:] + names[:shift]
+    order = names[shift:] + names[:shift]
+    return order[::-1] if round_ % 2 else order
+
+
+# GPU milliseconds of back-to-back calls that back_to_back_ms runs before it
+# times (--settle-ms): enough for the clocks to settle at the candidate's
+# own power draw, so that its rate does not depend on the candidate before
+# it (a few 10-call rounds of a long row last ~50 ms, inside the time the
+# power limit takes to respond).
+settle_ms = 200.0
+
+
+def settle(fn, ms):
+    """Runs fn back to back until about `ms` of GPU time have passed."""
+    start = torch.cuda.Event(enable_timing=True)
+    start.record()
+    while True:
+        for _ in range(10):
+            fn()
+        end = torch.cuda.Event(enable_timing=True)
+        end.record()
+        end.synchronize()
+        if start.elapsed_time(end) >= ms:
+            return
 
 
 def back_to_back_ms(fn, calls=10, rounds=5):
     """Median over rounds of the mean time of `calls` back-to-back calls
     between two CUDA events (ANCHORS.md's method: the GPU's time per call
-    once the host keeps ahead of it)."""
+    once the host keeps ahead of it), after `settle_ms` of them."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
+    if settle_ms > 0:
+        settle(fn, settle_ms)
     times = []
     for _ in range(rounds):
         start = torch.cuda.Event(enable_timing=True)
@@ -841,8 +872,10 @@ def breakdown(calls):
 
 
 def main():
+    global settle_ms
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--settle-ms", type=float, default=settle_ms)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rows", default="")
     parser.add_argument("--no-tflops", action="store_true")
@@ -860,9 +893,10 @@ def main():
     parser.add_argument("--head-dims-backward", action="store_true")
     parser.add_argument("--value-head-dims-backward", action="store_true")
     args = parser.parse_args()
+    settle_ms = args.settle_ms
     print(f"# flashcore {flashcore.version()} on "
           f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"{datetime.date.today()}")
+          f"{datetime.date.today()}, settle {settle_ms:g} ms")
     if args.breakdown:
         breakdown(args.calls)
     if not args.no_host:
