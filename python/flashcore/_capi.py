@@ -284,6 +284,14 @@ _jits = {}
 _jits_lock = threading.Lock()
 
 
+def chip_override():
+    """FLASHCORE_CHIP when set: the chip ("sm_80" or "sm_90a") whose kernels
+    every JIT of this process compiles, where by default each device gets
+    its best. "sm_80" runs the Ampere kernels on a Hopper GPU too, to test
+    or time them there. None when unset."""
+    return os.environ.get("FLASHCORE_CHIP") or None
+
+
 def jit(device):
     """The JIT of CUDA device ordinal device, created on first use; its
     error says what is missing (the words of fmha-doctor)."""
@@ -296,6 +304,9 @@ def jit(device):
             options = JitOptions()
             lib().fmhaJitOptionsInit(ctypes.byref(options))
             options.device = device
+            chip = chip_override()
+            if chip:
+                options.chip = chip.encode()
             # Kernels shipped in the wheel (fmha-seed at build time): a
             # fresh process with an empty disk cache loads them without a
             # compile.
@@ -308,9 +319,10 @@ def jit(device):
                                          ctypes.byref(created),
                                          ctypes.byref(message))
             if status != SUCCESS:
+                chosen = f" with FLASHCORE_CHIP={chip}" if chip else ""
                 raise FlashCoreError(
-                    f"FlashCore cannot run kernels on CUDA device {device}: "
-                    f"{take_message(message)} (flashcore.doctor() reports "
-                    "the driver, the GPUs and the fix)")
+                    f"FlashCore cannot run kernels on CUDA device {device}"
+                    f"{chosen}: {take_message(message)} (flashcore.doctor() "
+                    "reports the driver, the GPUs and the fix)")
             handle = _jits[device] = created.value
     return handle

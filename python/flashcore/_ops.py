@@ -694,13 +694,15 @@ def _deterministic(asked):
 
 def _one_pass_backward(device):
     """Whether the backward on CUDA device `device` (an index) adds dq into
-    an f32 workspace: on sm_90, where that is FlashAttention-3's faster
+    an f32 workspace: with sm_90a's kernels (an sm_90 device, unless
+    FLASHCORE_CHIP picks sm_80's), where that is FlashAttention-3's faster
     kernel. Its blocks' dq add up in any order (the last bits may differ
     from run to run), or under torch.use_deterministic_algorithms(True) in
     a fixed order (docs/backward-notes.md)."""
     hopper = _HOPPER.get(device)
     if hopper is None:
-        hopper = _HOPPER[device] = \
+        chip = _capi.chip_override()
+        hopper = _HOPPER[device] = chip == "sm_90a" if chip else \
             torch.cuda.get_device_capability(device) == (9, 0)
     return hopper
 

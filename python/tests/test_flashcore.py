@@ -843,13 +843,18 @@ def test_opcheck_backward_on_meta_tensors():
 def test_backward_adds_dq_into_a_workspace_on_hopper(monkeypatch):
     # The rule that picks FlashAttention-3's sm_90a kernel (a dq workspace,
     # its adds in a fixed order under torch.use_deterministic_algorithms)
-    # or the deterministic kernels (none), with the capability faked.
+    # or the deterministic kernels (none), with the capability faked; and
+    # FLASHCORE_CHIP's sm_80 kernels on Hopper take the latter.
     from flashcore import _ops
 
-    def on(capability):
+    def on(capability, chip=None):
         monkeypatch.setattr(_ops, "_HOPPER", {})
         monkeypatch.setattr(torch.cuda, "get_device_capability",
                             lambda device=None: capability)
+        if chip:
+            monkeypatch.setenv("FLASHCORE_CHIP", chip)
+        else:
+            monkeypatch.delenv("FLASHCORE_CHIP", raising=False)
 
     previous = torch.are_deterministic_algorithms_enabled()
     try:
@@ -857,11 +862,27 @@ def test_backward_adds_dq_into_a_workspace_on_hopper(monkeypatch):
             torch.use_deterministic_algorithms(deterministic)
             on((9, 0))
             assert _ops._one_pass_backward(0)
+            on((9, 0), "sm_90a")
+            assert _ops._one_pass_backward(0)
+            on((9, 0), "sm_80")
+            assert not _ops._one_pass_backward(0)
             for other in ((8, 0), (8, 9), (10, 0)):
                 on(other)
                 assert not _ops._one_pass_backward(0)
     finally:
         torch.use_deterministic_algorithms(previous)
+
+
+def test_flashcore_chip_is_checked_by_name(monkeypatch):
+    # Checked before the driver is looked for: the error names the
+    # variable, its value and the chips there are.
+    monkeypatch.setattr(_capi, "_jits", {})
+    monkeypatch.setenv("FLASHCORE_CHIP", "sm_90")
+    with pytest.raises(flashcore.FlashCoreError) as error:
+        _capi.jit(0)
+    message = str(error.value)
+    assert "with FLASHCORE_CHIP=sm_90:" in message
+    assert "expected sm_80 or sm_90a" in message
 
 
 def test_a_loss_of_the_lse_is_a_clear_error():
