@@ -58,8 +58,24 @@ def attention_label(row):
 
 
 def attention_title(direction):
-    return (f"Attention {direction} on the H100 from Python (BSHD, "
-            "back-to-back calls, one process, rows interleaved)")
+    return (f"Attention {direction} on the {{device}} from Python (BSHD, "
+            "back-to-back calls{settled}, one process, rows interleaved)")
+
+
+def read_device(path):
+    """The GPU and how each candidate was timed, from the log's first line
+    (bench.py's `# flashcore <version> on <GPU>, torch ..., <date>[, settle
+    <ms> ms]`): the title's {device} and {settled}."""
+    first = open(path).readline()
+    device = first.split(" on ", 1)[1].split(",", 1)[0] if " on " in first \
+        else "GPU"
+    device = device.removeprefix("NVIDIA ")
+    settled = ""
+    if "settle " in first:
+        ms = first.rsplit("settle ", 1)[1].split()[0]
+        if float(ms) > 0:
+            settled = f" after {ms} ms of each"
+    return {"device": device, "settled": settled}
 
 
 # mode -> (the table's first column, its first candidate's column, the
@@ -72,12 +88,12 @@ MODES = {
                    attention_title("backward"), "docs/python-backward.png"),
     "--varlen-decode": (
         "B x Sk", 2, 1, lambda row: row[0], "GB/s",
-        "Decode of packed sequences on the H100 (one query each, GQA 32:8, "
+        "Decode of packed sequences on the {device} (one query each, GQA 32:8, "
         "d128 bf16; one process, rows interleaved)",
         "docs/varlen-decode.png"),
     "--decode": (
         "B x Sq x Hq/Hkv x Sk", 2, 2, lambda row: row[0], "GB/s",
-        "Decode on the H200 (d128 bf16, non-causal; one process, rows "
+        "Decode on the {device} (d128 bf16, non-causal; one process, rows "
         "interleaved; copy: the HBM ceiling for as many bytes)",
         "docs/decode.png"),
 }
@@ -89,7 +105,8 @@ def main():
     first_column, first, ratios, label, ylabel, title, output = MODES[mode]
     header, rows = read_table(args[0], first_column)
     plot(rows, header[first:-ratios], first, [label(r) for r in rows],
-         ylabel, title, args[1] if len(args) > 1 else output)
+         ylabel, title.format(**read_device(args[0])),
+         args[1] if len(args) > 1 else output)
 
 
 if __name__ == "__main__":
