@@ -72,6 +72,10 @@ constexpr int64_t kQueryGradGroupColumns = 32;
 Value getQueryGradColumn(KernelBuilder &b, Value row, Value column,
                          int64_t headDim);
 
+/// What getQueryGradColumn XORs into the 16-byte chunk index of a column
+/// of query row \p row (index or i32): 2 (row % 4), of \p row's type.
+Value getQueryGradChunkXor(KernelBuilder &b, Value row);
+
 } // namespace mlir::fmha
 
 #endif // LIB_CONVERSION_FMHATONVGPU_ATTENTIONLOWERINGS_H

@@ -1326,7 +1326,7 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
   // Where every consumer's columns lie in whole groups of 32 within D, a
   // lane's 2 x columns / 8 stores take four addresses and constant
   // offsets. Pair i, h is at byte 4 D row + 4 laneColumn + 32 (i ^ r)
-  // (row = laneRow + 8 h, r = row % 4: getQueryGradColumn's chunk XOR,
+  // (row = laneRow + 8 h, r = row % 4: getQueryGradChunkXor is 2 r chunks,
   // which keeps i / 4), that is origin ^ 32 (i % 4) plus 128 (i / 4) +
   // 32 D h, where origin = 4 D laneRow + 4 laneColumn + 32 r: r alone sets
   // its bits 5 and 6 (laneColumn is the consumer's first column, a
@@ -1336,7 +1336,7 @@ void GradDkvKernel::stageQueryGrad(const FragmentLanes &lanes, Value gradQuery,
     Value row = b.word(laneRow);
     Value origin = b.add(b.add(b.mul(row, b.i32(4 * headDim)),
                                b.mul(b.word(laneColumn), b.i32(4))),
-                         b.mul(b.urem(row, b.i32(4)), b.i32(32)));
+                         b.mul(getQueryGradChunkXor(b, row), b.i32(16)));
     SmallVector<Value> bases;
     for (int64_t c = 0; c < 4; ++c)
       bases.push_back(
@@ -1688,10 +1688,17 @@ void GradDkvKernel::build() {
 
 } // namespace
 
+Value fmha::getQueryGradChunkXor(KernelBuilder &b, Value row) {
+  auto constant = [&](int64_t value) {
+    return row.getType().isIndex() ? b.index(value) : b.i32(value);
+  };
+  return b.mul(b.urem(row, constant(4)), constant(2));
+}
+
 Value fmha::getQueryGradColumn(KernelBuilder &b, Value row, Value column,
                                int64_t headDim) {
   Value chunk = b.udiv(column, b.index(4));
-  Value permuted = b.xor_(chunk, b.mul(b.urem(row, b.index(4)), b.index(2)));
+  Value permuted = b.xor_(chunk, getQueryGradChunkXor(b, row));
   int64_t wholeGroups = headDim / kQueryGradGroupColumns;
   if (headDim % kQueryGradGroupColumns)
     permuted = arith::SelectOp::create(
