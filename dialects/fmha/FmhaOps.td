@@ -222,7 +222,8 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
     `dq_accum` (FlashAttention's way, one pass over the blocks: on sm_90a
     FlashAttention-3's WGMMA kernel, which adds a block's rows with one
     bulk reduce-add and keeps each row's 16-byte chunks in its own order;
-    on sm_80 f32 atomics) and a last kernel scales and rounds it into
+    on sm_80 f32 atomics, which keep each whole 16 x 8 tile in mma.sync's
+    fragment order) and a last kernel scales and rounds it into
     `dq`; the order of the additions, and so the last bits of `dq`, vary
     from run to run. Without it, `dq` is computed by blocks of queries, S
     and dP once more: the same bits every run.

@@ -288,8 +288,9 @@ typedef struct fmhaAttentionBackwardDesc {
    *  (5 GEMMs, not 7; its last bits vary from run to run unless
    *  deterministic). On sm_90a that is FlashAttention-3's kernel, the
    *  faster of the two (docs/backward-notes.md, v5 and v11); on sm_80, at
-   *  head dims up to 128 only, its f32 atomics make it the slower (0.6 x
-   *  on the H100, v3). */
+   *  head dims up to 128 only, FlashAttention-2's kernel (dq by f32
+   *  atomics): on the H200 0.98-1.13 x the deterministic kernels' rate at
+   *  d128, 1.03 at d80, 0.97-0.99 at d96, 0.89-1.03 at d64 (v36). */
   void *workspace;
   size_t workspaceBytes;
   /** Nonzero: the same bits every run. With a workspace on sm_90a, the

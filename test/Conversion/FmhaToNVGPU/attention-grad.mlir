@@ -16,13 +16,13 @@
 
 // With dq_accum: delta (which also zeroes dq_accum), dk/dv (which adds each
 // block's dQ = dS K into dq_accum, dS^T through shared memory), then
-// dq = scale dq_accum. On sm_80 dk/dv is the mma.sync kernel of 64 keys
-// with f32 atomics; on sm_90a the warp-specialized WGMMA kernel of 128 keys
+// dq = scale dq_accum. On sm_80 dk/dv is the mma.sync kernel of 128 keys
+// over 8 warps with f32 atomics; on sm_90a the warp-specialized WGMMA kernel of 128 keys
 // (a producer and two consumer warpgroups) with bulk reduce-adds.
 
 // CHECK-LABEL: func.func @grad_atomic
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_delta_0
-// SM80: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} dynamic_shared_memory_size %c108544_i32
+// SM80: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} threads in (%c256{{.*}} dynamic_shared_memory_size %c150528_i32
 // SM90A: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} threads in (%c384, {{.*}} dynamic_shared_memory_size %c231504_i32
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_convert
 // CHECK-NOT: attention_grad_dq_0
@@ -48,14 +48,15 @@
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: gpu.func @attention_grad_dkv(
 // CHECK-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta], threads = 128, shared_bytes = 99328, grid = [ceildiv(k[2], 64), k[1], min(k[0], 65535)], parameters = [q, k, v, o, dout, lse, dq, dk, dv, delta]>
-// The LSE and delta of a query block go through shared memory.
-// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<2x64xf32, #gpu.address_space<workgroup>>
+// The LSE and delta of a query block go through shared memory, by cp.async
+// of 4 bytes a thread.
+// CHECK: nvgpu.device_async_copy {{.*}}, 1, %{{.+}} : memref<1xf32, strided<[1], offset: ?>> to memref<2x64xf32, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: gpu.func @attention_grad_delta_0(
 // CHECK-SAME: operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]
 // CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x?x?x128xf32>, vector<8xf32>
 // CHECK: gpu.func @attention_grad_dkv_0(
-// SM80: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<64x72xbf16, #gpu.address_space<workgroup>>
+// SM80: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<128x72xbf16, #gpu.address_space<workgroup>>
 // SM80: memref.atomic_rmw addf
 // SM90A-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum], threads = 384, shared_bytes = 231504, grid = [ceildiv(k[2], 128), k[1], min(k[0], 65535)], parameters = [tensor_map(q, bf16, box = [64, 64], swizzle = 128), tensor_map(k, bf16, box = [128, 64], swizzle = 128), tensor_map(v, bf16, box = [128, 64], swizzle = 128), tensor_map(dout, bf16, box = [64, 64], swizzle = 128), q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]>
 // SM90A-SAME: nvvm.maxnreg = 168 : i32
@@ -76,8 +77,12 @@
 // SM90A: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // CHECK: gpu.func @attention_grad_dq_convert(
 // CHECK-SAME: grid = [min(ceildiv(q[2], 16) * q[1] * q[0], 2147483647), 1, 1]
-// SM80: arith.truncf %{{.+}} : vector<8xf32> to vector<8xbf16>
-// SM90A: arith.truncf %{{.+}} : vector<4xf32> to vector<4xbf16>
+// A lane's 8 columns: on sm_80 in a whole tile the even ones and the odd
+// ones each 4 neighbours (getFragmentPlace), interleaved; on sm_90a two
+// chunks of 4 (getQueryGradColumn).
+// SM80: vector.shuffle %{{.+}}, %{{.+}} [0, 4, 1, 5, 2, 6, 3, 7] : vector<4xf32>, vector<4xf32>
+// SM90A: vector.shuffle %{{.+}}, %{{.+}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xf32>, vector<4xf32>
+// CHECK: arith.truncf %{{.+}} : vector<8xf32> to vector<8xbf16>
 func.func @grad(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>,
                 %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>) {
   fmha.attention_grad q(%q : memref<?x?x?x128xbf16>) k(%k : memref<?x?x?x128xbf16>)

@@ -42,6 +42,12 @@ public:
   void copyKeyBlock(const Lanes &lanes, const TileCoordinates &tile,
                     Value global, Value shared, Value block, bool bounded);
 
+  /// Starts the cp.async copy of the one 4-byte element at \p source of
+  /// \p global to \p destination of \p shared, or zeros where
+  /// \p inBounds is false (\p source must still be a valid address).
+  void copyElement(Value global, ValueRange source, Value shared,
+                   ValueRange destination, Value inBounds);
+
   /// Starts a cp.async group of the copies issued since the last one.
   void commit();
 

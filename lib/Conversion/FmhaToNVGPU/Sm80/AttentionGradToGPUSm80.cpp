@@ -40,9 +40,10 @@
 //
 // Launch: each kernel takes every operand of the op as an MLIR memref
 // descriptor (so strides and every size but D are launch arguments); the
-// main kernels 128 threads, a grid of (row blocks, heads, min(B, 65535))
-// (getGradTiling's rows: 64, or 128 at head dim 64), the batches striding
-// by the grid's z extent; delta and the conversion one CTA per 8 rows of
+// main kernels 128 threads (dk/dv with dq_accum at head dim 128: 256), a
+// grid of (row blocks, heads, min(B, 65535)) (getGradTiling's rows: 64, or
+// 128 at head dim 64 and for that dk/dv), the batches striding by the
+// grid's z extent; delta and the conversion one CTA per 8 rows of
 // each (batch, head).
 //
 //===----------------------------------------------------------------------===//
@@ -85,6 +86,9 @@ struct GradTiling {
   int64_t rows, streamed, warps;
 };
 
+/// ldmatrix chunk pairs (16 columns) of a swizzled 64-column block.
+constexpr int64_t kChunkPairsPerBlock = 4;
+
 GradTiling getGradTiling(AttentionGradOp op) {
   // By the tiles' columns (getAttentionGradTileColumns), which set the
   // registers and shared memory: a head dim below them computes on zeros.
@@ -92,6 +96,11 @@ GradTiling getGradTiling(AttentionGradOp op) {
   // With dq_accum, dk/dv also sums dQ: at 128 x 32 that spilled 16 bytes.
   if (columns == 64 && !op.getDqAccum())
     return {128, 32, 4};
+  // With dq_accum at head dim 128, FlashAttention-2's 128 keys over 8 warps
+  // (one CTA an SM): a CTA's dQ sums over twice the keys, so each element
+  // of dq_accum takes half the atomics of 64-key CTAs.
+  if (columns == 128 && op.getDqAccum())
+    return {128, 64, 8};
   // 32-row blocks at head dim 256 keep shared memory at 128 KB, which an
   // sm_80 CTA may have (164 KB).
   if (columns == 256)
@@ -185,7 +194,7 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
 /// (rows x the tile's columns each, getAttentionGradTileColumns), then two
 /// buffers of the two that stream (streamed x those columns each: the next
 /// block's copies land while this one's are read), then two buffers of the LSE
-/// log2e and delta of a block of queries (dkv; f32), then, with dq_accum, dS^T
+/// and delta of a block of queries (dkv; f32), then, with dq_accum, dS^T
 /// of a block (dkv: keys x queries, each row padded by 16 bytes, so that the 8
 /// rows an ldmatrix reads hit 8 bank groups).
 struct GradSharedLayout {
@@ -287,44 +296,117 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
       rowLanes);
 }
 
+/// Rows and columns of dq_accum's tiles in the sm_80 dk/dv kernel's
+/// layout (getFragmentPlace).
+constexpr int64_t kFragmentTileRows = 16, kFragmentTileColumns = 8;
+
+/// Where the sm_80 dk/dv kernel adds element (\p row, \p column) (i32,
+/// within its 16 x 8 tile) of dQ in dq_accum: its f32 atomics add m16n8
+/// fragments, lane l holding rows l / 4 + 8 h and columns 2 (l % 4) + e,
+/// so that one red of a given (h, e) over a warp spans 8 rows. Row-major,
+/// that is 8 sectors, half of each used; so a whole tile (one that Sq
+/// does not cut) keeps lane l's (h, e) at row 8 h + 4 e + l / 8, column
+/// l % 8: 4 rows of 8 columns, 4 whole sectors a red (FlashAttention-2
+/// permutes its dq_accum for the same reason). Returns the (row, column)
+/// within the tile.
+std::pair<Value, Value> getFragmentPlace(KernelBuilder &b, Value row,
+                                         Value column) {
+  Value lane =
+      b.add(b.mul(b.urem(row, b.i32(8)), b.i32(4)), b.udiv(column, b.i32(2)));
+  Value half = b.udiv(row, b.i32(8)), e = b.urem(column, b.i32(2));
+  return {b.add(b.add(b.mul(half, b.i32(8)), b.mul(e, b.i32(4))),
+                b.udiv(lane, b.i32(8))),
+          b.urem(lane, b.i32(8))};
+}
+
+/// Whether the 16-row tile from \p firstRow (i32) lies within \p rows
+/// (index): there dq_accum is in getFragmentPlace's layout.
+Value isWholeFragmentTile(KernelBuilder &b, Value firstRow, Value rows) {
+  return b.sle(b.add(firstRow, b.i32(kFragmentTileRows)), b.word(rows));
+}
+
 /// dq = scale dq_accum, rounded to the element type, a lane's neighbouring
-/// columns (getRowLanes) at a time; with \p permuted, read where the sm_90a
-/// kernel keeps them (getQueryGradColumn moves whole chunks of 4 columns,
-/// so a chunk at a time).
+/// columns (getRowLanes) at a time, read where the dk/dv kernel keeps them:
+/// the sm_90a kernel's whole chunks of 4 columns (getQueryGradColumn), a
+/// chunk at a time; the sm_80 kernel's fragment order (getFragmentPlace),
+/// where a lane's 8 columns are one tile's row whose even and odd columns
+/// are each 4 neighbours.
 void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
-                        KernelBuilder &b, bool permuted) {
+                        KernelBuilder &b, bool dkvSm90a) {
   Value accumulator = func.getArgument(kGradDqAccum);
   Value gradQuery = func.getArgument(kGradDq);
+  Value rows = memref::DimOp::create(b, gradQuery, 2);
   int64_t perLane = kRowLaneColumns;
-  int64_t perPart = permuted ? std::min<int64_t>(perLane, 4) : perLane;
+  static_assert(kRowLaneColumns == kFragmentTileColumns,
+                "a lane converts one row of a fragment tile");
+  int64_t perPart = std::min<int64_t>(perLane, 4);
   int64_t rowLanes = getRowLanes(op.getHeadDim());
   Type elementType = op.getQ().getType().getElementType();
-  auto floatType = VectorType::get({perPart}, b.getF32Type());
-  Value scale = vector::BroadcastOp::create(b, floatType,
-                                            b.f32(op.getScaleOrDefault()));
+  auto floatType = VectorType::get({perLane}, b.getF32Type());
+  auto partType = VectorType::get({perPart}, b.getF32Type());
+  Value scale =
+      vector::BroadcastOp::create(b, floatType, b.f32(op.getScaleOrDefault()));
+  auto load = [&](VectorType type, ArrayRef<Value> at) -> Value {
+    return vector::LoadOp::create(
+        b, type, accumulator, at, /*nontemporal=*/false,
+        getVectorAlignment(type.getNumElements(), b.getF32Type()));
+  };
   forEachRowOfWarp(
       b, func.getArgument(kGradQ), getRowKernelRows(rowLanes),
       [&](Value batch, Value head, Value row, Value lane) {
         ifLaneHasColumns(b, op.getHeadDim(), rowLanes, lane, [&] {
-          for (int64_t first = 0; first < perLane; first += perPart) {
-            Value column = b.mul(lane, b.index(perLane));
-            if (first)
-              column = b.add(column, b.index(first));
-            SmallVector<Value, 4> at = {batch, head, row, column};
-            SmallVector<Value, 4> from = at;
-            if (permuted)
-              from[3] = getQueryGradColumn(b, row, column, op.getHeadDim());
-            Value sum = vector::LoadOp::create(
-                b, floatType, accumulator, from, /*nontemporal=*/false,
-                getVectorAlignment(perPart, b.getF32Type()));
-            Value scaled = arith::MulFOp::create(b, sum, scale);
-            vector::StoreOp::create(
-                b,
-                arith::TruncFOp::create(
-                    b, VectorType::get({perPart}, elementType), scaled),
-                gradQuery, at, /*nontemporal=*/false,
-                getVectorAlignment(perPart, elementType));
+          Value column = b.mul(lane, b.index(perLane));
+          SmallVector<Value, 4> at = {batch, head, row, column};
+          Value sum;
+          if (dkvSm90a) {
+            SmallVector<Value, 2> parts;
+            for (int64_t first = 0; first < perLane; first += perPart) {
+              Value partColumn = b.add(column, b.index(first));
+              parts.push_back(load(
+                  partType,
+                  {batch, head, row,
+                   getQueryGradColumn(b, row, partColumn, op.getHeadDim())}));
+            }
+            sum = parts.size() == 1
+                      ? parts[0]
+                      : vector::ShuffleOp::create(
+                            b, parts[0], parts[1],
+                            ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+          } else {
+            Value rowWord = b.word(row);
+            Value tileRow = b.urem(rowWord, b.i32(kFragmentTileRows));
+            Value firstRow = b.sub(rowWord, tileRow);
+            auto branch = scf::IfOp::create(
+                b, floatType, isWholeFragmentTile(b, firstRow, rows),
+                /*withElseRegion=*/true);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(branch.thenBlock());
+            // Columns 2j at the place of column 0 onwards, 2j + 1 at
+            // column 1's.
+            SmallVector<Value, 2> parts;
+            for (int64_t e = 0; e < 2; ++e) {
+              auto [placeRow, placeColumn] =
+                  getFragmentPlace(b, tileRow, b.i32(e));
+              parts.push_back(load(
+                  partType, {batch, head, b.toIndex(b.add(firstRow, placeRow)),
+                             b.add(column, b.toIndex(placeColumn))}));
+            }
+            scf::YieldOp::create(
+                b, ValueRange{vector::ShuffleOp::create(
+                       b, parts[0], parts[1],
+                       ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7})});
+            b.setInsertionPointToStart(branch.elseBlock());
+            scf::YieldOp::create(b, ValueRange{load(floatType, at)});
+            b.setInsertionPointAfter(branch);
+            sum = branch.getResult(0);
           }
+          Value scaled = arith::MulFOp::create(b, sum, scale);
+          vector::StoreOp::create(
+              b,
+              arith::TruncFOp::create(
+                  b, VectorType::get({perLane}, elementType), scaled),
+              gradQuery, at, /*nontemporal=*/false,
+              getVectorAlignment(perLane, elementType));
           return Value();
         });
       },
@@ -357,8 +439,8 @@ private:
   Value getSharedTile(int64_t index);
   /// Streamed tile \p index (0 or 1) of buffer \p parity (index, 0 or 1).
   Value getStreamedTile(int64_t index, Value parity);
-  /// Buffer \p parity of the [2][shape.blockN] f32 LSE log2e and delta of
-  /// a query block, in shared memory after the tiles.
+  /// Buffer \p parity of the [2][shape.blockN] f32 LSE and delta of a
+  /// query block, in shared memory after the tiles.
   Value getSharedColumnTerms(Value parity);
   /// dS^T of a block in shared memory (dkv with dq_accum): [blockM keys]
   /// [blockN queries, padded].
@@ -474,14 +556,30 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
                                             Value scoresTile, Value keys,
                                             Value batch, Value head,
                                             Value firstQuery, Value seqQ) {
+  // Each warp one m16 tile of the block's queries; where there are more
+  // warps than those, the warps of a tile share out D's n8 tiles (every
+  // warp over all the CTA's keys, so that each element takes one atomic a
+  // CTA), else the keys.
   int64_t queryTiles = shape.blockN / kMmaM;
   int64_t warpsPerTile = shape.warps / queryTiles;
-  int64_t steps = shape.blockM / kMmaK / warpsPerTile;
+  // (Split only by whole 64-column blocks: a warp's chunk pairs then start
+  // at a multiple of the swizzle's 4, so its lanes' ldmatrix columns move
+  // by whole blocks.)
+  bool splitColumns =
+      warpsPerTile > 1 &&
+      shape.dTiles % (kChunkPairsPerBlock * 2 * warpsPerTile) == 0;
+  int64_t steps = shape.blockM / kMmaK / (splitColumns ? 1 : warpsPerTile);
+  int64_t warpDTiles =
+      splitColumns ? shape.dTiles / warpsPerTile : shape.dTiles;
   Value lane = b.urem(lanes.tid, b.i32(kThreadsPerWarp));
   Value warp = b.udiv(lanes.tid, b.i32(kThreadsPerWarp));
   Value queryTile = b.urem(warp, b.i32(queryTiles));
+  Value tilePart = b.udiv(warp, b.i32(queryTiles));
   Value firstKeyRow =
-      b.mul(b.udiv(warp, b.i32(queryTiles)), b.i32(steps * kMmaK));
+      splitColumns ? b.i32(0) : b.mul(tilePart, b.i32(steps * kMmaK));
+  // This warp's first n8 tile of D.
+  Value firstWarpDTile =
+      splitColumns ? b.mul(tilePart, b.i32(warpDTiles)) : b.i32(0);
   // dS as A, from dS^T [key][query] read transposed: matrices (q 0-7, k
   // 0-7), (q 8-15, k 0-7), (q 0-7, k 8-15), (q 8-15, k 8-15), lane l
   // addressing row l % 8 of matrix l / 8.
@@ -501,32 +599,58 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
   // rows (the swizzle phase is the same).
   LaneMatrices keyLanes = lanes.valueLanes;
   keyLanes.row = b.add(keyLanes.row, firstKeyRow);
+  // And this warp's column blocks of K: chunk pair p of a block reads the
+  // lanes' columns[p % 4], each block kSwizzleRows x chunkElements further.
+  if (splitColumns) {
+    Value blockColumns =
+        b.mul(b.udiv(firstWarpDTile, b.i32(2 * kChunkPairsPerBlock)),
+              b.i32(kSwizzleRows * shape.chunkElements));
+    for (Value &column : keyLanes.columns)
+      column = b.add(column, blockColumns);
+  }
+  // This warp's 16 queries, from the block's first; where they are all
+  // within Sq, dQ goes to dq_accum in fragment order.
+  Value firstTileQuery = b.mul(queryTile, b.i32(kMmaM));
+  static_assert(kMmaM == kFragmentTileRows && kMmaN == kFragmentTileColumns,
+                "dq_accum's tiles are the m16n8 fragments");
+  Value wholeTile =
+      isWholeFragmentTile(b, b.add(b.word(firstQuery), firstTileQuery), seqQ);
   // Four d8 tiles (16 registers) at a time, each added as soon as it is
   // summed: dK and dV hold 128 registers at head dim 128.
   constexpr int64_t kSliceTiles = 4;
-  for (int64_t first = 0; first < shape.dTiles; first += kSliceTiles) {
+  for (int64_t first = 0; first < warpDTiles; first += kSliceTiles) {
     // The last slice up to D's tiles, in pairs (B fragments come two at a
     // time; past D the tile holds zeros) of which those within D are added.
     int64_t tiles =
-        std::min<int64_t>(kSliceTiles, llvm::alignTo(shape.dTiles - first, 2));
+        std::min<int64_t>(kSliceTiles, llvm::alignTo(warpDTiles - first, 2));
     SmallVector<Value> out = zeroAccumulators(tiles);
     mma.accumulateSlice(keyLanes, a, keys, first, out);
     for (int64_t half = 0; half < 2; ++half) {
-      Value query = b.add(
-          firstQuery,
-          b.toIndex(b.add(b.mul(queryTile, b.i32(kMmaM)),
-                          b.add(lanes.quadRow, b.i32(half * 8)))));
+      Value tileRow = b.add(lanes.quadRow, b.i32(half * 8));
+      Value query =
+          b.add(firstQuery, b.toIndex(b.add(firstTileQuery, tileRow)));
       scf::IfOp::create(b, b.slt(query, seqQ), [&](OpBuilder &, Location) {
-        for (int64_t d = 0; d < tiles && first + d < shape.dTiles; ++d)
-          for (int64_t e = 0; e < 2; ++e) {
+        for (int64_t e = 0; e < 2; ++e) {
+          // Row-major in a tile that Sq cuts, else getFragmentPlace's.
+          Value tileColumn = b.add(b.mul(lanes.quadCol, b.i32(2)), b.i32(e));
+          auto [placeRow, placeColumn] =
+              getFragmentPlace(b, tileRow, tileColumn);
+          Value row =
+              b.add(firstQuery,
+                    b.toIndex(b.add(firstTileQuery,
+                                    b.select(wholeTile, placeRow, tileRow))));
+          Value laneColumn = b.select(wholeTile, placeColumn, tileColumn);
+          for (int64_t d = 0; d < tiles && first + d < warpDTiles; ++d) {
             Value column = b.toIndex(b.add(
-                b.i32((first + d) * kMmaN + e), b.mul(lanes.quadCol, b.i32(2))));
+                b.mul(b.add(firstWarpDTile, b.i32(first + d)), b.i32(kMmaN)),
+                laneColumn));
             memref::AtomicRMWOp::create(
                 b, arith::AtomicRMWKind::addf,
                 vector::ExtractOp::create(b, out[d],
                                           ArrayRef<int64_t>{half, e}),
-                arg(kGradDqAccum), ValueRange{batch, head, query, column});
+                arg(kGradDqAccum), ValueRange{batch, head, row, column});
           }
+        }
         scf::YieldOp::create(b);
       });
     }
@@ -826,20 +950,25 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
           copies.copyTile(copyLanes, tile, arg(kGradDout), head, firstQuery,
                           seqQ, getStreamedTile(1, parity), shape.blockN,
                           /*bounded=*/true);
-          // The block's LSE and delta to shared memory, one query a thread:
-          // each lane reads 2 x 16 of them where they are needed, rather
-          // than holding them across the GEMMs.
+          // The block's LSE and delta to shared memory, one query a thread,
+          // by cp.async as the tiles (a load and a store would hold the
+          // thread for the load's latency): each lane reads 2 x 16 of them
+          // where they are needed, rather than holding them across the
+          // GEMMs. Rows past Sq read zeros; their scores are masked.
           Value terms = getSharedColumnTerms(parity);
           Value tid = b.toIndex(copyLanes.tid);
           scf::IfOp::create(
-              b, b.slt(tid, b.index(shape.blockN)),
-              [&](OpBuilder &, Location) {
-                auto [lse2, delta] =
-                    loadRowTerms(batch, head, b.add(firstQuery, tid), seqQ);
-                memref::StoreOp::create(b, lse2, terms,
-                                        ValueRange{b.index(0), tid});
-                memref::StoreOp::create(b, delta, terms,
-                                        ValueRange{b.index(1), tid});
+              b, b.slt(tid, b.index(shape.blockN)), [&](OpBuilder &, Location) {
+                Value query = b.add(firstQuery, tid);
+                Value inBounds = b.slt(query, seqQ);
+                // (batch hidden: its part of the address, hoisted, is a
+                // register pair held across the loop.)
+                SmallVector<Value, 3> at = {
+                    batch, head, b.select(inBounds, query, b.index(0))};
+                copies.copyElement(arg(kGradLse), at, terms, {b.index(0), tid},
+                                   inBounds);
+                copies.copyElement(arg(kGradDelta), at, terms,
+                                   {b.index(1), tid}, inBounds);
                 scf::YieldOp::create(b);
               });
         },
@@ -875,7 +1004,11 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
                   return memref::LoadOp::create(
                       b, terms, ValueRange{b.index(which), column});
                 };
-                return std::pair{load(0), load(1)};
+                // (log2e here: scaling the landed copies in shared
+                // memory before the block's barrier made ptxas spill.)
+                return std::pair{
+                    b.fmul(load(0), b.f32(static_cast<float>(M_LOG2E))),
+                    load(1)};
               });
           Value scoresTile =
               op.getDqAccum() ? getSharedGradScores() : Value();
