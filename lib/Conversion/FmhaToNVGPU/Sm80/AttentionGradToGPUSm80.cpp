@@ -615,6 +615,42 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
                 "dq_accum's tiles are the m16n8 fragments");
   Value wholeTile =
       isWholeFragmentTile(b, b.add(b.word(firstQuery), firstTileQuery), seqQ);
+  // The warp's 16 rows of dq_accum as one flat run (its rows are dense),
+  // and each lane's place in it of its (half, e) elements of the first n8
+  // tile of D it adds: the slices below add constants to those.
+  // (Its rows are D apart: the op's contract, strides [?, ?, D, 1].)
+  int64_t rowFloats =
+      cast<MemRefType>(arg(kGradDqAccum).getType()).getDimSize(3);
+  auto metadata =
+      memref::ExtractStridedMetadataOp::create(b, arg(kGradDqAccum));
+  ValueRange strides = metadata.getStrides();
+  Value firstRow = b.add(firstQuery, b.toIndex(firstTileQuery));
+  Value runOffset =
+      b.add(b.add(metadata.getOffset(), b.mul(batch, strides[0])),
+            b.add(b.mul(head, strides[1]), b.mul(firstRow, strides[2])));
+  Value run = memref::ReinterpretCastOp::create(
+      b,
+      MemRefType::get(
+          {kFragmentTileRows * rowFloats}, b.getF32Type(),
+          StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1})),
+      arg(kGradDqAccum), OpFoldResult(runOffset),
+      ArrayRef<OpFoldResult>{b.getIndexAttr(kFragmentTileRows * rowFloats)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  SmallVector<Value, 2> rowInSq;
+  SmallVector<Value, 4> places;
+  for (int64_t half = 0; half < 2; ++half) {
+    Value tileRow = b.add(lanes.quadRow, b.i32(half * 8));
+    rowInSq.push_back(b.slt(b.add(firstRow, b.toIndex(tileRow)), seqQ));
+    for (int64_t e = 0; e < 2; ++e) {
+      // Row-major in a tile that Sq cuts, else getFragmentPlace's.
+      Value tileColumn = b.add(b.mul(lanes.quadCol, b.i32(2)), b.i32(e));
+      auto [placeRow, placeColumn] = getFragmentPlace(b, tileRow, tileColumn);
+      places.push_back(b.add(
+          b.add(b.mul(b.select(wholeTile, placeRow, tileRow), b.i32(rowFloats)),
+                b.select(wholeTile, placeColumn, tileColumn)),
+          b.mul(firstWarpDTile, b.i32(kMmaN))));
+    }
+  }
   // Four d8 tiles (16 registers) at a time, each added as soon as it is
   // summed: dK and dV hold 128 registers at head dim 128.
   constexpr int64_t kSliceTiles = 4;
@@ -625,35 +661,19 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
         std::min<int64_t>(kSliceTiles, llvm::alignTo(warpDTiles - first, 2));
     SmallVector<Value> out = zeroAccumulators(tiles);
     mma.accumulateSlice(keyLanes, a, keys, first, out);
-    for (int64_t half = 0; half < 2; ++half) {
-      Value tileRow = b.add(lanes.quadRow, b.i32(half * 8));
-      Value query =
-          b.add(firstQuery, b.toIndex(b.add(firstTileQuery, tileRow)));
-      scf::IfOp::create(b, b.slt(query, seqQ), [&](OpBuilder &, Location) {
-        for (int64_t e = 0; e < 2; ++e) {
-          // Row-major in a tile that Sq cuts, else getFragmentPlace's.
-          Value tileColumn = b.add(b.mul(lanes.quadCol, b.i32(2)), b.i32(e));
-          auto [placeRow, placeColumn] =
-              getFragmentPlace(b, tileRow, tileColumn);
-          Value row =
-              b.add(firstQuery,
-                    b.toIndex(b.add(firstTileQuery,
-                                    b.select(wholeTile, placeRow, tileRow))));
-          Value laneColumn = b.select(wholeTile, placeColumn, tileColumn);
-          for (int64_t d = 0; d < tiles && first + d < warpDTiles; ++d) {
-            Value column = b.toIndex(b.add(
-                b.mul(b.add(firstWarpDTile, b.i32(first + d)), b.i32(kMmaN)),
-                laneColumn));
+    for (int64_t half = 0; half < 2; ++half)
+      scf::IfOp::create(b, rowInSq[half], [&](OpBuilder &, Location) {
+        for (int64_t e = 0; e < 2; ++e)
+          for (int64_t d = 0; d < tiles && first + d < warpDTiles; ++d)
             memref::AtomicRMWOp::create(
                 b, arith::AtomicRMWKind::addf,
                 vector::ExtractOp::create(b, out[d],
                                           ArrayRef<int64_t>{half, e}),
-                arg(kGradDqAccum), ValueRange{batch, head, row, column});
-          }
-        }
+                run,
+                b.toIndex(
+                    b.add(places[half * 2 + e], b.i32((first + d) * kMmaN))));
         scf::YieldOp::create(b);
       });
-    }
   }
 }
 
