@@ -693,16 +693,17 @@ def _deterministic(asked):
     return bool(asked) or torch.are_deterministic_algorithms_enabled()
 
 
-def _one_pass_backward(device, head_dims):
+def _one_pass_backward(device, head_dims, deterministic):
     """Whether the backward on CUDA device `device` (an index) of q's and
     v's `head_dims` adds dq into an f32 workspace: with sm_90a's kernels (an
     sm_90 device, unless FLASHCORE_CHIP picks sm_80's), where that is
-    FlashAttention-3's faster kernel, and with sm_80's on an A100 (or a
-    Hopper GPU) at head dims over 64 up to 128, FlashAttention-2's kernel
-    over 128 keys (its 150 KB of shared memory: not on sm_86 and sm_89).
-    Its blocks' dq add up in any order (the last bits may differ from run
-    to run); under torch.use_deterministic_algorithms(True) in a fixed order
-    on sm_90a, by blocks of queries elsewhere (docs/backward-notes.md)."""
+    FlashAttention-3's faster kernel, its adds in a fixed order when
+    `deterministic`; and with sm_80's on an A100 (or a Hopper GPU) at head
+    dims over 64 up to 128 unless `deterministic` (whose kernels there take
+    none), FlashAttention-2's kernel over 128 keys (its 150 KB of shared
+    memory: not on sm_86 and sm_89). Otherwise its blocks' dq add up in any
+    order: the last bits may differ from run to run
+    (docs/backward-notes.md)."""
     hopper = _HOPPER.get(device)
     if hopper is None:
         chip = _capi.chip_override()
@@ -711,7 +712,7 @@ def _one_pass_backward(device, head_dims):
             capability == (9, 0)
         _AMPERE_ONE_PASS[device] = not hopper and capability in ((8, 0),
                                                                  (9, 0))
-    return hopper or (_AMPERE_ONE_PASS[device] and
+    return hopper or (_AMPERE_ONE_PASS[device] and not deterministic and
                       64 < max(head_dims) <= 128)
 
 
@@ -756,14 +757,15 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
     desc.deltaStride[:] = (hq * sq, sq, 1)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     device = q.device.index
-    if _one_pass_backward(device, (q.shape[-1], v.shape[-1])):
+    deterministic = _deterministic(deterministic)
+    if _one_pass_backward(device, (q.shape[-1], v.shape[-1]), deterministic):
         size = ctypes.c_size_t()
         _capi.call(_capi.lib().fmhaAttentionBackwardWorkspaceSize,
                    ctypes.addressof(desc), ctypes.byref(size))
         workspace = torch.empty(size.value, dtype=torch.uint8,
                                 device=q.device)
         desc.workspace, desc.workspaceBytes = workspace.data_ptr(), size.value
-    desc.deterministic = _deterministic(deterministic)
+    desc.deterministic = deterministic
     _capi.call(_capi.lib().fmhaAttentionBackward, _capi.jit(device),
                ctypes.addressof(desc), _raw_stream(device), flags)
     return dq, dk, dv
@@ -1352,9 +1354,10 @@ def precompile_attention(variants, *, device=None, threads=0):
         grad.forward = d
         # Only whether the workspace is NULL and deterministic are read: the
         # backward's kernels as _attention_backward_impl will run them now.
-        if _one_pass_backward(index, (d.headDim, d.valueHeadDim or d.headDim)):
-            grad.workspace = _STAND_IN
         grad.deterministic = _deterministic(variant.get("deterministic"))
+        if _one_pass_backward(index, (d.headDim, d.valueHeadDim or d.headDim),
+                              grad.deterministic):
+            grad.workspace = _STAND_IN
     _capi.call(_capi.lib().fmhaAttentionPrecompile, _capi.jit(index),
                ctypes.addressof(descs), len(variants), threads)
     if backward:

@@ -842,10 +842,10 @@ def test_opcheck_backward_on_meta_tensors():
 
 def test_backward_adds_dq_into_a_workspace_where_that_is_faster(monkeypatch):
     # The rule that picks a one-pass kernel (a dq workspace: FlashAttention-3's
-    # on sm_90a, its adds in a fixed order under
-    # torch.use_deterministic_algorithms; FlashAttention-2's on sm_80 from
-    # d72 to d128) or the deterministic kernels (none), with the capability
-    # faked; FLASHCORE_CHIP's sm_80 kernels on Hopper follow sm_80's rule.
+    # on sm_90a, its adds in a fixed order when deterministic;
+    # FlashAttention-2's on sm_80 from d72 to d128, unless deterministic) or
+    # the deterministic kernels (none), with the capability faked;
+    # FLASHCORE_CHIP's sm_80 kernels on Hopper follow sm_80's rule.
     from flashcore import _ops
 
     def on(capability, chip=None):
@@ -858,28 +858,25 @@ def test_backward_adds_dq_into_a_workspace_where_that_is_faster(monkeypatch):
         else:
             monkeypatch.delenv("FLASHCORE_CHIP", raising=False)
 
-    previous = torch.are_deterministic_algorithms_enabled()
-    try:
-        for deterministic in (False, True):
-            torch.use_deterministic_algorithms(deterministic)
-            for dims in ((64, 64), (128, 128), (256, 256), (192, 128)):
-                on((9, 0))
-                assert _ops._one_pass_backward(0, dims)
-                on((9, 0), "sm_90a")
-                assert _ops._one_pass_backward(0, dims)
-            # sm_80's one-pass kernel over 128 keys: on an A100 (or a
-            # Hopper GPU running sm_80's kernels) from d72 to d128.
-            for capability, chip in (((8, 0), None), ((9, 0), "sm_80")):
-                on(capability, chip)
-                assert _ops._one_pass_backward(0, (128, 128))
-                assert _ops._one_pass_backward(0, (72, 72))
-                assert not _ops._one_pass_backward(0, (64, 64))
-                assert not _ops._one_pass_backward(0, (256, 256))
-            for other in ((8, 6), (8, 9), (10, 0)):
-                on(other)
-                assert not _ops._one_pass_backward(0, (128, 128))
-    finally:
-        torch.use_deterministic_algorithms(previous)
+    for deterministic in (False, True):
+        for dims in ((64, 64), (128, 128), (256, 256), (192, 128)):
+            on((9, 0))
+            assert _ops._one_pass_backward(0, dims, deterministic)
+            on((9, 0), "sm_90a")
+            assert _ops._one_pass_backward(0, dims, deterministic)
+        # sm_80's one-pass kernel over 128 keys: on an A100 (or a Hopper
+        # GPU running sm_80's kernels) from d72 to d128; deterministic, the
+        # kernels without a workspace.
+        for capability, chip in (((8, 0), None), ((9, 0), "sm_80")):
+            on(capability, chip)
+            for dims in ((128, 128), (72, 72)):
+                assert _ops._one_pass_backward(0, dims, deterministic) \
+                    == (not deterministic)
+            assert not _ops._one_pass_backward(0, (64, 64), deterministic)
+            assert not _ops._one_pass_backward(0, (256, 256), deterministic)
+        for other in ((8, 6), (8, 9), (10, 0)):
+            on(other)
+            assert not _ops._one_pass_backward(0, (128, 128), deterministic)
 
 
 def test_flashcore_chip_is_checked_by_name(monkeypatch):

@@ -339,7 +339,7 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   int64_t perLane = kRowLaneColumns;
   static_assert(kRowLaneColumns == kFragmentTileColumns,
                 "a lane converts one row of a fragment tile");
-  int64_t perPart = std::min<int64_t>(perLane, 4);
+  constexpr int64_t perPart = 4;
   int64_t rowLanes = getRowLanes(op.getHeadDim());
   Type elementType = op.getQ().getType().getElementType();
   auto floatType = VectorType::get({perLane}, b.getF32Type());
@@ -367,11 +367,9 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                   {batch, head, row,
                    getQueryGradColumn(b, row, partColumn, op.getHeadDim())}));
             }
-            sum = parts.size() == 1
-                      ? parts[0]
-                      : vector::ShuffleOp::create(
-                            b, parts[0], parts[1],
-                            ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+            sum = vector::ShuffleOp::create(
+                b, parts[0], parts[1],
+                ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
           } else {
             Value rowWord = b.word(row);
             Value tileRow = b.urem(rowWord, b.i32(kFragmentTileRows));
@@ -981,8 +979,6 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
               b, b.slt(tid, b.index(shape.blockN)), [&](OpBuilder &, Location) {
                 Value query = b.add(firstQuery, tid);
                 Value inBounds = b.slt(query, seqQ);
-                // (batch hidden: its part of the address, hoisted, is a
-                // register pair held across the loop.)
                 SmallVector<Value, 3> at = {
                     batch, head, b.select(inBounds, query, b.index(0))};
                 copies.copyElement(arg(kGradLse), at, terms, {b.index(0), tid},
