@@ -192,18 +192,7 @@ void AsyncCopy::copyElement(Value global, ValueRange source, Value shared,
                             ValueRange destination, Value inBounds) {
   // The element as a memref<1> of unit stride, which the copy needs of its
   // source's innermost dimension (lse's and delta's are strided).
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, global);
-  Value offset = metadata.getOffset();
-  for (auto [index, stride] : llvm::zip_equal(source, metadata.getStrides()))
-    offset = b.add(offset, b.mul(index, stride));
-  auto elementType = cast<MemRefType>(global.getType()).getElementType();
-  Value element = memref::ReinterpretCastOp::create(
-      b,
-      MemRefType::get(
-          {1}, elementType,
-          StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1})),
-      global, OpFoldResult(offset), ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  Value element = viewRun(b, global, source, 1);
   // 4 bytes: cp.async.ca (the .cg form, bypassing L1, takes only 16).
   nvgpu::DeviceAsyncCopyOp::create(
       b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), shared, destination,

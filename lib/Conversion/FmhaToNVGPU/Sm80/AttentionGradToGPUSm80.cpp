@@ -619,21 +619,9 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
   // (Its rows are D apart: the op's contract, strides [?, ?, D, 1].)
   int64_t rowFloats =
       cast<MemRefType>(arg(kGradDqAccum).getType()).getDimSize(3);
-  auto metadata =
-      memref::ExtractStridedMetadataOp::create(b, arg(kGradDqAccum));
-  ValueRange strides = metadata.getStrides();
   Value firstRow = b.add(firstQuery, b.toIndex(firstTileQuery));
-  Value runOffset =
-      b.add(b.add(metadata.getOffset(), b.mul(batch, strides[0])),
-            b.add(b.mul(head, strides[1]), b.mul(firstRow, strides[2])));
-  Value run = memref::ReinterpretCastOp::create(
-      b,
-      MemRefType::get(
-          {kFragmentTileRows * rowFloats}, b.getF32Type(),
-          StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1})),
-      arg(kGradDqAccum), OpFoldResult(runOffset),
-      ArrayRef<OpFoldResult>{b.getIndexAttr(kFragmentTileRows * rowFloats)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  Value run = viewRun(b, arg(kGradDqAccum), {batch, head, firstRow, b.index(0)},
+                      kFragmentTileRows * rowFloats);
   SmallVector<Value, 2> rowInSq;
   SmallVector<Value, 4> places;
   for (int64_t half = 0; half < 2; ++half) {

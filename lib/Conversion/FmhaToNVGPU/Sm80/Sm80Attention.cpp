@@ -143,3 +143,19 @@ Value sm80::swizzle(KernelBuilder &b, const KernelShape &shape, Value row,
 VectorType sm80::getAccumulatorType(KernelBuilder &b) {
   return VectorType::get({2, 2}, b.getF32Type());
 }
+
+Value sm80::viewRun(KernelBuilder &b, Value tensor, ValueRange at,
+                    int64_t elements) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, tensor);
+  Value offset = metadata.getOffset();
+  for (auto [index, stride] : llvm::zip_equal(at, metadata.getStrides()))
+    offset = b.add(offset, b.mul(index, stride));
+  return memref::ReinterpretCastOp::create(
+      b,
+      MemRefType::get(
+          {elements}, cast<MemRefType>(tensor.getType()).getElementType(),
+          StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1})),
+      tensor, OpFoldResult(offset),
+      ArrayRef<OpFoldResult>{b.getIndexAttr(elements)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+}

@@ -122,6 +122,12 @@ Value swizzle(KernelBuilder &b, const KernelShape &shape, Value row,
 /// One m16n8 f32 accumulator fragment: vector<2x2xf32>.
 VectorType getAccumulatorType(KernelBuilder &b);
 
+/// The \p elements elements of \p tensor from \p at (index; contiguous
+/// there) as a memref of one dimension and unit stride: a view for the
+/// accesses that address a run themselves, or that need a unit-stride
+/// source (cp.async of an element of a strided tensor).
+Value viewRun(KernelBuilder &b, Value tensor, ValueRange at, int64_t elements);
+
 /// Registers of one warp's fragments of the running state: O, and the row
 /// max and row sum of the online softmax, in a fixed order so that they can
 /// be carried through scf.for.
