@@ -682,8 +682,9 @@ def _attention_backward_outputs(q, k, v):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
-_HOPPER = {}
-_AMPERE_ONE_PASS = {}
+# CUDA device index -> (the chip whose kernels its JIT compiles, its
+# compute capability).
+_KERNELS = {}
 
 
 def _deterministic(asked):
@@ -704,16 +705,16 @@ def _one_pass_backward(device, head_dims, deterministic):
     memory: not on sm_86 and sm_89). Otherwise its blocks' dq add up in any
     order: the last bits may differ from run to run
     (docs/backward-notes.md)."""
-    hopper = _HOPPER.get(device)
-    if hopper is None:
-        chip = _capi.chip_override()
+    kernels = _KERNELS.get(device)
+    if kernels is None:
         capability = torch.cuda.get_device_capability(device)
-        hopper = _HOPPER[device] = chip == "sm_90a" if chip else \
-            capability == (9, 0)
-        _AMPERE_ONE_PASS[device] = not hopper and capability in ((8, 0),
-                                                                 (9, 0))
-    return hopper or (_AMPERE_ONE_PASS[device] and not deterministic and
-                      64 < max(head_dims) <= 128)
+        chip = _capi.chip_override() or \
+            ("sm_90a" if capability == (9, 0) else "sm_80")
+        kernels = _KERNELS[device] = (chip, capability)
+    chip, capability = kernels
+    return chip == "sm_90a" or (capability in ((8, 0), (9, 0)) and
+                                not deterministic and
+                                64 < max(head_dims) <= 128)
 
 
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,

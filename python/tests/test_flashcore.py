@@ -849,8 +849,7 @@ def test_backward_adds_dq_into_a_workspace_where_that_is_faster(monkeypatch):
     from flashcore import _ops
 
     def on(capability, chip=None):
-        monkeypatch.setattr(_ops, "_HOPPER", {})
-        monkeypatch.setattr(_ops, "_AMPERE_ONE_PASS", {})
+        monkeypatch.setattr(_ops, "_KERNELS", {})
         monkeypatch.setattr(torch.cuda, "get_device_capability",
                             lambda device=None: capability)
         if chip:

@@ -86,8 +86,9 @@ struct GradTiling {
   int64_t rows, streamed, warps;
 };
 
-/// ldmatrix chunk pairs (16 columns) of a swizzled 64-column block.
-constexpr int64_t kChunkPairsPerBlock = 4;
+/// ldmatrix chunk pairs (16 columns) of a swizzled 64-column block: the
+/// swizzle permutes a row's kSwizzleRows chunks.
+constexpr int64_t kChunkPairsPerBlock = kSwizzleRows / 2;
 
 GradTiling getGradTiling(AttentionGradOp op) {
   // By the tiles' columns (getAttentionGradTileColumns), which set the
@@ -296,12 +297,8 @@ void buildDeltaKernel(AttentionGradOp op, gpu::GPUFuncOp func,
       rowLanes);
 }
 
-/// Rows and columns of dq_accum's tiles in the sm_80 dk/dv kernel's
-/// layout (getFragmentPlace).
-constexpr int64_t kFragmentTileRows = 16, kFragmentTileColumns = 8;
-
 /// Where the sm_80 dk/dv kernel adds element (\p row, \p column) (i32,
-/// within its 16 x 8 tile) of dQ in dq_accum: its f32 atomics add m16n8
+/// within its kMmaM x kMmaN tile) of dQ in dq_accum: its f32 atomics add m16n8
 /// fragments, lane l holding rows l / 4 + 8 h and columns 2 (l % 4) + e,
 /// so that one red of a given (h, e) over a warp spans 8 rows. Row-major,
 /// that is 8 sectors, half of each used; so a whole tile (one that Sq
@@ -319,10 +316,10 @@ std::pair<Value, Value> getFragmentPlace(KernelBuilder &b, Value row,
           b.urem(lane, b.i32(8))};
 }
 
-/// Whether the 16-row tile from \p firstRow (i32) lies within \p rows
+/// Whether the kMmaM-row tile from \p firstRow (i32) lies within \p rows
 /// (index): there dq_accum is in getFragmentPlace's layout.
 Value isWholeFragmentTile(KernelBuilder &b, Value firstRow, Value rows) {
-  return b.sle(b.add(firstRow, b.i32(kFragmentTileRows)), b.word(rows));
+  return b.sle(b.add(firstRow, b.i32(kMmaM)), b.word(rows));
 }
 
 /// dq = scale dq_accum, rounded to the element type, a lane's neighbouring
@@ -337,7 +334,7 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
   Value gradQuery = func.getArgument(kGradDq);
   Value rows = memref::DimOp::create(b, gradQuery, 2);
   int64_t perLane = kRowLaneColumns;
-  static_assert(kRowLaneColumns == kFragmentTileColumns,
+  static_assert(kRowLaneColumns == kMmaN,
                 "a lane converts one row of a fragment tile");
   constexpr int64_t perPart = 4;
   int64_t rowLanes = getRowLanes(op.getHeadDim());
@@ -372,7 +369,7 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
                 ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
           } else {
             Value rowWord = b.word(row);
-            Value tileRow = b.urem(rowWord, b.i32(kFragmentTileRows));
+            Value tileRow = b.urem(rowWord, b.i32(kMmaM));
             Value firstRow = b.sub(rowWord, tileRow);
             auto branch = scf::IfOp::create(
                 b, floatType, isWholeFragmentTile(b, firstRow, rows),
@@ -609,8 +606,6 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
   // This warp's 16 queries, from the block's first; where they are all
   // within Sq, dQ goes to dq_accum in fragment order.
   Value firstTileQuery = b.mul(queryTile, b.i32(kMmaM));
-  static_assert(kMmaM == kFragmentTileRows && kMmaN == kFragmentTileColumns,
-                "dq_accum's tiles are the m16n8 fragments");
   Value wholeTile =
       isWholeFragmentTile(b, b.add(b.word(firstQuery), firstTileQuery), seqQ);
   // The warp's 16 rows of dq_accum as one flat run (its rows are dense),
@@ -621,7 +616,7 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
       cast<MemRefType>(arg(kGradDqAccum).getType()).getDimSize(3);
   Value firstRow = b.add(firstQuery, b.toIndex(firstTileQuery));
   Value run = viewRun(b, arg(kGradDqAccum), {batch, head, firstRow, b.index(0)},
-                      kFragmentTileRows * rowFloats);
+                      kMmaM * rowFloats);
   SmallVector<Value, 2> rowInSq;
   SmallVector<Value, 4> places;
   for (int64_t half = 0; half < 2; ++half) {
