@@ -22,7 +22,7 @@
 
 // CHECK-LABEL: func.func @grad_atomic
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_delta_0
-// SM80: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} threads in (%c256{{.*}} dynamic_shared_memory_size %c150528_i32
+// SM80: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} threads in (%c256{{.*}} dynamic_shared_memory_size %c164864_i32
 // SM90A: gpu.launch_func @fmha_kernels::@attention_grad_dkv_0 {{.*}} threads in (%c384, {{.*}} dynamic_shared_memory_size %c231504_i32
 // CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_convert
 // CHECK-NOT: attention_grad_dq_0
@@ -56,7 +56,8 @@
 // CHECK-SAME: operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]
 // CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x?x?x128xf32>, vector<8xf32>
 // CHECK: gpu.func @attention_grad_dkv_0(
-// SM80: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<128x72xbf16, #gpu.address_space<workgroup>>
+// SM80: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = false} : memref<128x64xbf16, #gpu.address_space<workgroup>>
+// SM80: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<128x64xbf16, #gpu.address_space<workgroup>>
 // SM80: memref.atomic_rmw addf
 // SM90A-SAME: fmha.launch = #fmha.launch<operands = [q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum], threads = 384, shared_bytes = 231504, grid = [ceildiv(k[2], 128), k[1], min(k[0], 65535)], parameters = [tensor_map(q, bf16, box = [64, 64], swizzle = 128), tensor_map(k, bf16, box = [128, 64], swizzle = 128), tensor_map(v, bf16, box = [128, 64], swizzle = 128), tensor_map(dout, bf16, box = [64, 64], swizzle = 128), q, k, v, o, dout, lse, dq, dk, dv, delta, dq_accum]>
 // SM90A-SAME: nvvm.maxnreg = 168 : i32

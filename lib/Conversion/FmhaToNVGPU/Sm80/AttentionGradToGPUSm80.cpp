@@ -37,6 +37,10 @@
 // way instead: delta also zeroes dq_accum, dk/dv adds each block's
 // dQ = dS K to it with atomics (dS^T through shared memory), and
 // attention_grad_dq_convert writes dq = scale dq_accum (no dq kernel).
+// At head dim 128 that kernel's 8 warps are FlashAttention-2's grid of
+// 4 x 2 (GradTiling::columnWarps): each computes S^T and dP^T for its 32
+// keys and 32 of the block's 64 queries, and dK and dV for its 32 keys and
+// 64 of D's columns, P^T going through shared memory beside dS^T.
 //
 // Launch: each kernel takes every operand of the op as an MLIR memref
 // descriptor (so strides and every size but D are launch arguments); the
@@ -82,8 +86,17 @@ namespace {
 /// m16 tiles per warp over 32-row blocks (each B fragment an ldmatrix
 /// loads feeds two mma.syncs); at head dim 128 one, over 64-row blocks (dK
 /// and dV alone take 128 registers; dq at 128 x 32 spilled 36 bytes).
+///
+/// With \p columnWarps > 1 (dk/dv), FlashAttention-2's layout: the warps
+/// are a grid of warps / columnWarps rows by columnWarps columns, each
+/// computing its rows of S^T and dP^T over its share of the block's
+/// queries, and its rows of dK and dV over its share of D, so P^T and dS^T
+/// go through shared memory; each warp then loads half of Q and dO for S^T
+/// and dP^T and half of each for dK and dV, where a warp of all the
+/// queries loads both whole for each.
 struct GradTiling {
   int64_t rows, streamed, warps;
+  int64_t columnWarps = 1;
 };
 
 /// ldmatrix chunk pairs (16 columns) of a swizzled 64-column block: the
@@ -99,9 +112,10 @@ GradTiling getGradTiling(AttentionGradOp op) {
     return {128, 32, 4};
   // With dq_accum at head dim 128, FlashAttention-2's 128 keys over 8 warps
   // (one CTA an SM): a CTA's dQ sums over twice the keys, so each element
-  // of dq_accum takes half the atomics of 64-key CTAs.
+  // of dq_accum takes half the atomics of 64-key CTAs. Its warps are 4 x 2
+  // where D splits into whole 64-column blocks, 8 x 1 below.
   if (columns == 128 && op.getDqAccum())
-    return {128, 64, 8};
+    return {128, 64, 8, op.getHeadDim() == 128 ? 2 : 1};
   // 32-row blocks at head dim 256 keep shared memory at 128 KB, which an
   // sm_80 CTA may have (164 KB).
   if (columns == 256)
@@ -196,11 +210,11 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
 /// buffers of the two that stream (streamed x those columns each: the next
 /// block's copies land while this one's are read), then two buffers of the LSE
 /// and delta of a block of queries (dkv; f32), then, with dq_accum, dS^T
-/// of a block (dkv: keys x queries, each row padded by 16 bytes, so that the 8
-/// rows an ldmatrix reads hit 8 bank groups).
+/// of a block (dkv: keys x queries, swizzled as the other tiles), and in a
+/// grid of warps P^T beside it.
 struct GradSharedLayout {
   int64_t tileBytes, streamedBytes, termsOffset, termsBytes, scoresOffset,
-      scoresColumns, totalBytes;
+      probabilitiesOffset, totalBytes;
 
   static GradSharedLayout get(AttentionGradOp op, GradTiling tiling) {
     int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
@@ -212,10 +226,13 @@ struct GradSharedLayout {
     layout.termsOffset = 2 * layout.tileBytes + 4 * layout.streamedBytes;
     layout.termsBytes = 2 * tiling.streamed * 4;
     layout.scoresOffset = layout.termsOffset + 2 * layout.termsBytes;
-    layout.scoresColumns = tiling.streamed + kChunkBytes / elementBytes;
+    int64_t scoresBytes = tiling.rows * tiling.streamed * elementBytes;
+    layout.probabilitiesOffset = layout.scoresOffset + scoresBytes;
     layout.totalBytes = layout.scoresOffset;
     if (op.getDqAccum())
-      layout.totalBytes += tiling.rows * layout.scoresColumns * elementBytes;
+      layout.totalBytes += scoresBytes;
+    if (tiling.columnWarps > 1)
+      layout.totalBytes += scoresBytes;
     return layout;
   }
 };
@@ -225,6 +242,21 @@ KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
       tiling.rows, tiling.streamed, tiling.warps, op.getHeadDim(),
       op.getQ().getType().getElementType(), op.getScaleOrDefault());
   shape.softcap = ScoreCap::get(op);
+  return shape;
+}
+
+/// What one warp of \p shape computes in a grid of \p columnWarps columns
+/// (GradTiling): the m16 tiles of its rows, its share of a streamed block
+/// (blockN, nTiles) and of D's n8 tiles (dTiles). \p shape itself where
+/// the warps are one column.
+KernelShape getWarpTileShape(KernelShape shape, int64_t columnWarps) {
+  if (columnWarps == 1)
+    return shape;
+  shape.warps /= columnWarps;
+  shape.mTiles = shape.blockM / (kMmaM * shape.warps);
+  shape.blockN /= columnWarps;
+  shape.nTiles = shape.blockN / kMmaN;
+  shape.dTiles /= columnWarps;
   return shape;
 }
 
@@ -416,8 +448,10 @@ public:
   GradKernelBuilder(AttentionGradOp op, GradTiling tiling, gpu::GPUFuncOp func,
                     KernelBuilder &b)
       : op(op), func(func), b(b), shape(getGradShape(op, tiling)),
+        columnWarps(tiling.columnWarps),
+        warpShape(getWarpTileShape(shape, columnWarps)),
         layout(GradSharedLayout::get(op, tiling)), copies(b, shape),
-        mma(b, shape, noTiles) {}
+        mma(b, warpShape, noTiles) {}
 
   void buildDq();
   /// dk and dv (AttentionGradKernel::Dkv), or one of them (Dk, Dv: head
@@ -437,13 +471,14 @@ private:
   /// Buffer \p parity of the [2][shape.blockN] f32 LSE and delta of a
   /// query block, in shared memory after the tiles.
   Value getSharedColumnTerms(Value parity);
-  /// dS^T of a block in shared memory (dkv with dq_accum): [blockM keys]
-  /// [blockN queries, padded].
+  /// dS^T of a block in shared memory (dkv with dq_accum), and P^T (in a
+  /// grid of warps): [blockM keys][blockN queries], swizzled.
   Value getSharedGradScores();
-  /// Stores this warp's dS^T fragments \p gradScores ([mTile][nTile]) to
-  /// \p tile, rounded to the element type.
-  void storeGradScores(const Lanes &lanes, ArrayRef<Value> gradScores,
-                       Value tile);
+  Value getSharedProbabilities();
+  /// Stores this warp's fragments \p fragments ([mTile][nTile] of
+  /// warpShape) of dS^T or P^T to \p tile, rounded to the element type.
+  void storeTransposedScores(const Lanes &lanes, ArrayRef<Value> fragments,
+                             Value tile);
   /// Adds dQ = dS K of the block of queries from \p firstQuery (of
   /// \p head) to dq_accum with f32 atomics: dS from \p scoresTile (dS^T,
   /// read transposed), K the keys tile. Warp w takes query m16 tile w %
@@ -465,17 +500,17 @@ private:
                                             ValueRange carried)>
           body);
   /// dS = P (dP - delta) with P = exp2(S scale log2e - lse log2e), per
-  /// fragment element: \p lse2 and \p delta per element of a fragment
-  /// (index [m][n][half][e] of \p at); with a softcap (S capped), times
-  /// the cap's slope. Returns P and dS as accumulators.
+  /// fragment element of warpShape's tile: \p lse2 and \p delta per element of
+  /// a fragment (index [m][n][half][e] of \p at); with a softcap (S capped),
+  /// times the cap's slope. Returns P and dS as accumulators.
   std::pair<SmallVector<Value>, SmallVector<Value>>
   computeGradScores(ArrayRef<Value> scores, ArrayRef<Value> gradProbs,
                     llvm::function_ref<std::pair<Value, Value>(
                         int64_t m, int64_t n, int64_t half, int64_t e)>
                         rowTerms);
-  /// Stores this warp's rows of \p accumulators ([mTile][dTile]) times
-  /// \p factor to rows from \p firstRow (those below \p rows) of (\p batch,
-  /// \p head) of \p global.
+  /// Stores this warp's rows of \p accumulators ([mTile][dTile] of
+  /// warpShape, its column group's) times \p factor to rows from
+  /// \p firstRow (those below \p rows) of (\p batch, \p head) of \p global.
   void storeRows(const Lanes &lanes, ArrayRef<Value> accumulators,
                  float factor, Value global, Value batch, Value head,
                  Value firstRow, Value rows);
@@ -489,6 +524,9 @@ private:
   gpu::GPUFuncOp func;
   KernelBuilder &b;
   KernelShape shape;
+  /// The grid of warps (GradTiling) and what each warp of it computes.
+  int64_t columnWarps;
+  KernelShape warpShape;
   GradSharedLayout layout;
   SharedTiles noTiles;
   AsyncCopy copies;
@@ -522,25 +560,40 @@ Value GradKernelBuilder::getStreamedTile(int64_t index, Value parity) {
 }
 
 Value GradKernelBuilder::getSharedGradScores() {
-  return getSharedView(b, {shape.blockM, layout.scoresColumns},
-                       shape.elementType, b.index(layout.scoresOffset));
+  // Whole swizzle periods of 16-byte chunks a row.
+  assert(shape.blockN % (kSwizzleRows * shape.chunkElements) == 0);
+  return getSharedView(b, {shape.blockM, shape.blockN}, shape.elementType,
+                       b.index(layout.scoresOffset));
 }
 
-void GradKernelBuilder::storeGradScores(const Lanes &lanes,
-                                        ArrayRef<Value> gradScores,
-                                        Value tile) {
+Value GradKernelBuilder::getSharedProbabilities() {
+  return getSharedView(b, {shape.blockM, shape.blockN}, shape.elementType,
+                       b.index(layout.probabilitiesOffset));
+}
+
+void GradKernelBuilder::storeTransposedScores(const Lanes &lanes,
+                                              ArrayRef<Value> fragments,
+                                              Value tile) {
   auto pairType = VectorType::get({2}, shape.elementType);
-  for (int64_t m = 0; m < shape.mTiles; ++m)
+  // n8 tile n of this warp is chunk n of its column group's; a lane's rows
+  // are all g mod 8, so in each of them that chunk is swizzled by g.
+  Value firstChunk = b.mul(lanes.columnGroup, b.i32(warpShape.nTiles));
+  Value laneColumn = b.mul(lanes.quadCol, b.i32(2));
+  SmallVector<Value> columns;
+  for (int64_t n = 0; n < warpShape.nTiles; ++n)
+    columns.push_back(b.toIndex(
+        b.add(b.mul(b.xor_(b.add(firstChunk, b.i32(n)), lanes.quadRow),
+                    b.i32(shape.chunkElements)),
+              laneColumn)));
+  for (int64_t m = 0; m < warpShape.mTiles; ++m)
     for (int64_t half = 0; half < 2; ++half) {
       Value row = b.toIndex(b.add(
           lanes.warpRow, b.add(lanes.quadRow, b.i32(m * kMmaM + half * 8))));
-      for (int64_t n = 0; n < shape.nTiles; ++n) {
+      for (int64_t n = 0; n < warpShape.nTiles; ++n) {
         Value pair = vector::ExtractOp::create(
-            b, gradScores[m * shape.nTiles + n], half);
-        Value column = b.toIndex(
-            b.add(b.i32(n * kMmaN), b.mul(lanes.quadCol, b.i32(2))));
+            b, fragments[m * warpShape.nTiles + n], half);
         vector::StoreOp::create(b, arith::TruncFOp::create(b, pairType, pair),
-                                tile, ValueRange{row, column},
+                                tile, ValueRange{row, columns[n]},
                                 /*nontemporal=*/false,
                                 getVectorAlignment(2, shape.elementType));
       }
@@ -581,8 +634,11 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
   Value matrix = b.udiv(lane, b.i32(8));
   Value keyRow = b.add(b.add(firstKeyRow, b.urem(lane, b.i32(8))),
                        b.mul(b.udiv(matrix, b.i32(2)), b.i32(8)));
-  Value queryColumn = b.mul(
-      b.add(b.mul(queryTile, b.i32(2)), b.urem(matrix, b.i32(2))), b.i32(8));
+  // (Swizzled by the lane's rows' phase, lane % 8.)
+  Value queryColumn =
+      b.mul(b.xor_(b.add(b.mul(queryTile, b.i32(2)), b.urem(matrix, b.i32(2))),
+                   b.urem(lane, b.i32(kSwizzleRows))),
+            b.i32(shape.chunkElements));
   SmallVector<Value> a;
   for (int64_t k = 0; k < steps; ++k)
     a.push_back(nvgpu::LdMatrixOp::create(
@@ -730,10 +786,10 @@ GradKernelBuilder::computeGradScores(
         rowTerms) {
   SmallVector<Value> probabilities, gradScores;
   Value scaleLog2 = b.f32(shape.scaleLog2);
-  for (int64_t m = 0; m < shape.mTiles; ++m)
-    for (int64_t n = 0; n < shape.nTiles; ++n) {
-      Value score = scores[m * shape.nTiles + n];
-      Value gradProb = gradProbs[m * shape.nTiles + n];
+  for (int64_t m = 0; m < warpShape.mTiles; ++m)
+    for (int64_t n = 0; n < warpShape.nTiles; ++n) {
+      Value score = scores[m * warpShape.nTiles + n];
+      Value gradProb = gradProbs[m * warpShape.nTiles + n];
       SmallVector<Value, 4> p, ds;
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t e = 0; e < 2; ++e) {
@@ -769,17 +825,20 @@ void GradKernelBuilder::storeRows(const Lanes &lanes,
   auto pairType = VectorType::get({2}, shape.elementType);
   Value factorPair = vector::BroadcastOp::create(
       b, VectorType::get({2}, b.getF32Type()), b.f32(factor));
-  for (int64_t m = 0; m < shape.mTiles; ++m)
+  Value laneColumn = b.mul(lanes.quadCol, b.i32(2));
+  if (columnWarps > 1)
+    laneColumn = b.add(
+        laneColumn, b.mul(lanes.columnGroup, b.i32(warpShape.dTiles * kMmaN)));
+  for (int64_t m = 0; m < warpShape.mTiles; ++m)
     for (int64_t half = 0; half < 2; ++half) {
       Value row = lanes.getRow(b, firstRow, m, half);
       scf::IfOp::create(b, b.slt(row, rows), [&](OpBuilder &, Location) {
-        for (int64_t d = 0; d < shape.dTiles; ++d) {
+        for (int64_t d = 0; d < warpShape.dTiles; ++d) {
           Value pair = vector::ExtractOp::create(
-              b, accumulators[m * shape.dTiles + d], half);
+              b, accumulators[m * warpShape.dTiles + d], half);
           if (factor != 1.0f)
             pair = arith::MulFOp::create(b, pair, factorPair);
-          Value column = b.toIndex(
-              b.add(b.i32(d * kMmaN), b.mul(lanes.quadCol, b.i32(2))));
+          Value column = b.toIndex(b.add(b.i32(d * kMmaN), laneColumn));
           vector::StoreOp::create(b, arith::TruncFOp::create(b, pairType, pair),
                                   global, ValueRange{batch, head, row, column},
                                   /*nontemporal=*/false,
@@ -889,7 +948,7 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
   AttentionWindow window = AttentionWindow::get(op).transposed();
   Value keys = getSharedTile(0), values = getSharedTile(1);
   Value threadId = b.word(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
-  FragmentSoftmax masking(b, shape, window, threadId, Value());
+  FragmentSoftmax masking(b, warpShape, window, threadId, Value());
   Value seqQ = memref::DimOp::create(b, arg(kGradQ), 2);
   Value seqK = memref::DimOp::create(b, arg(kGradK), 2);
   Value kvHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
@@ -909,7 +968,9 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
     tile.head = kvHead;
     tile.computeRange(b, shape.blockM, shape.blockN, window);
 
-    Lanes lanes = Lanes::derive(b, shape, threadId);
+    // (Derived anew in each batch: hoisted out of the batch loop, a lane
+    // value of them stayed live across it, spilled in the 4 x 2 grid.)
+    Lanes lanes = Lanes::derive(b, shape, hideFromHoisting(b, threadId));
     copies.copyTile(lanes, tile, arg(kGradK), kvHead, firstKey, seqK, keys,
                     shape.blockM, /*bounded=*/true);
     copies.copyTile(lanes, tile, arg(kGradV), kvHead, firstKey, seqK, values,
@@ -938,7 +999,12 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
     auto blockLanes = [&] {
       return Lanes::derive(b, shape, hideFromHoisting(b, threadId));
     };
-    int64_t count = shape.mTiles * shape.dTiles;
+    // A warp's place in the grid of warps (the copies' lanes are any).
+    auto warpLanes = [&] {
+      return Lanes::derive(b, warpShape, hideFromHoisting(b, threadId),
+                           columnWarps);
+    };
+    int64_t count = warpShape.mTiles * warpShape.dTiles;
     SmallVector<Value> gradients = forEachStreamedBlock(
         b.mul(blocks, group),
         zeroAccumulators((int64_t(withKey) + int64_t(withValue)) * count),
@@ -962,8 +1028,12 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
               b, b.slt(tid, b.index(shape.blockN)), [&](OpBuilder &, Location) {
                 Value query = b.add(firstQuery, tid);
                 Value inBounds = b.slt(query, seqQ);
+                // The batch's LSE and delta rows addressed anew each block:
+                // held across the loop, their two pointers spilled in the
+                // 4 x 2 grid of warps.
                 SmallVector<Value, 3> at = {
-                    batch, head, b.select(inBounds, query, b.index(0))};
+                    hideFromHoisting(b, batch), head,
+                    b.select(inBounds, query, b.index(0))};
                 copies.copyElement(arg(kGradLse), at, terms, {b.index(0), tid},
                                    inBounds);
                 copies.copyElement(arg(kGradDelta), at, terms,
@@ -972,11 +1042,13 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
               });
         },
         [&](Value step, Value parity, ValueRange carried) {
-          Lanes l = blockLanes();
+          Lanes l = warpLanes();
           Value queries = getStreamedTile(0, parity);
           Value gradOut = getStreamedTile(1, parity);
           Value terms = getSharedColumnTerms(parity);
           Value firstQuery = locate(step).second;
+          // This warp's first query column of the block.
+          Value warpColumn = b.mul(l.columnGroup, b.i32(warpShape.blockN));
           SmallVector<Value> scores = mma.multiplyTransposed(l, keys, queries);
           if (shape.softcap)
             shape.softcap->apply(b, scores);
@@ -987,7 +1059,10 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
           scores = maskWhere(
               b, isMaskedBlock(b, queryBlock, unmaskedBegin, unmaskedEnd),
               scores, [&](SmallVectorImpl<Value> &hidden) {
-                masking.applyMask(l, tile, hidden, firstQuery);
+                masking.applyMask(l, tile, hidden,
+                                  columnWarps > 1
+                                      ? b.add(firstQuery, b.toIndex(warpColumn))
+                                      : firstQuery);
               });
           // dv alone needs no dP^T: the dS^T computed from S^T in its
           // place is never used, and goes.
@@ -995,6 +1070,8 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
               withKey ? mma.multiplyTransposed(l, values, gradOut) : scores;
           // The columns this lane holds: 2t and 2t + 1 of each n8 tile.
           Value laneColumn = b.mul(l.quadCol, b.i32(2));
+          if (columnWarps > 1)
+            laneColumn = b.add(laneColumn, warpColumn);
           auto [probabilities, gradScores] = computeGradScores(
               scores, gradProbs, [&](int64_t, int64_t n, int64_t, int64_t e) {
                 Value column =
@@ -1012,21 +1089,43 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
           Value scoresTile =
               op.getDqAccum() ? getSharedGradScores() : Value();
           if (scoresTile)
-            storeGradScores(l, gradScores, scoresTile);
+            storeTransposedScores(l, gradScores, scoresTile);
           // dK's accumulators first, then dV's, of those the kernel has.
           SmallVector<Value> gradKey(carried.begin(),
                                      carried.begin() + (withKey ? count : 0));
           SmallVector<Value> gradValue(carried.begin() + gradKey.size(),
                                        carried.end());
-          if (withValue)
-            mma.accumulateProduct(l, packAccumulators(b, shape, probabilities),
-                                  gradOut, gradValue);
-          if (withKey)
-            mma.accumulateProduct(l, packAccumulators(b, shape, gradScores),
-                                  queries, gradKey);
-          if (scoresTile) {
-            // Every warp's dS^T is in shared memory.
+          if (columnWarps > 1) {
+            // dV += P^T dO and dK += dS^T Q over every query of the block:
+            // P^T and dS^T of the other column's warps from shared memory.
+            Value probabilitiesTile = getSharedProbabilities();
+            storeTransposedScores(l, probabilities, probabilitiesTile);
             gpu::BarrierOp::create(b);
+            int64_t kSteps = shape.blockN / kMmaK;
+            auto accumulate = [&](Value aTile, Value bTile,
+                                  SmallVectorImpl<Value> &out) {
+              mma.accumulate(mma.loadOperandA(aTile, l.queryLanes,
+                                              warpShape.mTiles, kSteps),
+                             kSteps, l.valueLanes, bTile, 0, warpShape.dTiles,
+                             out);
+            };
+            if (withValue)
+              accumulate(probabilitiesTile, gradOut, gradValue);
+            if (withKey)
+              accumulate(scoresTile, queries, gradKey);
+          } else {
+            if (withValue)
+              mma.accumulateProduct(l,
+                                    packAccumulators(b, shape, probabilities),
+                                    gradOut, gradValue);
+            if (withKey)
+              mma.accumulateProduct(l, packAccumulators(b, shape, gradScores),
+                                    queries, gradKey);
+            // Every warp's dS^T is in shared memory.
+            if (scoresTile)
+              gpu::BarrierOp::create(b);
+          }
+          if (scoresTile) {
             auto [head, first] = locate(step);
             accumulateQueryGrad(blockLanes(), scoresTile, keys, batch, head,
                                 first, seqQ);
@@ -1034,7 +1133,7 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
           llvm::append_range(gradKey, gradValue);
           return gradKey;
         });
-    Lanes storeLanes = blockLanes();
+    Lanes storeLanes = warpLanes();
     ArrayRef<Value> all(gradients);
     if (withKey)
       storeRows(storeLanes, all.take_front(count), shape.scale, arg(kGradDk),

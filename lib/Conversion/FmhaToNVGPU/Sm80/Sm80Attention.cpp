@@ -98,12 +98,19 @@ LaneMatrices getLaneMatrices(KernelBuilder &b, const KernelShape &shape,
 }
 } // namespace
 
-Lanes Lanes::derive(KernelBuilder &b, const KernelShape &shape, Value id) {
+Lanes Lanes::derive(KernelBuilder &b, const KernelShape &shape, Value id,
+                    int64_t columnWarps) {
   Lanes lanes;
   lanes.tid = id;
   Value lane = b.urem(id, b.i32(kThreadsPerWarp));
-  lanes.warpRow =
-      b.mul(b.udiv(id, b.i32(kThreadsPerWarp)), b.i32(shape.mTiles * kMmaM));
+  Value warp = b.udiv(id, b.i32(kThreadsPerWarp));
+  Value rowGroup = warp;
+  lanes.columnGroup = b.i32(0);
+  if (columnWarps > 1) {
+    rowGroup = b.udiv(warp, b.i32(columnWarps));
+    lanes.columnGroup = b.urem(warp, b.i32(columnWarps));
+  }
+  lanes.warpRow = b.mul(rowGroup, b.i32(shape.mTiles * kMmaM));
   lanes.quadRow = b.udiv(lane, b.i32(4));
   lanes.quadCol = b.urem(lane, b.i32(4));
   // The lane's row and 16-byte chunk in each ldmatrix.x4 (PTX ISA,
@@ -124,6 +131,18 @@ Lanes Lanes::derive(KernelBuilder &b, const KernelShape &shape, Value id) {
   // (8-15, 8-15): two d8 tiles of one k16 step.
   lanes.valueLanes = getLaneMatrices(
       b, shape, b.add(laneMod8, b.mul(matrixBit0, b.i32(8))), matrixBit1);
+  if (columnWarps > 1) {
+    // Whole rows of 8 (the swizzle's phase stays) and whole 64-column
+    // blocks (each lane's chunks move by a constant).
+    assert(shape.blockN % kSwizzleRows == 0 &&
+           shape.dTiles * kMmaN % (kSwizzleRows * shape.chunkElements) == 0 &&
+           "a column group moves by whole swizzle periods");
+    lanes.keyLanes.row = b.add(lanes.keyLanes.row,
+                               b.mul(lanes.columnGroup, b.i32(shape.blockN)));
+    Value dColumn = b.mul(lanes.columnGroup, b.i32(shape.dTiles * kMmaN));
+    for (Value &column : lanes.valueLanes.columns)
+      column = b.add(column, dColumn);
+  }
   return lanes;
 }
 

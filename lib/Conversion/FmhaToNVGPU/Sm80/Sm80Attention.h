@@ -103,11 +103,19 @@ struct LaneMatrices {
 /// epilogue's with the prologue's, keeping hundreds of values live across
 /// the loops (spills at head dim 128). Recomputing them costs a few integer
 /// ops per key block.
+///
+/// In a grid of warps (\p columnWarps > 1 in derive), warp w takes the
+/// rows of row group w / columnWarps and column group w % columnWarps
+/// (columnGroup): shape.blockN columns of S (keyLanes move there) and
+/// shape.dTiles n8 tiles of D (valueLanes move there).
 struct Lanes {
   Value tid, warpRow, quadRow, quadCol;
+  /// The warp's column group (i32): 0 where the warps are one column.
+  Value columnGroup;
   LaneMatrices queryLanes, keyLanes, valueLanes;
 
-  static Lanes derive(KernelBuilder &b, const KernelShape &shape, Value id);
+  static Lanes derive(KernelBuilder &b, const KernelShape &shape, Value id,
+                      int64_t columnWarps = 1);
 
   /// The query row (index) of half \p half of m16 tile \p m that this lane
   /// holds, in a tile from \p firstRow.

@@ -111,36 +111,47 @@ SmallVector<Value> WarpMma::multiplyTransposed(const Lanes &lanes, Value a,
 
 void WarpMma::accumulateProduct(const Lanes &lanes, ArrayRef<Value> a,
                                 Value bTile, SmallVectorImpl<Value> &out) {
-  int64_t kSteps = shape.blockN / kMmaK;
-  int64_t dTiles = shape.dTiles;
-  for (int64_t k = 0; k < kSteps; ++k)
-    for (int64_t d = 0; d < dTiles; d += 2) {
-      Value values = loadMatrices(bTile, lanes.valueLanes, k * kMmaK, d / 2,
-                                  /*transpose=*/true);
-      Value low = takeFragmentB(values, 0), high = takeFragmentB(values, 2);
-      // An odd count of n8 tiles (a head dim of 8 mod 16): the last pair's
-      // second is past D.
-      bool pair = d + 1 < dTiles;
-      for (int64_t m = 0; m < shape.mTiles; ++m) {
-        Value p = a[m * kSteps + k];
-        out[m * dTiles + d] = mma(p, low, out[m * dTiles + d]);
-        if (pair)
-          out[m * dTiles + d + 1] = mma(p, high, out[m * dTiles + d + 1]);
-      }
-    }
+  accumulate(a, shape.blockN / kMmaK, lanes.valueLanes, bTile, 0, shape.dTiles,
+             out);
 }
 
 void WarpMma::accumulateSlice(const LaneMatrices &bLanes, ArrayRef<Value> a,
                               Value bTile, int64_t firstDTile,
                               SmallVectorImpl<Value> &out) {
-  for (auto [k, fragment] : llvm::enumerate(a))
-    for (size_t d = 0; d < out.size(); d += 2) {
-      Value values =
-          loadMatrices(bTile, bLanes, int64_t(k) * kMmaK,
-                       (firstDTile + int64_t(d)) / 2, /*transpose=*/true);
-      out[d] = mma(fragment, takeFragmentB(values, 0), out[d]);
-      out[d + 1] = mma(fragment, takeFragmentB(values, 2), out[d + 1]);
+  accumulate(a, a.size(), bLanes, bTile, firstDTile, out.size(), out);
+}
+
+void WarpMma::accumulate(ArrayRef<Value> a, int64_t kSteps,
+                         const LaneMatrices &bLanes, Value bTile,
+                         int64_t firstDTile, int64_t dTiles,
+                         SmallVectorImpl<Value> &out) {
+  int64_t mTiles = a.size() / kSteps;
+  for (int64_t k = 0; k < kSteps; ++k)
+    for (int64_t d = 0; d < dTiles; d += 2) {
+      Value values = loadMatrices(bTile, bLanes, k * kMmaK,
+                                  (firstDTile + d) / 2, /*transpose=*/true);
+      Value low = takeFragmentB(values, 0), high = takeFragmentB(values, 2);
+      // An odd count of n8 tiles (a head dim of 8 mod 16): the last pair's
+      // second is past D.
+      bool pair = d + 1 < dTiles;
+      for (int64_t m = 0; m < mTiles; ++m) {
+        Value fragment = a[m * kSteps + k];
+        out[m * dTiles + d] = mma(fragment, low, out[m * dTiles + d]);
+        if (pair)
+          out[m * dTiles + d + 1] =
+              mma(fragment, high, out[m * dTiles + d + 1]);
+      }
     }
+}
+
+SmallVector<Value> WarpMma::loadOperandA(Value tile, const LaneMatrices &aLanes,
+                                         int64_t mTiles, int64_t kSteps) {
+  SmallVector<Value> fragments;
+  for (int64_t m = 0; m < mTiles; ++m)
+    for (int64_t k = 0; k < kSteps; ++k)
+      fragments.push_back(
+          loadMatrices(tile, aLanes, m * kMmaM, k, /*transpose=*/false));
+  return fragments;
 }
 
 SmallVector<Value> sm80::packOperandA(

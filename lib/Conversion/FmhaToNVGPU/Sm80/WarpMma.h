@@ -51,6 +51,21 @@ public:
                        Value bTile, int64_t firstDTile,
                        SmallVectorImpl<Value> &out);
 
+  /// out += A B: \p a as [mTile][k16] A fragments over \p kSteps k16 steps,
+  /// B rows k16 * i of \p bTile (from \p bLanes' row) read transposed, its
+  /// \p dTiles n8 tiles from the even \p firstDTile on; \p out
+  /// [mTile][dTile] accumulators. Each B fragment an ldmatrix loads feeds
+  /// every m16 tile.
+  void accumulate(ArrayRef<Value> a, int64_t kSteps, const LaneMatrices &bLanes,
+                  Value bTile, int64_t firstDTile, int64_t dTiles,
+                  SmallVectorImpl<Value> &out);
+
+  /// The A fragments ([mTile][k16]) of \p mTiles m16 tiles over \p kSteps
+  /// k16 steps of the swizzled shared tile \p tile, from the row of
+  /// \p aLanes (a queryLanes).
+  SmallVector<Value> loadOperandA(Value tile, const LaneMatrices &aLanes,
+                                  int64_t mTiles, int64_t kSteps);
+
 private:
   Value loadMatrices(Value shared, const LaneMatrices &lanes, int64_t rowOffset,
                      int64_t chunkPair, bool transpose);
