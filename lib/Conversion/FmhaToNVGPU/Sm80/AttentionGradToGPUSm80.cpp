@@ -968,9 +968,15 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
     tile.head = kvHead;
     tile.computeRange(b, shape.blockM, shape.blockN, window);
 
-    // (Derived anew in each batch: hoisted out of the batch loop, a lane
-    // value of them stayed live across it, spilled in the 4 x 2 grid.)
-    Lanes lanes = Lanes::derive(b, shape, hideFromHoisting(b, threadId));
+    // With dq_accum, values the loops would hold are derived anew where
+    // they are used: hoisted, a lane value of these and the LSE's and
+    // delta's row pointers stayed live across the loops and spilled. (The
+    // deterministic kernels keep them: there hiding them changed ptxas's
+    // schedule of the head dim 256 kernels, 0.94-1.04 of their rates.)
+    auto fresh = [&](Value value) {
+      return op.getDqAccum() ? hideFromHoisting(b, value) : value;
+    };
+    Lanes lanes = Lanes::derive(b, shape, fresh(threadId));
     copies.copyTile(lanes, tile, arg(kGradK), kvHead, firstKey, seqK, keys,
                     shape.blockM, /*bounded=*/true);
     copies.copyTile(lanes, tile, arg(kGradV), kvHead, firstKey, seqK, values,
@@ -1028,12 +1034,8 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
               b, b.slt(tid, b.index(shape.blockN)), [&](OpBuilder &, Location) {
                 Value query = b.add(firstQuery, tid);
                 Value inBounds = b.slt(query, seqQ);
-                // The batch's LSE and delta rows addressed anew each block:
-                // held across the loop, their two pointers spilled in the
-                // 4 x 2 grid of warps.
                 SmallVector<Value, 3> at = {
-                    hideFromHoisting(b, batch), head,
-                    b.select(inBounds, query, b.index(0))};
+                    fresh(batch), head, b.select(inBounds, query, b.index(0))};
                 copies.copyElement(arg(kGradLse), at, terms, {b.index(0), tid},
                                    inBounds);
                 copies.copyElement(arg(kGradDelta), at, terms,
