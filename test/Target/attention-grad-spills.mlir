@@ -11,7 +11,9 @@
 // and dv of a 64-key block (128 f32 registers at head dim 128) stay in
 // registers with the S^T and dP^T fragments, the query block's LSE and
 // delta are read from shared memory where they are used; with dq_accum,
-// dQ's slices are added as they are summed (sm_80), or on sm_90a the
+// dQ's slices are added as they are summed (sm_80, whose 4 x 2 grid of
+// warps at head dim 128 derives the LSE's and delta's row pointers anew
+// each block: held, they spilled), or on sm_90a the
 // consumers of the WGMMA kernel hold dK, dV, S^T and dP^T in their 240
 // registers (ptxas may park a few loop-invariant values in local memory
 // over the prologue and the epilogue, never in the loop: 24 bytes at
