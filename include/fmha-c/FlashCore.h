@@ -291,7 +291,7 @@ typedef struct fmhaAttentionBackwardDesc {
    *  head dims up to 128 only, FlashAttention-2's kernel (dq by f32
    *  atomics): on the H200 0.98-1.13 x the deterministic kernels' rate at
    *  d128 (v36; v38's grid of warps then adds 6-8%), 1.03 at d80,
-   *  0.97-0.99 at d96, 0.89-1.03 at d64. */
+   *  0.97-0.99 at d96, 1.00-1.08 at d64 (v39). */
   void *workspace;
   size_t workspaceBytes;
   /** Nonzero: the same bits every run. With a workspace on sm_90a, the

@@ -843,7 +843,7 @@ def test_opcheck_backward_on_meta_tensors():
 def test_backward_adds_dq_into_a_workspace_where_that_is_faster(monkeypatch):
     # The rule that picks a one-pass kernel (a dq workspace: FlashAttention-3's
     # on sm_90a, its adds in a fixed order when deterministic;
-    # FlashAttention-2's on sm_80 from d72 to d128, unless deterministic) or
+    # FlashAttention-2's on sm_80 from d64 to d128, unless deterministic) or
     # the deterministic kernels (none), with the capability faked;
     # FLASHCORE_CHIP's sm_80 kernels on Hopper follow sm_80's rule.
     from flashcore import _ops
@@ -864,14 +864,14 @@ def test_backward_adds_dq_into_a_workspace_where_that_is_faster(monkeypatch):
             on((9, 0), "sm_90a")
             assert _ops._one_pass_backward(0, dims, deterministic)
         # sm_80's one-pass kernel over 128 keys: on an A100 (or a Hopper
-        # GPU running sm_80's kernels) from d72 to d128; deterministic, the
+        # GPU running sm_80's kernels) from d64 to d128; deterministic, the
         # kernels without a workspace.
         for capability, chip in (((8, 0), None), ((9, 0), "sm_80")):
             on(capability, chip)
-            for dims in ((128, 128), (72, 72)):
+            for dims in ((128, 128), (72, 72), (64, 64)):
                 assert _ops._one_pass_backward(0, dims, deterministic) \
                     == (not deterministic)
-            assert not _ops._one_pass_backward(0, (64, 64), deterministic)
+            assert not _ops._one_pass_backward(0, (56, 56), deterministic)
             assert not _ops._one_pass_backward(0, (256, 256), deterministic)
         for other in ((8, 6), (8, 9), (10, 0)):
             on(other)

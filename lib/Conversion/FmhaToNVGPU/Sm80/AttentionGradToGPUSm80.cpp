@@ -37,18 +37,19 @@
 // way instead: delta also zeroes dq_accum, dk/dv adds each block's
 // dQ = dS K to it with atomics (dS^T through shared memory), and
 // attention_grad_dq_convert writes dq = scale dq_accum (no dq kernel).
-// At head dim 128 that kernel's 8 warps are FlashAttention-2's grid of
-// 4 x 2 (GradTiling::columnWarps): each computes S^T and dP^T for its 32
-// keys and 32 of the block's 64 queries, and dK and dV for its 32 keys and
-// 64 of D's columns, P^T going through shared memory beside dS^T.
+// At head dims 64 and 128 that kernel's 8 warps are FlashAttention-2's
+// grid of 4 x 2 (GradTiling::columnWarps): each computes S^T and dP^T for
+// its 32 keys and half of the block's queries (128 at head dim 64, 64 at
+// 128), and dK and dV for its 32 keys and half of D's columns, P^T going
+// through shared memory beside dS^T.
 //
 // Launch: each kernel takes every operand of the op as an MLIR memref
 // descriptor (so strides and every size but D are launch arguments); the
-// main kernels 128 threads (dk/dv with dq_accum at head dim 128: 256), a
-// grid of (row blocks, heads, min(B, 65535)) (getGradTiling's rows: 64, or
-// 128 at head dim 64 and for that dk/dv), the batches striding by the
-// grid's z extent; delta and the conversion one CTA per 8 rows of
-// each (batch, head).
+// main kernels 128 threads (dk/dv with dq_accum at head dims 64 and 128:
+// 256), a grid of (row blocks, heads, min(B, 65535)) (getGradTiling's
+// rows: 64, or 128 at head dim 64 and for that dk/dv), the batches
+// striding by the grid's z extent; delta and the conversion one CTA per 8
+// rows of each (batch, head).
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,6 +117,10 @@ GradTiling getGradTiling(AttentionGradOp op) {
   // where D splits into whole 64-column blocks, 8 x 1 below.
   if (columns == 128 && op.getDqAccum())
     return {128, 64, 8, op.getHeadDim() == 128 ? 2 : 1};
+  // At head dim 64, FlashAttention-2's 128 keys x 128 queries over 4 x 2
+  // warps (each a half of D: 32 columns).
+  if (op.getDqAccum() && op.getHeadDim() == 64)
+    return {128, 128, 8, 2};
   // 32-row blocks at head dim 256 keep shared memory at 128 KB, which an
   // sm_80 CTA may have (164 KB).
   if (columns == 256)

@@ -132,18 +132,42 @@ Lanes Lanes::derive(KernelBuilder &b, const KernelShape &shape, Value id,
   lanes.valueLanes = getLaneMatrices(
       b, shape, b.add(laneMod8, b.mul(matrixBit0, b.i32(8))), matrixBit1);
   if (columnWarps > 1) {
-    // Whole rows of 8 (the swizzle's phase stays) and whole 64-column
-    // blocks (each lane's chunks move by a constant).
+    // Whole rows of 8: the swizzle's phase stays.
     assert(shape.blockN % kSwizzleRows == 0 &&
-           shape.dTiles * kMmaN % (kSwizzleRows * shape.chunkElements) == 0 &&
            "a column group moves by whole swizzle periods");
     lanes.keyLanes.row = b.add(lanes.keyLanes.row,
                                b.mul(lanes.columnGroup, b.i32(shape.blockN)));
-    Value dColumn = b.mul(lanes.columnGroup, b.i32(shape.dTiles * kMmaN));
-    for (Value &column : lanes.valueLanes.columns)
-      column = b.add(column, dColumn);
+    lanes.valueLanes = moveToChunkPairs(b, shape, lanes.valueLanes,
+                                        lanes.columnGroup, shape.dTiles / 2);
   }
   return lanes;
+}
+
+LaneMatrices sm80::moveToChunkPairs(KernelBuilder &b, const KernelShape &shape,
+                                    const LaneMatrices &lanes, Value group,
+                                    int64_t pairs) {
+  constexpr int64_t kBlockPairs = kSwizzleRows / 2;
+  int64_t blockElements = kSwizzleRows * shape.chunkElements;
+  LaneMatrices moved = lanes;
+  if (pairs % kBlockPairs == 0) {
+    Value blockColumns =
+        b.mul(group, b.i32(pairs / kBlockPairs * blockElements));
+    for (Value &column : moved.columns)
+      column = b.add(column, blockColumns);
+    return moved;
+  }
+  assert(pairs == kBlockPairs / 2 && "whole swizzle periods or half of one");
+  // Groups 2i and 2i + 1 share block i, the second taking the lanes'
+  // columns of pairs 2 and 3 as its 0 and 1.
+  Value blockColumns = b.mul(b.udiv(group, b.i32(2)), b.i32(blockElements));
+  Value secondHalf = b.ne(b.urem(group, b.i32(2)), b.i32(0));
+  for (int64_t k = 0; k < kBlockPairs; ++k) {
+    Value column = lanes.columns[k];
+    if (k < kBlockPairs / 2)
+      column = b.select(secondHalf, lanes.columns[k + kBlockPairs / 2], column);
+    moved.columns[k] = b.add(column, blockColumns);
+  }
+  return moved;
 }
 
 Value Lanes::getRow(KernelBuilder &b, Value firstRow, int64_t m,

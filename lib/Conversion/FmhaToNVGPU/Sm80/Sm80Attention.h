@@ -95,6 +95,15 @@ struct LaneMatrices {
   std::array<Value, 4> columns;
 };
 
+/// \p lanes moved to group \p group (i32) of \p pairs 16-column chunk
+/// pairs (whole swizzle periods of 4 pairs, or half of one), for loads of
+/// pairs [0, \p pairs) from there: whole 64-column blocks move each lane's
+/// columns by a constant; in the second half of a block, pairs 0 and 1 are
+/// the lanes' columns of pairs 2 and 3.
+LaneMatrices moveToChunkPairs(KernelBuilder &b, const KernelShape &shape,
+                              const LaneMatrices &lanes, Value group,
+                              int64_t pairs);
+
 /// The per-thread values every phase uses (i32): the thread id, the first
 /// row of the warp, the lane's g and t in its quad, and its ldmatrix
 /// coordinates. Each phase (the prologue, each key block, the epilogue)
@@ -107,7 +116,7 @@ struct LaneMatrices {
 /// In a grid of warps (\p columnWarps > 1 in derive), warp w takes the
 /// rows of row group w / columnWarps and column group w % columnWarps
 /// (columnGroup): shape.blockN columns of S (keyLanes move there) and
-/// shape.dTiles n8 tiles of D (valueLanes move there).
+/// shape.dTiles n8 tiles of D (valueLanes move there: moveToChunkPairs).
 struct Lanes {
   Value tid, warpRow, quadRow, quadCol;
   /// The warp's column group (i32): 0 where the warps are one column.
