@@ -100,10 +100,6 @@ struct GradTiling {
   int64_t columnWarps = 1;
 };
 
-/// ldmatrix chunk pairs (16 columns) of a swizzled 64-column block: the
-/// swizzle permutes a row's kSwizzleRows chunks.
-constexpr int64_t kChunkPairsPerBlock = kSwizzleRows / 2;
-
 GradTiling getGradTiling(AttentionGradOp op) {
   // By the tiles' columns (getAttentionGradTileColumns), which set the
   // registers and shared memory: a head dim below them computes on zeros.
@@ -655,15 +651,9 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
   // rows (the swizzle phase is the same).
   LaneMatrices keyLanes = lanes.valueLanes;
   keyLanes.row = b.add(keyLanes.row, firstKeyRow);
-  // And this warp's column blocks of K: chunk pair p of a block reads the
-  // lanes' columns[p % 4], each block kSwizzleRows x chunkElements further.
-  if (splitColumns) {
-    Value blockColumns =
-        b.mul(b.udiv(firstWarpDTile, b.i32(2 * kChunkPairsPerBlock)),
-              b.i32(kSwizzleRows * shape.chunkElements));
-    for (Value &column : keyLanes.columns)
-      column = b.add(column, blockColumns);
-  }
+  // And this warp's column blocks of K.
+  if (splitColumns)
+    keyLanes = moveToChunkPairs(b, shape, keyLanes, tilePart, warpDTiles / 2);
   // This warp's 16 queries, from the block's first; where they are all
   // within Sq, dQ goes to dq_accum in fragment order.
   Value firstTileQuery = b.mul(queryTile, b.i32(kMmaM));
@@ -830,10 +820,9 @@ void GradKernelBuilder::storeRows(const Lanes &lanes,
   auto pairType = VectorType::get({2}, shape.elementType);
   Value factorPair = vector::BroadcastOp::create(
       b, VectorType::get({2}, b.getF32Type()), b.f32(factor));
-  Value laneColumn = b.mul(lanes.quadCol, b.i32(2));
-  if (columnWarps > 1)
-    laneColumn = b.add(
-        laneColumn, b.mul(lanes.columnGroup, b.i32(warpShape.dTiles * kMmaN)));
+  Value laneColumn =
+      b.add(b.mul(lanes.quadCol, b.i32(2)),
+            b.mul(lanes.columnGroup, b.i32(warpShape.dTiles * kMmaN)));
   for (int64_t m = 0; m < warpShape.mTiles; ++m)
     for (int64_t half = 0; half < 2; ++half) {
       Value row = lanes.getRow(b, firstRow, m, half);
@@ -1067,18 +1056,14 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
               b, isMaskedBlock(b, queryBlock, unmaskedBegin, unmaskedEnd),
               scores, [&](SmallVectorImpl<Value> &hidden) {
                 masking.applyMask(l, tile, hidden,
-                                  columnWarps > 1
-                                      ? b.add(firstQuery, b.toIndex(warpColumn))
-                                      : firstQuery);
+                                  b.add(firstQuery, b.toIndex(warpColumn)));
               });
           // dv alone needs no dP^T: the dS^T computed from S^T in its
           // place is never used, and goes.
           SmallVector<Value> gradProbs =
               withKey ? mma.multiplyTransposed(l, values, gradOut) : scores;
           // The columns this lane holds: 2t and 2t + 1 of each n8 tile.
-          Value laneColumn = b.mul(l.quadCol, b.i32(2));
-          if (columnWarps > 1)
-            laneColumn = b.add(laneColumn, warpColumn);
+          Value laneColumn = b.add(b.mul(l.quadCol, b.i32(2)), warpColumn);
           auto [probabilities, gradScores] = computeGradScores(
               scores, gradProbs, [&](int64_t, int64_t n, int64_t, int64_t e) {
                 Value column =

@@ -146,25 +146,26 @@ Lanes Lanes::derive(KernelBuilder &b, const KernelShape &shape, Value id,
 LaneMatrices sm80::moveToChunkPairs(KernelBuilder &b, const KernelShape &shape,
                                     const LaneMatrices &lanes, Value group,
                                     int64_t pairs) {
-  constexpr int64_t kBlockPairs = kSwizzleRows / 2;
   int64_t blockElements = kSwizzleRows * shape.chunkElements;
   LaneMatrices moved = lanes;
-  if (pairs % kBlockPairs == 0) {
+  if (pairs % kChunkPairsPerBlock == 0) {
     Value blockColumns =
-        b.mul(group, b.i32(pairs / kBlockPairs * blockElements));
+        b.mul(group, b.i32(pairs / kChunkPairsPerBlock * blockElements));
     for (Value &column : moved.columns)
       column = b.add(column, blockColumns);
     return moved;
   }
-  assert(pairs == kBlockPairs / 2 && "whole swizzle periods or half of one");
+  assert(pairs == kChunkPairsPerBlock / 2 &&
+         "whole swizzle periods or half of one");
   // Groups 2i and 2i + 1 share block i, the second taking the lanes'
   // columns of pairs 2 and 3 as its 0 and 1.
   Value blockColumns = b.mul(b.udiv(group, b.i32(2)), b.i32(blockElements));
   Value secondHalf = b.ne(b.urem(group, b.i32(2)), b.i32(0));
-  for (int64_t k = 0; k < kBlockPairs; ++k) {
+  for (int64_t k = 0; k < kChunkPairsPerBlock; ++k) {
     Value column = lanes.columns[k];
-    if (k < kBlockPairs / 2)
-      column = b.select(secondHalf, lanes.columns[k + kBlockPairs / 2], column);
+    if (k < kChunkPairsPerBlock / 2)
+      column = b.select(secondHalf, lanes.columns[k + kChunkPairsPerBlock / 2],
+                        column);
     moved.columns[k] = b.add(column, blockColumns);
   }
   return moved;

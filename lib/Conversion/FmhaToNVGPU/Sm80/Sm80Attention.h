@@ -31,6 +31,9 @@ constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 constexpr int64_t kChunkBytes = 16;
 /// Rows of one swizzle period: chunk c of row r lives at c ^ (r % 8).
 constexpr int64_t kSwizzleRows = 8;
+/// ldmatrix chunk pairs (16 columns) of a swizzled 64-column block: the
+/// swizzle permutes a row's kSwizzleRows chunks.
+constexpr int64_t kChunkPairsPerBlock = kSwizzleRows / 2;
 
 /// The kernel's parameters: the op's operands in order (sinks, where
 /// the op has them, after the last: getSinksArgument; then key_lengths:
