@@ -59,6 +59,46 @@ Value fmha::divideWords(KernelBuilder &b, Value value, Value divisor) {
   return b.toIndex(b.udiv(b.word(value), b.word(divisor)));
 }
 
+InvariantDivisor InvariantDivisor::get(KernelBuilder &b, Value divisor) {
+  // l = 32 - clz(d - 1): 0 for d = 1, whose m is then 1 and q = n.
+  Value leadingZeros = LLVM::CountLeadingZerosOp::create(
+      b, divisor.getType(), b.sub(divisor, b.i32(1)), /*is_zero_poison=*/false);
+  Value shift = b.sub(b.i32(32), leadingZeros);
+  // floor(2^32 r / d) for r = 2^l - d < d, a bit a step (restoring
+  // division): in 32 bits (2 rem < 2 d <= 2^32), where a 64-bit division
+  // is a subroutine call, around which ptxas spills what is live.
+  Value remainder = b.sub(arith::ShLIOp::create(b, b.i32(1), shift), divisor);
+  auto bits = scf::ForOp::create(b, b.i32(0), b.i32(32), b.i32(1),
+                                 ValueRange{remainder, b.i32(0)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(bits.getBody());
+    Value doubled =
+        arith::ShLIOp::create(b, bits.getRegionIterArg(0), b.i32(1));
+    Value fits =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, doubled, divisor);
+    Value quotient =
+        b.or_(arith::ShLIOp::create(b, bits.getRegionIterArg(1), b.i32(1)),
+              arith::ExtUIOp::create(b, b.getI32Type(), fits));
+    scf::YieldOp::create(
+        b,
+        ValueRange{b.select(fits, b.sub(doubled, divisor), doubled), quotient});
+  }
+  return {divisor, b.add(bits.getResult(1), b.i32(1)), shift};
+}
+
+Value InvariantDivisor::divide(KernelBuilder &b, Value dividend) const {
+  Value high =
+      arith::MulUIExtendedOp::create(b, dividend, multiplier).getHigh();
+  // n + high < 2^32 where n < 2^31 (high <= n).
+  return b.lshr(b.add(high, dividend), shift);
+}
+
+Value InvariantDivisor::remainder(KernelBuilder &b, Value dividend,
+                                  Value quotient) const {
+  return b.sub(dividend, b.mul(quotient, divisor));
+}
+
 KeyBlockRange KeyBlockRange::compute(KernelBuilder &b, Value seqQ, Value seqK,
                                      Value firstRow, int64_t blockM,
                                      int64_t blockN,
