@@ -100,14 +100,14 @@ Value getQueryGroup(KernelBuilder &b, Value q, Value k, bool fresh = false);
 /// has no registers for. Rows and heads fit (TMA coordinates are 32-bit).
 Value divideWords(KernelBuilder &b, Value value, Value divisor);
 
-/// Division of i32 dividends below 2^31 by one run-time i32 divisor d >= 1,
-/// as a multiply-high, an add and a shift (Granlund and Montgomery's
-/// round-up method: q = (umulhi(n, m) + n) >> l, l = ceil(log2 d), m =
-/// 2^32 (2^l - d) / d + 1, exact for every n < 2^31). The magic number
-/// and shift are derived once, where the divisor is known, by one real
-/// division; a loop then divides by it in three instructions where a
-/// division by a run-time value takes ~20 (I2F, MUFU.RCP, F2I and their
-/// fix-ups) every iteration.
+/// Division of i32 dividends below 2^31 by one run-time i32 divisor d from
+/// 1 to 2^31, as a multiply-high, an add and a shift (Granlund and
+/// Montgomery's round-up method: q = (umulhi(n, m) + n) >> l, l = ceil(log2
+/// d), m = 2^32 (2^l - d) / d + 1, exact for every n < 2^31). The magic
+/// number and shift are derived once, where the divisor is known (a 32-step
+/// restoring division, ~100 instructions); a loop then divides by it in
+/// three instructions where a division by a run-time value takes ~20 (I2F,
+/// MUFU.RCP, F2I and their fix-ups) every iteration.
 struct InvariantDivisor {
   static InvariantDivisor get(KernelBuilder &b, Value divisor);
   /// n / d of \p dividend n (i32, below 2^31).
