@@ -2,11 +2,12 @@
 
 // How the sm_80 dk/dv kernel finds a streamed block's query head and block
 // (Sm80/AttentionGradToGPUSm80.cpp, buildDkv's locate): the step divided
-// by the blocks a head. Where the warps are one column (head dim 96 here)
+// by the blocks a head. Where the warps are one column (head dim 80 here)
 // by InvariantDivisor's multiply-high, its magic number derived by a
 // restoring division (clz, no div) before the loop, so that nothing in the
-// kernel divides after it; over the 4 x 2 grid of warps (head dim 128) by
-// div.u32 and rem.u32 (measured faster there: backward-notes v40).
+// kernel divides after it; over the 4 x 2 grid of warps (head dims 64, 96
+// and 128; 128 here) by div.u32 and rem.u32 (measured faster there:
+// backward-notes v40).
 
 // CHECK-LABEL: .entry attention_grad_dkv(
 // CHECK: clz.b32
@@ -17,14 +18,14 @@
 // CHECK: div.u32
 // CHECK: ret;
 
-func.func @d96(%q: memref<?x?x?x96xbf16>, %lse: memref<?x?x?xf32>,
-               %acc: memref<?x?x?x96xf32>) {
-  fmha.attention_grad q(%q : memref<?x?x?x96xbf16>) k(%q : memref<?x?x?x96xbf16>)
-                      v(%q : memref<?x?x?x96xbf16>) o(%q : memref<?x?x?x96xbf16>)
-                      dout(%q : memref<?x?x?x96xbf16>) lse(%lse : memref<?x?x?xf32>)
-                   -> dq(%q : memref<?x?x?x96xbf16>) dk(%q : memref<?x?x?x96xbf16>)
-                      dv(%q : memref<?x?x?x96xbf16>) delta(%lse : memref<?x?x?xf32>)
-                      dq_accum(%acc : memref<?x?x?x96xf32>) causal
+func.func @d80(%q: memref<?x?x?x80xbf16>, %lse: memref<?x?x?xf32>,
+               %acc: memref<?x?x?x80xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x80xbf16>) k(%q : memref<?x?x?x80xbf16>)
+                      v(%q : memref<?x?x?x80xbf16>) o(%q : memref<?x?x?x80xbf16>)
+                      dout(%q : memref<?x?x?x80xbf16>) lse(%lse : memref<?x?x?xf32>)
+                   -> dq(%q : memref<?x?x?x80xbf16>) dk(%q : memref<?x?x?x80xbf16>)
+                      dv(%q : memref<?x?x?x80xbf16>) delta(%lse : memref<?x?x?xf32>)
+                      dq_accum(%acc : memref<?x?x?x80xf32>) causal
   return
 }
 

@@ -37,7 +37,7 @@
 // way instead: delta also zeroes dq_accum, dk/dv adds each block's
 // dQ = dS K to it with atomics (dS^T through shared memory), and
 // attention_grad_dq_convert writes dq = scale dq_accum (no dq kernel).
-// At head dims 64 and 128 that kernel's 8 warps are FlashAttention-2's
+// At head dims 64, 96 and 128 that kernel's 8 warps are FlashAttention-2's
 // grid of 4 x 2 (GradTiling::columnWarps): each computes S^T and dP^T for
 // its 32 keys and half of the block's queries (128 at head dim 64, 64 at
 // 128), and dK and dV for its 32 keys and half of D's columns, P^T going
@@ -45,7 +45,7 @@
 //
 // Launch: each kernel takes every operand of the op as an MLIR memref
 // descriptor (so strides and every size but D are launch arguments); the
-// main kernels 128 threads (dk/dv with dq_accum at head dims 64 and 128:
+// main kernels 128 threads (dk/dv with dq_accum at head dims 64 to 128:
 // 256), a grid of (row blocks, heads, min(B, 65535)) (getGradTiling's
 // rows: 64, or 128 at head dim 64 and for that dk/dv), the batches
 // striding by the grid's z extent; delta and the conversion one CTA per 8
@@ -110,9 +110,12 @@ GradTiling getGradTiling(AttentionGradOp op) {
   // With dq_accum at head dim 128, FlashAttention-2's 128 keys over 8 warps
   // (one CTA an SM): a CTA's dQ sums over twice the keys, so each element
   // of dq_accum takes half the atomics of 64-key CTAs. Its warps are 4 x 2
-  // where D splits into whole 64-column blocks, 8 x 1 below.
+  // where D's halves are whole chunk pairs (d128: a 64-column block each;
+  // d96: three pairs each, moveToChunkPairs), 8 x 1 at the other head dims
+  // (d80's and d112's halves are 2.5 and 3.5 pairs).
   if (columns == 128 && op.getDqAccum())
-    return {128, 64, 8, op.getHeadDim() == 128 ? 2 : 1};
+    return {128, 64, 8,
+            op.getHeadDim() == 128 || op.getHeadDim() == 96 ? 2 : 1};
   // At head dim 64, FlashAttention-2's 128 keys x 128 queries over 4 x 2
   // warps (each a half of D: 32 columns).
   if (op.getDqAccum() && op.getHeadDim() == 64)

@@ -155,8 +155,21 @@ LaneMatrices sm80::moveToChunkPairs(KernelBuilder &b, const KernelShape &shape,
       column = b.add(column, blockColumns);
     return moved;
   }
-  assert(pairs == kChunkPairsPerBlock / 2 &&
-         "whole swizzle periods or half of one");
+  if (pairs != kChunkPairsPerBlock / 2) {
+    // Two groups of fewer pairs than a period (head dim 96: 3 each): the
+    // second's pair j is pair pairs + j, in this period or the next.
+    assert(pairs < kChunkPairsPerBlock &&
+           "whole swizzle periods, or fewer pairs than one");
+    Value second = b.ne(group, b.i32(0));
+    for (int64_t j = 0; j < pairs; ++j) {
+      int64_t movedPair = pairs + j;
+      Value secondColumn =
+          b.add(lanes.columns[movedPair % kChunkPairsPerBlock],
+                b.i32(movedPair / kChunkPairsPerBlock * blockElements));
+      moved.columns[j] = b.select(second, secondColumn, lanes.columns[j]);
+    }
+    return moved;
+  }
   // Groups 2i and 2i + 1 share block i, the second taking the lanes'
   // columns of pairs 2 and 3 as its 0 and 1.
   Value blockColumns = b.mul(b.udiv(group, b.i32(2)), b.i32(blockElements));
