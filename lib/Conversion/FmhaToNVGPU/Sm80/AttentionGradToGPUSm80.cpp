@@ -40,8 +40,8 @@
 // At head dims 64, 96 and 128 that kernel's 8 warps are FlashAttention-2's
 // grid of 4 x 2 (GradTiling::columnWarps): each computes S^T and dP^T for
 // its 32 keys and half of the block's queries (128 at head dim 64, 64 at
-// 96 and 128), and dK and dV for its 32 keys and half of D's columns, P^T going
-// through shared memory beside dS^T.
+// 96 and 128), and dK and dV for its 32 keys and half of D's columns, P^T
+// going through shared memory beside dS^T.
 //
 // Launch: each kernel takes every operand of the op as an MLIR memref
 // descriptor (so strides and every size but D are launch arguments); the
