@@ -804,12 +804,13 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
         "got chip {2}{3}",
         spec.getValueHeadDim(), spec.headDim, stringifyChip(plan.chip),
         spec.withQueryGradAccumulator() ? "" : " without a workspace"));
-  if (!spec.deterministic && spec.headDim > 128 && plan.chip != Chip::sm_90a)
+  if (!spec.deterministic && plan.chip != Chip::sm_90a &&
+      !isSm80OnePassGradHeadDim(spec.headDim))
     return llvm::make_error<OperandError>(llvm::formatv(
         "attention_grad: headDim is {0} with a workspace on chip {1}, "
-        "expected at most 128 there (the backward that adds dq into a "
-        "workspace takes {0} on sm_90a only; pass no workspace for the "
-        "deterministic one)",
+        "expected at most 128, or 160 or 192, there (the backward that adds "
+        "dq into a workspace takes {0} on sm_90a only; pass no workspace for "
+        "the deterministic one)",
         spec.headDim, stringifyChip(plan.chip)));
   llvm::SmallVector<const Kernel *, 4> kernels;
   for (llvm::StringRef name : spec.getKernelNames()) {

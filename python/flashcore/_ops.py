@@ -700,8 +700,9 @@ def _one_pass_backward(device, head_dims, deterministic):
     sm_90 device, unless FLASHCORE_CHIP picks sm_80's), where that is
     FlashAttention-3's faster kernel, its adds in a fixed order when
     `deterministic`; and with sm_80's on an A100 (or a Hopper GPU) at head
-    dims from 64 to 128 unless `deterministic` (whose kernels there take
-    none), FlashAttention-2's kernel over 128 keys (its 162 KB of shared
+    dims from 64 to 128, 160 and 192 (isSm80OnePassGradHeadDim in
+    TileConfig.h) unless `deterministic` (whose kernels there take none),
+    FlashAttention-2's kernel over 128 or 64 keys (its 162 KB of shared
     memory: not on sm_86 and sm_89). Otherwise its blocks' dq add up in any
     order: the last bits may differ from run to run
     (docs/backward-notes.md)."""
@@ -714,7 +715,8 @@ def _one_pass_backward(device, head_dims, deterministic):
     chip, capability = kernels
     return chip == "sm_90a" or (capability in ((8, 0), (9, 0)) and
                                 not deterministic and
-                                64 <= max(head_dims) <= 128)
+                                (64 <= max(head_dims) <= 128 or
+                                 max(head_dims) in (160, 192)))
 
 
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,

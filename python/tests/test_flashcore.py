@@ -843,8 +843,9 @@ def test_opcheck_backward_on_meta_tensors():
 def test_backward_adds_dq_into_a_workspace_where_that_is_faster(monkeypatch):
     # The rule that picks a one-pass kernel (a dq workspace: FlashAttention-3's
     # on sm_90a, its adds in a fixed order when deterministic;
-    # FlashAttention-2's on sm_80 from d64 to d128, unless deterministic) or
-    # the deterministic kernels (none), with the capability faked;
+    # FlashAttention-2's on sm_80 from d64 to d128, d160 and d192, unless
+    # deterministic) or the deterministic kernels (none), with the
+    # capability faked;
     # FLASHCORE_CHIP's sm_80 kernels on Hopper follow sm_80's rule.
     from flashcore import _ops
 
@@ -863,16 +864,17 @@ def test_backward_adds_dq_into_a_workspace_where_that_is_faster(monkeypatch):
             assert _ops._one_pass_backward(0, dims, deterministic)
             on((9, 0), "sm_90a")
             assert _ops._one_pass_backward(0, dims, deterministic)
-        # sm_80's one-pass kernel over 128 keys: on an A100 (or a Hopper
-        # GPU running sm_80's kernels) from d64 to d128; deterministic, the
-        # kernels without a workspace.
+        # sm_80's one-pass kernel: on an A100 (or a Hopper GPU running
+        # sm_80's kernels) from d64 to d128, at d160 and d192;
+        # deterministic, the kernels without a workspace.
         for capability, chip in (((8, 0), None), ((9, 0), "sm_80")):
             on(capability, chip)
-            for dims in ((128, 128), (72, 72), (64, 64)):
+            for dims in ((128, 128), (72, 72), (64, 64), (160, 160),
+                         (192, 192)):
                 assert _ops._one_pass_backward(0, dims, deterministic) \
                     == (not deterministic)
-            assert not _ops._one_pass_backward(0, (56, 56), deterministic)
-            assert not _ops._one_pass_backward(0, (256, 256), deterministic)
+            for dims in ((56, 56), (176, 176), (224, 224), (256, 256)):
+                assert not _ops._one_pass_backward(0, dims, deterministic)
         for other in ((8, 6), (8, 9), (10, 0)):
             on(other)
             assert not _ops._one_pass_backward(0, (128, 128), deterministic)

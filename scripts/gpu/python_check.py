@@ -902,6 +902,17 @@ def backward_grid():
          backward_case(1, 4, 4, 1000, 1000, 200, torch.float16, causal=True,
                        window=(64, 0))),
         ("d160 Sq=113 Sk=17", backward_case(1, 2, 2, 113, 17, 160, bf16)),
+        # sm_80's one-pass kernel past 128 (d160, d192: tiles of 192
+        # columns, each column of warps 5 or 6 chunk pairs of D).
+        ("d160 f16 causal GQA 2:1 B=2 Sq=Sk=1000",
+         backward_case(2, 4, 2, 1000, 1000, 160, torch.float16,
+                       causal=True)),
+        ("d160 Sq=Sk=4097", backward_case(1, 2, 2, 4097, 4097, 160, bf16)),
+        ("d192 softcap 30 sinks window 64,16 BHSD Sq=700 Sk=900",
+         backward_case(1, 2, 2, 700, 900, 192, bf16, window=(64, 16),
+                       bhsd=True, sinks=True, softcap=30.0)),
+        ("d192 f16 Sq=1 Sk=1000", backward_case(2, 4, 4, 1, 1000, 192,
+                                                torch.float16)),
         # v's head dim apart from q's (DeepSeek's 192/128, and wider v).
         ("d192 dv128 causal GQA 4:1 B=2 Sq=Sk=1000",
          backward_case(2, 8, 2, 1000, 1000, 192, bf16, causal=True, dv=128)),

@@ -20,7 +20,7 @@
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 
-// SM80: error: 'fmha.attention_grad' op dq_accum at head dim 256 needs chip sm_90a, got sm_80 (without dq_accum the deterministic kernels run)
+// SM80: error: 'fmha.attention_grad' op dq_accum at head dim 256 needs chip sm_90a, got sm_80 (whose kernel takes head dims up to 128, 160 and 192; without dq_accum the deterministic kernels run)
 func.func @grad_d256(%q: memref<?x?x?x256xbf16>, %lse: memref<?x?x?xf32>,
                      %acc: memref<?x?x?x256xf32>) {
   fmha.attention_grad q(%q : memref<?x?x?x256xbf16>) k(%q : memref<?x?x?x256xbf16>)

@@ -71,6 +71,15 @@ unsigned getAttentionTileColumns(Chip chip, unsigned headDim);
 /// dq_accum keeps D's columns.
 unsigned getAttentionGradTileColumns(unsigned headDim);
 
+/// Whether sm_80's fmha.attention_grad takes dq_accum (its one-pass dk/dv
+/// kernel, which adds dq there) at head dim \p headDim: up to 128, and 160
+/// and 192, whose halves of D are whole 16-column chunk pairs for the
+/// kernel's two columns of warps, in tiles of 192 columns. Past 192 its
+/// double-buffered tiles would pass an A100's 163 KB of shared memory; the
+/// other head dims past 128 split D unevenly. Elsewhere the deterministic
+/// kernels run.
+bool isSm80OnePassGradHeadDim(int64_t headDim);
+
 /// The queries per counter of fmha.attention_grad's dq_order: the sm_90a
 /// kernel's query blocks (64, or 128 at head dim 64) each use the counter
 /// of their first query.

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/bit.h"
 
 #include <cassert>
 #include <tuple>
@@ -60,9 +61,14 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
   int64_t headChunks =
       cast<MemRefType>(global.getType()).getDimSize(3) / shape.chunkElements;
   int64_t filledChunks = llvm::alignTo(headChunks, kMmaK / shape.chunkElements);
+  // A pass covers whole rows, a power of two of them: where the threads
+  // are not a multiple of a row's chunks (rows of 192 columns: 24), the
+  // threads past those rows copy nothing.
   int64_t threads = shape.warps * kThreadsPerWarp;
-  assert(threads % rowChunks == 0 && "a pass covers whole rows");
-  int64_t rowsPerPass = threads / rowChunks;
+  int64_t rowsPerPass =
+      llvm::bit_floor(static_cast<uint64_t>(threads / rowChunks));
+  assert(rowsPerPass > 0 && "a pass covers whole rows");
+  int64_t copyingThreads = rowsPerPass * rowChunks;
   Value firstLocalRow = b.udiv(lanes.tid, b.i32(rowChunks));
   Value chunk = b.urem(lanes.tid, b.i32(rowChunks));
   Value column = b.toIndex(b.mul(chunk, b.i32(shape.chunkElements)));
@@ -87,10 +93,16 @@ void AsyncCopy::emitTileCopy(const Lanes &lanes, const TileCoordinates &tile,
   // spills 36 bytes in it.
   // Where the tile is wider than that, the threads of the chunks past it
   // copy nothing (those columns are never read).
+  Value copying;
+  if (filledChunks < rowChunks)
+    copying = b.slt(chunk, b.i32(filledChunks));
+  if (copyingThreads < threads) {
+    Value inPass = b.slt(lanes.tid, b.i32(copyingThreads));
+    copying = copying ? b.and_(copying, inPass) : inPass;
+  }
   scf::IfOp insideHead;
-  if (filledChunks < rowChunks) {
-    insideHead = scf::IfOp::create(b, b.slt(chunk, b.i32(filledChunks)),
-                                   /*withElseRegion=*/false);
+  if (copying) {
+    insideHead = scf::IfOp::create(b, copying, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&insideHead.getThenRegion().front());
   }
   Value sharedRow, sharedSourceRow;

@@ -41,13 +41,16 @@
 // grid of 4 x 2 (GradTiling::columnWarps): each computes S^T and dP^T for
 // its 32 keys and half of the block's queries (128 at head dim 64, 64 at
 // 96 and 128), and dK and dV for its 32 keys and half of D's columns, P^T
-// going through shared memory beside dS^T.
+// going through shared memory beside dS^T; at 160 and 192 the same over
+// 64 keys (16 a warp) in tiles of 192 columns. Other head dims past 128
+// take the deterministic kernels (isSm80OnePassGradHeadDim).
 //
 // Launch: each kernel takes every operand of the op as an MLIR memref
 // descriptor (so strides and every size but D are launch arguments); the
-// main kernels 128 threads (dk/dv with dq_accum at head dims 64 to 128:
-// 256), a grid of (row blocks, heads, min(B, 65535)) (getGradTiling's
-// rows: 64, or 128 at head dim 64 and for that dk/dv), the batches
+// main kernels 128 threads (dk/dv with dq_accum from head dim 64: 256), a
+// grid of (row blocks, heads, min(B, 65535)) (getGradTiling's rows: 64, or
+// 128 at head dim 64 and for dk/dv with dq_accum from 64 to 128), the
+// batches
 // striding by the grid's z extent; delta and the conversion one CTA per 8
 // rows of each (batch, head).
 //
@@ -100,10 +103,20 @@ struct GradTiling {
   int64_t columnWarps = 1;
 };
 
+/// The columns of the main kernels' shared tiles: D rounded up to 64, 128
+/// or 256 (getAttentionGradTileColumns), but 192 for the one-pass kernel
+/// past 128 (isSm80OnePassGradHeadDim), whose two Q and dO buffers fit
+/// beside K and V only without 256's columns of zeros.
+int64_t getGradTileColumns(AttentionGradOp op) {
+  if (op.getDqAccum() && op.getHeadDim() > 128 && op.getHeadDim() <= 192)
+    return 192;
+  return getAttentionGradTileColumns(op.getHeadDim());
+}
+
 GradTiling getGradTiling(AttentionGradOp op) {
-  // By the tiles' columns (getAttentionGradTileColumns), which set the
-  // registers and shared memory: a head dim below them computes on zeros.
-  unsigned columns = getAttentionGradTileColumns(op.getHeadDim());
+  // By the tiles' columns (getGradTileColumns), which set the registers and
+  // shared memory: a head dim below them computes on zeros.
+  int64_t columns = getGradTileColumns(op);
   // With dq_accum, dk/dv also sums dQ: at 128 x 32 that spilled 16 bytes.
   if (columns == 64 && !op.getDqAccum())
     return {128, 32, 4};
@@ -116,6 +129,11 @@ GradTiling getGradTiling(AttentionGradOp op) {
   if (columns == 128 && op.getDqAccum())
     return {128, 64, 8,
             op.getHeadDim() == 128 || op.getHeadDim() == 96 ? 2 : 1};
+  // Past 128 (head dims 160 and 192), FlashAttention-2's 64 keys x 64
+  // queries over 4 x 2 warps, each warp 16 keys and half of D (5 and 6
+  // chunk pairs, moveToChunkPairs): dK and dV take 80 and 96 registers.
+  if (columns == 192)
+    return {64, 64, 8, 2};
   // At head dim 64, FlashAttention-2's 128 keys x 128 queries over 4 x 2
   // warps (each a half of D: 32 columns).
   if (op.getDqAccum() && op.getHeadDim() == 64)
@@ -210,7 +228,7 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
 }
 
 /// Where a main kernel's tiles live in shared memory: the two that stay
-/// (rows x the tile's columns each, getAttentionGradTileColumns), then two
+/// (rows x the tile's columns each, getGradTileColumns), then two
 /// buffers of the two that stream (streamed x those columns each: the next
 /// block's copies land while this one's are read), then two buffers of the LSE
 /// and delta of a block of queries (dkv; f32), then, with dq_accum, dS^T
@@ -222,8 +240,7 @@ struct GradSharedLayout {
 
   static GradSharedLayout get(AttentionGradOp op, GradTiling tiling) {
     int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
-    int64_t rowBytes =
-        getAttentionGradTileColumns(op.getHeadDim()) * elementBytes;
+    int64_t rowBytes = getGradTileColumns(op) * elementBytes;
     GradSharedLayout layout;
     layout.tileBytes = tiling.rows * rowBytes;
     layout.streamedBytes = tiling.streamed * rowBytes;
@@ -246,6 +263,7 @@ KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
       tiling.rows, tiling.streamed, tiling.warps, op.getHeadDim(),
       op.getQ().getType().getElementType(), op.getScaleOrDefault());
   shape.softcap = ScoreCap::get(op);
+  shape.keyColumns = shape.valueColumns = getGradTileColumns(op);
   return shape;
 }
 
@@ -614,12 +632,11 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
   // CTA), else the keys.
   int64_t queryTiles = shape.blockN / kMmaM;
   int64_t warpsPerTile = shape.warps / queryTiles;
-  // (Split only by whole 64-column blocks: a warp's chunk pairs then start
-  // at a multiple of the swizzle's 4, so its lanes' ldmatrix columns move
-  // by whole blocks.)
+  // (Split by whole 16-column chunk pairs, where moveToChunkPairs moves
+  // a warp's lanes to its first.)
   bool splitColumns =
-      warpsPerTile > 1 &&
-      shape.dTiles % (kChunkPairsPerBlock * 2 * warpsPerTile) == 0;
+      warpsPerTile > 1 && shape.dTiles % (2 * warpsPerTile) == 0 &&
+      canMoveToChunkPairs(warpsPerTile, shape.dTiles / (2 * warpsPerTile));
   int64_t steps = shape.blockM / kMmaK / (splitColumns ? 1 : warpsPerTile);
   int64_t warpDTiles =
       splitColumns ? shape.dTiles / warpsPerTile : shape.dTiles;
@@ -1177,13 +1194,15 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
            << (op.getDqAccum() ? "" : "no dq_accum, ") << "chip "
            << stringifyChip(chip);
   // The mma.sync dk/dv kernel holds dK and dV of its keys over all of D in
-  // registers: at head dim 256 only the deterministic kernels (dk and dv
-  // apart) fit.
-  if (op.getDqAccum() && op.getHeadDim() > 128 && chip != Chip::sm_90a)
+  // registers and its tiles in shared memory: past 128, at head dims 160
+  // and 192 only (isSm80OnePassGradHeadDim).
+  if (op.getDqAccum() && chip != Chip::sm_90a &&
+      !isSm80OnePassGradHeadDim(op.getHeadDim()))
     return op.emitOpError("dq_accum at head dim ")
            << op.getHeadDim() << " needs chip sm_90a, got "
            << stringifyChip(chip)
-           << " (without dq_accum the deterministic kernels run)";
+           << " (whose kernel takes head dims up to 128, 160 and 192; "
+              "without dq_accum the deterministic kernels run)";
   // The mma.sync kernel adds dq by f32 atomics from every thread: nothing
   // orders one block's adds after another's.
   if (op.getDqOrder() && chip != Chip::sm_90a)

@@ -156,12 +156,12 @@ LaneMatrices sm80::moveToChunkPairs(KernelBuilder &b, const KernelShape &shape,
     return moved;
   }
   if (pairs != kChunkPairsPerBlock / 2) {
-    // Two groups of fewer pairs than a period (head dim 96: 3 each): the
-    // second's pair j is pair pairs + j, in this period or the next.
-    assert(pairs < kChunkPairsPerBlock &&
-           "whole swizzle periods, or fewer pairs than one");
+    // Two groups (head dims 96, 160 and 192: 3, 5 and 6 pairs each): the
+    // second's pair j is pair pairs + j, whose period and place in it
+    // depend on j's place in its own period alone, so each of the lanes'
+    // four columns takes one select.
     Value second = b.ne(group, b.i32(0));
-    for (int64_t j = 0; j < pairs; ++j) {
+    for (int64_t j = 0; j < kChunkPairsPerBlock; ++j) {
       int64_t movedPair = pairs + j;
       Value secondColumn =
           b.add(lanes.columns[movedPair % kChunkPairsPerBlock],

@@ -67,6 +67,10 @@ unsigned fmha::getAttentionGradTileColumns(unsigned headDim) {
   return headDim <= 64 ? 64 : headDim <= 128 ? 128 : 256;
 }
 
+bool fmha::isSm80OnePassGradHeadDim(int64_t headDim) {
+  return headDim <= 128 || headDim == 160 || headDim == 192;
+}
+
 /// The default tiling where q, k, v and o share head dim \p headDim.
 static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
                                         bool causal,

@@ -1,0 +1,61 @@
+// RUN: fmha-opt %s -split-input-file -verify-diagnostics -convert-fmha-to-nvgpu=chip=sm_80 | FileCheck %s
+
+// sm_80's one-pass dk/dv kernel past head dim 128 (isSm80OnePassGradHeadDim):
+// at 160 and 192, FlashAttention-2's 64 keys x 64 queries over a 4 x 2 grid
+// of 8 warps, each warp 16 keys and half of D (5 and 6 chunk pairs), its
+// tiles 192 columns wide: K and V, two buffers of Q and dO, the LSE and
+// delta, dS^T and P^T, 164,864 bytes (an A100's CTA may have 166,912).
+// Its copies take rows of 24 chunks with 192 of the 256 threads, 8 rows a
+// pass. Other head dims past 128 keep the deterministic kernels.
+
+// CHECK-LABEL: func.func @grad_d160
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_delta
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dkv {{.*}} threads in (%c256{{.*}} dynamic_shared_memory_size %c164864_i32
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dq_convert
+// CHECK: gpu.func @attention_grad_dkv(
+// CHECK-SAME: threads = 256, shared_bytes = 164864, grid = [ceildiv(k[2], 64), k[1], min(k[0], 65535)]
+// CHECK: arith.cmpi slt, %{{.+}}, %c192_i32
+// CHECK: nvgpu.device_async_copy {{.*}} to memref<64x192xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.ldmatrix {{.*}} : memref<64x192xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: nvvm.mma.sync
+// CHECK: memref.atomic_rmw addf
+func.func @grad_d160(%q: memref<?x?x?x160xbf16>, %lse: memref<?x?x?xf32>,
+                     %acc: memref<?x?x?x160xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x160xbf16>) k(%q : memref<?x?x?x160xbf16>)
+      v(%q : memref<?x?x?x160xbf16>) o(%q : memref<?x?x?x160xbf16>)
+      dout(%q : memref<?x?x?x160xbf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x160xbf16>) dk(%q : memref<?x?x?x160xbf16>)
+         dv(%q : memref<?x?x?x160xbf16>) delta(%lse : memref<?x?x?xf32>)
+         dq_accum(%acc : memref<?x?x?x160xf32>) causal
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grad_d192
+// CHECK: gpu.launch_func @fmha_kernels::@attention_grad_dkv {{.*}} threads in (%c256{{.*}} dynamic_shared_memory_size %c164864_i32
+func.func @grad_d192(%q: memref<?x?x?x192xf16>, %lse: memref<?x?x?xf32>,
+                     %acc: memref<?x?x?x192xf32>) {
+  fmha.attention_grad q(%q : memref<?x?x?x192xf16>) k(%q : memref<?x?x?x192xf16>)
+      v(%q : memref<?x?x?x192xf16>) o(%q : memref<?x?x?x192xf16>)
+      dout(%q : memref<?x?x?x192xf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x192xf16>) dk(%q : memref<?x?x?x192xf16>)
+         dv(%q : memref<?x?x?x192xf16>) delta(%lse : memref<?x?x?xf32>)
+         dq_accum(%acc : memref<?x?x?x192xf32>)
+  return
+}
+
+// -----
+
+// Between them D's halves are not whole chunk pairs (d176: 88 columns).
+func.func @grad_d176(%q: memref<?x?x?x176xbf16>, %lse: memref<?x?x?xf32>,
+                     %acc: memref<?x?x?x176xf32>) {
+  // expected-error @+1 {{dq_accum at head dim 176 needs chip sm_90a, got sm_80 (whose kernel takes head dims up to 128, 160 and 192; without dq_accum the deterministic kernels run)}}
+  fmha.attention_grad q(%q : memref<?x?x?x176xbf16>) k(%q : memref<?x?x?x176xbf16>)
+      v(%q : memref<?x?x?x176xbf16>) o(%q : memref<?x?x?x176xbf16>)
+      dout(%q : memref<?x?x?x176xbf16>) lse(%lse : memref<?x?x?xf32>)
+      -> dq(%q : memref<?x?x?x176xbf16>) dk(%q : memref<?x?x?x176xbf16>)
+         dv(%q : memref<?x?x?x176xbf16>) delta(%lse : memref<?x?x?xf32>)
+         dq_accum(%acc : memref<?x?x?x176xf32>)
+  return
+}
