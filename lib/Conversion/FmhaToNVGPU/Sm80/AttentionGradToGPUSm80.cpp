@@ -101,6 +101,14 @@ namespace {
 struct GradTiling {
   int64_t rows, streamed, warps;
   int64_t columnWarps = 1;
+  /// The columns of the grid of dK's and dV's GEMMs, where they differ
+  /// from S^T's (0: columnWarps): P^T and dS^T are in shared memory, so
+  /// each GEMM takes the grid whose operands load least.
+  int64_t gradColumnWarps = 0;
+
+  int64_t getGradColumnWarps() const {
+    return gradColumnWarps ? gradColumnWarps : columnWarps;
+  }
 };
 
 /// The columns of the main kernels' shared tiles: D rounded up to 64, 128
@@ -130,10 +138,12 @@ GradTiling getGradTiling(AttentionGradOp op) {
     return {128, 64, 8,
             op.getHeadDim() == 128 || op.getHeadDim() == 96 ? 2 : 1};
   // Past 128 (head dims 160 and 192), FlashAttention-2's 64 keys x 64
-  // queries over 4 x 2 warps, each warp 16 keys and half of D (5 and 6
-  // chunk pairs, moveToChunkPairs): dK and dV take 80 and 96 registers.
+  // queries over 4 x 2 warps for S^T and dP^T; for dK and dV each warp 16
+  // keys and half of D at 160 (5 chunk pairs, moveToChunkPairs), 32 keys
+  // and a quarter of D at 192 (2 x 4 warps, 3 pairs each: a k step's B
+  // loads then feed twice the MMAs). dK and dV take 80 and 96 registers.
   if (columns == 192)
-    return {64, 64, 8, 2};
+    return {64, 64, 8, 2, op.getHeadDim() == 192 ? 4 : 0};
   // At head dim 64, FlashAttention-2's 128 keys x 128 queries over 4 x 2
   // warps (each a half of D: 32 columns).
   if (op.getDqAccum() && op.getHeadDim() == 64)
@@ -471,7 +481,9 @@ public:
                     KernelBuilder &b)
       : op(op), func(func), b(b), shape(getGradShape(op, tiling)),
         columnWarps(tiling.columnWarps),
+        gradColumnWarps(tiling.getGradColumnWarps()),
         warpShape(getWarpTileShape(shape, columnWarps)),
+        gradShape(getWarpTileShape(shape, gradColumnWarps)),
         layout(GradSharedLayout::get(op, tiling)), copies(b, shape),
         mma(b, warpShape, noTiles) {}
 
@@ -531,7 +543,7 @@ private:
                         int64_t m, int64_t n, int64_t half, int64_t e)>
                         rowTerms);
   /// Stores this warp's rows of \p accumulators ([mTile][dTile] of
-  /// warpShape, its column group's) times \p factor to rows from
+  /// gradShape, its column group's) times \p factor to rows from
   /// \p firstRow (those below \p rows) of (\p batch, \p head) of \p global.
   void storeRows(const Lanes &lanes, ArrayRef<Value> accumulators,
                  float factor, Value global, Value batch, Value head,
@@ -546,9 +558,10 @@ private:
   gpu::GPUFuncOp func;
   KernelBuilder &b;
   KernelShape shape;
-  /// The grid of warps (GradTiling) and what each warp of it computes.
-  int64_t columnWarps;
-  KernelShape warpShape;
+  /// The grids of warps (GradTiling) and what each warp of them computes:
+  /// S^T and dP^T (warpShape), dK and dV (gradShape).
+  int64_t columnWarps, gradColumnWarps;
+  KernelShape warpShape, gradShape;
   GradSharedLayout layout;
   SharedTiles noTiles;
   AsyncCopy copies;
@@ -635,8 +648,7 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
   // (Split by whole 16-column chunk pairs, where moveToChunkPairs moves
   // a warp's lanes to its first.)
   bool splitColumns =
-      warpsPerTile > 1 && shape.dTiles % (2 * warpsPerTile) == 0 &&
-      canMoveToChunkPairs(warpsPerTile, shape.dTiles / (2 * warpsPerTile));
+      warpsPerTile > 1 && shape.dTiles % (2 * warpsPerTile) == 0;
   int64_t steps = shape.blockM / kMmaK / (splitColumns ? 1 : warpsPerTile);
   int64_t warpDTiles =
       splitColumns ? shape.dTiles / warpsPerTile : shape.dTiles;
@@ -673,7 +685,8 @@ void GradKernelBuilder::accumulateQueryGrad(const Lanes &lanes,
   keyLanes.row = b.add(keyLanes.row, firstKeyRow);
   // And this warp's column blocks of K.
   if (splitColumns)
-    keyLanes = moveToChunkPairs(b, shape, keyLanes, tilePart, warpDTiles / 2);
+    keyLanes = moveToChunkPairs(b, shape, keyLanes, tilePart, warpsPerTile,
+                                warpDTiles / 2);
   // This warp's 16 queries, from the block's first; where they are all
   // within Sq, dQ goes to dq_accum in fragment order.
   Value firstTileQuery = b.mul(queryTile, b.i32(kMmaM));
@@ -842,14 +855,14 @@ void GradKernelBuilder::storeRows(const Lanes &lanes,
       b, VectorType::get({2}, b.getF32Type()), b.f32(factor));
   Value laneColumn =
       b.add(b.mul(lanes.quadCol, b.i32(2)),
-            b.mul(lanes.columnGroup, b.i32(warpShape.dTiles * kMmaN)));
-  for (int64_t m = 0; m < warpShape.mTiles; ++m)
+            b.mul(lanes.columnGroup, b.i32(gradShape.dTiles * kMmaN)));
+  for (int64_t m = 0; m < gradShape.mTiles; ++m)
     for (int64_t half = 0; half < 2; ++half) {
       Value row = lanes.getRow(b, firstRow, m, half);
       scf::IfOp::create(b, b.slt(row, rows), [&](OpBuilder &, Location) {
-        for (int64_t d = 0; d < warpShape.dTiles; ++d) {
+        for (int64_t d = 0; d < gradShape.dTiles; ++d) {
           Value pair = vector::ExtractOp::create(
-              b, accumulators[m * warpShape.dTiles + d], half);
+              b, accumulators[m * gradShape.dTiles + d], half);
           if (factor != 1.0f)
             pair = arith::MulFOp::create(b, pair, factorPair);
           Value column = b.toIndex(b.add(b.i32(d * kMmaN), laneColumn));
@@ -1030,12 +1043,17 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
     auto blockLanes = [&] {
       return Lanes::derive(b, shape, hideFromHoisting(b, threadId));
     };
-    // A warp's place in the grid of warps (the copies' lanes are any).
+    // A warp's place in the grid of warps (the copies' lanes are any), and
+    // in dK's and dV's.
     auto warpLanes = [&] {
       return Lanes::derive(b, warpShape, hideFromHoisting(b, threadId),
                            columnWarps);
     };
-    int64_t count = warpShape.mTiles * warpShape.dTiles;
+    auto gradLanes = [&] {
+      return Lanes::derive(b, gradShape, hideFromHoisting(b, threadId),
+                           gradColumnWarps);
+    };
+    int64_t count = gradShape.mTiles * gradShape.dTiles;
     SmallVector<Value> gradients = forEachStreamedBlock(
         b.mul(blocks, group),
         zeroAccumulators((int64_t(withKey) + int64_t(withValue)) * count),
@@ -1125,11 +1143,12 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
             storeTransposedScores(l, probabilities, probabilitiesTile);
             gpu::BarrierOp::create(b);
             int64_t kSteps = shape.blockN / kMmaK;
+            Lanes gl = gradColumnWarps == columnWarps ? l : gradLanes();
             auto accumulate = [&](Value aTile, Value bTile,
                                   SmallVectorImpl<Value> &out) {
-              mma.accumulate(mma.loadOperandA(aTile, l.queryLanes,
-                                              warpShape.mTiles, kSteps),
-                             kSteps, l.valueLanes, bTile, 0, warpShape.dTiles,
+              mma.accumulate(mma.loadOperandA(aTile, gl.queryLanes,
+                                              gradShape.mTiles, kSteps),
+                             kSteps, gl.valueLanes, bTile, 0, gradShape.dTiles,
                              out);
             };
             if (withValue)
@@ -1156,7 +1175,7 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
           llvm::append_range(gradKey, gradValue);
           return gradKey;
         });
-    Lanes storeLanes = warpLanes();
+    Lanes storeLanes = gradLanes();
     ArrayRef<Value> all(gradients);
     if (withKey)
       storeRows(storeLanes, all.take_front(count), shape.scale, arg(kGradDk),

@@ -137,15 +137,16 @@ Lanes Lanes::derive(KernelBuilder &b, const KernelShape &shape, Value id,
            "a column group moves by whole swizzle periods");
     lanes.keyLanes.row = b.add(lanes.keyLanes.row,
                                b.mul(lanes.columnGroup, b.i32(shape.blockN)));
-    lanes.valueLanes = moveToChunkPairs(b, shape, lanes.valueLanes,
-                                        lanes.columnGroup, shape.dTiles / 2);
+    lanes.valueLanes =
+        moveToChunkPairs(b, shape, lanes.valueLanes, lanes.columnGroup,
+                         columnWarps, shape.dTiles / 2);
   }
   return lanes;
 }
 
 LaneMatrices sm80::moveToChunkPairs(KernelBuilder &b, const KernelShape &shape,
                                     const LaneMatrices &lanes, Value group,
-                                    int64_t pairs) {
+                                    int64_t groups, int64_t pairs) {
   int64_t blockElements = kSwizzleRows * shape.chunkElements;
   LaneMatrices moved = lanes;
   if (pairs % kChunkPairsPerBlock == 0) {
@@ -156,17 +157,21 @@ LaneMatrices sm80::moveToChunkPairs(KernelBuilder &b, const KernelShape &shape,
     return moved;
   }
   if (pairs != kChunkPairsPerBlock / 2) {
-    // Two groups (head dims 96, 160 and 192: 3, 5 and 6 pairs each): the
-    // second's pair j is pair pairs + j, whose period and place in it
-    // depend on j's place in its own period alone, so each of the lanes'
-    // four columns takes one select.
-    Value second = b.ne(group, b.i32(0));
+    // Any other count (head dims 96, 160 and 192: 3, 5 and 6 pairs over two
+    // groups; 192's dK and dV: 3 over four): group g's pair j is pair
+    // g pairs + j, whose period and place in it depend on j's place in its
+    // own period alone, so each of the lanes' four columns takes one select
+    // a group past the first.
     for (int64_t j = 0; j < kChunkPairsPerBlock; ++j) {
-      int64_t movedPair = pairs + j;
-      Value secondColumn =
-          b.add(lanes.columns[movedPair % kChunkPairsPerBlock],
-                b.i32(movedPair / kChunkPairsPerBlock * blockElements));
-      moved.columns[j] = b.select(second, secondColumn, lanes.columns[j]);
+      Value column = lanes.columns[j];
+      for (int64_t g = 1; g < groups; ++g) {
+        int64_t movedPair = g * pairs + j;
+        Value groupColumn =
+            b.add(lanes.columns[movedPair % kChunkPairsPerBlock],
+                  b.i32(movedPair / kChunkPairsPerBlock * blockElements));
+        column = b.select(b.eq(group, b.i32(g)), groupColumn, column);
+      }
+      moved.columns[j] = column;
     }
     return moved;
   }

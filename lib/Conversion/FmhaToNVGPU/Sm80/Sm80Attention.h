@@ -98,22 +98,16 @@ struct LaneMatrices {
   std::array<Value, 4> columns;
 };
 
-/// \p lanes moved to group \p group (i32) of \p pairs 16-column chunk
-/// pairs (whole swizzle periods of 4 pairs, half of one, or, with two
-/// groups, any count), for loads of pairs [0, \p pairs) from there: whole
-/// 64-column blocks move each lane's columns by a constant; in the second
-/// half of a block, pairs 0 and 1 are the lanes' columns of pairs 2 and 3;
-/// with 3 pairs a group, the second group's are the lanes' pair 3 and the
-/// next block's pairs 0 and 1 (canMoveToChunkPairs).
+/// \p lanes moved to group \p group (i32, of \p groups) of \p pairs
+/// 16-column chunk pairs, for loads of pairs [0, \p pairs) from there:
+/// whole 64-column blocks move each lane's columns by a constant; in the
+/// second half of a block, pairs 0 and 1 are the lanes' columns of pairs 2
+/// and 3; other counts select each column by the group (with 3 pairs a
+/// group, the second group's are the lanes' pair 3 and the next block's
+/// pairs 0 and 1).
 LaneMatrices moveToChunkPairs(KernelBuilder &b, const KernelShape &shape,
                               const LaneMatrices &lanes, Value group,
-                              int64_t pairs);
-
-/// Whether moveToChunkPairs takes \p groups groups of \p pairs pairs.
-inline bool canMoveToChunkPairs(int64_t groups, int64_t pairs) {
-  return groups == 1 || groups == 2 || pairs % kChunkPairsPerBlock == 0 ||
-         pairs == kChunkPairsPerBlock / 2;
-}
+                              int64_t groups, int64_t pairs);
 
 /// The per-thread values every phase uses (i32): the thread id, the first
 /// row of the warp, the lane's g and t in its quad, and its ldmatrix
