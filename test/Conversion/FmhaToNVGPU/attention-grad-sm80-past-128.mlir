@@ -2,9 +2,11 @@
 
 // sm_80's one-pass dk/dv kernel past head dim 128 (isSm80OnePassGradHeadDim):
 // at 160 and 192, FlashAttention-2's 64 keys x 64 queries over a 4 x 2 grid
-// of 8 warps, each warp 16 keys and half of D (5 and 6 chunk pairs), its
-// tiles 192 columns wide: K and V, two buffers of Q and dO, the LSE and
-// delta, dS^T and P^T, 164,864 bytes (an A100's CTA may have 166,912).
+// of 8 warps for S^T and dP^T, each warp 16 keys; dK and dV over the same
+// grid at 160 (half of D, 5 chunk pairs, a warp) and over 2 x 4 at 192 (32
+// keys and 3 pairs); its tiles 192 columns wide: K and V, two buffers of Q
+// and dO, the LSE and delta, dS^T and P^T, 164,864 bytes (an A100's CTA
+// may have 166,912).
 // Its copies take rows of 24 chunks with 192 of the 256 threads, 8 rows a
 // pass. Other head dims past 128 keep the deterministic kernels.
 
