@@ -42,17 +42,17 @@
 // its 32 keys and half of the block's queries (128 at head dim 64, 64 at
 // 96 and 128), and dK and dV for its 32 keys and half of D's columns, P^T
 // going through shared memory beside dS^T; at 160 and 192 the same over
-// 64 keys (16 a warp) in tiles of 192 columns. Other head dims past 128
-// take the deterministic kernels (isSm80OnePassGradHeadDim).
+// 64 keys (16 a warp) in tiles of 192 columns, d192's dK and dV over 2 x 4
+// warps (GradTiling::gradColumnWarps). Other head dims past 128 take the
+// deterministic kernels (isSm80OnePassGradHeadDim).
 //
 // Launch: each kernel takes every operand of the op as an MLIR memref
 // descriptor (so strides and every size but D are launch arguments); the
 // main kernels 128 threads (dk/dv with dq_accum from head dim 64: 256), a
 // grid of (row blocks, heads, min(B, 65535)) (getGradTiling's rows: 64, or
 // 128 at head dim 64 and for dk/dv with dq_accum from 64 to 128), the
-// batches
-// striding by the grid's z extent; delta and the conversion one CTA per 8
-// rows of each (batch, head).
+// batches striding by the grid's z extent; delta and the conversion one CTA
+// per 8 rows of each (batch, head).
 //
 //===----------------------------------------------------------------------===//
 
@@ -1043,12 +1043,12 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
     auto blockLanes = [&] {
       return Lanes::derive(b, shape, hideFromHoisting(b, threadId));
     };
-    // A warp's place in the grid of warps (the copies' lanes are any), and
-    // in dK's and dV's.
+    // A warp's place in the grid of warps (the copies' lanes are any).
     auto warpLanes = [&] {
       return Lanes::derive(b, warpShape, hideFromHoisting(b, threadId),
                            columnWarps);
     };
+    // And in dK's and dV's.
     auto gradLanes = [&] {
       return Lanes::derive(b, gradShape, hideFromHoisting(b, threadId),
                            gradColumnWarps);
