@@ -272,8 +272,8 @@ FMHA_C_API fmhaStatus fmhaAttentionWorkspaceSize(fmhaJit jit,
  *  the query heads that read it. delta [batch, queryHeads, querySeq] f32 is
  *  scratch that receives rowsum(dout * o). Strides in elements, as the
  *  forward's (16-byte aligned tensors, strides multiples of 8); device
- *  pointers. Head dims 64, 128 and 256 (with a workspace on sm_80: up to
- *  128, 160 and 192). */
+ *  pointers. Head dims multiples of 8 from 32 to 256 (with a workspace on
+ *  sm_80: up to 128, 160 and 192). */
 typedef struct fmhaAttentionBackwardDesc {
   fmhaAttentionDesc forward;
   const void *dout;
