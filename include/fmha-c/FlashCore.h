@@ -273,7 +273,7 @@ FMHA_C_API fmhaStatus fmhaAttentionWorkspaceSize(fmhaJit jit,
  *  scratch that receives rowsum(dout * o). Strides in elements, as the
  *  forward's (16-byte aligned tensors, strides multiples of 8); device
  *  pointers. Head dims multiples of 8 from 32 to 256 (with a workspace on
- *  sm_80: up to 128, 160 and 192). */
+ *  sm_80: up to 128, 160, 192, 224 and 256). */
 typedef struct fmhaAttentionBackwardDesc {
   fmhaAttentionDesc forward;
   const void *dout;

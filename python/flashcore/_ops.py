@@ -700,9 +700,9 @@ def _one_pass_backward(device, head_dims, deterministic):
     sm_90 device, unless FLASHCORE_CHIP picks sm_80's), where that is
     FlashAttention-3's faster kernel, its adds in a fixed order when
     `deterministic`; and with sm_80's on an A100 (or a Hopper GPU) at head
-    dims from 64 to 128, 160 and 192 (isSm80OnePassGradHeadDim in
+    dims from 64 to 128, 160, 192, 224 and 256 (isSm80OnePassGradHeadDim in
     TileConfig.h) unless `deterministic` (whose kernels there take none),
-    FlashAttention-2's kernel over 128 or 64 keys (its 162 KB of shared
+    FlashAttention-2's kernel over 128 or 64 keys (up to 161 KiB of shared
     memory: not on sm_86 and sm_89). Otherwise its blocks' dq add up in any
     order: the last bits may differ from run to run
     (docs/backward-notes.md)."""
@@ -716,7 +716,7 @@ def _one_pass_backward(device, head_dims, deterministic):
     return chip == "sm_90a" or (capability in ((8, 0), (9, 0)) and
                                 not deterministic and
                                 (64 <= max(head_dims) <= 128 or
-                                 max(head_dims) in (160, 192)))
+                                 max(head_dims) in (160, 192, 224, 256)))
 
 
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,

@@ -865,15 +865,15 @@ def test_backward_adds_dq_into_a_workspace_where_that_is_faster(monkeypatch):
             on((9, 0), "sm_90a")
             assert _ops._one_pass_backward(0, dims, deterministic)
         # sm_80's one-pass kernel: on an A100 (or a Hopper GPU running
-        # sm_80's kernels) from d64 to d128, at d160 and d192;
+        # sm_80's kernels) from d64 to d128, at d160, d192, d224 and d256;
         # deterministic, the kernels without a workspace.
         for capability, chip in (((8, 0), None), ((9, 0), "sm_80")):
             on(capability, chip)
             for dims in ((128, 128), (72, 72), (64, 64), (160, 160),
-                         (192, 192)):
+                         (192, 192), (224, 224), (256, 256)):
                 assert _ops._one_pass_backward(0, dims, deterministic) \
                     == (not deterministic)
-            for dims in ((56, 56), (176, 176), (224, 224), (256, 256)):
+            for dims in ((56, 56), (176, 176), (208, 208), (240, 240)):
                 assert not _ops._one_pass_backward(0, dims, deterministic)
         for other in ((8, 6), (8, 9), (10, 0)):
             on(other)

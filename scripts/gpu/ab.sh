@@ -5,7 +5,7 @@
 #   call 1 (carry the baseline's folder):  scripts/gpu/ab.sh install DIR
 #          (installs DIR/flashcore-*.whl into /tmp/site-main)
 #   call 2 (carry "dist"), while the machine is still warm:
-#          [AB=forward|grid|decode|varlen] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
+#          [AB=forward|grid|decode|varlen] [AB_ROWS=REGEX] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
 #          (installs dist/'s wheel into /tmp/site-new, optionally runs the
 #          python_check rows matching CHECKS and sanitize_python.sh's calls
 #          matching SAN, then ab_rows.py's backward (with AB=forward its

@@ -16,10 +16,13 @@ head dim, which counts as 2 B H S^2 (D + Dv). Prints "BxHxSxD[/Dv][c]
 TFLOP/s" per row.
 
 Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|backward|decode|varlen BENCH_DIR
-(BENCH_DIR: the repository's bench/python, for back_to_back_ms)
+(BENCH_DIR: the repository's bench/python, for back_to_back_ms; AB_ROWS, a
+regular expression, keeps the forward and backward rows whose names it
+finds, e.g. AB_ROWS='x(224|256)' or 'x256c$')
 """
 
 import os
+import re
 import sys
 
 import torch
@@ -47,6 +50,7 @@ ROWS = {
                  (4, 25, 4096, 80, False), (4, 21, 4096, 96, False),
                  (4, 21, 4096, 96, True), (4, 12, 4096, 160, False),
                  (4, 10, 4096, 192, False), (4, 10, 4096, 192, True),
+                 (4, 9, 4096, 224, False), (4, 9, 4096, 224, True),
                  (4, 16, 4096, 192, False, 128),
                  (4, 16, 4096, 192, True, 128)],
 }
@@ -166,8 +170,13 @@ def main():
     if mode == "varlen":
         varlen(back_to_back_ms, VARLEN_ROWS, paged_caches, PAGE_SIZES)
         return
+    only = re.compile(os.environ.get("AB_ROWS", ""))
     for b, h, s, d, causal, *rest in ROWS[mode]:
         dv = rest[0] if rest else d
+        name = (f"{b}x{h}x{s}x{d}{f'/{dv}' if dv != d else ''}"
+                f"{'c' if causal else ''}")
+        if not only.search(name):
+            continue
         # sm_80's kernels take one head dim for q and v (FLASHCORE_CHIP
         # runs them on Hopper).
         if dv != d and os.environ.get("FLASHCORE_CHIP") == "sm_80":
@@ -190,9 +199,7 @@ def main():
                                             retain_graph=True),
                 calls=5, rounds=7)
             flops *= 2.5
-        print(f"{b}x{h}x{s}x{d}{f'/{dv}' if dv != d else ''}"
-              f"{'c' if causal else ''} "
-              f"{flops / ms / 1e9:.1f}", flush=True)
+        print(f"{name} {flops / ms / 1e9:.1f}", flush=True)
 
 
 if __name__ == "__main__":

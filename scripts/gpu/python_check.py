@@ -913,6 +913,17 @@ def backward_grid():
                        bhsd=True, sinks=True, softcap=30.0)),
         ("d192 f16 Sq=1 Sk=1000", backward_case(2, 4, 4, 1, 1000, 192,
                                                 torch.float16)),
+        # And past 192 (d224, d256: tiles of 256 columns, one Q and dO
+        # buffer, 7 and 8 chunk pairs a column of warps).
+        ("d224 causal GQA 4:1 B=2 Sq=Sk=1000",
+         backward_case(2, 8, 2, 1000, 1000, 224, bf16, causal=True)),
+        ("d224 f16 softcap 30 sinks Sq=17 Sk=1234",
+         backward_case(1, 4, 4, 17, 1234, 224, torch.float16, sinks=True,
+                       softcap=30.0)),
+        ("d256 f16 BHSD Sq=Sk=4097",
+         backward_case(1, 2, 2, 4097, 4097, 256, torch.float16, bhsd=True)),
+        ("d256 window 64,16 MQA Sq=700 Sk=900",
+         backward_case(1, 4, 1, 700, 900, 256, bf16, window=(64, 16))),
         # v's head dim apart from q's (DeepSeek's 192/128, and wider v).
         ("d192 dv128 causal GQA 4:1 B=2 Sq=Sk=1000",
          backward_case(2, 8, 2, 1000, 1000, 192, bf16, causal=True, dv=128)),

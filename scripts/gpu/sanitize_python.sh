@@ -122,14 +122,16 @@ run softcap-grad-deterministic-d64 64 "None; torch.use_deterministic_algorithms(
 # The backward at head dims below its tiles' 64, 128 and 256 columns
 # (zeros past D; D's columns stored, dq_accum's last chunk group partial
 # at 40 and 72), any order and (72) deterministic. Under
-# FLASHCORE_CHIP=sm_80, grad-d64, grad-d96, softcap-grad-d128, grad-d160
-# and grad-d192 run sm_80's one-pass kernel over its 4 x 2 grid of warps.
+# FLASHCORE_CHIP=sm_80, grad-d64, grad-d96, softcap-grad-d128, grad-d160,
+# grad-d192, grad-d224 and softcap-grad-d256 run sm_80's one-pass kernel
+# over its 4 x 2 grid of warps (past 192 with one Q and dO buffer).
 plain="q.requires_grad_(); k.requires_grad_(); o = flashcore.attention(q, k, k, causal=True); o.sum().backward()"
 run grad-d40 40 "None; $plain"
 run grad-d64 64 "None; $plain"
 run grad-d96 96 "None; $plain"
 run grad-d160 160 "None; $plain"
 run grad-d192 192 "None; $plain"
+run grad-d224 224 "None; $plain"
 run grad-deterministic-d72 72 "None; torch.use_deterministic_algorithms(True); $plain"
 # From 136 to 192 the consumers share out the column blocks of dK, dV and
 # dQ of tiles of 192 columns (d160: 64 + 64 + 128 and 96 + 96 + 32), each

@@ -72,12 +72,12 @@ unsigned getAttentionTileColumns(Chip chip, unsigned headDim);
 unsigned getAttentionGradTileColumns(unsigned headDim);
 
 /// Whether sm_80's fmha.attention_grad takes dq_accum (its one-pass dk/dv
-/// kernel, which adds dq there) at head dim \p headDim: up to 128, and 160
-/// and 192, whose halves of D are whole 16-column chunk pairs for the
-/// kernel's two columns of warps, in tiles of 192 columns. Past 192 its
-/// double-buffered tiles would pass an A100's 163 KB of shared memory; the
-/// other head dims past 128 split D unevenly. Elsewhere the deterministic
-/// kernels run.
+/// kernel, which adds dq there) at head dim \p headDim: up to 128, and
+/// 160, 192, 224 and 256, whose halves of D are whole 16-column chunk pairs
+/// for the kernel's two columns of warps (in tiles of 192 columns, and of
+/// 256 with one Q and dO buffer: two would pass an A100's 163 KB of shared
+/// memory). The other head dims past 128 split D unevenly; there the
+/// deterministic kernels run.
 bool isSm80OnePassGradHeadDim(int64_t headDim);
 
 /// The queries per counter of fmha.attention_grad's dq_order: the sm_90a

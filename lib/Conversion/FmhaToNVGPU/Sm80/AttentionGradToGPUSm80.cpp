@@ -27,7 +27,9 @@
 //
 // The streamed blocks are double-buffered: block n + 1's cp.async copies
 // are issued before block n's GEMMs, into the other buffer, and one
-// barrier per block separates them.
+// barrier per block separates them (single-buffered past 192 with
+// dq_accum: issued after block n's last read of Q and dO, behind a second
+// barrier).
 //
 // Splitting dq from dk and dv computes S and dP twice: 7 GEMMs where
 // FlashAttention's single kernel runs 5 and sums dq over the key blocks
@@ -43,7 +45,9 @@
 // 96 and 128), and dK and dV for its 32 keys and half of D's columns, P^T
 // going through shared memory beside dS^T; at 160 and 192 the same over
 // 64 keys (16 a warp) in tiles of 192 columns, d192's dK and dV over 2 x 4
-// warps (GradTiling::gradColumnWarps). Other head dims past 128 take the
+// warps (GradTiling::gradColumnWarps); at 224 and 256 in tiles of 256
+// columns with one Q and dO buffer (GradTiling::singleBuffered), d256's
+// dK and dV over 2 x 4 warps. Other head dims past 128 take the
 // deterministic kernels (isSm80OnePassGradHeadDim).
 //
 // Launch: each kernel takes every operand of the op as an MLIR memref
@@ -105,6 +109,10 @@ struct GradTiling {
   /// from S^T's (0: columnWarps): P^T and dS^T are in shared memory, so
   /// each GEMM takes the grid whose operands load least.
   int64_t gradColumnWarps = 0;
+  /// Whether the streamed blocks have one buffer, not two: the next
+  /// block's copies then start once every warp is done reading this one's
+  /// (forEachStreamedBlock's release), where two buffers would not fit.
+  bool singleBuffered = false;
 
   int64_t getGradColumnWarps() const {
     return gradColumnWarps ? gradColumnWarps : columnWarps;
@@ -148,6 +156,18 @@ GradTiling getGradTiling(AttentionGradOp op) {
   // warps (each a half of D: 32 columns).
   if (op.getDqAccum() && op.getHeadDim() == 64)
     return {128, 128, 8, 2};
+  // Past 192 (head dims 224 and 256), the same grid over tiles of 256
+  // columns: two Q and dO buffers would pass an A100's 163 KB, so one
+  // (FlashAttention-2's choice there). dK and dV over 2 x 4 warps at 256
+  // (a 64-column block each), over S^T's grid at 224 (7 chunk pairs a
+  // warp). dK and dV take 128 and 112 registers.
+  if (columns == 256 && op.getDqAccum())
+    return {64,
+            64,
+            8,
+            2,
+            op.getHeadDim() == 256 ? 4 : 0,
+            /*singleBuffered=*/true};
   // 32-row blocks at head dim 256 keep shared memory at 128 KB, which an
   // sm_80 CTA may have (164 KB).
   if (columns == 256)
@@ -239,11 +259,12 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
 
 /// Where a main kernel's tiles live in shared memory: the two that stay
 /// (rows x the tile's columns each, getGradTileColumns), then two
-/// buffers of the two that stream (streamed x those columns each: the next
-/// block's copies land while this one's are read), then two buffers of the LSE
-/// and delta of a block of queries (dkv; f32), then, with dq_accum, dS^T
-/// of a block (dkv: keys x queries, swizzled as the other tiles), and in a
-/// grid of warps P^T beside it.
+/// buffers (one where GradTiling::singleBuffered) of the two that stream
+/// (streamed x those columns each: the next block's copies land while this
+/// one's are read), then as many buffers of the LSE and delta of a block of
+/// queries (dkv; f32), then, with dq_accum, dS^T of a block (dkv: keys x
+/// queries, swizzled as the other tiles), and in a grid of warps P^T beside
+/// it.
 struct GradSharedLayout {
   int64_t tileBytes, streamedBytes, termsOffset, termsBytes, scoresOffset,
       probabilitiesOffset, totalBytes;
@@ -254,9 +275,11 @@ struct GradSharedLayout {
     GradSharedLayout layout;
     layout.tileBytes = tiling.rows * rowBytes;
     layout.streamedBytes = tiling.streamed * rowBytes;
-    layout.termsOffset = 2 * layout.tileBytes + 4 * layout.streamedBytes;
+    int64_t buffers = tiling.singleBuffered ? 1 : 2;
+    layout.termsOffset =
+        2 * layout.tileBytes + 2 * buffers * layout.streamedBytes;
     layout.termsBytes = 2 * tiling.streamed * 4;
-    layout.scoresOffset = layout.termsOffset + 2 * layout.termsBytes;
+    layout.scoresOffset = layout.termsOffset + buffers * layout.termsBytes;
     int64_t scoresBytes = tiling.rows * tiling.streamed * elementBytes;
     layout.probabilitiesOffset = layout.scoresOffset + scoresBytes;
     layout.totalBytes = layout.scoresOffset;
@@ -482,6 +505,7 @@ public:
       : op(op), func(func), b(b), shape(getGradShape(op, tiling)),
         columnWarps(tiling.columnWarps),
         gradColumnWarps(tiling.getGradColumnWarps()),
+        singleBuffered(tiling.singleBuffered),
         warpShape(getWarpTileShape(shape, columnWarps)),
         gradShape(getWarpTileShape(shape, gradColumnWarps)),
         layout(GradSharedLayout::get(op, tiling)), copies(b, shape),
@@ -526,12 +550,17 @@ private:
   /// Runs \p body for blocks [0, \p count) (index), carrying
   /// \p accumulators, with block n + 1's copies issued (\p issue, into
   /// buffer (n + 1) % 2, then committed) before block n's body, and block
-  /// 0's before the loop. \p body gets the block and its buffer's parity.
+  /// 0's before the loop. \p body gets the block, its buffer's parity and
+  /// \p release, which it calls once it has issued its last read of the
+  /// streamed tiles: with one buffer (singleBuffered) block n + 1's copies
+  /// are issued there, after a barrier, into buffer 0; with two it does
+  /// nothing.
   SmallVector<Value> forEachStreamedBlock(
       Value count, ArrayRef<Value> accumulators,
       llvm::function_ref<void(Value block, Value parity)> issue,
       llvm::function_ref<SmallVector<Value>(Value block, Value parity,
-                                            ValueRange carried)>
+                                            ValueRange carried,
+                                            llvm::function_ref<void()> release)>
           body);
   /// dS = P (dP - delta) with P = exp2(S scale log2e - lse log2e), per
   /// fragment element of warpShape's tile: \p lse2 and \p delta per element of
@@ -561,6 +590,7 @@ private:
   /// The grids of warps (GradTiling) and what each warp of them computes:
   /// S^T and dP^T (warpShape), dK and dV (gradShape).
   int64_t columnWarps, gradColumnWarps;
+  bool singleBuffered;
   KernelShape warpShape, gradShape;
   GradSharedLayout layout;
   SharedTiles noTiles;
@@ -764,7 +794,9 @@ void GradKernelBuilder::forEachBatch(llvm::function_ref<void(Value)> body) {
 SmallVector<Value> GradKernelBuilder::forEachStreamedBlock(
     Value count, ArrayRef<Value> accumulators,
     llvm::function_ref<void(Value, Value)> issue,
-    llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+    llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange,
+                                          llvm::function_ref<void()>)>
+        body) {
   Value zero = b.index(0), one = b.index(1);
   auto ifThen = [&](Value condition, llvm::function_ref<void()> then) {
     scf::IfOp::create(b, condition, [&](OpBuilder &, Location) {
@@ -778,14 +810,26 @@ SmallVector<Value> GradKernelBuilder::forEachStreamedBlock(
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value block = loop.getInductionVar();
-  Value parity = b.urem(block, b.index(2));
+  Value parity = singleBuffered ? zero : b.urem(block, b.index(2));
   // Block n has landed, and every warp is done with block n - 1, whose
-  // buffer block n + 1's copies now take.
+  // buffer block n + 1's copies now take (with one buffer, once block n's
+  // reads are done).
   copies.waitForAll();
   Value next = b.add(block, one);
-  ifThen(b.slt(next, count), [&] { issue(next, b.sub(one, parity)); });
-  copies.commit();
-  scf::YieldOp::create(b, body(block, parity, loop.getRegionIterArgs()));
+  auto issueNext = [&](Value nextParity) {
+    ifThen(b.slt(next, count), [&] { issue(next, nextParity); });
+    copies.commit();
+  };
+  if (!singleBuffered)
+    issueNext(b.sub(one, parity));
+  auto release = [&] {
+    if (!singleBuffered)
+      return;
+    gpu::BarrierOp::create(b);
+    issueNext(zero);
+  };
+  scf::YieldOp::create(b,
+                       body(block, parity, loop.getRegionIterArgs(), release));
   return loop.getResults();
 }
 
@@ -936,7 +980,8 @@ void GradKernelBuilder::buildDq() {
                               getStreamedTile(1, parity), keyBlock,
                               /*bounded=*/true);
         },
-        [&](Value block, Value parity, ValueRange carried) {
+        [&](Value block, Value parity, ValueRange carried,
+            llvm::function_ref<void()> release) {
           Lanes l = blockLanes();
           Value keys = getStreamedTile(0, parity);
           Value values = getStreamedTile(1, parity);
@@ -960,6 +1005,7 @@ void GradKernelBuilder::buildDq() {
           SmallVector<Value> accumulators(carried);
           mma.accumulateProduct(l, packAccumulators(b, shape, gradScores),
                                 keys, accumulators);
+          release();
           return accumulators;
         });
     storeRows(blockLanes(), gradQuery, shape.scale, arg(kGradDq), batch,
@@ -1086,7 +1132,8 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
                 scf::YieldOp::create(b);
               });
         },
-        [&](Value step, Value parity, ValueRange carried) {
+        [&](Value step, Value parity, ValueRange carried,
+            llvm::function_ref<void()> release) {
           Lanes l = warpLanes();
           Value queries = getStreamedTile(0, parity);
           Value gradOut = getStreamedTile(1, parity);
@@ -1167,6 +1214,8 @@ void GradKernelBuilder::buildDkv(AttentionGradKernel kernel) {
             if (scoresTile)
               gpu::BarrierOp::create(b);
           }
+          // Q and dO are read; dS^T and K stay for dQ.
+          release();
           if (scoresTile) {
             auto [head, first] = locate(step);
             accumulateQueryGrad(blockLanes(), scoresTile, keys, batch, head,
@@ -1220,7 +1269,8 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     return op.emitOpError("dq_accum at head dim ")
            << op.getHeadDim() << " needs chip sm_90a, got "
            << stringifyChip(chip)
-           << " (whose kernel takes head dims up to 128, 160 and 192; "
+           << " (whose kernel takes head dims up to 128, 160, 192, 224 and "
+              "256; "
               "without dq_accum the deterministic kernels run)";
   // The mma.sync kernel adds dq by f32 atomics from every thread: nothing
   // orders one block's adds after another's.

@@ -68,7 +68,8 @@ unsigned fmha::getAttentionGradTileColumns(unsigned headDim) {
 }
 
 bool fmha::isSm80OnePassGradHeadDim(int64_t headDim) {
-  return headDim <= 128 || headDim == 160 || headDim == 192;
+  return headDim <= 128 || headDim == 160 || headDim == 192 || headDim == 224 ||
+         headDim == 256;
 }
 
 /// The default tiling where q, k, v and o share head dim \p headDim.
