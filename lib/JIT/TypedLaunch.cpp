@@ -809,9 +809,8 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
     return llvm::make_error<OperandError>(llvm::formatv(
         "attention_grad: headDim is {0} with a workspace on chip {1}, "
         "expected at most 128, or 160, 192, 224 or 256, there (the backward "
-        "that adds "
-        "dq into a workspace takes {0} on sm_90a only; pass no workspace for "
-        "the deterministic one)",
+        "that adds dq into a workspace takes {0} on sm_90a only; pass no "
+        "workspace for the deterministic one)",
         spec.headDim, stringifyChip(plan.chip)));
   llvm::SmallVector<const Kernel *, 4> kernels;
   for (llvm::StringRef name : spec.getKernelNames()) {

@@ -68,8 +68,9 @@ unsigned fmha::getAttentionGradTileColumns(unsigned headDim) {
 }
 
 bool fmha::isSm80OnePassGradHeadDim(int64_t headDim) {
-  return headDim <= 128 || headDim == 160 || headDim == 192 || headDim == 224 ||
-         headDim == 256;
+  // Past 128 the multiples of 32 (160, 192, 224, 256): halves of D that
+  // are whole 16-column chunk pairs.
+  return headDim <= 128 || (headDim % 32 == 0 && headDim <= 256);
 }
 
 /// The default tiling where q, k, v and o share head dim \p headDim.
