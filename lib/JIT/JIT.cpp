@@ -413,6 +413,22 @@ JIT::loadOrCompile(const std::string &key, CompileFn compile) {
   return modules[key] = std::move(loaded);
 }
 
+llvm::Error fmha::checkSharedBytesFit(llvm::StringRef kernelName,
+                                      uint64_t sharedBytes,
+                                      const DeviceInfo &device) {
+  if (device.maxSharedBytesPerBlock <= 0 ||
+      sharedBytes <= static_cast<uint64_t>(device.maxSharedBytesPerBlock))
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::formatv(
+      "kernel '{0}' needs {1} bytes of shared memory a block, and device {2} "
+      "({3}, {4}) allows {5}: sm_80's tiles are sized for an A100 (163 KB); "
+      "run it there or on an H100/H200, or ask for less (fmhaAttention: a "
+      "smaller tile; fmhaAttentionBackward: no workspace, which fits 99 KB "
+      "up to head dim 128)",
+      kernelName, sharedBytes, device.ordinal, device.name,
+      device.capability.arch(), device.maxSharedBytesPerBlock));
+}
+
 llvm::Expected<std::unique_ptr<Kernel>>
 JIT::loadKernel(const std::string &key, llvm::StringRef kernelName,
                 CompileFn compile) {
@@ -438,6 +454,8 @@ JIT::loadKernel(const std::string &key, llvm::StringRef kernelName,
   // capture then only launches.
   if (kernel->contract && kernel->contract->sharedBytes > 0) {
     auto bytes = static_cast<unsigned>(kernel->contract->sharedBytes);
+    if (llvm::Error err = checkSharedBytesFit(kernelName, bytes, device))
+      return std::move(err);
     if (llvm::Error err =
             driver->setMaxDynamicSharedBytes(kernel->function, bytes))
       return std::move(err);

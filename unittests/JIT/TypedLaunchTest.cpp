@@ -1,7 +1,8 @@
 //===- TypedLaunchTest.cpp - the typed launches' operand checks -----------===//
 //
 // Part of FlashCore. What checkAttentionGradTensors accepts and refuses,
-// with stand-in pointers (nothing is launched, no GPU needed).
+// with stand-in pointers, and checkSharedBytesFit with a stand-in device
+// (nothing is launched, no GPU needed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -474,4 +475,30 @@ TEST(TypedLaunch, PackedBatchStridesAreUnread) {
   t.kStrides = t.vStrides = {3, 128, 2 * 128};
   t.qStrides[0] = t.oStrides[0] = 3;
   EXPECT_EQ(checkForward(forward, t), "");
+}
+
+// A kernel whose shared memory passes the device's opt-in limit is refused
+// at load, by name, with both sizes and the device (an sm_80 backward
+// kernel sized for an A100 on an sm_89 GPU); one that fits, or a device
+// that reports no limit, passes.
+TEST(KernelLoad, SharedMemoryPastTheDeviceLimitNamesBoth) {
+  DeviceInfo device;
+  device.ordinal = 1;
+  device.name = "NVIDIA GeForce RTX 4090";
+  device.capability = {8, 9};
+  device.maxSharedBytesPerBlock = 101376;
+  llvm::Error error = checkSharedBytesFit("attention_grad_dkv", 164864, device);
+  ASSERT_TRUE(static_cast<bool>(error));
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "kernel 'attention_grad_dkv' needs 164864 bytes of shared memory "
+            "a block, and device 1 (NVIDIA GeForce RTX 4090, sm_89) allows "
+            "101376: sm_80's tiles are sized for an A100 (163 KB); run it "
+            "there or on an H100/H200, or ask for less (fmhaAttention: a "
+            "smaller tile; fmhaAttentionBackward: no workspace, which fits 99 "
+            "KB up to head dim 128)");
+  EXPECT_FALSE(static_cast<bool>(
+      checkSharedBytesFit("attention_grad_dkv", 101376, device)));
+  device.maxSharedBytesPerBlock = 0;
+  EXPECT_FALSE(static_cast<bool>(
+      checkSharedBytesFit("attention_grad_dkv", 164864, device)));
 }

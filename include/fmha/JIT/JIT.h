@@ -84,6 +84,14 @@ llvm::Error addKernelParameters(KernelArguments &arguments,
                                 const LaunchContract &contract,
                                 llvm::ArrayRef<LaunchOperand> operands);
 
+/// Checks that kernel \p kernelName's \p sharedBytes of dynamic shared
+/// memory a block fit \p device's opt-in limit (where the device reports
+/// one), before the JIT opts the kernel into them: the error names the
+/// kernel, both sizes and the device, and what would fit (sm_80's tiles are
+/// sized for an A100's 163 KB; sm_86 and sm_89 allow 99 KB).
+llvm::Error checkSharedBytesFit(llvm::StringRef kernelName,
+                                uint64_t sharedBytes, const DeviceInfo &device);
+
 /// What fmha.check_sorted's `first` holds for a stream before the launch,
 /// and still after it when the stream's times are sorted.
 inline constexpr uint64_t kTimesSorted = ~uint64_t(0);

@@ -161,13 +161,11 @@ GradTiling getGradTiling(AttentionGradOp op) {
   // (FlashAttention-2's choice there). dK and dV over 2 x 4 warps at 256
   // (a 64-column block each), over S^T's grid at 224 (7 chunk pairs a
   // warp). dK and dV take 128 and 112 registers.
-  if (columns == 256 && op.getDqAccum())
-    return {64,
-            64,
-            8,
-            2,
-            op.getHeadDim() == 256 ? 4 : 0,
-            /*singleBuffered=*/true};
+  if (columns == 256 && op.getDqAccum()) {
+    GradTiling tiling{64, 64, 8, 2, op.getHeadDim() == 256 ? 4 : 0};
+    tiling.singleBuffered = true;
+    return tiling;
+  }
   // 32-row blocks at head dim 256 keep shared memory at 128 KB, which an
   // sm_80 CTA may have (164 KB).
   if (columns == 256)
@@ -1270,8 +1268,7 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
            << op.getHeadDim() << " needs chip sm_90a, got "
            << stringifyChip(chip)
            << " (whose kernel takes head dims up to 128, 160, 192, 224 and "
-              "256; "
-              "without dq_accum the deterministic kernels run)";
+              "256; without dq_accum the deterministic kernels run)";
   // The mma.sync kernel adds dq by f32 atomics from every thread: nothing
   // orders one block's adds after another's.
   if (op.getDqOrder() && chip != Chip::sm_90a)
