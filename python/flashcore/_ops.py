@@ -713,10 +713,12 @@ def _one_pass_backward(device, head_dims, deterministic):
             ("sm_90a" if capability == (9, 0) else "sm_80")
         kernels = _KERNELS[device] = (chip, capability)
     chip, capability = kernels
+    head_dim = max(head_dims)
+    # Past 128 the multiples of 32, as isSm80OnePassGradHeadDim.
     return chip == "sm_90a" or (capability in ((8, 0), (9, 0)) and
                                 not deterministic and
-                                (64 <= max(head_dims) <= 128 or
-                                 max(head_dims) in (160, 192, 224, 256)))
+                                (64 <= head_dim <= 128 or
+                                 head_dim % 32 == 0))
 
 
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
