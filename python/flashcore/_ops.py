@@ -718,7 +718,7 @@ def _one_pass_backward(device, head_dims, deterministic):
     return chip == "sm_90a" or (capability in ((8, 0), (9, 0)) and
                                 not deterministic and
                                 (64 <= head_dim <= 128 or
-                                 head_dim % 32 == 0))
+                                 (head_dim > 128 and head_dim % 32 == 0)))
 
 
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
