@@ -1260,8 +1260,8 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
            << (op.getDqAccum() ? "" : "no dq_accum, ") << "chip "
            << stringifyChip(chip);
   // The mma.sync dk/dv kernel holds dK and dV of its keys over all of D in
-  // registers and its tiles in shared memory: past 128, at head dims 160
-  // and 192 only (isSm80OnePassGradHeadDim).
+  // registers and its tiles in shared memory: past 128, at the multiples
+  // of 32 only (isSm80OnePassGradHeadDim).
   if (op.getDqAccum() && chip != Chip::sm_90a &&
       !isSm80OnePassGradHeadDim(op.getHeadDim()))
     return op.emitOpError("dq_accum at head dim ")
