@@ -287,9 +287,9 @@ fmhaStatus fmhaAttentionPrecompile(fmhaJit jit, const fmhaAttentionDesc *descs,
     int64_t queryGroup = descs[i].kvHeads > 0 && descs[i].queryHeads > 0
                              ? descs[i].queryHeads / descs[i].kvHeads
                              : 1;
-    llvm::append_range(specs,
-                       getLaunchSpecs(*spec, jit->jit->getLoadPlan().chip,
-                                      querySeq, queryGroup));
+    llvm::append_range(
+        specs, getLaunchSpecs(*spec, jit->jit->getLoadPlan().chip, querySeq,
+                              queryGroup, jit->jit->getDeviceSharedBytes()));
   }
   if (llvm::Error err = jit->jit->precompile(specs, threads))
     return report(std::move(err), message);

@@ -181,9 +181,9 @@ ResampleTiling JIT::getResampleTiling(const KernelSpec &spec) const {
 AttentionTiling JIT::getAttentionTiling(const KernelSpec &spec,
                                         std::optional<int64_t> querySeq,
                                         int64_t queryGroup) const {
-  return spec.attentionTile.value_or(
-      getDefaultAttentionTiling(plan.chip, spec.getHeadDims(), spec.causal,
-                                querySeq, queryGroup, spec.pageSize != 0));
+  return spec.attentionTile.value_or(getDefaultAttentionTiling(
+      plan.chip, spec.getHeadDims(), spec.causal, querySeq, queryGroup,
+      spec.pageSize != 0, getDeviceSharedBytes()));
 }
 
 llvm::Error Kernel::launch(CUstream stream, const LaunchConfig &config,

@@ -391,10 +391,12 @@ fmha::getAttentionQueryLengthClasses(int64_t queryGroup) {
 
 KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
                                         std::optional<int64_t> querySeq,
-                                        int64_t queryGroup) {
-  // A tile for this query length that is not the one for every length
-  // becomes the spec's own (a second kernel, compiled once); otherwise the
-  // spec stays as given and shares its kernel with every other length.
+                                        int64_t queryGroup,
+                                        uint64_t deviceSharedBytes) {
+  // A tile for this query length (and device) that is not the chip's one
+  // for every length becomes the spec's own (a second kernel, compiled
+  // once); otherwise the spec stays as given and shares its kernel with
+  // every other length.
   KernelSpec launched = spec;
   if (querySeq == 1 && spec.causal && !spec.window)
     launched.causal = false;
@@ -403,7 +405,7 @@ KernelSpec fmha::getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
           ? *spec.attentionTile
           : getDefaultAttentionTiling(chip, launched.getHeadDims(),
                                       launched.causal, querySeq, queryGroup,
-                                      spec.pageSize != 0);
+                                      spec.pageSize != 0, deviceSharedBytes);
   AttentionTiling everyLength =
       getDefaultAttentionTiling(chip, launched.getHeadDims(), launched.causal);
   if (!spec.attentionTile && tiling != everyLength)
@@ -476,7 +478,8 @@ KernelSpec fmha::getMergeSpec(const KernelSpec &spec) {
 
 std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
                                              std::optional<int64_t> querySeq,
-                                             int64_t queryGroup) {
+                                             int64_t queryGroup,
+                                             uint64_t deviceSharedBytes) {
   if (spec.kind != OpKind::Attention)
     return {spec};
   std::vector<KernelSpec> specs;
@@ -501,7 +504,8 @@ std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
                : getAttentionQueryLengthClasses(queryGroup);
   llvm::SmallVector<KernelSpec, 4> launched;
   for (auto [index, length] : llvm::enumerate(lengths)) {
-    launched.push_back(getAttentionLaunchSpec(spec, chip, length, queryGroup));
+    launched.push_back(getAttentionLaunchSpec(spec, chip, length, queryGroup,
+                                              deviceSharedBytes));
     add(launched.back());
     // A class whose longest length fills its tiles unpacked (the middle
     // class, not the few queries on decode's tile; the long class is judged

@@ -273,7 +273,8 @@ llvm::Error fmha::checkAttentionTensors(const KernelSpec &spec,
 KernelSpec JIT::getAttentionLaunchSpec(const KernelSpec &spec,
                                        std::optional<int64_t> querySeq,
                                        int64_t queryGroup) const {
-  return fmha::getAttentionLaunchSpec(spec, plan.chip, querySeq, queryGroup);
+  return fmha::getAttentionLaunchSpec(spec, plan.chip, querySeq, queryGroup,
+                                      getDeviceSharedBytes());
 }
 
 AttentionTensors fmha::foldGroupedQueries(const KernelSpec &spec,

@@ -667,6 +667,40 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
             resample.getKey());
 }
 
+// On a device with less shared memory than the chip (sm_80's kernels on a
+// 99 KB sm_86 or sm_89 GPU), a launch whose default tile does not fit it
+// names one that does, so its kernel is a spec of its own; where the
+// chip's tile fits (or the device is not known), the spec is as before.
+TEST(KernelSpec, LaunchSpecFitsTheDevicesSharedMemory) {
+  constexpr uint64_t kSm89SharedBytes = 101376;
+  KernelSpec spec;
+  spec.headDim = 256;
+  KernelSpec fitted =
+      getAttentionLaunchSpec(spec, Chip::sm_80, 4096, 1, kSm89SharedBytes);
+  ASSERT_TRUE(fitted.attentionTile.has_value());
+  EXPECT_EQ(*fitted.attentionTile,
+            (AttentionTiling{Chip::sm_80, 64, 64, 4, 1}));
+  EXPECT_NE(fitted.getKey(), spec.getKey());
+  EXPECT_EQ(getAttentionLaunchSpec(spec, Chip::sm_80, 4096).getKey(),
+            spec.getKey());
+  EXPECT_EQ(
+      getAttentionLaunchSpec(spec, Chip::sm_80, 4096, 1,
+                             getChipLimits(Chip::sm_80).maxSharedBytesPerBlock)
+          .getKey(),
+      spec.getKey());
+  // Every kernel a launch of it may compile there fits.
+  for (const KernelSpec &launched :
+       getLaunchSpecs(spec, Chip::sm_80, std::nullopt, 1, kSm89SharedBytes))
+    if (launched.kind == OpKind::Attention)
+      EXPECT_EQ(launched.attentionTile, fitted.attentionTile)
+          << launched.getKey();
+  KernelSpec d128 = spec;
+  d128.headDim = 128;
+  EXPECT_EQ(getAttentionLaunchSpec(d128, Chip::sm_80, 4096, 1, kSm89SharedBytes)
+                .getKey(),
+            d128.getKey());
+}
+
 // A few queries of a grouped-query launch pack a group's heads into a
 // tile's rows where that fills the tiles better (FlashAttention-3's rule),
 // and such a kernel splits its keys as decode does.

@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <map>
@@ -450,7 +451,7 @@ public:
   llvm::Expected<const Kernel &>
   getKernelFromSource(llvm::StringRef source, llvm::StringRef kernelName);
 
-  /// getAttentionLaunchSpec on this JIT's chip.
+  /// getAttentionLaunchSpec on this JIT's chip and device.
   KernelSpec getAttentionLaunchSpec(const KernelSpec &spec,
                                     std::optional<int64_t> querySeq,
                                     int64_t queryGroup = 1) const;
@@ -509,7 +510,8 @@ public:
   /// The tiling \p spec compiles with on this JIT's chip: its own, or the
   /// chip's default (what fmha-materialize-tiles picks; for attention, the
   /// default for \p querySeq queries with \p queryGroup query heads per KV
-  /// head where that is known, as launchAttention does).
+  /// head where that is known, as launchAttention does, and one that fits
+  /// the device's shared memory where the chip's does not).
   ResampleTiling getResampleTiling(const KernelSpec &spec) const;
   AttentionTiling
   getAttentionTiling(const KernelSpec &spec,
@@ -518,6 +520,11 @@ public:
 
   const LoadPlan &getLoadPlan() const { return plan; }
   const DeviceInfo &getDevice() const { return device; }
+  /// The shared memory a block may opt into on this JIT's device, in bytes
+  /// (0 where the driver did not say): what the default tiles must fit.
+  uint64_t getDeviceSharedBytes() const {
+    return static_cast<uint64_t>(std::max(device.maxSharedBytesPerBlock, 0));
+  }
   /// The disk cache directory, or "" when disabled.
   llvm::StringRef getCacheDirectory() const;
   JITStats getStats() const;

@@ -145,9 +145,13 @@ getAttentionQueryLengthClasses(int64_t queryGroup);
 ///   (foldGroupedQueries), so causal and non-causal decode share it;
 /// - where shouldPackQueryHeads, with pack_query_heads (packed sequences on
 ///   sm_90a only: the sm_80 lowering refuses them).
+/// On a device that allows \p deviceSharedBytes of shared memory a block
+/// (0: the chip's), the tile is one that fits it (getDefaultAttentionTiling),
+/// named in the spec where it is not the chip's.
 KernelSpec getAttentionLaunchSpec(const KernelSpec &spec, Chip chip,
                                   std::optional<int64_t> querySeq,
-                                  int64_t queryGroup = 1);
+                                  int64_t queryGroup = 1,
+                                  uint64_t deviceSharedBytes = 0);
 
 /// Whether a launch of \p spec on \p chip may pack query heads
 /// (pack_query_heads) or split keys (split_keys): always, but packed
@@ -197,11 +201,11 @@ KernelSpec getMergeSpec(const KernelSpec &spec);
 /// (or each class of lengths, getAttentionQueryLengthClasses), for one
 /// query its split_keys kernel and the merge (decode may split its keys),
 /// and with packed query heads their split_keys kernel and the merge too;
-/// else \p spec.
+/// else \p spec. \p deviceSharedBytes as getAttentionLaunchSpec's.
 std::vector<KernelSpec>
 getLaunchSpecs(const KernelSpec &spec, Chip chip,
                std::optional<int64_t> querySeq = std::nullopt,
-               int64_t queryGroup = 1);
+               int64_t queryGroup = 1, uint64_t deviceSharedBytes = 0);
 
 } // namespace mlir::fmha
 

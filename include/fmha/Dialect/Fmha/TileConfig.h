@@ -154,11 +154,15 @@ inline constexpr int64_t kDecodeTileQueryRows = 64;
 /// \p queryGroup, the query heads per KV head, counts the rows that a few
 /// queries fill with their group's heads packed into a tile. \p pagedKeys
 /// (keys and values in a paged cache) picks the decode tile measured best
-/// over pages.
+/// over pages. \p deviceSharedBytes, where the caller knows the device (a
+/// JIT launch) and it allows less shared memory a block than the chip
+/// (sm_80's kernels on a 99 KB sm_86 or sm_89 GPU), picks a tile that fits
+/// it where the chip's does not; 0: the chip's limit.
 AttentionTiling
 getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims, bool causal,
                           std::optional<int64_t> querySeq = std::nullopt,
-                          int64_t queryGroup = 1, bool pagedKeys = false);
+                          int64_t queryGroup = 1, bool pagedKeys = false,
+                          uint64_t deviceSharedBytes = 0);
 
 /// Checks the rules that do not depend on the op (multiples, warp layout,
 /// WGMMA extents); the error says which rule failed and with what value.

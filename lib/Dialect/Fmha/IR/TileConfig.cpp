@@ -197,13 +197,36 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
   llvm_unreachable("unknown chip");
 }
 
+/// The tile of \p tiling's kernel on a device that allows \p sharedBytes
+/// of shared memory a block, less than the chip: sm_80's tiles past head dim
+/// 128 (128 x 64 with 8 warps, rows of 256 columns: 128 KB) do not fit an
+/// sm_86 or sm_89 GPU's 99 KB. There FlashAttention-2 runs 64 x 64 with 4
+/// warps (flash_fwd_launch_template.h, run_mha_fwd_hdim224 and hdim256:
+/// where the opt-in shared memory is under 2 D (128 + 2 x 64) bytes): 96 KB
+/// at 256 columns, no spills (ptxas 13: 167-254 registers at d160-d256).
+/// What fits stays.
+static AttentionTiling fitDeviceSharedBytes(AttentionTiling tiling,
+                                            AttentionHeadDims headDims,
+                                            uint64_t sharedBytes) {
+  auto fits = [&](const AttentionTiling &candidate) {
+    return getAttentionSharedLayout(candidate, headDims, /*elementBytes=*/2)
+               .totalBytes <= sharedBytes;
+  };
+  if (tiling.chip != Chip::sm_80 || sharedBytes == 0 || fits(tiling))
+    return tiling;
+  return {Chip::sm_80, 64, 64, 4, 1};
+}
+
 AttentionTiling
 fmha::getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims,
                                 bool causal, std::optional<int64_t> querySeq,
-                                int64_t queryGroup, bool pagedKeys) {
+                                int64_t queryGroup, bool pagedKeys,
+                                uint64_t deviceSharedBytes) {
   if (headDims.qk == headDims.v)
-    return getDefaultTiling(chip, headDims.v, causal, querySeq, queryGroup,
-                            pagedKeys);
+    return fitDeviceSharedBytes(getDefaultTiling(chip, headDims.v, causal,
+                                                 querySeq, queryGroup,
+                                                 pagedKeys),
+                                headDims, deviceSharedBytes);
   // Different head dims: v's tile, where Q's and K's wider or narrower rows
   // leave it in shared memory (v's head dim sizes the O accumulator, the
   // registers that pick a tile), else the tile of the wider of the two.
@@ -214,11 +237,11 @@ fmha::getDefaultAttentionTiling(Chip chip, AttentionHeadDims headDims,
   // for d192's 128x96 and 652 / 572 / 531 / 420 for 128x112.
   AttentionTiling tiling = getDefaultTiling(chip, headDims.v, causal, querySeq,
                                             queryGroup, pagedKeys);
-  if (!llvm::errorToBool(
+  if (llvm::errorToBool(
           checkAttentionTilingFits(tiling, headDims, /*elementBytes=*/2)))
-    return tiling;
-  return getDefaultTiling(chip, std::max(headDims.qk, headDims.v), causal,
-                          querySeq, queryGroup, pagedKeys);
+    tiling = getDefaultTiling(chip, std::max(headDims.qk, headDims.v), causal,
+                              querySeq, queryGroup, pagedKeys);
+  return fitDeviceSharedBytes(tiling, headDims, deviceSharedBytes);
 }
 
 llvm::Error fmha::checkAttentionTiling(const AttentionTiling &tiling) {
