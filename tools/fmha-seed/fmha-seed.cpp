@@ -2,11 +2,12 @@
 //
 // Part of FlashCore. Compiles the common attention kernels (head dim 64, 128
 // and 256; bf16 and f16; causal or not; with and without LSE; the default
-// scale; every tile a query length picks; the backward Python runs) as the JIT would under the PTX
-// compiler's load plan on the common devices (sm_90a on compute capability
-// 9.0; sm_80 PTX on 8.0, 8.6 and 8.9), and writes them to a directory as
-// disk cache entries under the JIT's own keys (getModuleCacheKey). The
-// Python wheel ships that directory (flashcore/kernels), and a JIT given it
+// scale; every tile a query length picks; the backward Python runs) as the JIT
+// would under the PTX compiler's load plan on the common devices (sm_90a on
+// compute capability 9.0; sm_80 PTX on 8.0, 8.6 and 8.9, the last two with the
+// tiles that fit their 99 KB of shared memory a block), and writes them to a
+// directory as disk cache entries under the JIT's own keys (getModuleCacheKey).
+// The Python wheel ships that directory (flashcore/kernels), and a JIT given it
 // as JITOptions::seedDirectory loads those kernels with no compile in a
 // process whose disk cache is empty. Needs no GPU.
 //
@@ -41,9 +42,12 @@ static llvm::cl::opt<unsigned>
             llvm::cl::init(0));
 
 namespace {
-/// One chip on the devices it is shipped for: one plan per device.
+/// One chip on the devices it is shipped for: one plan per device, and the
+/// shared memory a block may opt into on those devices where it is less
+/// than the chip's (0: the chip's), which picks the tiles that fit there.
 struct Target {
   Chip chip;
+  uint64_t sharedBytes;
   std::vector<LoadPlan> plans;
 };
 
@@ -58,8 +62,9 @@ struct Job {
 /// the PTX compiler's cubins: newer drivers plan the same (the PTX ISA is
 /// capped by LLVM's).
 static llvm::Expected<Target>
-getTarget(Chip chip, const std::vector<ComputeCapability> &devices) {
-  Target target{chip, {}};
+getTarget(Chip chip, uint64_t sharedBytes,
+          const std::vector<ComputeCapability> &devices) {
+  Target target{chip, sharedBytes, {}};
   CudaVersion compiler = getPtxCompilerVersion();
   for (ComputeCapability device : devices) {
     llvm::Expected<LoadPlan> plan =
@@ -76,7 +81,7 @@ getTarget(Chip chip, const std::vector<ComputeCapability> &devices) {
   return target;
 }
 
-static std::vector<KernelSpec> getSpecs(Chip chip) {
+static std::vector<KernelSpec> getSpecs(Chip chip, uint64_t sharedBytes) {
   std::vector<KernelSpec> specs;
   // Variants share kernels (one query's non-causal one, decode's split-KV
   // kernel and merge): each is compiled once.
@@ -90,7 +95,8 @@ static std::vector<KernelSpec> getSpecs(Chip chip) {
           spec.elementType = type;
           spec.causal = causal;
           spec.withLse = withLse;
-          for (KernelSpec &launched : getLaunchSpecs(spec, chip))
+          for (KernelSpec &launched : getLaunchSpecs(
+                   spec, chip, std::nullopt, /*queryGroup=*/1, sharedBytes))
             if (keys.insert(launched.getKey()).second)
               specs.push_back(std::move(launched));
           // The backwards Python runs: on sm_90a FlashAttention-3's kernel,
@@ -142,13 +148,22 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "the kernels a package ships, as JIT cache entries\n");
-  // The devices each chip is shipped for: Hopper; A100, A10/A40/RTX 30,
-  // L4/L40/RTX 40.
-  const std::vector<std::pair<Chip, std::vector<ComputeCapability>>> shipped =
-      {{Chip::sm_90a, {{9, 0}}}, {Chip::sm_80, {{8, 0}, {8, 6}, {8, 9}}}};
+  // The devices each chip is shipped for: Hopper; the A100; A10/A40/RTX 30
+  // and L4/L40/RTX 40, whose 99 KB of shared memory a block take sm_80's
+  // forward past head dim 128 on a smaller tile (getDefaultAttentionTiling).
+  struct Shipped {
+    Chip chip;
+    uint64_t sharedBytes;
+    std::vector<ComputeCapability> devices;
+  };
+  constexpr uint64_t kSm8xSharedBytes = 99 * 1024;
+  const std::vector<Shipped> shipped = {
+      {Chip::sm_90a, 0, {{9, 0}}},
+      {Chip::sm_80, 0, {{8, 0}}},
+      {Chip::sm_80, kSm8xSharedBytes, {{8, 6}, {8, 9}}}};
   std::vector<Target> targets;
-  for (const auto &[chip, devices] : shipped) {
-    llvm::Expected<Target> target = getTarget(chip, devices);
+  for (const auto &[chip, sharedBytes, devices] : shipped) {
+    llvm::Expected<Target> target = getTarget(chip, sharedBytes, devices);
     if (!target) {
       llvm::errs() << "fmha-seed: " << llvm::toString(target.takeError())
                    << "\n";
@@ -158,7 +173,7 @@ int main(int argc, char **argv) {
   }
   std::vector<Job> jobs;
   for (const Target &target : targets)
-    for (KernelSpec &spec : getSpecs(target.chip))
+    for (KernelSpec &spec : getSpecs(target.chip, target.sharedBytes))
       jobs.push_back({&target, std::move(spec)});
 
   // Unbounded: the directory holds exactly these entries.
@@ -185,7 +200,8 @@ int main(int argc, char **argv) {
   }
   size_t entries = 0;
   for (const Target &target : targets)
-    entries += getSpecs(target.chip).size() * target.plans.size();
+    entries +=
+        getSpecs(target.chip, target.sharedBytes).size() * target.plans.size();
   llvm::outs() << llvm::formatv("fmha-seed: {0} entries in {1}\n", entries,
                                 outputDirectory.getValue());
   return 0;
