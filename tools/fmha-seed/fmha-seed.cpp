@@ -156,11 +156,10 @@ int main(int argc, char **argv) {
     uint64_t sharedBytes;
     std::vector<ComputeCapability> devices;
   };
-  constexpr uint64_t kSm8xSharedBytes = 99 * 1024;
   const std::vector<Shipped> shipped = {
       {Chip::sm_90a, 0, {{9, 0}}},
       {Chip::sm_80, 0, {{8, 0}}},
-      {Chip::sm_80, kSm8xSharedBytes, {{8, 6}, {8, 9}}}};
+      {Chip::sm_80, kSm8xSharedBytesPerBlock, {{8, 6}, {8, 9}}}};
   std::vector<Target> targets;
   for (const auto &[chip, sharedBytes, devices] : shipped) {
     llvm::Expected<Target> target = getTarget(chip, sharedBytes, devices);

@@ -328,16 +328,15 @@ TEST(TileConfig, SharedLayoutIsOneQTileThenStagedKThenStagedV) {
 // with 4 warps; whatever fits keeps its tile, and every head dim's tile
 // fits.
 TEST(TileConfig, Sm80DefaultsFitASmallerDevice) {
-  constexpr uint64_t kSm89SharedBytes = 101376;
   uint64_t a100 = getChipLimits(Chip::sm_80).maxSharedBytesPerBlock;
   for (unsigned d = 8; d <= 256; d += 8)
     for (bool causal : {false, true}) {
       SCOPED_TRACE("d=" + std::to_string(d) + (causal ? " causal" : ""));
       AttentionTiling chip = getDefaultAttentionTiling(Chip::sm_80, d, causal);
       AttentionTiling device = getDefaultAttentionTiling(
-          Chip::sm_80, d, causal, 4096, 1, false, kSm89SharedBytes);
+          Chip::sm_80, d, causal, 4096, 1, false, kSm8xSharedBytesPerBlock);
       EXPECT_LE(getAttentionSharedLayout(device, d, 2).totalBytes,
-                kSm89SharedBytes);
+                kSm8xSharedBytesPerBlock);
       AttentionTiling sm8x{Chip::sm_80, 64, 64, 4, 1};
       EXPECT_EQ(device, d <= 128 ? chip : sm8x);
       EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_80, d, causal, 4096, 1,
@@ -347,14 +346,15 @@ TEST(TileConfig, Sm80DefaultsFitASmallerDevice) {
   // v's head dim apart: DeepSeek's 192/128 (Q and K rows of 256 columns, V
   // of 128: 112 KB at 128 x 64) too.
   AttentionHeadDims deepSeek{192, 128};
-  AttentionTiling fitted = getDefaultAttentionTiling(
-      Chip::sm_80, deepSeek, false, std::nullopt, 1, false, kSm89SharedBytes);
+  AttentionTiling fitted =
+      getDefaultAttentionTiling(Chip::sm_80, deepSeek, false, std::nullopt, 1,
+                                false, kSm8xSharedBytesPerBlock);
   EXPECT_EQ(fitted, (AttentionTiling{Chip::sm_80, 64, 64, 4, 1}));
   EXPECT_LE(getAttentionSharedLayout(fitted, deepSeek, 2).totalBytes,
-            kSm89SharedBytes);
+            kSm8xSharedBytesPerBlock);
   // sm_90a's tiles are the chip's whatever the device says.
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 256, false, std::nullopt, 1,
-                                      false, kSm89SharedBytes),
+                                      false, kSm8xSharedBytesPerBlock),
             getDefaultAttentionTiling(Chip::sm_90a, 256, false));
 }
 

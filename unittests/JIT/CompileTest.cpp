@@ -672,11 +672,10 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
 // names one that does, so its kernel is a spec of its own; where the
 // chip's tile fits (or the device is not known), the spec is as before.
 TEST(KernelSpec, LaunchSpecFitsTheDevicesSharedMemory) {
-  constexpr uint64_t kSm89SharedBytes = 101376;
   KernelSpec spec;
   spec.headDim = 256;
-  KernelSpec fitted =
-      getAttentionLaunchSpec(spec, Chip::sm_80, 4096, 1, kSm89SharedBytes);
+  KernelSpec fitted = getAttentionLaunchSpec(spec, Chip::sm_80, 4096, 1,
+                                             kSm8xSharedBytesPerBlock);
   ASSERT_TRUE(fitted.attentionTile.has_value());
   EXPECT_EQ(*fitted.attentionTile,
             (AttentionTiling{Chip::sm_80, 64, 64, 4, 1}));
@@ -689,14 +688,15 @@ TEST(KernelSpec, LaunchSpecFitsTheDevicesSharedMemory) {
           .getKey(),
       spec.getKey());
   // Every kernel a launch of it may compile there fits.
-  for (const KernelSpec &launched :
-       getLaunchSpecs(spec, Chip::sm_80, std::nullopt, 1, kSm89SharedBytes))
+  for (const KernelSpec &launched : getLaunchSpecs(
+           spec, Chip::sm_80, std::nullopt, 1, kSm8xSharedBytesPerBlock))
     if (launched.kind == OpKind::Attention)
       EXPECT_EQ(launched.attentionTile, fitted.attentionTile)
           << launched.getKey();
   KernelSpec d128 = spec;
   d128.headDim = 128;
-  EXPECT_EQ(getAttentionLaunchSpec(d128, Chip::sm_80, 4096, 1, kSm89SharedBytes)
+  EXPECT_EQ(getAttentionLaunchSpec(d128, Chip::sm_80, 4096, 1,
+                                   kSm8xSharedBytesPerBlock)
                 .getKey(),
             d128.getKey());
 }

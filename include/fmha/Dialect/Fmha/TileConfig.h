@@ -116,6 +116,11 @@ struct ChipLimits {
 /// The limits of \p chip (CUDA C Programming Guide, "Compute capabilities").
 ChipLimits getChipLimits(Chip chip);
 
+/// The shared memory a block may opt into on compute capability 8.6 and 8.9
+/// (RTX 30/40, A10, A40, L4, L40), which run sm_80's kernels: 99 KB, where
+/// an A100 allows 163 (getDefaultAttentionTiling's deviceSharedBytes).
+inline constexpr uint64_t kSm8xSharedBytesPerBlock = 99 * 1024;
+
 /// Parses a chip name as spelled in `chip=` options. The error names the
 /// value and the accepted ones, and explains why plain `sm_90` is refused.
 llvm::Expected<Chip> parseChip(llvm::StringRef name);

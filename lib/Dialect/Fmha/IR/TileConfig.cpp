@@ -30,9 +30,10 @@ static constexpr unsigned kThreadsPerWarp = 32;
 ChipLimits fmha::getChipLimits(Chip chip) {
   switch (chip) {
   case Chip::sm_80:
-    // A100: 163 KB of opt-in shared memory per block. sm_80 kernels also run
-    // on sm_86/sm_89 (99 KB) only when they fit there; the lowering checks
-    // the device at load time.
+    // A100: 163 KB of opt-in shared memory per block. sm_80's kernels also
+    // run on sm_86/sm_89 (kSm8xSharedBytesPerBlock) where they fit: the
+    // JIT's default forward tiles are picked to fit the device, and every
+    // kernel is checked against it at load (checkSharedBytesFit).
     return {163 * 1024, 1024};
   case Chip::sm_90a:
     // H100/H200: 227 KB of opt-in shared memory per block.
