@@ -22,6 +22,7 @@
 #include "fmha/Runtime/LoadPlan.h"
 #include "fmha/Target/PtxCompiler.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -51,10 +52,13 @@ struct Target {
   std::vector<LoadPlan> plans;
 };
 
-/// One kernel to compile, and the plans it is stored under.
+/// One kernel to compile, and the plans it is stored under: every target's
+/// of its chip that ships it (sm_80's kernels that fit 99 KB are the same
+/// for 8.0, 8.6 and 8.9, compiled once).
 struct Job {
-  const Target *target;
+  Chip chip;
   KernelSpec spec;
+  std::vector<const LoadPlan *> plans;
 };
 } // namespace
 
@@ -120,15 +124,16 @@ static std::vector<KernelSpec> getSpecs(Chip chip, uint64_t sharedBytes) {
 /// Compiles \p job once to PTX and to a cubin per plan, and stores each.
 static llvm::Error runJob(const Job &job, DiskCache &cache,
                           llvm::StringRef imageMaker) {
-  const std::vector<LoadPlan> &plans = job.target->plans;
-  CompileOptions options = getCompileOptions(plans.front());
+  const LoadPlan &first = *job.plans.front();
+  CompileOptions options = getCompileOptions(first);
   llvm::Expected<CompiledModule> compiled =
       compileKernelSpec(job.spec, options);
   if (!compiled)
     return compiled.takeError();
-  for (const LoadPlan &plan : plans) {
+  for (const LoadPlan *planned : job.plans) {
+    const LoadPlan &plan = *planned;
     CompiledModule module = *compiled;
-    if (plan.linkArch != plans.front().linkArch) {
+    if (plan.linkArch != first.linkArch) {
       llvm::Expected<LinkedCubin> cubin =
           compilePtxWholeProgram(module.ptx, plan.linkArch);
       if (!cubin)
@@ -171,9 +176,17 @@ int main(int argc, char **argv) {
     targets.push_back(std::move(*target));
   }
   std::vector<Job> jobs;
+  llvm::StringMap<size_t> jobOfSpec;
   for (const Target &target : targets)
-    for (KernelSpec &spec : getSpecs(target.chip, target.sharedBytes))
-      jobs.push_back({&target, std::move(spec)});
+    for (KernelSpec &spec : getSpecs(target.chip, target.sharedBytes)) {
+      std::string key =
+          (stringifyChip(target.chip) + " " + spec.getKey()).str();
+      auto [found, added] = jobOfSpec.try_emplace(key, jobs.size());
+      if (added)
+        jobs.push_back({target.chip, std::move(spec), {}});
+      for (const LoadPlan &plan : target.plans)
+        jobs[found->second].plans.push_back(&plan);
+    }
 
   // Unbounded: the directory holds exactly these entries.
   DiskCache cache(outputDirectory, ~uint64_t(0));
@@ -186,7 +199,7 @@ int main(int argc, char **argv) {
     pool.async([&, &job = job] {
       if (llvm::Error err = runJob(job, cache, imageMaker)) {
         std::string failure = "\n  " + job.spec.getKey() + " (" +
-                              stringifyChip(job.target->chip).str() +
+                              stringifyChip(job.chip).str() +
                               "): " + llvm::toString(std::move(err));
         std::lock_guard<std::mutex> lock(failuresMutex);
         failures += failure;
@@ -198,9 +211,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   size_t entries = 0;
-  for (const Target &target : targets)
-    entries +=
-        getSpecs(target.chip, target.sharedBytes).size() * target.plans.size();
+  for (const Job &job : jobs)
+    entries += job.plans.size();
   llvm::outs() << llvm::formatv("fmha-seed: {0} entries in {1}\n", entries,
                                 outputDirectory.getValue());
   return 0;
