@@ -33,7 +33,8 @@ ChipLimits fmha::getChipLimits(Chip chip) {
     // A100: 163 KB of opt-in shared memory per block. sm_80's kernels also
     // run on sm_86/sm_89 (kSm8xSharedBytesPerBlock) where they fit: the
     // JIT's default forward tiles are picked to fit the device, and every
-    // kernel is checked against it at load (checkSharedBytesFit).
+    // kernel it loads with a launch contract is checked against it
+    // (checkSharedBytesFit).
     return {163 * 1024, 1024};
   case Chip::sm_90a:
     // H100/H200: 227 KB of opt-in shared memory per block.
@@ -205,15 +206,14 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
 /// warps (flash_fwd_launch_template.h, run_mha_fwd_hdim224 and hdim256:
 /// where the opt-in shared memory is under 2 D (128 + 2 x 64) bytes): 96 KB
 /// at 256 columns, no spills (ptxas 13: 167-254 registers at d160-d256).
-/// What fits stays.
+/// What fits stays; a device too small for that tile too would refuse it at
+/// load (checkSharedBytesFit).
 static AttentionTiling fitDeviceSharedBytes(AttentionTiling tiling,
                                             AttentionHeadDims headDims,
                                             uint64_t sharedBytes) {
-  auto fits = [&](const AttentionTiling &candidate) {
-    return getAttentionSharedLayout(candidate, headDims, /*elementBytes=*/2)
-               .totalBytes <= sharedBytes;
-  };
-  if (tiling.chip != Chip::sm_80 || sharedBytes == 0 || fits(tiling))
+  if (tiling.chip != Chip::sm_80 || sharedBytes == 0 ||
+      getAttentionSharedLayout(tiling, headDims, /*elementBytes=*/2)
+              .totalBytes <= sharedBytes)
     return tiling;
   return {Chip::sm_80, 64, 64, 4, 1};
 }
