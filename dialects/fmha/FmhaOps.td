@@ -244,7 +244,15 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
     a key no query saw. q, k, dq and dk have head dim D, v, o, dout and dv
     Dv, each a multiple of 8 from 32 to 256; Dv may differ from D
     (DeepSeek's 192 and 128) where the op is lowered with `dq_accum` for
-    sm_90a. On sm_80, `dq_accum` takes D up to 128.
+    sm_90a. On sm_80, `dq_accum` takes D up to 128, and 160, 192, 224 and
+    256.
+
+    `max_shared_bytes` (optional, positive) is the shared memory a block
+    may take on the device the kernels will run on, where that is less
+    than the chip's (an sm_86 or sm_89 GPU allows 99 KB, 101376 bytes,
+    where sm_80's tiles assume an A100's 163 KB): the lowering tiles the
+    kernels to fit it, and refuses, naming the kernel, where one of them
+    cannot (sm_80's kernels with `dq_accum` from head dim 64 on 99 KB).
 
     ```mlir
     fmha.attention_grad q(%q : memref<?x32x?x128xbf16>)
@@ -277,7 +285,8 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,
-    OptionalAttr<F32Attr>:$softcap
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<I64Attr>:$max_shared_bytes
   );
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`

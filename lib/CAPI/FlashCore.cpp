@@ -419,7 +419,9 @@ fmhaStatus fmhaAttentionBackwardPrecompile(
                         std::to_string(i) +
                         "]: " + llvm::toString(spec.takeError()),
                     message);
-    specs.push_back(*spec);
+    // The kernels a launch on this device compiles (its shared memory).
+    specs.push_back(getAttentionGradLaunchSpec(
+        *spec, jit->jit->getLoadPlan().chip, jit->jit->getDeviceSharedBytes()));
   }
   if (llvm::Error err = jit->jit->precompile(specs, threads))
     return report(std::move(err), message);

@@ -423,8 +423,8 @@ llvm::Error fmha::checkSharedBytesFit(llvm::StringRef kernelName,
       "kernel '{0}' needs {1} bytes of shared memory a block, and device {2} "
       "({3}, {4}) allows {5}: sm_80's tiles are sized for an A100 (163 KB); "
       "run it there or on an H100/H200, or ask for less (fmhaAttention: a "
-      "smaller tile; fmhaAttentionBackward: no workspace, which fits 99 KB "
-      "up to head dim 128)",
+      "smaller tile; fmhaAttentionBackward: no workspace, whose kernels fit "
+      "99 KB)",
       kernelName, sharedBytes, device.ordinal, device.name,
       device.capability.arch(), device.maxSharedBytesPerBlock));
 }

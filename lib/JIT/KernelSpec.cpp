@@ -85,6 +85,8 @@ std::string KernelSpec::getKey() const {
         os << " atomic";
       else if (orderedQueryGrad)
         os << " ordered";
+      if (maxSharedBytes)
+        os << " max_shared_bytes " << maxSharedBytes;
       return key;
     }
     if (attentionTile)
@@ -271,7 +273,9 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
         spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
-        spec.softcap ? b.getF32FloatAttr(*spec.softcap) : FloatAttr());
+        spec.softcap ? b.getF32FloatAttr(*spec.softcap) : FloatAttr(),
+        spec.maxSharedBytes ? b.getI64IntegerAttr(spec.maxSharedBytes)
+                            : IntegerAttr());
     func::ReturnOp::create(b, loc);
     return module;
   }
@@ -465,6 +469,20 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
   return grad;
 }
 
+KernelSpec fmha::getAttentionGradLaunchSpec(const KernelSpec &spec, Chip chip,
+                                            uint64_t deviceSharedBytes) {
+  // sm_90a's one-pass kernel runs on Hopper alone, whose shared memory is
+  // the chip's; the mma.sync kernels run on both chips.
+  bool mmaSync = chip == Chip::sm_80 || !spec.withQueryGradAccumulator();
+  KernelSpec launched = spec;
+  if (mmaSync && !spec.maxSharedBytes &&
+      getSm80GradTiling(spec.headDim, spec.withQueryGradAccumulator(),
+                        deviceSharedBytes) !=
+          getSm80GradTiling(spec.headDim, spec.withQueryGradAccumulator()))
+    launched.maxSharedBytes = deviceSharedBytes;
+  return launched;
+}
+
 KernelSpec fmha::getMergeSpec(const KernelSpec &spec) {
   KernelSpec merge;
   merge.kind = OpKind::Merge;
@@ -480,6 +498,8 @@ std::vector<KernelSpec> fmha::getLaunchSpecs(const KernelSpec &spec, Chip chip,
                                              std::optional<int64_t> querySeq,
                                              int64_t queryGroup,
                                              uint64_t deviceSharedBytes) {
+  if (spec.kind == OpKind::AttentionGrad)
+    return {getAttentionGradLaunchSpec(spec, chip, deviceSharedBytes)};
   if (spec.kind != OpKind::Attention)
     return {spec};
   std::vector<KernelSpec> specs;

@@ -813,10 +813,14 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
         "that adds dq into a workspace takes {0} on sm_90a only; pass no "
         "workspace for the deterministic one)",
         spec.headDim, stringifyChip(plan.chip)));
+  // Kernels that fit this device's shared memory (an sm_86 or sm_89 GPU's
+  // 99 KB past head dim 128): their own spec.
+  KernelSpec launched =
+      getAttentionGradLaunchSpec(spec, plan.chip, getDeviceSharedBytes());
   llvm::SmallVector<const Kernel *, 4> kernels;
-  for (llvm::StringRef name : spec.getKernelNames()) {
+  for (llvm::StringRef name : launched.getKernelNames()) {
     llvm::Expected<const Kernel &> kernel =
-        getKernel(spec, options.source, name);
+        getKernel(launched, options.source, name);
     if (!kernel)
       return kernel.takeError();
     kernels.push_back(&*kernel);

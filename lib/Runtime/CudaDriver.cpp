@@ -9,6 +9,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -171,6 +172,16 @@ llvm::Expected<DeviceInfo> CudaDriver::getDevice(int ordinal) {
       return std::move(err);
   info.capability = {static_cast<unsigned>(major),
                      static_cast<unsigned>(minor)};
+  // A smaller device's limit, asked for (Environment.h).
+  if (std::optional<std::string> text = readSetting(Setting::MaxSharedBytes)) {
+    int most = 0;
+    if (llvm::StringRef(*text).getAsInteger(10, most) || most <= 0)
+      return llvm::createStringError(llvm::formatv(
+          "{0} is '{1}', expected a positive number of bytes (the shared "
+          "memory a block may take, e.g. 101376 for an sm_86 or sm_89 GPU)",
+          getSettingName(Setting::MaxSharedBytes), *text));
+    info.maxSharedBytesPerBlock = std::min(info.maxSharedBytesPerBlock, most);
+  }
   return info;
 }
 

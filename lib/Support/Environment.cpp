@@ -29,6 +29,8 @@ llvm::StringRef fmha::getSettingName(Setting setting) {
     return "FMHA_CACHE_DIR";
   case Setting::CacheMaxBytes:
     return "FMHA_CACHE_MAX_BYTES";
+  case Setting::MaxSharedBytes:
+    return "FMHA_MAX_SHARED_BYTES";
   case Setting::XdgCacheHome:
     return "XDG_CACHE_HOME";
   case Setting::Home:

@@ -112,8 +112,9 @@ static std::vector<KernelSpec> getSpecs(Chip chip, uint64_t sharedBytes) {
           for (bool deterministic : {true, false}) {
             if (!deterministic && !hopper)
               continue;
-            KernelSpec grad = getAttentionGradSpec(spec, deterministic,
-                                                   /*ordered=*/hopper);
+            KernelSpec grad = getAttentionGradLaunchSpec(
+                getAttentionGradSpec(spec, deterministic, /*ordered=*/hopper),
+                chip, sharedBytes);
             if (keys.insert(grad.getKey()).second)
               specs.push_back(std::move(grad));
           }
@@ -155,7 +156,8 @@ int main(int argc, char **argv) {
       argc, argv, "the kernels a package ships, as JIT cache entries\n");
   // The devices each chip is shipped for: Hopper; the A100; A10/A40/RTX 30
   // and L4/L40/RTX 40, whose 99 KB of shared memory a block take sm_80's
-  // forward past head dim 128 on a smaller tile (getDefaultAttentionTiling).
+  // forward and backward past head dim 128 on smaller tiles
+  // (getDefaultAttentionTiling, getAttentionGradLaunchSpec).
   struct Shipped {
     Chip chip;
     uint64_t sharedBytes;

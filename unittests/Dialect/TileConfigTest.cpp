@@ -358,6 +358,41 @@ TEST(TileConfig, Sm80DefaultsFitASmallerDevice) {
             getDefaultAttentionTiling(Chip::sm_90a, 256, false));
 }
 
+// sm_80's backward on a 99 KB GPU: the deterministic kernels fit at every
+// head dim (past 128 on 64 x 16 tiles, still double-buffered); up to 128,
+// and on an A100, they keep the chip's tiling. The one-pass kernel (with
+// dq_accum) keeps its own: from head dim 64 none fits (the lowering then
+// refuses it by name).
+TEST(TileConfig, Sm80GradTilingFitsASmallerDevice) {
+  uint64_t a100 = getChipLimits(Chip::sm_80).maxSharedBytesPerBlock;
+  for (int64_t d = 32; d <= 256; d += 8) {
+    SCOPED_TRACE("d=" + std::to_string(d));
+    Sm80GradTiling chip = getSm80GradTiling(d, /*withDqAccum=*/false);
+    Sm80GradTiling device =
+        getSm80GradTiling(d, false, kSm8xSharedBytesPerBlock);
+    EXPECT_LE(getSm80GradSharedLayout(device, d, false, 2).totalBytes,
+              static_cast<int64_t>(kSm8xSharedBytesPerBlock));
+    if (d <= 128) {
+      EXPECT_EQ(device, chip);
+    } else {
+      EXPECT_EQ(getSm80GradSharedLayout(chip, d, false, 2).totalBytes, 131584);
+      EXPECT_EQ(device, (Sm80GradTiling{64, 16, 4}));
+      EXPECT_EQ(getSm80GradSharedLayout(device, d, false, 2).totalBytes, 98560);
+    }
+    EXPECT_EQ(getSm80GradTiling(d, false, a100), chip);
+    if (isSm80OnePassGradHeadDim(d)) {
+      Sm80GradTiling onePass = getSm80GradTiling(d, /*withDqAccum=*/true);
+      EXPECT_EQ(getSm80GradTiling(d, true, kSm8xSharedBytesPerBlock), onePass);
+      // Below 64 (64 x 64 with 4 warps, 57 KB) it fits.
+      EXPECT_EQ(getSm80GradSharedLayout(onePass, d, true, 2).totalBytes >
+                    static_cast<int64_t>(kSm8xSharedBytesPerBlock),
+                d >= 64);
+      EXPECT_LE(getSm80GradSharedLayout(onePass, d, true, 2).totalBytes,
+                static_cast<int64_t>(a100));
+    }
+  }
+}
+
 // sm_90a spends what is left of the chip on the tile boundary: O's own
 // staging buffer, then a second Q buffer, each where it fits.
 TEST(TileConfig, SharedLayoutSpendsTheRestOnTheTileBoundary) {

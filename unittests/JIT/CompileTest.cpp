@@ -701,6 +701,50 @@ TEST(KernelSpec, LaunchSpecFitsTheDevicesSharedMemory) {
             d128.getKey());
 }
 
+// The backward's kernels on a 99 KB GPU: past head dim 128 the
+// deterministic spec names the device's limit (its kernels tile to fit
+// it: their own cache key), which compiles to kernels that fit; specs
+// whose kernels already fit, the A100's, sm_90a's one-pass kernel and
+// sm_80's (which has no such tiling) stay as they are.
+TEST(KernelSpec, GradLaunchSpecFitsTheDevicesSharedMemory) {
+  KernelSpec forward;
+  forward.headDim = 256;
+  forward.causal = true;
+  KernelSpec spec = getAttentionGradSpec(forward);
+  KernelSpec fitted =
+      getAttentionGradLaunchSpec(spec, Chip::sm_80, kSm8xSharedBytesPerBlock);
+  EXPECT_EQ(fitted.maxSharedBytes, kSm8xSharedBytesPerBlock);
+  EXPECT_EQ(fitted.getKey(), spec.getKey() + " max_shared_bytes " +
+                                 std::to_string(kSm8xSharedBytesPerBlock));
+  EXPECT_EQ(getLaunchSpecs(spec, Chip::sm_80, std::nullopt, 1,
+                           kSm8xSharedBytesPerBlock)
+                .front()
+                .getKey(),
+            fitted.getKey());
+  CompileOptions options;
+  options.chip = Chip::sm_80;
+  llvm::Expected<CompiledModule> compiled = compileKernelSpec(fitted, options);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  EXPECT_EQ(compiled->contracts.size(), fitted.getKernelNames().size());
+  for (const auto &[name, contract] : compiled->contracts)
+    EXPECT_LE(contract.sharedBytes, kSm8xSharedBytesPerBlock) << name;
+  uint64_t a100 = getChipLimits(Chip::sm_80).maxSharedBytesPerBlock;
+  for (const KernelSpec &unchanged :
+       {getAttentionGradLaunchSpec(spec, Chip::sm_80, a100),
+        getAttentionGradLaunchSpec(spec, Chip::sm_80, 0),
+        getAttentionGradLaunchSpec(getAttentionGradSpec(forward, false),
+                                   Chip::sm_80, kSm8xSharedBytesPerBlock),
+        getAttentionGradLaunchSpec(getAttentionGradSpec(forward, true, true),
+                                   Chip::sm_90a, kSm8xSharedBytesPerBlock)})
+    EXPECT_EQ(unchanged.maxSharedBytes, 0u) << unchanged.getKey();
+  forward.headDim = 128;
+  EXPECT_EQ(getAttentionGradLaunchSpec(getAttentionGradSpec(forward),
+                                       Chip::sm_80, kSm8xSharedBytesPerBlock)
+                .maxSharedBytes,
+            0u);
+}
+
 // A few queries of a grouped-query launch pack a group's heads into a
 // tile's rows where that fills the tiles better (FlashAttention-3's rule),
 // and such a kernel splits its keys as decode does.

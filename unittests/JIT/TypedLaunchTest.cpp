@@ -494,8 +494,8 @@ TEST(KernelLoad, SharedMemoryPastTheDeviceLimitNamesBoth) {
             "a block, and device 1 (NVIDIA GeForce RTX 4090, sm_89) allows "
             "101376: sm_80's tiles are sized for an A100 (163 KB); run it "
             "there or on an H100/H200, or ask for less (fmhaAttention: a "
-            "smaller tile; fmhaAttentionBackward: no workspace, which fits 99 "
-            "KB up to head dim 128)");
+            "smaller tile; fmhaAttentionBackward: no workspace, whose kernels "
+            "fit 99 KB)");
   EXPECT_FALSE(static_cast<bool>(
       checkSharedBytesFit("attention_grad_dkv", 101376, device)));
   device.maxSharedBytesPerBlock = 0;

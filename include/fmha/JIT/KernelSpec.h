@@ -83,6 +83,10 @@ struct KernelSpec {
   /// in a fixed order (dq_order; sm_90a), one pass, rather than by blocks
   /// of queries.
   bool orderedQueryGrad = false;
+  /// fmha.attention_grad's max_shared_bytes: the shared memory a block may
+  /// take on the device, where the chip's kernels do not fit it and it
+  /// picks others (getAttentionGradLaunchSpec); 0: the chip's.
+  uint64_t maxSharedBytes = 0;
   // Resample.
   ResampleMode mode = ResampleMode::linear;
   /// Feature count D of each fused stream.
@@ -124,6 +128,15 @@ struct KernelSpec {
 KernelSpec getAttentionGradSpec(const KernelSpec &spec,
                                 bool deterministic = true,
                                 bool ordered = false);
+
+/// The spec a launch of attention_grad \p spec compiles on \p chip on a
+/// device that allows \p deviceSharedBytes of shared memory a block (0:
+/// the chip's): \p spec with that limit (maxSharedBytes) where sm_80's
+/// main kernels take another tiling under it (getSm80GradTiling: the
+/// deterministic kernels past head dim 128 on an sm_86 or sm_89 GPU), so
+/// that the spec names the kernels it compiles; else \p spec.
+KernelSpec getAttentionGradLaunchSpec(const KernelSpec &spec, Chip chip,
+                                      uint64_t deviceSharedBytes);
 
 /// The query lengths from which a launch of an attention spec with
 /// \p queryGroup query heads per KV head may compile another kernel
@@ -201,7 +214,8 @@ KernelSpec getMergeSpec(const KernelSpec &spec);
 /// (or each class of lengths, getAttentionQueryLengthClasses), for one
 /// query its split_keys kernel and the merge (decode may split its keys),
 /// and with packed query heads their split_keys kernel and the merge too;
-/// else \p spec. \p deviceSharedBytes as getAttentionLaunchSpec's.
+/// for attention_grad getAttentionGradLaunchSpec; else \p spec.
+/// \p deviceSharedBytes as getAttentionLaunchSpec's.
 std::vector<KernelSpec>
 getLaunchSpecs(const KernelSpec &spec, Chip chip,
                std::optional<int64_t> querySeq = std::nullopt,

@@ -15,6 +15,10 @@
 //                         cubins from FlashCore's own PTX compiler
 //   FMHA_CACHE_DIR        the JIT's disk cache directory, or "off"
 //   FMHA_CACHE_MAX_BYTES  the disk cache's size bound (default 1 GiB)
+//   FMHA_MAX_SHARED_BYTES the shared memory a block may take, where less
+//                         than the device allows: the JIT picks and checks
+//                         tiles against it (an sm_86 or sm_89 GPU's 99 KB,
+//                         101376, run on an A100 or Hopper GPU)
 //   XDG_CACHE_HOME, HOME  where the disk cache goes by default
 //
 // Tools, examples and benchmarks have options of their own; the Python
@@ -42,6 +46,7 @@ enum class Setting {
   PtxCompiler,
   CacheDir,
   CacheMaxBytes,
+  MaxSharedBytes,
   XdgCacheHome,
   Home,
 };

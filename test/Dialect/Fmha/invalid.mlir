@@ -714,6 +714,14 @@ func.func @grad_softcap(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf1
 
 // -----
 
+func.func @grad_max_shared_bytes(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %v: memref<1x2x300x128xbf16>, %dq: memref<1x8x100x128xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
+  // expected-error @+1 {{max_shared_bytes must be positive (the shared memory a block may take on the device), got -1}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%v : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%v : memref<1x2x300x128xbf16>) delta(%delta : memref<1x8x100xf32>) {max_shared_bytes = -1 : i64}
+  return
+}
+
+// -----
+
 func.func @grad_head_dim(%q: memref<1x8x100x52xbf16>, %k: memref<1x2x300x52xbf16>, %v: memref<1x2x300x52xbf16>, %dq: memref<1x8x100x52xbf16>, %lse: memref<1x8x100xf32>, %delta: memref<1x8x100xf32>) {
   // expected-error @+1 {{head dim must be a multiple of 8 from 32 to 256, got 52}}
   fmha.attention_grad q(%q : memref<1x8x100x52xbf16>) k(%k : memref<1x2x300x52xbf16>) v(%v : memref<1x2x300x52xbf16>) o(%q : memref<1x8x100x52xbf16>) dout(%q : memref<1x8x100x52xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%dq : memref<1x8x100x52xbf16>) dk(%k : memref<1x2x300x52xbf16>) dv(%v : memref<1x2x300x52xbf16>) delta(%delta : memref<1x8x100xf32>)

@@ -170,6 +170,19 @@ func.func @attention_grad_atomic(%q: memref<?x4x?x64xf16>, %lse: memref<?x4x?xf3
   return
 }
 
+// CHECK-LABEL: func.func @attention_grad_max_shared_bytes
+// CHECK: delta(%{{.*}} : memref<?x4x?xf32>) {max_shared_bytes = 101376 : i64}
+func.func @attention_grad_max_shared_bytes(%q: memref<?x4x?x256xf16>,
+                                           %lse: memref<?x4x?xf32>) {
+  fmha.attention_grad q(%q : memref<?x4x?x256xf16>) k(%q : memref<?x4x?x256xf16>)
+                      v(%q : memref<?x4x?x256xf16>) o(%q : memref<?x4x?x256xf16>)
+                      dout(%q : memref<?x4x?x256xf16>) lse(%lse : memref<?x4x?xf32>)
+                   -> dq(%q : memref<?x4x?x256xf16>) dk(%q : memref<?x4x?x256xf16>)
+                      dv(%q : memref<?x4x?x256xf16>) delta(%lse : memref<?x4x?xf32>)
+                      {max_shared_bytes = 101376 : i64}
+  return
+}
+
 // CHECK-LABEL: func.func @attention_grad_ordered
 // CHECK: dq_accum(%{{.*}} : memref<?x4x?x64xf32>) dq_order(%{{.*}} : memref<?x4x?xi32>) causal
 func.func @attention_grad_ordered(%q: memref<?x4x?x64xf16>, %lse: memref<?x4x?xf32>,

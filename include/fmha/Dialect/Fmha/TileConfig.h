@@ -80,6 +80,87 @@ unsigned getAttentionGradTileColumns(unsigned headDim);
 /// deterministic kernels run.
 bool isSm80OnePassGradHeadDim(int64_t headDim);
 
+/// How sm_80's fmha.attention_grad main kernels (dq, dkv or dk and dv:
+/// Sm80/AttentionGradToGPUSm80.cpp) are tiled: \p rows rows that stay in
+/// shared memory (queries of dq, keys of dkv) over \p warps warps (16 rows
+/// each per m16 tile), and blocks of \p streamed rows (keys of dq, queries
+/// of dkv) that stream through. The accumulators of a warp's rows (dQ; dK
+/// and dV) live in registers with the S and dP fragments of a block, so the
+/// tiles are as large as those registers allow without spilling.
+///
+/// With \p columnWarps > 1 (dk/dv), FlashAttention-2's layout: the warps
+/// are a grid of warps / columnWarps rows by columnWarps columns, each
+/// computing its rows of S^T and dP^T over its share of the block's
+/// queries, and its rows of dK and dV over its share of D, so P^T and dS^T
+/// go through shared memory; each warp then loads half of Q and dO for S^T
+/// and dP^T and half of each for dK and dV, where a warp of all the
+/// queries loads both whole for each.
+struct Sm80GradTiling {
+  int64_t rows, streamed, warps;
+  int64_t columnWarps = 1;
+  /// The columns of the grid of dK's and dV's GEMMs, where they differ
+  /// from S^T's (0: columnWarps): P^T and dS^T are in shared memory, so
+  /// each GEMM takes the grid whose operands load least.
+  int64_t gradColumnWarps = 0;
+  /// Whether the streamed blocks have one buffer, not two: the next
+  /// block's copies then start once every warp is done reading this one's,
+  /// where two buffers would not fit.
+  bool singleBuffered = false;
+
+  int64_t getGradColumnWarps() const {
+    return gradColumnWarps ? gradColumnWarps : columnWarps;
+  }
+  bool operator==(const Sm80GradTiling &other) const {
+    return rows == other.rows && streamed == other.streamed &&
+           warps == other.warps && columnWarps == other.columnWarps &&
+           getGradColumnWarps() == other.getGradColumnWarps() &&
+           singleBuffered == other.singleBuffered;
+  }
+  bool operator!=(const Sm80GradTiling &other) const {
+    return !(*this == other);
+  }
+};
+
+/// The columns of sm_80's attention_grad main kernels' shared tiles at head
+/// dim \p headDim, with dq_accum where \p withDqAccum:
+/// getAttentionGradTileColumns, but 192 for the one-pass kernel past 128
+/// (isSm80OnePassGradHeadDim), whose two Q and dO buffers fit beside K and
+/// V only without 256's columns of zeros.
+int64_t getSm80GradTileColumns(int64_t headDim, bool withDqAccum);
+
+/// The tiling of sm_80's attention_grad main kernels at head dim
+/// \p headDim, with dq_accum where \p withDqAccum. On a device that allows
+/// \p deviceSharedBytes of shared memory a block (0: the chip's), one that
+/// fits it where the chip's does not and sm_80's kernels have one: the
+/// deterministic kernels past head dim 128 (128 KB on the A100) on an
+/// sm_86 or sm_89 GPU's 99 KB. The one-pass kernel has none there from
+/// head dim 64 (its tiles take 145 to 162 KB): its tiling stays, which
+/// such a device refuses at load.
+Sm80GradTiling getSm80GradTiling(int64_t headDim, bool withDqAccum,
+                                 uint64_t deviceSharedBytes = 0);
+
+/// Where an sm_80 attention_grad main kernel keeps what in its dynamic
+/// shared memory, in bytes from its base: the two tiles that stay (rows x
+/// the tile's columns each, getSm80GradTileColumns), then two buffers (one
+/// where Sm80GradTiling::singleBuffered) of the two that stream (streamed
+/// x those columns each: the next block's copies land while this one's
+/// are read), then as many buffers of the LSE and delta of a block of
+/// queries (dkv; f32), then, with dq_accum, dS^T of a block (dkv: keys x
+/// queries, swizzled as the other tiles), and in a grid of warps P^T beside
+/// it. The one description of the layout: the lowering places its tiles
+/// by it and its launch contract asks for totalBytes.
+struct Sm80GradSharedLayout {
+  int64_t tileBytes, streamedBytes, termsOffset, termsBytes, scoresOffset,
+      probabilitiesOffset, totalBytes;
+};
+
+/// The layout of an sm_80 attention_grad main kernel tiled by \p tiling at
+/// head dim \p headDim, with dq_accum where \p withDqAccum, of elements of
+/// \p elementBytes.
+Sm80GradSharedLayout getSm80GradSharedLayout(const Sm80GradTiling &tiling,
+                                             int64_t headDim, bool withDqAccum,
+                                             int64_t elementBytes);
+
 /// The queries per counter of fmha.attention_grad's dq_order: the sm_90a
 /// kernel's query blocks (64, or 128 at head dim 64) each use the counter
 /// of their first query.

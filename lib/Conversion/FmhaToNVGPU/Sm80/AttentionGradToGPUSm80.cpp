@@ -29,7 +29,9 @@
 // are issued before block n's GEMMs, into the other buffer, and one
 // barrier per block separates them (single-buffered past 192 with
 // dq_accum: issued after block n's last read of Q and dO, behind a second
-// barrier).
+// barrier). The tiling is sm_80's (getSm80GradTiling, TileConfig.h), or
+// under the op's max_shared_bytes one that fits it: on a 99 KB GPU the
+// deterministic kernels past head dim 128 stream blocks of 16 rows.
 //
 // Splitting dq from dk and dv computes S and dP twice: 7 GEMMs where
 // FlashAttention's single kernel runs 5 and sums dq over the key blocks
@@ -40,13 +42,13 @@
 // dQ = dS K to it with atomics (dS^T through shared memory), and
 // attention_grad_dq_convert writes dq = scale dq_accum (no dq kernel).
 // At head dims 64, 96 and 128 that kernel's 8 warps are FlashAttention-2's
-// grid of 4 x 2 (GradTiling::columnWarps): each computes S^T and dP^T for
+// grid of 4 x 2 (Sm80GradTiling::columnWarps): each computes S^T and dP^T for
 // its 32 keys and half of the block's queries (128 at head dim 64, 64 at
 // 96 and 128), and dK and dV for its 32 keys and half of D's columns, P^T
 // going through shared memory beside dS^T; at 160 and 192 the same over
 // 64 keys (16 a warp) in tiles of 192 columns, d192's dK and dV over 2 x 4
-// warps (GradTiling::gradColumnWarps); at 224 and 256 in tiles of 256
-// columns with one Q and dO buffer (GradTiling::singleBuffered), d256's
+// warps (Sm80GradTiling::gradColumnWarps); at 224 and 256 in tiles of 256
+// columns with one Q and dO buffer (Sm80GradTiling::singleBuffered), d256's
 // dK and dV over 2 x 4 warps. Other head dims past 128 take the
 // deterministic kernels (isSm80OnePassGradHeadDim).
 //
@@ -85,92 +87,16 @@ using namespace mlir::fmha::sm80;
 
 namespace {
 
-/// A main kernel's tile: \p rows rows that stay in shared memory (queries
-/// of dq, keys of dkv) over \p warps warps (16 rows each per m16 tile), and
-/// blocks of \p streamed rows (keys of dq, queries of dkv) that stream
-/// through. The accumulators of a warp's rows (dQ; dK and dV) live in
-/// registers with the S and dP fragments of a block, so the tiles are as
-/// large as those registers allow without spilling: at head dim 64, two
-/// m16 tiles per warp over 32-row blocks (each B fragment an ldmatrix
-/// loads feeds two mma.syncs); at head dim 128 one, over 64-row blocks (dK
-/// and dV alone take 128 registers; dq at 128 x 32 spilled 36 bytes).
-///
-/// With \p columnWarps > 1 (dk/dv), FlashAttention-2's layout: the warps
-/// are a grid of warps / columnWarps rows by columnWarps columns, each
-/// computing its rows of S^T and dP^T over its share of the block's
-/// queries, and its rows of dK and dV over its share of D, so P^T and dS^T
-/// go through shared memory; each warp then loads half of Q and dO for S^T
-/// and dP^T and half of each for dK and dV, where a warp of all the
-/// queries loads both whole for each.
-struct GradTiling {
-  int64_t rows, streamed, warps;
-  int64_t columnWarps = 1;
-  /// The columns of the grid of dK's and dV's GEMMs, where they differ
-  /// from S^T's (0: columnWarps): P^T and dS^T are in shared memory, so
-  /// each GEMM takes the grid whose operands load least.
-  int64_t gradColumnWarps = 0;
-  /// Whether the streamed blocks have one buffer, not two: the next
-  /// block's copies then start once every warp is done reading this one's
-  /// (forEachStreamedBlock's release), where two buffers would not fit.
-  bool singleBuffered = false;
-
-  int64_t getGradColumnWarps() const {
-    return gradColumnWarps ? gradColumnWarps : columnWarps;
-  }
-};
-
-/// The columns of the main kernels' shared tiles: D rounded up to 64, 128
-/// or 256 (getAttentionGradTileColumns), but 192 for the one-pass kernel
-/// past 128 (isSm80OnePassGradHeadDim), whose two Q and dO buffers fit
-/// beside K and V only without 256's columns of zeros.
+/// The columns of the main kernels' shared tiles (getSm80GradTileColumns).
 int64_t getGradTileColumns(AttentionGradOp op) {
-  if (op.getDqAccum() && op.getHeadDim() > 128 && op.getHeadDim() <= 192)
-    return 192;
-  return getAttentionGradTileColumns(op.getHeadDim());
+  return getSm80GradTileColumns(op.getHeadDim(), bool(op.getDqAccum()));
 }
 
-GradTiling getGradTiling(AttentionGradOp op) {
-  // By the tiles' columns (getGradTileColumns), which set the registers and
-  // shared memory: a head dim below them computes on zeros.
-  int64_t columns = getGradTileColumns(op);
-  // With dq_accum, dk/dv also sums dQ: at 128 x 32 that spilled 16 bytes.
-  if (columns == 64 && !op.getDqAccum())
-    return {128, 32, 4};
-  // With dq_accum at head dim 128, FlashAttention-2's 128 keys over 8 warps
-  // (one CTA an SM): a CTA's dQ sums over twice the keys, so each element
-  // of dq_accum takes half the atomics of 64-key CTAs. Its warps are 4 x 2
-  // where D's halves are whole chunk pairs (d128: a 64-column block each;
-  // d96: three pairs each, moveToChunkPairs), 8 x 1 at the other head dims
-  // (d80's and d112's halves are 2.5 and 3.5 pairs).
-  if (columns == 128 && op.getDqAccum())
-    return {128, 64, 8,
-            op.getHeadDim() == 128 || op.getHeadDim() == 96 ? 2 : 1};
-  // Past 128 (head dims 160 and 192), FlashAttention-2's 64 keys x 64
-  // queries over 4 x 2 warps for S^T and dP^T; for dK and dV each warp 16
-  // keys and half of D at 160 (5 chunk pairs, moveToChunkPairs), 32 keys
-  // and a quarter of D at 192 (2 x 4 warps, 3 pairs each: a k step's B
-  // loads then feed twice the MMAs). dK and dV take 80 and 96 registers.
-  if (columns == 192)
-    return {64, 64, 8, 2, op.getHeadDim() == 192 ? 4 : 0};
-  // At head dim 64, FlashAttention-2's 128 keys x 128 queries over 4 x 2
-  // warps (each a half of D: 32 columns).
-  if (op.getDqAccum() && op.getHeadDim() == 64)
-    return {128, 128, 8, 2};
-  // Past 192 (head dims 224 and 256), the same grid over tiles of 256
-  // columns: two Q and dO buffers would pass an A100's 163 KB, so one
-  // (FlashAttention-2's choice there). dK and dV over 2 x 4 warps at 256
-  // (a 64-column block each), over S^T's grid at 224 (7 chunk pairs a
-  // warp). dK and dV take 128 and 112 registers.
-  if (columns == 256 && op.getDqAccum()) {
-    GradTiling tiling{64, 64, 8, 2, op.getHeadDim() == 256 ? 4 : 0};
-    tiling.singleBuffered = true;
-    return tiling;
-  }
-  // 32-row blocks at head dim 256 keep shared memory at 128 KB, which an
-  // sm_80 CTA may have (164 KB).
-  if (columns == 256)
-    return {64, 32, 4};
-  return {64, 64, 4};
+/// The main kernels' tiling: the chip's, or one that fits the op's
+/// max_shared_bytes (getSm80GradTiling).
+Sm80GradTiling getGradTiling(AttentionGradOp op) {
+  return getSm80GradTiling(op.getHeadDim(), bool(op.getDqAccum()),
+                           op.getMaxSharedBytes().value_or(0));
 }
 
 /// Warps per CTA of the delta and dq conversion kernels.
@@ -255,41 +181,16 @@ LaunchContract getGradLaunchContract(AttentionGradOp op, int64_t threads,
   return contract;
 }
 
-/// Where a main kernel's tiles live in shared memory: the two that stay
-/// (rows x the tile's columns each, getGradTileColumns), then two
-/// buffers (one where GradTiling::singleBuffered) of the two that stream
-/// (streamed x those columns each: the next block's copies land while this
-/// one's are read), then as many buffers of the LSE and delta of a block of
-/// queries (dkv; f32), then, with dq_accum, dS^T of a block (dkv: keys x
-/// queries, swizzled as the other tiles), and in a grid of warps P^T beside
-/// it.
-struct GradSharedLayout {
-  int64_t tileBytes, streamedBytes, termsOffset, termsBytes, scoresOffset,
-      probabilitiesOffset, totalBytes;
+/// Where a main kernel's tiles live in shared memory
+/// (getSm80GradSharedLayout).
+Sm80GradSharedLayout getGradSharedLayout(AttentionGradOp op,
+                                         Sm80GradTiling tiling) {
+  int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
+  return getSm80GradSharedLayout(tiling, op.getHeadDim(), bool(op.getDqAccum()),
+                                 elementBytes);
+}
 
-  static GradSharedLayout get(AttentionGradOp op, GradTiling tiling) {
-    int64_t elementBytes = op.getQ().getType().getElementTypeBitWidth() / 8;
-    int64_t rowBytes = getGradTileColumns(op) * elementBytes;
-    GradSharedLayout layout;
-    layout.tileBytes = tiling.rows * rowBytes;
-    layout.streamedBytes = tiling.streamed * rowBytes;
-    int64_t buffers = tiling.singleBuffered ? 1 : 2;
-    layout.termsOffset =
-        2 * layout.tileBytes + 2 * buffers * layout.streamedBytes;
-    layout.termsBytes = 2 * tiling.streamed * 4;
-    layout.scoresOffset = layout.termsOffset + buffers * layout.termsBytes;
-    int64_t scoresBytes = tiling.rows * tiling.streamed * elementBytes;
-    layout.probabilitiesOffset = layout.scoresOffset + scoresBytes;
-    layout.totalBytes = layout.scoresOffset;
-    if (op.getDqAccum())
-      layout.totalBytes += scoresBytes;
-    if (tiling.columnWarps > 1)
-      layout.totalBytes += scoresBytes;
-    return layout;
-  }
-};
-
-KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
+KernelShape getGradShape(AttentionGradOp op, Sm80GradTiling tiling) {
   KernelShape shape = KernelShape::get(
       tiling.rows, tiling.streamed, tiling.warps, op.getHeadDim(),
       op.getQ().getType().getElementType(), op.getScaleOrDefault());
@@ -299,7 +200,7 @@ KernelShape getGradShape(AttentionGradOp op, GradTiling tiling) {
 }
 
 /// What one warp of \p shape computes in a grid of \p columnWarps columns
-/// (GradTiling): the m16 tiles of its rows, its share of a streamed block
+/// (Sm80GradTiling): the m16 tiles of its rows, its share of a streamed block
 /// (blockN, nTiles) and of D's n8 tiles (dTiles). \p shape itself where
 /// the warps are one column.
 KernelShape getWarpTileShape(KernelShape shape, int64_t columnWarps) {
@@ -498,15 +399,15 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
 /// GEMMs.
 class GradKernelBuilder {
 public:
-  GradKernelBuilder(AttentionGradOp op, GradTiling tiling, gpu::GPUFuncOp func,
-                    KernelBuilder &b)
+  GradKernelBuilder(AttentionGradOp op, Sm80GradTiling tiling,
+                    gpu::GPUFuncOp func, KernelBuilder &b)
       : op(op), func(func), b(b), shape(getGradShape(op, tiling)),
         columnWarps(tiling.columnWarps),
         gradColumnWarps(tiling.getGradColumnWarps()),
         singleBuffered(tiling.singleBuffered),
         warpShape(getWarpTileShape(shape, columnWarps)),
         gradShape(getWarpTileShape(shape, gradColumnWarps)),
-        layout(GradSharedLayout::get(op, tiling)), copies(b, shape),
+        layout(getGradSharedLayout(op, tiling)), copies(b, shape),
         mma(b, warpShape, noTiles) {}
 
   void buildDq();
@@ -585,12 +486,12 @@ private:
   gpu::GPUFuncOp func;
   KernelBuilder &b;
   KernelShape shape;
-  /// The grids of warps (GradTiling) and what each warp of them computes:
+  /// The grids of warps (Sm80GradTiling) and what each warp of them computes:
   /// S^T and dP^T (warpShape), dK and dV (gradShape).
   int64_t columnWarps, gradColumnWarps;
   bool singleBuffered;
   KernelShape warpShape, gradShape;
-  GradSharedLayout layout;
+  Sm80GradSharedLayout layout;
   SharedTiles noTiles;
   AsyncCopy copies;
   WarpMma mma;
@@ -1293,12 +1194,12 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
 
   // Each kernel of the shared list, created in its launch order.
   auto createMain = [&](AttentionGradKernel kernel) {
-    GradTiling tiling = getGradTiling(op);
+    Sm80GradTiling tiling = getGradTiling(op);
     AttentionGradOperand rowsOperand =
         kernel == AttentionGradKernel::Dq ? kGradQ : kGradK;
     gpu::GPUFuncOp func = create(
         getAttentionGradKernelName(kernel), tiling.warps * kThreadsPerWarp,
-        GradSharedLayout::get(op, tiling).totalBytes,
+        getGradSharedLayout(op, tiling).totalBytes,
         {GridAxis{{{rowsOperand, 2, static_cast<uint64_t>(tiling.rows)}}},
          GridAxis{{{rowsOperand, 1}}},
          GridAxis{{{rowsOperand, 0}}, kMaxGridDimY}});
@@ -1350,6 +1251,26 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
     }
     funcs.push_back(func);
   }
+  // The device's shared memory (max_shared_bytes): the main kernels took a
+  // tiling that fits it where sm_80's has one (getSm80GradTiling); a kernel
+  // still past it would fail at load, so it is refused here, by name.
+  if (std::optional<uint64_t> most = op.getMaxSharedBytes())
+    for (gpu::GPUFuncOp func : funcs) {
+      uint64_t bytes = getLaunchContract(func).sharedBytes;
+      if (bytes > *most) {
+        InFlightDiagnostic error =
+            op.emitOpError("max_shared_bytes is ")
+            << *most << ", but kernel " << func.getName() << " on chip "
+            << stringifyChip(chip) << " takes " << bytes
+            << " bytes of shared memory a block at head dim "
+            << op.getHeadDim();
+        if (op.getDqAccum())
+          error << "; without dq_accum the deterministic kernels fit";
+        for (gpu::GPUFuncOp created : funcs)
+          created.erase();
+        return error;
+      }
+    }
   replaceByLaunches(op, funcs);
   return success();
 }

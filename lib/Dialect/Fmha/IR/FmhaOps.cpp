@@ -492,6 +492,10 @@ LogicalResult AttentionGradOp::verify() {
              << ") = " << llvm::divideCeil(queries, kQueryGradOrderBlock)
              << " (one per block of " << kQueryGradOrderBlock << " queries)";
   }
+  if (IntegerAttr most = getMaxSharedBytesAttr(); most && most.getInt() <= 0)
+    return emitOpError("max_shared_bytes must be positive (the shared memory "
+                       "a block may take on the device), got ")
+           << most.getInt();
   if (failed(checkHeadsAndLengths(op, getQ(), getK())))
     return failure();
   return checkMaskAttributes(op, getCausal(), getScale(), getWindow(),

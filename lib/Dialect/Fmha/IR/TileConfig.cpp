@@ -75,6 +75,106 @@ bool fmha::isSm80OnePassGradHeadDim(int64_t headDim) {
   return headDim <= 128 || (headDim % 32 == 0 && headDim <= 256);
 }
 
+int64_t fmha::getSm80GradTileColumns(int64_t headDim, bool withDqAccum) {
+  if (withDqAccum && headDim > 128 && headDim <= 192)
+    return 192;
+  return getAttentionGradTileColumns(headDim);
+}
+
+/// sm_80's attention_grad tiling for every device the chip has.
+static Sm80GradTiling getChipSm80GradTiling(int64_t headDim, bool withDqAccum) {
+  // By the tiles' columns (getSm80GradTileColumns), which set the registers
+  // and shared memory: a head dim below them computes on zeros.
+  int64_t columns = getSm80GradTileColumns(headDim, withDqAccum);
+  // At head dim 64, two m16 tiles per warp over 32-row blocks (each B
+  // fragment an ldmatrix feeds two mma.syncs). With dq_accum, dk/dv also
+  // sums dQ: at 128 x 32 that spilled 16 bytes.
+  if (columns == 64 && !withDqAccum)
+    return {128, 32, 4};
+  // With dq_accum at head dim 128, FlashAttention-2's 128 keys over 8 warps
+  // (one CTA an SM): a CTA's dQ sums over twice the keys, so each element
+  // of dq_accum takes half the atomics of 64-key CTAs. Its warps are 4 x 2
+  // where D's halves are whole chunk pairs (d128: a 64-column block each;
+  // d96: three pairs each, moveToChunkPairs), 8 x 1 at the other head dims
+  // (d80's and d112's halves are 2.5 and 3.5 pairs).
+  if (columns == 128 && withDqAccum)
+    return {128, 64, 8, headDim == 128 || headDim == 96 ? 2 : 1};
+  // Past 128 (head dims 160 and 192), FlashAttention-2's 64 keys x 64
+  // queries over 4 x 2 warps for S^T and dP^T; for dK and dV each warp 16
+  // keys and half of D at 160 (5 chunk pairs, moveToChunkPairs), 32 keys
+  // and a quarter of D at 192 (2 x 4 warps, 3 pairs each: a k step's B
+  // loads then feed twice the MMAs). dK and dV take 80 and 96 registers.
+  if (columns == 192)
+    return {64, 64, 8, 2, headDim == 192 ? 4 : 0};
+  // At head dim 64, FlashAttention-2's 128 keys x 128 queries over 4 x 2
+  // warps (each a half of D: 32 columns).
+  if (withDqAccum && headDim == 64)
+    return {128, 128, 8, 2};
+  // Past 192 (head dims 224 and 256), the same grid over tiles of 256
+  // columns: two Q and dO buffers would pass an A100's 163 KB, so one
+  // (FlashAttention-2's choice there). dK and dV over 2 x 4 warps at 256
+  // (a 64-column block each), over S^T's grid at 224 (7 chunk pairs a
+  // warp). dK and dV take 128 and 112 registers.
+  if (columns == 256 && withDqAccum) {
+    Sm80GradTiling tiling{64, 64, 8, 2, headDim == 256 ? 4 : 0};
+    tiling.singleBuffered = true;
+    return tiling;
+  }
+  // At head dim 128, one m16 tile per warp over 64-row blocks (dK and dV
+  // alone take 128 registers; dq at 128 x 32 spilled 36 bytes). 32-row
+  // blocks at head dim 256 keep shared memory at 128 KB, which an sm_80 CTA
+  // may have (164 KB).
+  if (columns == 256)
+    return {64, 32, 4};
+  return {64, 64, 4};
+}
+
+Sm80GradTiling fmha::getSm80GradTiling(int64_t headDim, bool withDqAccum,
+                                       uint64_t deviceSharedBytes) {
+  Sm80GradTiling tiling = getChipSm80GradTiling(headDim, withDqAccum);
+  // Elements of 16 bits, as every type the backward takes.
+  auto fits = [&](const Sm80GradTiling &candidate) {
+    return getSm80GradSharedLayout(candidate, headDim, withDqAccum,
+                                   /*elementBytes=*/2)
+               .totalBytes <= static_cast<int64_t>(deviceSharedBytes);
+  };
+  if (deviceSharedBytes == 0 || fits(tiling) || withDqAccum)
+    return tiling;
+  // The deterministic kernels (one column of warps, nothing but the tiles
+  // and the terms in shared memory) halve their streamed blocks down to
+  // one k16 step while two buffers do not fit: at 256 columns on a 99 KB
+  // sm_86 or sm_89 GPU 64 x 16 (96.25 KB), which keeps the next block's
+  // copies under this block's GEMMs.
+  Sm80GradTiling fitted = tiling;
+  while (!fits(fitted) && fitted.streamed > 16)
+    fitted.streamed /= 2;
+  return fits(fitted) ? fitted : tiling;
+}
+
+Sm80GradSharedLayout fmha::getSm80GradSharedLayout(const Sm80GradTiling &tiling,
+                                                   int64_t headDim,
+                                                   bool withDqAccum,
+                                                   int64_t elementBytes) {
+  int64_t rowBytes =
+      getSm80GradTileColumns(headDim, withDqAccum) * elementBytes;
+  Sm80GradSharedLayout layout;
+  layout.tileBytes = tiling.rows * rowBytes;
+  layout.streamedBytes = tiling.streamed * rowBytes;
+  int64_t buffers = tiling.singleBuffered ? 1 : 2;
+  layout.termsOffset =
+      2 * layout.tileBytes + 2 * buffers * layout.streamedBytes;
+  layout.termsBytes = 2 * tiling.streamed * 4;
+  layout.scoresOffset = layout.termsOffset + buffers * layout.termsBytes;
+  int64_t scoresBytes = tiling.rows * tiling.streamed * elementBytes;
+  layout.probabilitiesOffset = layout.scoresOffset + scoresBytes;
+  layout.totalBytes = layout.scoresOffset;
+  if (withDqAccum)
+    layout.totalBytes += scoresBytes;
+  if (tiling.columnWarps > 1)
+    layout.totalBytes += scoresBytes;
+  return layout;
+}
+
 /// The default tiling where q, k, v and o share head dim \p headDim.
 static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
                                         bool causal,
