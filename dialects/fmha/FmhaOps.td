@@ -252,7 +252,7 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
     than the chip's (an sm_86 or sm_89 GPU allows 99 KB, 101376 bytes,
     where sm_80's tiles assume an A100's 163 KB): the lowering tiles the
     kernels to fit it, and refuses, naming the kernel, where one of them
-    cannot (sm_80's kernels with `dq_accum` from head dim 64 on 99 KB).
+    cannot (sm_80's kernels with `dq_accum` past head dim 128 on 99 KB).
 
     ```mlir
     fmha.attention_grad q(%q : memref<?x32x?x128xbf16>)

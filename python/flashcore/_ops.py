@@ -697,15 +697,18 @@ def _deterministic(asked):
 def _one_pass_backward(device, head_dims, deterministic):
     """Whether the backward on CUDA device `device` (an index) of q's and
     v's `head_dims` adds dq into an f32 workspace: with sm_90a's kernels (an
-    sm_90 device, unless FLASHCORE_CHIP picks sm_80's), where that is
-    FlashAttention-3's faster kernel, its adds in a fixed order when
-    `deterministic`; and with sm_80's on an A100 (or a Hopper GPU) at head
-    dims from 64 to 128, 160, 192, 224 and 256 (isSm80OnePassGradHeadDim in
-    TileConfig.h) unless `deterministic` (whose kernels there take none),
-    FlashAttention-2's kernel over 128 or 64 keys (up to 161 KiB of shared
-    memory: not on sm_86 and sm_89). Otherwise its blocks' dq add up in any
-    order: the last bits may differ from run to run
-    (docs/backward-notes.md)."""
+    sm_90 device, unless FLASHCORE_CHIP picks sm_80's), FlashAttention-3's
+    faster kernel, its adds in a fixed order when `deterministic`; and with
+    sm_80's on an A100 (or a Hopper GPU) at head dims from 64 to 128, 160,
+    192, 224 and 256 (isSm80OnePassGradHeadDim in TileConfig.h) unless
+    `deterministic`, FlashAttention-2's kernel over 128 or 64 keys, its adds
+    in any order (the last bits of dq may differ from run to run,
+    docs/backward-notes.md). Not on a 99 KB sm_86 or sm_89 GPU: there the
+    one-pass kernel fits only up to 128, on smaller tiles (getSm80GradTiling:
+    128 keys x 64 queries at 64, 64 keys with one Q and dO buffer from 80),
+    which lost to the kernels without a workspace (forward and backward
+    0.82-0.98 of their speed under FMHA_MAX_SHARED_BYTES=101376 on the
+    H200, docs/BENCHMARKS.md), which also give the same bits every run."""
     kernels = _KERNELS.get(device)
     if kernels is None:
         capability = torch.cuda.get_device_capability(device)

@@ -21,11 +21,9 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/flashcore-gpu}
 mkdir -p "$out"
+. "$root/scripts/gpu/lib.sh"
 install() { # wheel-folder site
-  rm -rf "$2"
-  python3 -m pip install -q --no-deps --no-index --target "$2" "$1"/flashcore-*.whl \
-      > "$out/pip-$(basename "$2").log" 2>&1 ||
-    { cat "$out/pip-$(basename "$2").log"; echo "ab.sh: $1 did not install" >&2; exit 2; }
+  install_wheel "$1" "$2" > /dev/null || { echo "ab.sh: no install" >&2; exit 2; }
 }
 case "${1:-}" in
 install)

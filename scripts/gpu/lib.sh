@@ -1,10 +1,28 @@
 # Shared by the GPU-side scripts (sourced, not run). Needs $root (the
-# repository root); check() also $log.
+# repository root); check() also $log, install_wheel() $out.
 
 # The CUDA toolkit's programs (nvcc, compute-sanitizer) and libraries
 # (nvJitLink, which the JIT opens) are found where the GPU machine has them.
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+
+# install_wheel [FOLDER [SITE]]: installs FOLDER's flashcore-*.whl
+# (default $root/dist: scripts/python/wheel.sh; carry "dist") as a user
+# gets it: into SITE (default /tmp/flashcore-site), beside the machine's
+# torch, with no compiler and no index (pip's log in $out/install-SITE.log).
+# Prints SITE, for PYTHONPATH; fails naming what is missing.
+install_wheel() {
+  local folder=${1:-$root/dist} site=${2:-/tmp/flashcore-site}
+  local wheels=("$folder"/flashcore-*.whl) log
+  log=$out/install-$(basename "$site").log
+  [ ${#wheels[@]} -eq 1 ] && [ -f "${wheels[0]}" ] ||
+    { echo "expected one $folder/flashcore-*.whl, found: ${wheels[*]}" >&2; return 2; }
+  rm -rf "$site"
+  python3 -m pip install --no-deps --no-index --target "$site" "${wheels[0]}" \
+      > "$log" 2>&1 ||
+    { cat "$log" >&2; echo "${wheels[0]} did not install" >&2; return 2; }
+  echo "$site"
+}
 
 # Prints the path of fmha-runner-jit (or NAME) unpacked from $root/.gpu/,
 # or fails naming the packing step.

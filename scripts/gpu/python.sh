@@ -13,16 +13,10 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/flashcore-gpu}
 mkdir -p "$out"
-wheels=("$root"/dist/flashcore-*.whl)
-[ ${#wheels[@]} -eq 1 ] && [ -f "${wheels[0]}" ] ||
-  { echo "python.sh: expected one dist/flashcore-*.whl, found: ${wheels[*]}" >&2; exit 2; }
+. "$root/scripts/gpu/lib.sh"
 # Into a directory of its own on PYTHONPATH, beside the machine's torch
 # (wherever that python finds it).
-site=/tmp/flashcore-site
-rm -rf "$site"
-python3 -m pip install --no-deps --no-index --target "$site" "${wheels[0]}" \
-    > "$out/install.log" 2>&1 ||
-  { cat "$out/install.log"; echo "python.sh: the wheel did not install" >&2; exit 2; }
+site=$(install_wheel) || { echo "python.sh: no wheel installed" >&2; exit 2; }
 export PYTHONPATH=$site
 [ -d /tmp/fa4-site ] &&
   PYTHONPATH=$PYTHONPATH:/tmp/fa4-site:/tmp/fa4-site/nvidia_cutlass_dsl/dsl_packages

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # sm_80's backward as a 99 KB sm_86 or sm_89 GPU runs it, on the H100/H200:
-# installs dist/flashcore-*.whl (as scripts/gpu/python.sh does) and runs
+# installs dist/flashcore-*.whl (install_wheel, lib.sh) and runs
 # scripts/gpu/sm8x_backward.py with FLASHCORE_CHIP=sm_80 and
 # FMHA_MAX_SHARED_BYTES=101376, then compute-sanitizer memcheck, racecheck
-# and synccheck on one deterministic d256 backward there. Prints one line
+# and synccheck on a deterministic d256 and a one-pass d128 backward there. Prints one line
 # per check, a table last; logs go to $OUT. Exit 0 when all pass.
 # Usage (GPU machine, repository root; carry "dist"):
 #   scripts/gpu/sm8x-backward.sh
@@ -11,36 +11,36 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/flashcore-gpu}
 mkdir -p "$out"
-wheels=("$root"/dist/flashcore-*.whl)
-[ ${#wheels[@]} -eq 1 ] && [ -f "${wheels[0]}" ] ||
-  { echo "sm8x-backward.sh: expected one dist/flashcore-*.whl" >&2; exit 2; }
-site=/tmp/flashcore-site
-rm -rf "$site"
-python3 -m pip install --no-deps --no-index --target "$site" "${wheels[0]}" \
-    > "$out/install.log" 2>&1 ||
-  { cat "$out/install.log"; echo "sm8x-backward.sh: no install" >&2; exit 2; }
+. "$root/scripts/gpu/lib.sh"
+site=$(install_wheel) || { echo "sm8x-backward.sh: no wheel installed" >&2; exit 2; }
 export PYTHONPATH=$site:$root/scripts/gpu FLASHCORE_CHIP=sm_80 \
   FMHA_MAX_SHARED_BYTES=101376
 cd /tmp
 python3 "$root/scripts/gpu/sm8x_backward.py" > "$out/sm8x_backward.log" 2>&1
 status=$?
 sanitized=()
-for tool in memcheck racecheck synccheck; do
-  log=$out/sm8x-backward-sanitize-$tool.log
-  if compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -c "
+# sanitize NAME D DETERMINISTIC: a causal GQA backward of head dim D.
+sanitize() {
+  local name=$1 log
+  for tool in memcheck racecheck synccheck; do
+    log=$out/sm8x-backward-sanitize-$name-$tool.log
+    if compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -c "
 import torch, flashcore
 torch.manual_seed(1)
-q = torch.randn(2, 150, 4, 256, device='cuda', dtype=torch.bfloat16, requires_grad=True)
-k = torch.randn(2, 170, 2, 256, device='cuda', dtype=torch.bfloat16, requires_grad=True)
-o = flashcore.attention(q, k, k, causal=True, deterministic=True)
+q = torch.randn(2, 150, 4, $2, device='cuda', dtype=torch.bfloat16, requires_grad=True)
+k = torch.randn(2, 170, 2, $2, device='cuda', dtype=torch.bfloat16, requires_grad=True)
+o = flashcore.attention(q, k, k, causal=True, deterministic=$3)
 o.backward(torch.randn_like(o))
 torch.cuda.synchronize()
 " > "$log" 2>&1; then
-    sanitized+=("| sanitize d256 causal deterministic backward $tool | PASS | |")
-  else
-    sanitized+=("| sanitize d256 causal deterministic backward $tool | FAIL | see $log |"); status=1
-  fi
-done
+      sanitized+=("| sanitize $name $tool | PASS | |")
+    else
+      sanitized+=("| sanitize $name $tool | FAIL | see $log |"); status=1
+    fi
+  done
+}
+sanitize d256-deterministic 256 True
+sanitize d128-one-pass 128 False
 grep -E '^(PASS|FAIL|TIMEOUT) ' "$out/sm8x_backward.log"
 sed -n '/^| check |/,/^$/p' "$out/sm8x_backward.log"
 printf '%s\n' "${sanitized[@]}"

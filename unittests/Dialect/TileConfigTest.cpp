@@ -359,37 +359,52 @@ TEST(TileConfig, Sm80DefaultsFitASmallerDevice) {
 }
 
 // sm_80's backward on a 99 KB GPU: the deterministic kernels fit at every
-// head dim (past 128 on 64 x 16 tiles, still double-buffered); up to 128,
-// and on an A100, they keep the chip's tiling. The one-pass kernel (with
-// dq_accum) keeps its own: from head dim 64 none fits (the lowering then
-// refuses it by name).
+// head dim (past 128 on 64 x 16 tiles, still double-buffered), the one-pass
+// kernel up to 128 (FlashAttention-2's tiles there); up to 128, and on an
+// A100, the deterministic kernels keep the chip's tiling. Past 128 the
+// one-pass kernel keeps its own, which the lowering refuses by name.
 TEST(TileConfig, Sm80GradTilingFitsASmallerDevice) {
   uint64_t a100 = getChipLimits(Chip::sm_80).maxSharedBytesPerBlock;
+  auto bytes = [](const Sm80GradTiling &tiling, int64_t d, bool dqAccum) {
+    return static_cast<uint64_t>(
+        getSm80GradSharedLayout(tiling, d, dqAccum, 2).totalBytes);
+  };
   for (int64_t d = 32; d <= 256; d += 8) {
     SCOPED_TRACE("d=" + std::to_string(d));
     Sm80GradTiling chip = getSm80GradTiling(d, /*withDqAccum=*/false);
     Sm80GradTiling device =
         getSm80GradTiling(d, false, kSm8xSharedBytesPerBlock);
-    EXPECT_LE(getSm80GradSharedLayout(device, d, false, 2).totalBytes,
-              static_cast<int64_t>(kSm8xSharedBytesPerBlock));
+    EXPECT_LE(bytes(device, d, false), kSm8xSharedBytesPerBlock);
     if (d <= 128) {
       EXPECT_EQ(device, chip);
     } else {
-      EXPECT_EQ(getSm80GradSharedLayout(chip, d, false, 2).totalBytes, 131584);
+      EXPECT_EQ(bytes(chip, d, false), 131584u);
       EXPECT_EQ(device, (Sm80GradTiling{64, 16, 4}));
-      EXPECT_EQ(getSm80GradSharedLayout(device, d, false, 2).totalBytes, 98560);
+      EXPECT_EQ(bytes(device, d, false), 98560u);
     }
     EXPECT_EQ(getSm80GradTiling(d, false, a100), chip);
-    if (isSm80OnePassGradHeadDim(d)) {
-      Sm80GradTiling onePass = getSm80GradTiling(d, /*withDqAccum=*/true);
-      EXPECT_EQ(getSm80GradTiling(d, true, kSm8xSharedBytesPerBlock), onePass);
-      // Below 64 (64 x 64 with 4 warps, 57 KB) it fits.
-      EXPECT_EQ(getSm80GradSharedLayout(onePass, d, true, 2).totalBytes >
-                    static_cast<int64_t>(kSm8xSharedBytesPerBlock),
-                d >= 64);
-      EXPECT_LE(getSm80GradSharedLayout(onePass, d, true, 2).totalBytes,
-                static_cast<int64_t>(a100));
+    if (!isSm80OnePassGradHeadDim(d))
+      continue;
+    Sm80GradTiling onePass = getSm80GradTiling(d, /*withDqAccum=*/true);
+    Sm80GradTiling onePassDevice =
+        getSm80GradTiling(d, true, kSm8xSharedBytesPerBlock);
+    EXPECT_LE(bytes(onePass, d, true), a100);
+    EXPECT_EQ(getSm80GradTiling(d, true, a100), onePass);
+    // Below 64 the chip's (64 x 64 with 4 warps, 57 KB) fits.
+    EXPECT_EQ(bytes(onePass, d, true) > kSm8xSharedBytesPerBlock, d >= 64);
+    if (d > 128) {
+      EXPECT_EQ(onePassDevice, onePass);
+      continue;
     }
+    EXPECT_LE(bytes(onePassDevice, d, true), kSm8xSharedBytesPerBlock);
+    Sm80GradTiling expected = onePass;
+    if (d == 64) {
+      expected = {128, 64, 8, 2};
+    } else if (d > 64) {
+      expected = {64, 64, d == 96 || d == 128 ? 8 : 4, onePass.columnWarps};
+      expected.singleBuffered = true;
+    }
+    EXPECT_EQ(onePassDevice, expected);
   }
 }
 

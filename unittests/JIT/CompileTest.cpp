@@ -705,7 +705,7 @@ TEST(KernelSpec, LaunchSpecFitsTheDevicesSharedMemory) {
 // deterministic spec names the device's limit (its kernels tile to fit
 // it: their own cache key), which compiles to kernels that fit; specs
 // whose kernels already fit, the A100's, sm_90a's one-pass kernel and
-// sm_80's (which has no such tiling) stay as they are.
+// sm_80's past 128 (which has no such tiling) stay as they are.
 TEST(KernelSpec, GradLaunchSpecFitsTheDevicesSharedMemory) {
   KernelSpec forward;
   forward.headDim = 256;
@@ -738,11 +738,17 @@ TEST(KernelSpec, GradLaunchSpecFitsTheDevicesSharedMemory) {
         getAttentionGradLaunchSpec(getAttentionGradSpec(forward, true, true),
                                    Chip::sm_90a, kSm8xSharedBytesPerBlock)})
     EXPECT_EQ(unchanged.maxSharedBytes, 0u) << unchanged.getKey();
+  // At head dim 128 the deterministic kernels fit; the one-pass kernel
+  // takes 64-row tiles with one buffer.
   forward.headDim = 128;
   EXPECT_EQ(getAttentionGradLaunchSpec(getAttentionGradSpec(forward),
                                        Chip::sm_80, kSm8xSharedBytesPerBlock)
                 .maxSharedBytes,
             0u);
+  EXPECT_EQ(getAttentionGradLaunchSpec(getAttentionGradSpec(forward, false),
+                                       Chip::sm_80, kSm8xSharedBytesPerBlock)
+                .maxSharedBytes,
+            kSm8xSharedBytesPerBlock);
 }
 
 // A few queries of a grouped-query launch pack a group's heads into a

@@ -131,11 +131,11 @@ int64_t getSm80GradTileColumns(int64_t headDim, bool withDqAccum);
 /// The tiling of sm_80's attention_grad main kernels at head dim
 /// \p headDim, with dq_accum where \p withDqAccum. On a device that allows
 /// \p deviceSharedBytes of shared memory a block (0: the chip's), one that
-/// fits it where the chip's does not and sm_80's kernels have one: the
-/// deterministic kernels past head dim 128 (128 KB on the A100) on an
-/// sm_86 or sm_89 GPU's 99 KB. The one-pass kernel has none there from
-/// head dim 64 (its tiles take 145 to 162 KB): its tiling stays, which
-/// such a device refuses at load.
+/// fits it where the chip's does not and sm_80's kernels have one: on an
+/// sm_86 or sm_89 GPU's 99 KB the deterministic kernels past head dim 128
+/// (128 KB on the A100) and the one-pass kernel from 64 to 128 (145 to
+/// 162 KB). Past 128 the one-pass kernel has none there: its tiling stays,
+/// which such a device refuses at load.
 Sm80GradTiling getSm80GradTiling(int64_t headDim, bool withDqAccum,
                                  uint64_t deviceSharedBytes = 0);
 

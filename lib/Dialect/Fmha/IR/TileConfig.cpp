@@ -138,16 +138,34 @@ Sm80GradTiling fmha::getSm80GradTiling(int64_t headDim, bool withDqAccum,
                                    /*elementBytes=*/2)
                .totalBytes <= static_cast<int64_t>(deviceSharedBytes);
   };
-  if (deviceSharedBytes == 0 || fits(tiling) || withDqAccum)
+  if (deviceSharedBytes == 0 || fits(tiling))
     return tiling;
-  // The deterministic kernels (one column of warps, nothing but the tiles
-  // and the terms in shared memory) halve their streamed blocks down to
-  // one k16 step while two buffers do not fit: at 256 columns on a 99 KB
-  // sm_86 or sm_89 GPU 64 x 16 (96.25 KB), which keeps the next block's
-  // copies under this block's GEMMs.
+  // First the streamed blocks halve while two buffers do not fit, down to
+  // the fewest a column of warps has been built for (the deterministic
+  // kernels one k16 step, the one-pass kernel two, whose dQ adds take a
+  // 16-query tile a warp), so that the next block's copies still run under
+  // this block's GEMMs. On a 99 KB sm_86 or sm_89 GPU: the deterministic
+  // kernels at 256 columns 64 x 16 (96.25 KB); the one-pass one at head dim 64
+  // 128 x 64 (97 KB), FlashAttention-2's 128 keys x 64 queries there
+  // (flash_bwd_launch_template.h, run_mha_bwd_hdim64 below 144 KB).
   Sm80GradTiling fitted = tiling;
-  while (!fits(fitted) && fitted.streamed > 16)
+  int64_t leastStreamed = (withDqAccum ? 32 : 16) * tiling.columnWarps;
+  while (!fits(fitted) && fitted.streamed > leastStreamed)
     fitted.streamed /= 2;
+  if (fits(fitted))
+    return fitted;
+  // Then 128 rows become 64 (the rows of every kernel past 128 columns), 16
+  // a warp, with one buffer: the one-pass kernel from head dim 72 to 128,
+  // 64 keys x 64 queries, FlashAttention-2's d128 tile there (which keeps
+  // V in registers for its second buffer): 80.5 KB over 4 x 2 warps at 96
+  // and 128, 72.5 KB over 4 warps at the others.
+  if (tiling.rows <= 64)
+    return tiling;
+  fitted = tiling;
+  fitted.rows = 64;
+  fitted.warps =
+      std::min<int64_t>(fitted.warps, 64 / kMmaSyncRows * fitted.columnWarps);
+  fitted.singleBuffered = true;
   return fits(fitted) ? fitted : tiling;
 }
 
