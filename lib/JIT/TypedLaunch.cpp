@@ -813,8 +813,8 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
         "that adds dq into a workspace takes {0} on sm_90a only; pass no "
         "workspace for the deterministic one)",
         spec.headDim, stringifyChip(plan.chip)));
-  // Kernels that fit this device's shared memory (an sm_86 or sm_89 GPU's
-  // 99 KB past head dim 128): their own spec.
+  // Kernels that fit this device's shared memory where the chip's do not
+  // (an sm_86 or sm_89 GPU's 99 KB, getSm80GradTiling): their own spec.
   KernelSpec launched =
       getAttentionGradLaunchSpec(spec, plan.chip, getDeviceSharedBytes());
   llvm::SmallVector<const Kernel *, 4> kernels;

@@ -180,7 +180,10 @@ llvm::Expected<DeviceInfo> CudaDriver::getDevice(int ordinal) {
           "{0} is '{1}', expected a positive number of bytes (the shared "
           "memory a block may take, e.g. 101376 for an sm_86 or sm_89 GPU)",
           getSettingName(Setting::MaxSharedBytes), *text));
-    info.maxSharedBytesPerBlock = std::min(info.maxSharedBytesPerBlock, most);
+    info.maxSharedBytesPerBlock =
+        info.maxSharedBytesPerBlock > 0
+            ? std::min(info.maxSharedBytesPerBlock, most)
+            : most;
   }
   return info;
 }

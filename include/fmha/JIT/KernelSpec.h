@@ -132,9 +132,10 @@ KernelSpec getAttentionGradSpec(const KernelSpec &spec,
 /// The spec a launch of attention_grad \p spec compiles on \p chip on a
 /// device that allows \p deviceSharedBytes of shared memory a block (0:
 /// the chip's): \p spec with that limit (maxSharedBytes) where sm_80's
-/// main kernels take another tiling under it (getSm80GradTiling: the
-/// deterministic kernels past head dim 128 on an sm_86 or sm_89 GPU), so
-/// that the spec names the kernels it compiles; else \p spec.
+/// main kernels take another tiling under it (getSm80GradTiling: on an
+/// sm_86 or sm_89 GPU the deterministic kernels past head dim 128, the
+/// one-pass kernel from 64 to 128), so that the spec names the kernels it
+/// compiles; else \p spec.
 KernelSpec getAttentionGradLaunchSpec(const KernelSpec &spec, Chip chip,
                                       uint64_t deviceSharedBytes);
 

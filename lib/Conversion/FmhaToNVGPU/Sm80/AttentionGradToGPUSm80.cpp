@@ -31,7 +31,9 @@
 // dq_accum: issued after block n's last read of Q and dO, behind a second
 // barrier). The tiling is sm_80's (getSm80GradTiling, TileConfig.h), or
 // under the op's max_shared_bytes one that fits it: on a 99 KB GPU the
-// deterministic kernels past head dim 128 stream blocks of 16 rows.
+// deterministic kernels past head dim 128 stream blocks of 16 rows, the
+// one-pass kernel up to 128 streams 64 queries (d64) or holds 64 keys with
+// one Q and dO buffer.
 //
 // Splitting dq from dk and dv computes S and dP twice: 7 GEMMs where
 // FlashAttention's single kernel runs 5 and sums dq over the key blocks
