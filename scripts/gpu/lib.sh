@@ -1,5 +1,6 @@
 # Shared by the GPU-side scripts (sourced, not run). Needs $root (the
-# repository root); check() also $log, install_wheel() $out.
+# repository root); check() also $log, install_wheel() and
+# sanitize_python() $out.
 
 # The CUDA toolkit's programs (nvcc, compute-sanitizer) and libraries
 # (nvJitLink, which the JIT opens) are found where the GPU machine has them.
@@ -22,6 +23,29 @@ install_wheel() {
       > "$log" 2>&1 ||
     { cat "$log" >&2; echo "${wheels[0]} did not install" >&2; return 2; }
   echo "$site"
+}
+
+# sanitize_python NAME D CALL: compute-sanitizer memcheck, racecheck and
+# synccheck on a python3 that makes q [2, 150, 4, D] and k [2, 170, 2, D]
+# (bf16, seed 1) and then runs `o = CALL` (an expression that launches;
+# "None; STATEMENTS" for more) with the flashcore on PYTHONPATH. One line
+# per tool; logs $out/sanitize-NAME-TOOL.log; sets status=1 on an error.
+sanitize_python() {
+  local name=$1 call=$3 tool log rc
+  for tool in memcheck racecheck synccheck; do
+    log=$out/sanitize-$name-$tool.log
+    compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -c "
+import torch, flashcore
+torch.manual_seed(1)
+q = torch.randn(2, 150, 4, $2, device='cuda', dtype=torch.bfloat16)
+k = torch.randn(2, 170, 2, $2, device='cuda', dtype=torch.bfloat16)
+o = $call
+torch.cuda.synchronize()
+" > "$log" 2>&1
+    rc=$?
+    printf '%-44s %s\n' "sanitize $name $tool" "$([ $rc -eq 0 ] && echo PASS || echo "FAIL (see $log)")"
+    [ $rc -eq 0 ] || status=1
+  done
 }
 
 # Prints the path of fmha-runner-jit (or NAME) unpacked from $root/.gpu/,

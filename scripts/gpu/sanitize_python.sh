@@ -7,31 +7,18 @@
 #   scripts/gpu/sanitize_python.sh [NAME_REGEX]   (default: every call)
 # Logs go to $OUT; exit 0 when every tool reports no error.
 set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/flashcore-gpu}
 mkdir -p "$out"
+. "$root/scripts/gpu/lib.sh"
 export PYTHONPATH=${PYTHONPATH:-/tmp/flashcore-site}
 cd /tmp
 status=0
-# run NAME D CALL: CALL (an expression that launches) after q [2, 150, 4, D]
-# and k [2, 170, 2, D] are made.
+# run NAME D CALL: sanitize_python (lib.sh) where NAME matches NAME_REGEX.
 only=${1:-.}
 run() {
-  local name=$1 call=$3
-  [[ $name =~ $only ]] || return 0
-  for tool in memcheck racecheck synccheck; do
-    local log=$out/sanitize-$name-$tool.log
-    compute-sanitizer --tool "$tool" --error-exitcode 1 python3 -c "
-import torch, flashcore
-torch.manual_seed(1)
-q = torch.randn(2, 150, 4, $2, device='cuda', dtype=torch.bfloat16)
-k = torch.randn(2, 170, 2, $2, device='cuda', dtype=torch.bfloat16)
-o = $call
-torch.cuda.synchronize()
-" > "$log" 2>&1
-    local rc=$?
-    printf '%-44s %s\n' "sanitize $name $tool" "$([ $rc -eq 0 ] && echo PASS || echo "FAIL (see $log)")"
-    [ $rc -eq 0 ] || status=1
-  done
+  [[ $1 =~ $only ]] || return 0
+  sanitize_python "$@"
 }
 attention="flashcore.attention(q, k, k, causal=True, return_lse=True"
 run softcap-d128 128 "$attention, softcap=30.0)"

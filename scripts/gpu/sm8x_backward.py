@@ -17,7 +17,7 @@ made), so that the JIT tiles and checks every kernel against 99 KB.
   H100/H200 is not a 99 KB GPU.
 
 One line per check, a table last; exit 0 when all pass.
-Usage (GPU machine, after scripts/gpu/python.sh installed the wheel):
+Usage (GPU machine; it installs dist's wheel and sets the environment):
   scripts/gpu/sm8x-backward.sh
 """
 
