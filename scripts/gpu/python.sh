@@ -7,7 +7,8 @@
 # ../shared/tools/fa4-install.sh unpacked it into /tmp/fa4-site).
 # Usage (GPU machine, repository root):
 #   [FLASHCORE_CHECKS=REGEX] scripts/gpu/python.sh [--bench [bench.py's options]]
-# (FLASHCORE_CHECKS: only the checks whose names match.)
+# (FLASHCORE_CHECKS: only the checks whose names match;
+# FLASHCORE_CHECK_REPEAT=N: each N times, to catch what fails now and then.)
 # Logs go to $OUT; exit 0 when every check passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

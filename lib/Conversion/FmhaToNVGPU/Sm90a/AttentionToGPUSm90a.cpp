@@ -25,8 +25,8 @@
 //
 // Warpgroup 0 is the producer: one thread issues every TMA load (over a
 // paged cache whose pages are smaller than a key block, one thread of
-// each of its warps, getIssuingWarps). Q once per tile (row block of a
-// (batch, head)), into one of two buffers where they fit (the next tile's
+// each of up to four of its warps, getIssuingWarps). Q once per tile (row block
+// of a (batch, head)), into one of two buffers where they fit (the next tile's
 // then loads under this one: AttentionSharedLayout), K and V of each key
 // block into `stages` buffers, each buffer with a full and an empty
 // mbarrier. The other
@@ -74,16 +74,6 @@ using namespace mlir::fmha::sm90a;
 
 namespace {
 
-/// The warps of the producer warpgroup that issue loads: with a page
-/// table, up to all four, each every fourth of a key block's boxes (a box
-/// per page and column block, each after its table entry's load: one
-/// thread's chain of them fell behind the GEMMs at pages of 16 rows);
-/// else, and where a page holds the block, one.
-int64_t getIssuingWarps(const KernelShape &shape) {
-  return std::min<int64_t>(kWarpgroupThreads / kThreadsPerWarp,
-                           shape.blockN / shape.keyBoxRows);
-}
-
 /// This thread's warp (i32), read anew where called: kept across the
 /// producer's loops it would take one of its 24 registers, and spill.
 Value readWarp(KernelBuilder &b) {
@@ -91,15 +81,16 @@ Value readWarp(KernelBuilder &b) {
 }
 
 /// The producer's part of one tile, as its issuing warp (readWarp) of
-/// getIssuingWarps sees it: Q (warp 0), then K and V of every key block
+/// shape.issuingWarps sees it: Q (warp 0), then K and V of every key block
 /// into the buffers as the consumers free them (warp 0 states each
-/// buffer's bytes; the warps' boxes land on its barrier in any order).
+/// buffer's bytes, the others arrive; the warps' boxes land on the barrier
+/// in any order).
 /// Returns the count of key blocks loaded so far, from \p loaded.
 Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                     TmaPipeline &pipeline, gpu::GPUFuncOp func,
                     const KeyRows &keys, const TileCoordinates &tile,
                     Value iteration, Value loaded) {
-  int64_t warps = getIssuingWarps(shape);
+  int64_t warps = shape.issuingWarps;
   auto onFirstWarp = [&](llvm::function_ref<void()> then) {
     if (warps == 1)
       return then();
@@ -177,10 +168,26 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                         shape.blockN, columnBlocks);
       continue;
     }
-    onFirstWarp([&] {
+    // Every issuing warp arrives, whether or not the block holds a box of
+    // its own (getIssuingWarps says why); the first with the bytes.
+    auto expectBlockBytes = [&] {
       pipeline.expectBytes(
           barrier, b.mul(pagedRows, b.i32(columnBlocks * kSwizzleBytes)));
-    });
+    };
+    if (warps == 1) {
+      expectBlockBytes();
+    } else {
+      scf::IfOp::create(
+          b, b.eq(readWarp(b), b.i32(0)),
+          [&](OpBuilder &, Location) {
+            expectBlockBytes();
+            scf::YieldOp::create(b);
+          },
+          [&](OpBuilder &, Location) {
+            pipeline.arrive(barrier);
+            scf::YieldOp::create(b);
+          });
+    }
     // Over this warp's boxes' first keys (every warps-th), carrying each
     // box's shared address (one register fewer than both from a box index:
     // the producer has none to spare).
@@ -659,18 +666,25 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
       b, isProducer,
       [&](OpBuilder &, Location) {
         setMaxRegisters(b, split.producer, /*increase=*/false);
-        // The first thread of each issuing warp (getIssuingWarps) walks
+        // The first thread of each issuing warp (shape.issuingWarps) walks
         // the tiles and issues their loads; with packed sequences each
         // issuing warp walks them (its lanes find each tile's sequence
-        // together, as the consumers' do).
+        // together, as the consumers' do). No other: the full barriers
+        // count the issuing warps' arrives.
         bool byWarps = static_cast<bool>(op.getQueryOffsets());
-        int64_t warps = getIssuingWarps(shape);
-        Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
-        Value issuer =
-            warps == 1 ? b.eq(threadId, b.index(0)) : b.eq(lane, b.index(0));
-        Value walker = byWarps
-                           ? b.slt(threadId, b.index(warps * kThreadsPerWarp))
-                           : issuer;
+        int64_t warps = shape.issuingWarps;
+        auto inIssuingWarp = [&] {
+          return b.slt(threadId, b.index(warps * kThreadsPerWarp));
+        };
+        Value issuer;
+        if (warps == 1) {
+          issuer = b.eq(threadId, b.index(0));
+        } else {
+          Value inWarp = inIssuingWarp();
+          Value lane = b.urem(threadId, b.index(kThreadsPerWarp));
+          issuer = b.and_(inWarp, b.eq(lane, b.index(0)));
+        }
+        Value walker = byWarps ? inIssuingWarp() : issuer;
         scf::IfOp::create(b, walker, [&](OpBuilder &, Location) {
           schedule.forEachTile(
               [&](const TileCoordinates &tile, Value iteration, Value loaded) {

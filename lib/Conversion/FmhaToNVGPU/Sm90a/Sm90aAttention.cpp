@@ -12,6 +12,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <numeric>
@@ -45,6 +46,7 @@ KernelShape KernelShape::get(AttentionOp op, TileAttr tile) {
   shape.keyBytes = shape.sharedLayout.keyBufferBytes;
   shape.valueBytes = shape.sharedLayout.valueBufferBytes;
   shape.keyBoxRows = getKeyBoxRows(op, tile);
+  shape.issuingWarps = getIssuingWarps(shape.blockN, shape.keyBoxRows);
   shape.outputPasses =
       getAttentionOutputPasses(tile.getAttentionTiling(), shape.valueHeadDim,
                                shape.sharedLayout.outputBytes != 0);
@@ -58,6 +60,11 @@ int64_t sm90a::getKeyBoxRows(AttentionOp op, TileAttr tile) {
     return tile.getBlockN();
   int64_t pageSize = cast<MemRefType>(op.getK().getType()).getDimSize(2);
   return std::gcd(pageSize, int64_t(tile.getBlockN()));
+}
+
+int64_t sm90a::getIssuingWarps(int64_t blockN, int64_t keyBoxRows) {
+  return std::min<int64_t>(kWarpgroupThreads / kThreadsPerWarp,
+                           blockN / keyBoxRows);
 }
 
 FragmentLanes FragmentLanes::derive(KernelBuilder &b, Value threadId) {

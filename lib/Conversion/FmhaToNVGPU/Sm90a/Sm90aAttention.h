@@ -62,6 +62,12 @@ struct KernelShape {
   /// Rows of a K or V TMA box (getKeyBoxRows): a buffer's block_n rows take
   /// block_n / keyBoxRows loads of each column block.
   int64_t keyBoxRows;
+  /// The producer's warps that issue a K or V block's boxes: up to all
+  /// four, each every issuingWarps-th box (one thread's chain of table
+  /// loads and boxes fell behind the GEMMs at pages of 16 rows); one where
+  /// a box is the whole block. Each arrives on the block's full barriers
+  /// (getIssuingWarps).
+  int64_t issuingWarps;
   /// Column slabs the epilogue stages O in (getAttentionOutputPasses), in
   /// O's own buffer where sharedLayout has one, else in the last V buffer.
   int64_t outputPasses;
@@ -84,6 +90,15 @@ struct KernelShape {
 /// divides both block_n and the page size (a multiple of 8, as both are),
 /// so that no box straddles two pages.
 int64_t getKeyBoxRows(AttentionOp op, TileAttr tile);
+
+/// The producer warps that issue the boxes of a block of \p blockN rows in
+/// boxes of \p keyBoxRows: min(4, blockN / keyBoxRows). A K or V full
+/// barrier takes an arrive from each, after its wait for that buffer's
+/// empty barrier, even where the block holds no box of that warp (a
+/// block's last keys): a warp whose arrive the consumers did not wait for
+/// could fall two phases behind the empty barrier and then wait on its
+/// parity forever.
+int64_t getIssuingWarps(int64_t blockN, int64_t keyBoxRows);
 
 /// Per-thread coordinates of the m64nN accumulator fragment (PTX ISA,
 /// "Register fragments for wgmma"): warp w of the warpgroup holds rows

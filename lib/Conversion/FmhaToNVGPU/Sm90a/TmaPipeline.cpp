@@ -42,9 +42,10 @@ TmaPipeline TmaPipeline::create(KernelBuilder &b, const KernelShape &shape,
 void TmaPipeline::initBarriers() {
   Value first = b.eq(threadId, b.index(0));
   scf::IfOp::create(b, first, [&](OpBuilder &, Location) {
-    // Full barriers complete on the producer's arrive plus the TMA bytes;
-    // empty ones when every consumer warp has arrived.
-    Value one = b.i32(1);
+    // Full barriers complete on the producer's arrive plus the TMA bytes
+    // (K's and V's on one from each issuing warp); empty ones when every
+    // consumer warp has arrived.
+    Value one = b.i32(1), issuingWarps = b.i32(shape.issuingWarps);
     Value consumerWarps = b.i32(shape.consumers * 4);
     for (unsigned q = 0; q < shape.sharedLayout.queryBuffers; ++q) {
       Value slot = b.i32(q);
@@ -55,10 +56,10 @@ void TmaPipeline::initBarriers() {
     }
     for (int64_t s = 0; s < shape.stages; ++s) {
       Value stage = b.i32(s);
-      NVVM::MBarrierInitOp::create(b, getBarrier(kKeyFull, stage), one,
+      NVVM::MBarrierInitOp::create(b, getBarrier(kKeyFull, stage), issuingWarps,
                                    Value());
-      NVVM::MBarrierInitOp::create(b, getBarrier(kValueFull, stage), one,
-                                   Value());
+      NVVM::MBarrierInitOp::create(b, getBarrier(kValueFull, stage),
+                                   issuingWarps, Value());
       NVVM::MBarrierInitOp::create(b, getBarrier(kKeyEmpty, stage),
                                    consumerWarps, Value());
       NVVM::MBarrierInitOp::create(b, getBarrier(kValueEmpty, stage),
@@ -136,13 +137,17 @@ void TmaPipeline::expectBytes(Value barrier, Value bytes) {
       b, Type(), barrier, bytes, NVVM::MemScopeKindAttr(), BoolAttr(), Value());
 }
 
+void TmaPipeline::arrive(Value barrier) {
+  NVVM::MBarrierArriveOp::create(b, b.getI64Type(), barrier, Value(),
+                                 NVVM::MemScopeKindAttr());
+}
+
 void TmaPipeline::release(Value barrier, Value threadId) {
   Value lane =
       b.urem(threadId ? threadId : this->threadId, b.index(kThreadsPerWarp));
   Value leader = b.eq(lane, b.index(0));
   scf::IfOp::create(b, leader, [&](OpBuilder &, Location) {
-    NVVM::MBarrierArriveOp::create(b, b.getI64Type(), barrier, Value(),
-                                   NVVM::MemScopeKindAttr());
+    arrive(barrier);
     scf::YieldOp::create(b);
   });
 }

@@ -12,7 +12,8 @@
 // mbarriers (AttentionSharedLayout). A tile of R rows is D / 64 column blocks
 // of R x 128 bytes, each exactly one TMA box, which is also the canonical WGMMA
 // layout (WarpgroupGemm). Each buffer has a full barrier (the producer's arrive
-// plus the TMA bytes) and an empty one (one arrive per consumer warp).
+// plus the TMA bytes; a K or V buffer's, one arrive per issuing warp) and an
+// empty one (one arrive per consumer warp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +78,9 @@ public:
   void expectBytes(Value barrier, int64_t bytes);
   /// The same with \p bytes an i32 value.
   void expectBytes(Value barrier, Value bytes);
+  /// This thread's arrive on \p barrier, without bytes: an issuing warp's
+  /// other than the first on a K or V full barrier (getIssuingWarps).
+  void arrive(Value barrier);
   /// Lane 0 of each consumer warp arrives on \p barrier: called after the
   /// warp's reads of the buffer (WGMMAs or loads) have completed. The lane
   /// is that of \p threadId (index), by default the one create was given.
