@@ -67,7 +67,7 @@ struct KernelShape {
   /// loads and boxes fell behind the GEMMs at pages of 16 rows); one where
   /// a box is the whole block. Each arrives on the block's full barriers
   /// (getIssuingWarps).
-  int64_t issuingWarps;
+  int64_t issuingWarps = 1;
   /// Column slabs the epilogue stages O in (getAttentionOutputPasses), in
   /// O's own buffer where sharedLayout has one, else in the last V buffer.
   int64_t outputPasses;
