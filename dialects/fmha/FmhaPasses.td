@@ -23,8 +23,21 @@ def FmhaMaterializeTiles : Pass<"fmha-materialize-tiles"> {
     the lowerings read one explicit configuration. An op whose tile names
     another chip is an error: a kernel tuned for one chip is never silently
     built for another.
+
+    With `max-shared-bytes`, the shared memory a block may take on the GPU
+    the kernels are built for where it is less than the chip's (sm_80's
+    kernels on an sm_86 or sm_89 GPU: 101376), the default tiles are ones
+    that fit it where the chip's do not, and every `fmha.attention_grad`
+    without `max_shared_bytes` whose kernels must tile to fit it gets that
+    limit (getAttentionGradSharedLimit), as the JIT does for the device
+    it runs on.
   }];
-  let options = [Fmha_ChipOption];
+  let options = [
+    Fmha_ChipOption,
+    Option<"maxSharedBytes", "max-shared-bytes", "uint64_t", /*default=*/"0",
+           "shared memory a block may take on the target GPU, in bytes "
+           "(e.g. 101376 for an sm_86 or sm_89 GPU); 0: the chip's">
+  ];
 }
 
 def ConvertFmhaToNVGPU : Pass<"convert-fmha-to-nvgpu"> {

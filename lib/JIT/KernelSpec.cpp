@@ -471,15 +471,13 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
 
 KernelSpec fmha::getAttentionGradLaunchSpec(const KernelSpec &spec, Chip chip,
                                             uint64_t deviceSharedBytes) {
-  // sm_90a's one-pass kernel runs on Hopper alone, whose shared memory is
-  // the chip's; the mma.sync kernels run on both chips.
-  bool mmaSync = chip == Chip::sm_80 || !spec.withQueryGradAccumulator();
   KernelSpec launched = spec;
-  if (mmaSync && !spec.maxSharedBytes &&
-      getSm80GradTiling(spec.headDim, spec.withQueryGradAccumulator(),
-                        deviceSharedBytes) !=
-          getSm80GradTiling(spec.headDim, spec.withQueryGradAccumulator()))
-    launched.maxSharedBytes = deviceSharedBytes;
+  if (!spec.maxSharedBytes)
+    launched.maxSharedBytes =
+        getAttentionGradSharedLimit(chip, spec.headDim,
+                                    spec.withQueryGradAccumulator(),
+                                    deviceSharedBytes)
+            .value_or(0);
   return launched;
 }
 

@@ -13,10 +13,14 @@
 //
 // Each arch is lowered with chip sm_90a when it is sm_90a, else with chip
 // sm_80 (whose PTX runs on every later GPU); an op without a lowering for
-// that chip fails with the compiler's diagnostic. Archs sharing a chip share
-// one lowering: its PTX is compiled once per arch, as a whole program
-// (PtxCompiler.h), as the driver's JIT would: nvJitLink's relocatable
-// compile ignores setmaxnreg and spills the sm_80 attention kernels.
+// that chip fails with the compiler's diagnostic. An arch whose GPUs allow
+// a block less shared memory than its chip (getArchSharedBytes: sm_86,
+// sm_89 and sm_12x, 99 KB against the A100's 163) is lowered for that
+// limit, as the JIT does on such a GPU (fmha-materialize-tiles'
+// max-shared-bytes). Archs sharing a chip and a limit share one lowering:
+// its PTX is compiled once per arch, as a whole program (PtxCompiler.h), as
+// the driver's JIT would: nvJitLink's relocatable compile ignores
+// setmaxnreg and spills the sm_80 attention kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -335,6 +339,21 @@ static Chip getChipForArch(llvm::StringRef arch) {
   return arch == "sm_90a" ? Chip::sm_90a : Chip::sm_80;
 }
 
+/// The shared memory a block may take on \p arch's GPUs where it is less
+/// than its chip's (0 elsewhere): compute capability 8.6, 8.9 (RTX 30/40,
+/// A10, A40, L4, L40) and 12.x (RTX 50) allow 99 KB, where sm_80's tiles
+/// are sized for the A100's 163.
+static uint64_t getArchSharedBytes(llvm::StringRef arch) {
+  llvm::StringRef digits = arch.drop_front(3); // checkArch: sm_XY[a]
+  digits.consume_back("a");
+  unsigned version = 0;
+  if (digits.getAsInteger(10, version))
+    return 0;
+  return version == 86 || version == 89 || version / 10 == 12
+             ? kSm8xSharedBytesPerBlock
+             : 0;
+}
+
 /// \p name made a C identifier.
 static std::string toIdentifier(llvm::StringRef name) {
   std::string result;
@@ -630,8 +649,9 @@ static llvm::Error describeAttention(Op op, AotKernel &kernel) {
   return llvm::Error::success();
 }
 
-/// The kernels of \p source lowered for \p chip: the ops with their tiles
-/// (what fmha-materialize-tiles picks for the chip, or their own), and the
+/// The kernels of \p source lowered for \p chip (on a GPU that allows a
+/// block \p maxSharedBytes, where nonzero): the ops with their tiles
+/// (what fmha-materialize-tiles picks for them, or their own), and the
 /// module with the tiles attached, which is what gets compiled. The
 /// variants get their functions and launch contracts from the compilation.
 struct ChipAnalysis {
@@ -644,7 +664,8 @@ struct ChipAnalysis {
 
 static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
                                             llvm::StringRef sourceName,
-                                            Chip chip) {
+                                            Chip chip,
+                                            uint64_t maxSharedBytes) {
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
@@ -665,6 +686,7 @@ static llvm::Expected<ChipAnalysis> analyze(llvm::StringRef source,
   PassManager pm(&context);
   FmhaMaterializeTilesOptions options;
   options.chip = stringifyChip(chip).str();
+  options.maxSharedBytes = maxSharedBytes;
   pm.addPass(createFmhaMaterializeTiles(options));
   if (failed(pm.run(*module)))
     return fail(llvm::formatv("choosing tiles for {0} failed",
@@ -873,17 +895,26 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     file.command += std::string(" ") + argv[i];
 
-  // One lowering per chip, one whole-program compile per arch.
-  std::map<Chip, ChipAnalysis> analyses;
-  std::map<Chip, std::string> ptxByChip;
+  // One lowering per chip and shared-memory limit, one whole-program
+  // compile per arch.
+  using Lowering = std::pair<Chip, uint64_t>;
+  std::map<Lowering, ChipAnalysis> analyses;
+  std::map<Lowering, std::string> ptxByLowering;
   std::optional<std::vector<AotKernel>> kernels;
   for (llvm::StringRef arch : archNames) {
     Chip chip = getChipForArch(arch);
+    uint64_t sharedBytes = getArchSharedBytes(arch);
+    Lowering lowering{chip, sharedBytes};
     std::string context =
-        llvm::formatv("--archs={0} (lowered for chip {1})", arch,
-                      stringifyChip(chip))
+        llvm::formatv("--archs={0} (lowered for chip {1}{2})", arch,
+                      stringifyChip(chip),
+                      sharedBytes ? llvm::formatv(", {0} bytes of shared "
+                                                  "memory a block",
+                                                  sharedBytes)
+                                        .str()
+                                  : std::string())
             .str();
-    auto found = analyses.find(chip);
+    auto found = analyses.find(lowering);
     if (found == analyses.end()) {
       std::string chipSource = source;
       if (spec) {
@@ -894,11 +925,11 @@ int main(int argc, char **argv) {
           chipSpec.resampleTile->chip = chip;
         chipSource = chipSpec.toMLIR();
       }
-      llvm::Expected<ChipAnalysis> analysis =
-          analyze(chipSource, fromFlags ? "<flags>" : sourceName, chip);
+      llvm::Expected<ChipAnalysis> analysis = analyze(
+          chipSource, fromFlags ? "<flags>" : sourceName, chip, sharedBytes);
       if (!analysis)
         return fail(context + ": " + llvm::toString(analysis.takeError()));
-      found = analyses.emplace(chip, std::move(*analysis)).first;
+      found = analyses.emplace(lowering, std::move(*analysis)).first;
     }
     ChipAnalysis &analysis = found->second;
 
@@ -912,8 +943,8 @@ int main(int argc, char **argv) {
     AotCubin cubin;
     cubin.arch = arch.str();
     cubin.chip = stringifyChip(chip).str();
-    auto ptx = ptxByChip.find(chip);
-    if (ptx == ptxByChip.end()) {
+    auto ptx = ptxByLowering.find(lowering);
+    if (ptx == ptxByLowering.end()) {
       llvm::Expected<CompiledModule> compiled =
           compileModule(analysis.materialized, options);
       if (!compiled)
@@ -945,7 +976,7 @@ int main(int argc, char **argv) {
         }
         names = names.drop_front(count);
       }
-      ptx = ptxByChip.emplace(chip, std::move(compiled->ptx)).first;
+      ptx = ptxByLowering.emplace(lowering, std::move(compiled->ptx)).first;
     }
     llvm::Expected<LinkedCubin> compiled =
         compilePtxWholeProgram(ptx->second, arch);

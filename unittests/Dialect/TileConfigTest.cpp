@@ -408,6 +408,28 @@ TEST(TileConfig, Sm80GradTilingFitsASmallerDevice) {
   }
 }
 
+// The limit an attention_grad records for a device: only where sm_80's
+// tiling must change to fit it, and never for Hopper's one-pass kernel.
+TEST(TileConfig, AttentionGradSharedLimitOnlyWhereTheTilingChanges) {
+  uint64_t sm86 = kSm8xSharedBytesPerBlock;
+  uint64_t a100 = getChipLimits(Chip::sm_80).maxSharedBytesPerBlock;
+  EXPECT_EQ(getAttentionGradSharedLimit(Chip::sm_80, 256, false, sm86), sm86);
+  EXPECT_EQ(getAttentionGradSharedLimit(Chip::sm_80, 128, true, sm86), sm86);
+  EXPECT_EQ(getAttentionGradSharedLimit(Chip::sm_80, 128, false, sm86),
+            std::nullopt);
+  // Past 128 the one-pass kernel has no tiling that fits: the chip's stays.
+  EXPECT_EQ(getAttentionGradSharedLimit(Chip::sm_80, 256, true, sm86),
+            std::nullopt);
+  EXPECT_EQ(getAttentionGradSharedLimit(Chip::sm_80, 256, false, a100),
+            std::nullopt);
+  EXPECT_EQ(getAttentionGradSharedLimit(Chip::sm_80, 256, false, 0),
+            std::nullopt);
+  // sm_90a's deterministic kernels are sm_80's; its one-pass kernel not.
+  EXPECT_EQ(getAttentionGradSharedLimit(Chip::sm_90a, 256, false, sm86), sm86);
+  EXPECT_EQ(getAttentionGradSharedLimit(Chip::sm_90a, 128, true, sm86),
+            std::nullopt);
+}
+
 // sm_90a spends what is left of the chip on the tile boundary: O's own
 // staging buffer, then a second Q buffer, each where it fits.
 TEST(TileConfig, SharedLayoutSpendsTheRestOnTheTileBoundary) {

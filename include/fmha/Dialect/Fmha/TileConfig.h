@@ -139,6 +139,18 @@ int64_t getSm80GradTileColumns(int64_t headDim, bool withDqAccum);
 Sm80GradTiling getSm80GradTiling(int64_t headDim, bool withDqAccum,
                                  uint64_t deviceSharedBytes = 0);
 
+/// The `max_shared_bytes` that an fmha.attention_grad of head dim
+/// \p headDim (with dq_accum where \p withDqAccum) built for \p chip
+/// records for a device that allows \p deviceSharedBytes a block: that
+/// limit where sm_80's tiling (the mma.sync kernels': every backward kernel
+/// on sm_80, the deterministic ones on sm_90a) must change to fit it
+/// (getSm80GradTiling); none where the chip's fits, so that the op, its
+/// kernel key and its kernels stay the chip's. Hopper's one-pass kernel
+/// runs on Hopper alone, whose limit is the chip's: none.
+std::optional<uint64_t> getAttentionGradSharedLimit(Chip chip, int64_t headDim,
+                                                    bool withDqAccum,
+                                                    uint64_t deviceSharedBytes);
+
 /// Where an sm_80 attention_grad main kernel keeps what in its dynamic
 /// shared memory, in bytes from its base: the two tiles that stay (rows x
 /// the tile's columns each, getSm80GradTileColumns), then two buffers (one

@@ -169,6 +169,17 @@ Sm80GradTiling fmha::getSm80GradTiling(int64_t headDim, bool withDqAccum,
   return fits(fitted) ? fitted : tiling;
 }
 
+std::optional<uint64_t>
+fmha::getAttentionGradSharedLimit(Chip chip, int64_t headDim, bool withDqAccum,
+                                  uint64_t deviceSharedBytes) {
+  bool mmaSync = chip == Chip::sm_80 || !withDqAccum;
+  if (!mmaSync || deviceSharedBytes == 0 ||
+      getSm80GradTiling(headDim, withDqAccum, deviceSharedBytes) ==
+          getSm80GradTiling(headDim, withDqAccum))
+    return std::nullopt;
+  return deviceSharedBytes;
+}
+
 Sm80GradSharedLayout fmha::getSm80GradSharedLayout(const Sm80GradTiling &tiling,
                                                    int64_t headDim,
                                                    bool withDqAccum,

@@ -1,7 +1,9 @@
 //===- MaterializeTiles.cpp - attach default tiles to fmha ops ------------===//
 //
 // Part of FlashCore. After this pass every fmha op carries the tile
-// configuration the lowering will use, so a dump shows exactly what was built.
+// configuration the lowering will use (an attention_grad, the shared memory
+// its kernels fit where the device's differs from the chip's), so a dump
+// shows exactly what was built.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +59,7 @@ struct FmhaMaterializeTilesPass
           llvm::TypeSwitch<Operation *, LogicalResult>(op)
               .Case(
                   [&](AttentionOp attention) { return materialize(attention); })
+              .Case([&](AttentionGradOp grad) { return materialize(grad); })
               .Case([&](ResampleOp resample) { return materialize(resample); })
               .Default([](Operation *) { return success(); });
       anyFailed |= failed(result);
@@ -69,10 +72,19 @@ private:
   LogicalResult materialize(AttentionOp op) {
     if (std::optional<TileAttr> tile = op.getTile())
       return checkTileChip(op, tile->getChip(), targetChip);
-    AttentionTiling tiling =
-        getDefaultAttentionTiling(targetChip, op.getHeadDims(), op.getCausal());
+    AttentionTiling tiling = getDefaultAttentionTiling(
+        targetChip, op.getHeadDims(), op.getCausal(), /*querySeq=*/std::nullopt,
+        /*queryGroup=*/1, /*pagedKeys=*/false, maxSharedBytes);
     op.setTileAttr(TileAttr::get(op.getContext(), tiling.chip, tiling.blockM,
                                  tiling.blockN, tiling.warps, tiling.stages));
+    return success();
+  }
+
+  LogicalResult materialize(AttentionGradOp op) {
+    if (!op.getMaxSharedBytes())
+      op.setMaxSharedBytes(getAttentionGradSharedLimit(
+          targetChip, op.getHeadDim(), static_cast<bool>(op.getDqAccum()),
+          maxSharedBytes));
     return success();
   }
 
