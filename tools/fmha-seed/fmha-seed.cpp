@@ -103,14 +103,19 @@ static std::vector<KernelSpec> getSpecs(Chip chip, uint64_t sharedBytes) {
                    spec, chip, std::nullopt, /*queryGroup=*/1, sharedBytes))
             if (keys.insert(launched.getKey()).second)
               specs.push_back(std::move(launched));
-          // The backwards Python runs: on sm_90a FlashAttention-3's kernel,
+          // The backwards Python runs (_one_pass_backward in
+          // python/flashcore/_ops.py): on sm_90a FlashAttention-3's kernel,
           // adding dq into a workspace in any order, or under
-          // torch.use_deterministic_algorithms(True) in a fixed order;
-          // elsewhere the deterministic one (three kernels, four at head
-          // dim 256).
+          // torch.use_deterministic_algorithms(True) in a fixed order; on
+          // the A100 FlashAttention-2's one-pass kernel (a dq workspace,
+          // isSm80OnePassGradHeadDim), or under deterministic algorithms
+          // the deterministic one (three kernels, four past head dim 128);
+          // on a 99 KB GPU the deterministic one.
           bool hopper = chip == Chip::sm_90a;
+          bool onePass =
+              hopper || (sharedBytes == 0 && isSm80OnePassGradHeadDim(headDim));
           for (bool deterministic : {true, false}) {
-            if (!deterministic && !hopper)
+            if (!deterministic && !onePass)
               continue;
             KernelSpec grad = getAttentionGradLaunchSpec(
                 getAttentionGradSpec(spec, deterministic, /*ordered=*/hopper),
