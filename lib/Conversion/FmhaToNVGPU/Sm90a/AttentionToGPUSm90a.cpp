@@ -91,14 +91,23 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
                     const KeyRows &keys, const TileCoordinates &tile,
                     Value iteration, Value loaded) {
   int64_t warps = shape.issuingWarps;
-  auto onFirstWarp = [&](llvm::function_ref<void()> then) {
+  // \p then on warp 0 (where several issue), \p otherWarps, if any, on
+  // the others.
+  auto onFirstWarp = [&](llvm::function_ref<void()> then,
+                         llvm::function_ref<void()> otherWarps = nullptr) {
     if (warps == 1)
       return then();
-    scf::IfOp::create(b, b.eq(readWarp(b), b.i32(0)),
-                      [&](OpBuilder &, Location) {
-                        then();
-                        scf::YieldOp::create(b);
-                      });
+    auto region = [&](llvm::function_ref<void()> body) {
+      return [&, body](OpBuilder &, Location) {
+        body();
+        scf::YieldOp::create(b);
+      };
+    };
+    Value first = b.eq(readWarp(b), b.i32(0));
+    if (!otherWarps)
+      scf::IfOp::create(b, first, region(then));
+    else
+      scf::IfOp::create(b, first, region(then), region(otherWarps));
   };
   // Q, once the consumers are done with the last tile in its buffer: the
   // previous one's, or with two buffers the one before, so that it loads
@@ -170,24 +179,12 @@ Value buildProducer(KernelBuilder &b, const KernelShape &shape,
     }
     // Every issuing warp arrives, whether or not the block holds a box of
     // its own (getIssuingWarps says why); the first with the bytes.
-    auto expectBlockBytes = [&] {
-      pipeline.expectBytes(
-          barrier, b.mul(pagedRows, b.i32(columnBlocks * kSwizzleBytes)));
-    };
-    if (warps == 1) {
-      expectBlockBytes();
-    } else {
-      scf::IfOp::create(
-          b, b.eq(readWarp(b), b.i32(0)),
-          [&](OpBuilder &, Location) {
-            expectBlockBytes();
-            scf::YieldOp::create(b);
-          },
-          [&](OpBuilder &, Location) {
-            pipeline.arrive(barrier);
-            scf::YieldOp::create(b);
-          });
-    }
+    onFirstWarp(
+        [&] {
+          pipeline.expectBytes(
+              barrier, b.mul(pagedRows, b.i32(columnBlocks * kSwizzleBytes)));
+        },
+        [&] { pipeline.arrive(barrier); });
     // Over this warp's boxes' first keys (every warps-th), carrying each
     // box's shared address (one register fewer than both from a box index:
     // the producer has none to spare).
