@@ -41,6 +41,14 @@
 11. Backward TFLOP/s at head dims outside the grid (--head-dims-backward,
    --rows picks them): the forward's rows of 5., with cuDNN, flash2 and FA4
    where they take them; --value-head-dims-backward the same for 8.'s rows.
+12. Host cost per backward (--backward-host): flashcore's and the peers'
+   on the host-cost problem, flashcore's op and implementation alone, and
+   whether a backward waits for the GPU.
+13. Shapes outside the grid (--shapes, --shapes-backward; --rows picks
+   them): GQA and MQA prefill, odd lengths, Sq != Sk (a chunk of queries
+   over a longer context), many short sequences and one long one, forward
+   or backward TFLOP/s with cuDNN, flash2 (SDPA with enable_gqa, where its
+   causal mask is ours) and FA4.
 Each round starts with a different candidate, every other round in reverse
 order (rotated), and each candidate runs back to back for --settle-ms of
 GPU time before it is timed (its own steady state on a power-capped chip,
@@ -51,6 +59,8 @@ Usage (GPU machine, flashcore installed, FA4 on PYTHONPATH if wanted):
                                 [--decode] [--kvcache] [--backward] [--head-dims]
                                 [--features] [--varlen] [--varlen-decode]
                                 [--value-head-dims] [--softcap-backward]
+                                [--shapes] [--shapes-backward]
+                                [--backward-host]
                                 [--no-host]
                                 [--no-tflops]
 Prints markdown tables for docs/BENCHMARKS.md.
@@ -105,6 +115,14 @@ def c_api_call(q, k, v, causal):
     return call
 
 
+def sdpa_masks_alike(q, k, causal):
+    """Whether SDPA's is_causal masks as flashcore and FlashAttention do:
+    SDPA aligns the causal diagonal top-left, FlashAttention bottom-right
+    (query i sees keys up to i + Sk - Sq), the same mask only where Sq ==
+    Sk. Elsewhere the SDPA backends are left out ('-' in a table)."""
+    return not causal or q.shape[1] == k.shape[1]
+
+
 def candidates(q, k, v, causal):
     """name -> a call, on FlashAttention's [B, S, H, D] tensors (SDPA gets
     their [B, H, S, D] transposes). The SDPA backends are (backend, call)
@@ -112,17 +130,22 @@ def candidates(q, k, v, causal):
     loop rather than per call, so that their columns are the backends' own
     cost."""
     qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+    gqa = q.shape[2] != k.shape[2]
 
     def sdpa():
-        return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+        return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal,
+                                              enable_gqa=gqa)
     found = {
         "flashcore": lambda: flashcore.attention(q, k, v, causal=causal),
         "C API": c_api_call(q, k, v, causal),
-        "sdpa": sdpa,
-        "cudnn": (SDPBackend.CUDNN_ATTENTION, sdpa),
-        "flash2": (SDPBackend.FLASH_ATTENTION, sdpa),
-        "efficient": (SDPBackend.EFFICIENT_ATTENTION, sdpa),
     }
+    if sdpa_masks_alike(q, k, causal):
+        found.update({
+            "sdpa": sdpa,
+            "cudnn": (SDPBackend.CUDNN_ATTENTION, sdpa),
+            "flash2": (SDPBackend.FLASH_ATTENTION, sdpa),
+            "efficient": (SDPBackend.EFFICIENT_ATTENTION, sdpa),
+        })
     if fa4_func is not None:
         found["fa4"] = lambda: fa4_func(q, k, v, causal=causal)
     return found
@@ -255,7 +278,7 @@ def runnable_medians(found, names, amount, divisor, rounds):
     that run (a peer that refuses the input is left out, its error on
     stderr)."""
     usable = []
-    for name in names:
+    for name in (n for n in names if n in found):
         try:
             timed(found[name], lambda fn: fn())
             torch.cuda.synchronize()
@@ -356,6 +379,73 @@ def value_head_dim_rows(rounds, backward=False):
             torch.cuda.empty_cache()
 
 
+# Shapes outside ANCHORS.md's grid (issue #25, item 3): (what, B, Sq, Sk, Hq,
+# Hkv, D), bf16. GQA prefill as Llama 3 8B (32:8) and 70B (64:8) run it, and
+# MQA; lengths one past or short of a block, and not a multiple of any;
+# a chunk of new queries over a longer context (chunked prefill; causal is
+# FlashAttention's bottom-right diagonal) and the converse; many short
+# sequences; one long one.
+SHAPE_ROWS = [
+    ("gqa 32:8", 1, 8192, 8192, 32, 8, 128),
+    ("gqa 64:8", 1, 8192, 8192, 64, 8, 128),
+    ("gqa 32:8", 4, 4096, 4096, 32, 8, 128),
+    ("mqa 16:1", 4, 4096, 4096, 16, 1, 128),
+    ("gqa 32:4", 4, 4096, 4096, 32, 4, 64),
+    ("odd", 4, 4097, 4097, 16, 16, 128),
+    ("odd", 8, 1000, 1000, 16, 16, 128),
+    ("odd", 32, 333, 333, 16, 16, 128),
+    ("odd", 4, 4095, 4095, 32, 32, 64),
+    ("chunk", 4, 512, 8192, 32, 8, 128),
+    ("chunk", 16, 128, 4096, 32, 8, 128),
+    ("sq > sk", 4, 8192, 512, 16, 16, 128),
+    ("short", 256, 128, 128, 16, 16, 128),
+    ("short", 64, 512, 512, 16, 16, 128),
+    ("short", 128, 256, 256, 32, 32, 64),
+    ("long", 1, 32768, 32768, 16, 16, 128),
+    ("long", 1, 32768, 32768, 32, 32, 64),
+]
+
+
+def attended_pairs(sq, sk, causal):
+    """(query, key) pairs a head attends to: all of them, or under
+    FlashAttention's bottom-right causal mask those with key <= query + Sk -
+    Sq (S (S + 1) / 2 where Sq == Sk; the grid's rows count S^2 / 2)."""
+    if not causal:
+        return sq * sk
+    return sum(min(sk, max(0, i + sk - sq + 1)) for i in range(sq))
+
+
+def shape_rows(rows_regex, rounds, backward=False):
+    """Forward TFLOP/s (or, with backward, the backward's: 2.5 x the
+    forward's FLOPs) on SHAPE_ROWS, 4 x B x Hq x D FLOPs a pair that
+    attended_pairs counts, with cuDNN and flash2 (SDPA with enable_gqa,
+    where its mask is ours) and FA4; rows_regex picks rows by their label
+    ('gqa 32:8 1x8192/8192x32/8x128 causal')."""
+    print(f"\n## {'Backward' if backward else 'Forward'} TFLOP/s on shapes "
+          "outside the grid (BSHD, bf16; median of "
+          f"{rounds} interleaved rounds of back_to_back_ms)\n")
+    names = ["flashcore", "cudnn", "flash2"] + (
+        ["fa4"] if fa4_func is not None else [])
+    print_header(["shape", "B x Sq/Sk x Hq/Hkv x D", "causal"], names)
+    for what, b, sq, sk, hq, hkv, d in SHAPE_ROWS:
+        for causal in (False, True):
+            shape = f"{b}x{sq}/{sk}x{hq}/{hkv}x{d}"
+            key = f"{what} {shape} {'causal' if causal else 'non-causal'}"
+            if rows_regex and not re.search(rows_regex, key):
+                continue
+            q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
+            k, v = (torch.randn(b, sk, hkv, d, device="cuda",
+                                dtype=torch.bfloat16) for _ in range(2))
+            flops = (2.5 if backward else 1) * 4 * b * hq * d * \
+                attended_pairs(sq, sk, causal)
+            found = (backward_candidates(q, k, v, causal) if backward
+                     else candidates(q, k, v, causal))
+            med = runnable_medians(found, names, flops, 1e9, rounds)
+            print_row(f"{what} | {shape}", causal, names, med)
+            del q, k, v, found
+            torch.cuda.empty_cache()
+
+
 # Softcap and sinks (B, Sq, Hq, Hkv, Sk, D; bf16): prefill rows, a GQA
 # decode row and a batch-1 long-cache decode (split-KV).
 FEATURE_ROWS = [(4, 4096, 16, 16, 4096, 128), (1, 16384, 16, 16, 16384, 128),
@@ -430,9 +520,14 @@ def backward_candidates(q, k, v, causal, with_flash2=True):
                                            retain_graph=True)
 
     def sdpa(backend):
+        if not sdpa_masks_alike(q, k, causal):
+            raise ValueError("SDPA's causal mask is top-left aligned, "
+                             "flashcore's bottom-right: Sq != Sk differs")
         qt, kt, vt = (t.transpose(1, 2) for t in leaves)
         with sdpa_kernel(backend):
-            out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+            out = F.scaled_dot_product_attention(
+                qt, kt, vt, is_causal=causal,
+                enable_gqa=q.shape[2] != k.shape[2])
         return backward_of(out.transpose(1, 2))
     def attempt(make):
         # A peer that refuses the input at its forward: a call that raises
@@ -841,6 +936,55 @@ def varlen_decode_rows(rounds):
         torch.cuda.empty_cache()
 
 
+def backward_host_cost(rounds, calls):
+    """Host cost per backward (us), on the host-cost problem, of flashcore
+    and the peers (autograd.grad from one retained forward), then where
+    flashcore's goes: its op through the dispatcher, and the op's
+    implementation called alone. Last, whether a backward waits for the
+    GPU: the host time of one call queued behind ~25 ms of GPU work (a call
+    that synchronizes returns after it)."""
+    b, s, h, d = 1, 128, 8, 64
+    q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3))
+    found = backward_candidates(q, k, v, False)
+    names = list(found)
+    times = {name: [] for name in names}
+    for fn in found.values():
+        host_us(fn, 20)
+    for round_ in range(rounds):
+        for name in rotated(names, round_):
+            times[name].append(host_us(found[name], calls))
+    print(f"\n## Host cost per backward, B={b} S={s} H={h} D={d} bf16 "
+          f"non-causal ({calls} calls x {rounds} rounds, median)\n")
+    print("| candidate | us per backward | rounds (min-max) |\n|---|---|---|")
+    for name, values in times.items():
+        print(f"| {name} | {statistics.median(values):.1f} | "
+              f"{min(values):.1f}-{max(values):.1f} |")
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    o, lse = flashcore.attention(*leaves, return_lse=True)
+    o, lse, dout = o.detach(), lse.detach(), torch.randn_like(q)
+    steps = {
+        "torch.ops.flashcore.attention_backward":
+            lambda: torch.ops.flashcore.attention_backward.default(
+                dout, q, k, v, o, lse, False, None, None, 0.0, False),
+        "_attention_backward_impl": lambda: _ops._attention_backward_impl(
+            dout, q, k, v, o, lse),
+    }
+    print("\n| flashcore step | us per call |\n|---|---|")
+    for name, fn in steps.items():
+        host_us(fn, 20)
+        print(f"| {name} | "
+              f"{statistics.median(host_us(fn, calls) for _ in range(5)):.1f} |")
+    print("\n| candidate | ms to return behind ~25 ms of GPU work |\n|---|---|")
+    for name, fn in found.items():
+        torch.cuda.synchronize()
+        torch.cuda._sleep(50_000_000)
+        start = time.perf_counter()
+        timed(fn, lambda call: call())
+        print(f"| {name} | {(time.perf_counter() - start) * 1e3:.2f} |")
+        torch.cuda.synchronize()
+
+
 def breakdown(calls):
     """Host cost of each step of flashcore.attention on the host-cost problem
     (us per call, one step repeated alone): where the Python time goes."""
@@ -892,6 +1036,9 @@ def main():
     parser.add_argument("--softcap-backward", action="store_true")
     parser.add_argument("--head-dims-backward", action="store_true")
     parser.add_argument("--value-head-dims-backward", action="store_true")
+    parser.add_argument("--backward-host", action="store_true")
+    parser.add_argument("--shapes", action="store_true")
+    parser.add_argument("--shapes-backward", action="store_true")
     args = parser.parse_args()
     settle_ms = args.settle_ms
     print(f"# flashcore {flashcore.version()} on "
@@ -899,6 +1046,8 @@ def main():
           f"{datetime.date.today()}, settle {settle_ms:g} ms")
     if args.breakdown:
         breakdown(args.calls)
+    if args.backward_host:
+        backward_host_cost(args.rounds, args.calls)
     if not args.no_host:
         host_cost(args.rounds, args.calls)
     if not args.no_tflops:
@@ -926,6 +1075,10 @@ def main():
         head_dim_rows(args.rows, args.rounds, backward=True)
     if args.value_head_dims_backward:
         value_head_dim_rows(args.rounds, backward=True)
+    if args.shapes:
+        shape_rows(args.rows, args.rounds)
+    if args.shapes_backward:
+        shape_rows(args.rows, args.rounds, backward=True)
 
 
 if __name__ == "__main__":

@@ -389,6 +389,7 @@ fmha::getAttentionQueryLengthClasses(int64_t queryGroup) {
       kDecodeTileQueryRows / std::max<int64_t>(queryGroup, 1) + 1;
   if (pastDecodeTile > 2)
     lengths.push_back(pastDecodeTile);
+  lengths.push_back(kShortAttentionQueries + 1);
   lengths.push_back(kLongAttentionQueries);
   return lengths;
 }

@@ -32,9 +32,10 @@ def test_library_is_the_packaged_one():
 
 def test_wheel_ships_kernels():
     # fmha-seed's entries, for compute capability 9.0 (sm_90a) and for
-    # each of 8.0, 8.6 and 8.9 (sm_80): the attention kernels (52 and 24;
+    # each of 8.0, 8.6 and 8.9 (sm_80): the attention kernels (56 and 24;
     # sm_90a's one query and few queries have tiles of their own, 12 each:
-    # d x dtype x lse, the few causal), decode's split-KV kernels (6: d x
+    # d x dtype x lse, the few causal; and d64's short queries, non-causal,
+    # 4: dtype x lse), decode's split-KV kernels (6: d x
     # dtype) and merges (12: d x dtype x lse), the deterministic backward
     # (12: d x dtype x causal; for 8.6 and 8.9 at d256 the kernels that fit
     # their 99 KB) and, for sm_90a and for 8.0 (Python's default backward
@@ -43,7 +44,7 @@ def test_wheel_ships_kernels():
         pytest.skip("FLASHCORE_LIBRARY names another library")
     kernels = os.path.join(os.path.dirname(_capi.library_path()), "kernels")
     entries = [f for f in os.listdir(kernels) if f.endswith(".fmhac")]
-    assert len(entries) == (52 + 6 + 12 + 12 + 12) + 3 * (24 + 6 + 12 + 12) \
+    assert len(entries) == (56 + 6 + 12 + 12 + 12) + 3 * (24 + 6 + 12 + 12) \
         + 12
     for name in entries:  # disk cache entries (DiskCache.cpp's header)
         with open(os.path.join(kernels, name), "rb") as entry:

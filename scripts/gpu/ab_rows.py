@@ -1,7 +1,8 @@
 """TFLOP/s of the installed flashcore's forward or backward on a few rows,
 for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
 alternating; AB=forward picks the forward, AB=grid the forward on the bf16
-rows of ../shared/ANCHORS.md's forward table, AB=decode the GB/s of
+rows of ../shared/ANCHORS.md's forward table, AB=short the forward on short
+queries, AB=decode the GB/s of
 decode rows, one query and a few, and of decode over KV caches, AB=varlen
 attention_varlen's TFLOP/s beside the dense call's and paged prefill's).
 
@@ -15,7 +16,7 @@ forward's FLOPs. Both halved when causal; a sixth entry in a row is v's
 head dim, which counts as 2 B H S^2 (D + Dv). Prints "BxHxSxD[/Dv][c]
 TFLOP/s" per row.
 
-Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|backward|decode|varlen BENCH_DIR
+Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|short|backward|decode|varlen BENCH_DIR
 (BENCH_DIR: the repository's bench/python, for back_to_back_ms; AB_ROWS, a
 regular expression, keeps the forward and backward rows whose names it
 finds, e.g. AB_ROWS='x(224|256)' or 'x256c$')
@@ -40,6 +41,12 @@ ROWS = {
              for h, d in ((32, 64), (16, 128), (8, 256))
              for b, s in ((16, 1024), (4, 4096), (1, 16384))
              for causal in (False, True)],
+    # Short queries at d64 (the 128-row tile up to 256, 192 past it) with
+    # a causal and a d128 control.
+    "short": [(256, 32, 128, 64, False), (160, 32, 200, 64, False),
+              (128, 32, 256, 64, False), (127, 32, 257, 64, False),
+              (64, 32, 512, 64, False), (16, 32, 1024, 64, False),
+              (128, 32, 256, 64, True), (64, 16, 256, 128, False)],
     "backward": [(16, 16, 1024, 128, False), (16, 16, 1024, 128, True),
                  (16, 32, 1024, 64, False), (16, 32, 1024, 64, True),
                  (4, 16, 4096, 128, False), (4, 16, 4096, 128, True),

@@ -51,6 +51,7 @@ TEST(TileConfig, EveryDefaultAttentionTilingIsLegal) {
       for (bool causal : {false, true})
         for (std::optional<int64_t> querySeq :
              {std::optional<int64_t>(), std::optional<int64_t>(1),
+              std::optional<int64_t>(kShortAttentionQueries),
               std::optional<int64_t>(1024), std::optional<int64_t>(4096),
               std::optional<int64_t>(16384)}) {
           AttentionTiling tiling =
@@ -106,6 +107,22 @@ TEST(TileConfig, DefaultsFollowTheFlashAttentionConfigs) {
             getDefaultAttentionTiling(Chip::sm_90a, 104, false));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false, 1024),
             getDefaultAttentionTiling(Chip::sm_90a, 64, false));
+  // Short queries: d64 non-causal keeps 128 rows (192 would pad them), as
+  // its causal tile; past them the tile for every length.
+  for (unsigned headDim : {32u, 64u}) {
+    EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false,
+                                        kShortAttentionQueries),
+              (AttentionTiling{Chip::sm_90a, 128, 128, 12, 2}));
+    EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, false,
+                                        kShortAttentionQueries + 1),
+              getDefaultAttentionTiling(Chip::sm_90a, headDim, false));
+    EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, headDim, true,
+                                        kShortAttentionQueries),
+              getDefaultAttentionTiling(Chip::sm_90a, headDim, true));
+  }
+  EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 128, false,
+                                      kShortAttentionQueries),
+            getDefaultAttentionTiling(Chip::sm_90a, 128, false));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_80, 128, true, 16384),
             getDefaultAttentionTiling(Chip::sm_80, 128, true));
   AttentionTiling fa2 = getDefaultAttentionTiling(Chip::sm_80, 256, false);
@@ -190,8 +207,10 @@ TEST(TileConfig, DecodeTakesOneConsumerWhereMeasuredFaster) {
             getDefaultAttentionTiling(Chip::sm_90a, 128, true));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false, 2, 32),
             getDefaultAttentionTiling(Chip::sm_90a, 64, false, 1));
+  // Past the decode tile's rows, a few queries are short ones.
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 64, false, 2, 33),
-            getDefaultAttentionTiling(Chip::sm_90a, 64, false));
+            getDefaultAttentionTiling(Chip::sm_90a, 64, false,
+                                      kShortAttentionQueries));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_90a, 96, false, 4, 4),
             getDefaultAttentionTiling(Chip::sm_90a, 96, false));
   EXPECT_EQ(getDefaultAttentionTiling(Chip::sm_80, 128, false, 1),

@@ -621,11 +621,14 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
             spec.getKey());
   EXPECT_EQ(getAttentionQueryLengthClasses(1),
             (llvm::SmallVector<int64_t, 4>{1, 2, kDecodeTileQueryRows + 1,
+                                           kShortAttentionQueries + 1,
                                            kLongAttentionQueries}));
   EXPECT_EQ(getAttentionQueryLengthClasses(4),
-            (llvm::SmallVector<int64_t, 4>{1, 2, 17, kLongAttentionQueries}));
+            (llvm::SmallVector<int64_t, 4>{1, 2, 17, kShortAttentionQueries + 1,
+                                           kLongAttentionQueries}));
   EXPECT_EQ(getAttentionQueryLengthClasses(64),
-            (llvm::SmallVector<int64_t, 4>{1, 2, kLongAttentionQueries}));
+            (llvm::SmallVector<int64_t, 4>{1, 2, kShortAttentionQueries + 1,
+                                           kLongAttentionQueries}));
   // One length: its kernel, and for one query the split-KV pair.
   specs = getLaunchSpecs(spec, Chip::sm_90a, 100);
   ASSERT_EQ(specs.size(), 1u);

@@ -142,8 +142,9 @@ KernelSpec getAttentionGradLaunchSpec(const KernelSpec &spec, Chip chip,
 /// The query lengths from which a launch of an attention spec with
 /// \p queryGroup query heads per KV head may compile another kernel
 /// (getAttentionLaunchSpec): one query; two, and from the first length
-/// whose packed rows pass kDecodeTileQueryRows, where that is past two; and
-/// long queries (kLongAttentionQueries).
+/// whose packed rows pass kDecodeTileQueryRows, where that is past two;
+/// past short queries (kShortAttentionQueries); and long queries
+/// (kLongAttentionQueries).
 llvm::SmallVector<int64_t, 4>
 getAttentionQueryLengthClasses(int64_t queryGroup);
 

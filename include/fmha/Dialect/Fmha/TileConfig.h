@@ -240,6 +240,11 @@ struct AttentionTiling {
 /// for long queries.
 inline constexpr int64_t kLongAttentionQueries = 4096;
 
+/// The most queries for which getDefaultAttentionTiling gives sm_90a's
+/// non-causal head dims up to 64 tiles of 128 rows, not 192 (which pad 256
+/// queries by half).
+inline constexpr int64_t kShortAttentionQueries = 256;
+
 /// The most query rows of a sequence's KV head (its queries times the
 /// group's heads packed with them) for which getDefaultAttentionTiling picks
 /// sm_90a's decode tile (one consumer of 64 rows).

@@ -293,10 +293,18 @@ static AttentionTiling getDefaultTiling(Chip chip, unsigned headDim,
       if (getAttentionTileColumns(chip, headDim) == 256)
         return {chip, 64, 80, 8, 2};
     }
+    // Short queries keep 128 rows where the tile above is 192 (d64
+    // non-causal): 256 queries fill two 128-row tiles and pad two of 192 by
+    // half. Measured on the H200 (bench/attention-tiles.sh, FMHA_LENGTHS,
+    // 32 heads, B x S = 16384, TFLOP/s): 128 queries 210 against 192x128's
+    // 176, 256 queries 300 against 244; from 384 on 192x128 wins (384: 394
+    // against 346, 512: 390 against 362, 1024: 420 against 408).
     bool longQueries = querySeq && *querySeq >= kLongAttentionQueries;
+    bool shortQueries = querySeq && *querySeq <= kShortAttentionQueries;
     if (headDim <= 64)
-      return causal && !longQueries ? AttentionTiling{chip, 128, 128, 12, 2}
-                                    : AttentionTiling{chip, 192, 128, 16, 2};
+      return (causal && !longQueries) || shortQueries
+                 ? AttentionTiling{chip, 128, 128, 12, 2}
+                 : AttentionTiling{chip, 192, 128, 16, 2};
     // d72 to d96 from 4k queries on: 3 consumers of 96-key blocks, which
     // fit their registers since P V's N is O's columns (2026-11-28; 192 x
     // 128 spills 80-244 bytes and serializes). Measured on the H100
