@@ -491,9 +491,14 @@ def _attention_backward(ctx, grad_o, grad_lse):
         return (None,) * 10
     causal, window, scale, softcap, deterministic = ctx.attributes
     # The lse holds the sinks: the backward of q, k and v is the one
-    # without them.
-    dq, dk, dv = torch.ops.flashcore.attention_backward.default(
-        grad_o, q, k, v, o, lse, causal, window, scale, softcap, deterministic)
+    # without them. Where no graph is traced or recorded (eager, without
+    # create_graph) the implementation runs without the dispatcher's cost;
+    # elsewhere the op, whose autograd refuses a second derivative by name.
+    backward = _attention_backward_impl if _direct(
+        (grad_o, q, k, v, o, lse)) else \
+        torch.ops.flashcore.attention_backward.default
+    dq, dk, dv = backward(grad_o, q, k, v, o, lse, causal, window, scale,
+                          softcap, deterministic)
     dsinks = None
     if sinks is not None and ctx.needs_input_grad[8]:
         # d loss / d sinks[h] = -sum over the head's rows of P(sink) * delta,
@@ -812,6 +817,13 @@ def _direct(tensors):
     return True
 
 
+def _eager(tensors):
+    """Whether a call that autograd records may record _AttentionFunction
+    rather than the op: plain CUDA tensors, no graph being traced."""
+    return not _is_compiling() and all(
+        type(t) is _Tensor and t.is_cuda for t in tensors)
+
+
 def _attention_direct(q, k, v, causal, window, scale, return_lse, softcap,
                       sinks, sequences=None, op=_ATTENTION):
     """_attention_impl without the op's placeholder lse: o, or (o, lse)."""
@@ -865,10 +877,16 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
     graph capture a call never compiles: an uncompiled kernel is a
     NotLoadedError.
     """
-    if _direct((q, k, v) if sinks is None else (q, k, v, sinks)):
+    tensors = (q, k, v) if sinks is None else (q, k, v, sinks)
+    if _direct(tensors):
         return _attention_direct(q, k, v, causal, window, scale, return_lse,
                                  softcap, sinks)
     _check_window(window, "flashcore.attention")
+    if _eager(tensors):
+        o, lse = _AttentionFunction.apply(q, k, v, causal, window, scale,
+                                          True, softcap, sinks,
+                                          bool(deterministic))
+        return (o, lse) if return_lse else o
     # The backward needs the LSE: computed whenever autograd may ask.
     keep_lse = return_lse or (torch.is_grad_enabled() and any(
         isinstance(t, torch.Tensor) and t.requires_grad
@@ -877,6 +895,24 @@ def attention(q, k, v, *, causal=False, window=None, scale=None,
         q, k, v, causal, None if window is None else list(window), scale,
         keep_lse, softcap, sinks, bool(deterministic))
     return (o, lse) if return_lse else o
+
+
+class _AttentionFunction(torch.autograd.Function):
+    """The autograd node that an eager differentiable flashcore.attention
+    records: the op's forward (always with its lse) and autograd rule,
+    without torch.library's dispatch and autograd wrapper around them,
+    which cost a quarter of a backward's host time (docs/BENCHMARKS.md).
+    Its inputs are the op's, so that the rule's gradients line up; the op
+    keeps serving torch.compile, tensor subclasses and the dispatcher."""
+
+    @staticmethod
+    def forward(q, k, v, causal, window, scale, return_lse, softcap, sinks,
+                deterministic):
+        return _attention_direct(q, k, v, causal, window, scale, True,
+                                 softcap, sinks)
+
+    setup_context = staticmethod(_setup_attention)
+    backward = staticmethod(_attention_backward)
 
 
 def _key_counts(q, cache_seqlens):

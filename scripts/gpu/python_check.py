@@ -999,6 +999,47 @@ def backward_grid():
         check("backward deterministic " + name, case)
 
 
+def eager_autograd_is_the_ops():
+    """flashcore.attention's eager autograd node (_AttentionFunction)
+    against the op's registered autograd on the same inputs, deterministic
+    (the same bits), with sinks and the lse returned; and on the eager path
+    too, a loss of the lse and a second derivative refused by name."""
+    torch.manual_seed(0)
+    q, k, v = (randn_bshd(2, heads, 333, 128, torch.bfloat16)
+               for heads in (8, 2, 2))
+    sinks = torch.randn(8, device="cuda")
+    dout = torch.randn_like(q)
+
+    def gradients(call):
+        inputs = [t.detach().requires_grad_() for t in (q, k, v, sinks)]
+        o, _ = call(*inputs)
+        return torch.autograd.grad(o, inputs, dout), type(o.grad_fn).__name__
+    eager, node = gradients(lambda q, k, v, s: flashcore.attention(
+        q, k, v, causal=True, sinks=s, deterministic=True, return_lse=True))
+    assert node == "_AttentionFunctionBackward", node
+    op, op_node = gradients(lambda q, k, v, s: torch.ops.flashcore.attention
+                            .default(q, k, v, True, None, None, True, 0.0, s,
+                                     True))
+    assert op_node != node, op_node
+    for name, a, b in zip(("q", "k", "v", "sinks"), eager, op):
+        assert torch.equal(a, b), f"d{name} differs from the op's"
+    leaf = q.detach().requires_grad_()
+    o, lse = flashcore.attention(leaf, k, v, return_lse=True)
+    try:
+        (o.sum() + lse.sum()).backward()
+        raise AssertionError("a loss of the lse was accepted")
+    except NotImplementedError as e:
+        assert "detach" in str(e), e
+    dq, = torch.autograd.grad(flashcore.attention(leaf, k, v).sum(), leaf,
+                              create_graph=True)
+    try:
+        dq.sum().backward()
+        raise AssertionError("a second derivative was accepted")
+    except NotImplementedError as e:
+        assert "second derivative" in str(e), e
+    return f"{node}: the op's bits; lse loss, second derivative refused"
+
+
 def merge_case(dtype, pieces):
     """Attention over all the keys from flashcore.attention over pieces of
     them and flashcore.merge_attention (context parallelism's merge), with
@@ -1355,6 +1396,8 @@ def main():
     paged_kvcache_grid()
     varlen_grid()
     backward_grid()
+    check("backward: the eager autograd node is the op's",
+          eager_autograd_is_the_ops)
     check("opcheck attention, attention_with_kvcache, attention_varlen, "
           "merge_attention and resample", opcheck)
     check("torch.compile(fullgraph=True) block, inductor", compiled_block)
