@@ -310,6 +310,17 @@ typedef struct fmhaAttentionBackwardDesc {
 FMHA_C_API fmhaStatus fmhaAttentionBackwardWorkspaceSize(
     const fmhaAttentionBackwardDesc *desc, size_t *bytes, char **message);
 
+/** *uses receives whether the backward that runs by default for \p desc
+ *  (its head dims and deterministic; sizes unread) on \p jit's GPU takes a
+ *  workspace (fmhaAttentionBackwardWorkspaceSize): 1 with sm_90a's
+ *  kernels, and with sm_80's on an A100 or a Hopper GPU from head dim 64
+ *  to 128 and at 160, 192, 224 and 256 unless deterministic (the one-pass
+ *  backward, the faster there); else 0 (the deterministic backward, no
+ *  workspace). flashcore's autograd and precompile follow it. */
+FMHA_C_API fmhaStatus fmhaAttentionBackwardUsesWorkspace(
+    fmhaJit jit, const fmhaAttentionBackwardDesc *desc, int *uses,
+    char **message);
+
 /** Sets every stride of \p desc (the forward's too) for dense tensors of
  *  the forward's sizes. */
 FMHA_C_API void

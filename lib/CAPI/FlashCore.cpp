@@ -400,6 +400,23 @@ fmhaAttentionBackwardWorkspaceSize(const fmhaAttentionBackwardDesc *desc,
   return succeed(message);
 }
 
+fmhaStatus
+fmhaAttentionBackwardUsesWorkspace(fmhaJit jit,
+                                   const fmhaAttentionBackwardDesc *desc,
+                                   int *uses, char **message) {
+  if (!jit || !desc || !uses)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackwardUsesWorkspace: jit, desc and uses "
+                  "must not be NULL",
+                  message);
+  const fmhaAttentionDesc &forward = desc->forward;
+  *uses = isDefaultAttentionGradOnePass(
+      jit->jit->getLoadPlan().chip, jit->jit->getDevice().capability,
+      std::max(forward.headDim, forward.valueHeadDim),
+      desc->deterministic != 0);
+  return succeed(message);
+}
+
 fmhaStatus fmhaAttentionBackwardPrecompile(
     fmhaJit jit, const fmhaAttentionBackwardDesc *descs, int count,
     unsigned threads, char **message) {

@@ -382,6 +382,16 @@ bool fmha::shouldPackQueryHeads(const KernelSpec &spec, int64_t querySeq,
          2 * packedTiles <= tiles;
 }
 
+bool fmha::isDefaultAttentionGradOnePass(Chip chip, ComputeCapability device,
+                                         unsigned headDim, bool deterministic) {
+  if (chip == Chip::sm_90a)
+    return true;
+  bool measuredFaster =
+      device.minor == 0 && (device.major == 8 || device.major == 9);
+  return measuredFaster && !deterministic && headDim >= 64 &&
+         isSm80OnePassGradHeadDim(headDim);
+}
+
 llvm::SmallVector<int64_t, 4>
 fmha::getAttentionQueryLengthClasses(int64_t queryGroup) {
   llvm::SmallVector<int64_t, 4> lengths = {1, 2};

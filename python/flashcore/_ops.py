@@ -687,11 +687,6 @@ def _attention_backward_outputs(q, k, v):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
-# CUDA device index -> (the chip whose kernels its JIT compiles, its
-# compute capability).
-_KERNELS = {}
-
-
 def _deterministic(asked):
     """Whether a backward gives the same bits every run: asked for by the
     call (FlashAttention's deterministic=True) or by
@@ -699,41 +694,33 @@ def _deterministic(asked):
     return bool(asked) or torch.are_deterministic_algorithms_enabled()
 
 
-def _one_pass_backward(device, head_dims, deterministic):
-    """Whether the backward on CUDA device `device` (an index) of q's and
-    v's `head_dims` adds dq into an f32 workspace: with sm_90a's kernels (an
-    sm_90 device, unless FLASHCORE_CHIP picks sm_80's), FlashAttention-3's
-    faster kernel, its adds in a fixed order when `deterministic`; and with
-    sm_80's on an A100 (or a Hopper GPU) at head dims from 64 to 128, 160,
-    192, 224 and 256 (isSm80OnePassGradHeadDim in TileConfig.h) unless
-    `deterministic`, FlashAttention-2's kernel over 128 or 64 keys, its adds
-    in any order (the last bits of dq may differ from run to run,
-    docs/backward-notes.md). Not on a 99 KB sm_86 or sm_89 GPU: there the
-    one-pass kernel fits only up to 128, on smaller tiles (getSm80GradTiling:
-    128 keys x 64 queries at 64, 64 keys with one Q and dO buffer from 80),
-    which lost to the kernels without a workspace (forward and backward
-    0.82-0.98 of their speed under FMHA_MAX_SHARED_BYTES=101376 on the
-    H200, docs/BENCHMARKS.md), which also give the same bits every run."""
-    kernels = _KERNELS.get(device)
-    if kernels is None:
-        capability = torch.cuda.get_device_capability(device)
-        chip = _capi.chip_override() or \
-            ("sm_90a" if capability == (9, 0) else "sm_80")
-        kernels = _KERNELS[device] = (chip, capability)
-    chip, capability = kernels
-    head_dim = max(head_dims)
-    # Past 128 the multiples of 32, as isSm80OnePassGradHeadDim.
-    return chip == "sm_90a" or (capability in ((8, 0), (9, 0)) and
-                                not deterministic and
-                                (64 <= head_dim <= 128 or
-                                 (head_dim > 128 and head_dim % 32 == 0)))
+# (CUDA device index, head dim, v's head dim, deterministic) -> whether
+# the backward takes a dq workspace there.
+_USES_WORKSPACE = {}
+
+
+def _backward_uses_workspace(device, desc):
+    """Whether the backward of `desc` (an AttentionBackwardDesc with its
+    deterministic set) on CUDA device `device` (an index) adds dq into an
+    f32 workspace, the one-pass kernel: the C API's rule
+    (fmhaAttentionBackwardUsesWorkspace), asked once per head dims."""
+    f = desc.forward
+    key = (device, f.headDim, f.valueHeadDim, desc.deterministic)
+    uses = _USES_WORKSPACE.get(key)
+    if uses is None:
+        answer = ctypes.c_int()
+        _capi.call(_capi.lib().fmhaAttentionBackwardUsesWorkspace,
+                   _capi.jit(device), ctypes.addressof(desc),
+                   ctypes.byref(answer))
+        uses = _USES_WORKSPACE[key] = bool(answer.value)
+    return uses
 
 
 def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
                              scale=None, softcap=0.0, deterministic=False):
     """fmhaAttentionBackward on the current stream: dq, dk, dv like q, k and
-    v, delta (rowsum(dout * o), f32) and, where _one_pass_backward, the dq
-    workspace from torch's allocator; the same bits every run where
+    v, delta (rowsum(dout * o), f32) and, where _backward_uses_workspace,
+    the dq workspace from torch's allocator; the same bits every run where
     deterministic or torch.use_deterministic_algorithms(True)."""
     op = "flashcore.attention backward"
     _check_attention(q, k, v, window)
@@ -770,15 +757,14 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
     desc.deltaStride[:] = (hq * sq, sq, 1)
     flags = _capi.CALL_LOADED_ONLY if _capturing() else _capi.CALL_DEFAULT
     device = q.device.index
-    deterministic = _deterministic(deterministic)
-    if _one_pass_backward(device, (q.shape[-1], v.shape[-1]), deterministic):
+    desc.deterministic = _deterministic(deterministic)
+    if _backward_uses_workspace(device, desc):
         size = ctypes.c_size_t()
         _capi.call(_capi.lib().fmhaAttentionBackwardWorkspaceSize,
                    ctypes.addressof(desc), ctypes.byref(size))
         workspace = torch.empty(size.value, dtype=torch.uint8,
                                 device=q.device)
         desc.workspace, desc.workspaceBytes = workspace.data_ptr(), size.value
-    desc.deterministic = deterministic
     _capi.call(_capi.lib().fmhaAttentionBackward, _capi.jit(device),
                ctypes.addressof(desc), _raw_stream(device), flags)
     return dq, dk, dv
@@ -1399,8 +1385,7 @@ def precompile_attention(variants, *, device=None, threads=0):
         # Only whether the workspace is NULL and deterministic are read: the
         # backward's kernels as _attention_backward_impl will run them now.
         grad.deterministic = _deterministic(variant.get("deterministic"))
-        if _one_pass_backward(index, (d.headDim, d.valueHeadDim or d.headDim),
-                              grad.deterministic):
+        if _backward_uses_workspace(index, grad):
             grad.workspace = _STAND_IN
     _capi.call(_capi.lib().fmhaAttentionPrecompile, _capi.jit(index),
                ctypes.addressof(descs), len(variants), threads)

@@ -843,45 +843,46 @@ def test_opcheck_backward_on_meta_tensors():
                           test_utils=("test_schema", "test_faketensor"))
 
 
-def test_backward_adds_dq_into_a_workspace_where_that_is_faster(monkeypatch):
-    # The rule that picks a one-pass kernel (a dq workspace: FlashAttention-3's
-    # on sm_90a, its adds in a fixed order when deterministic;
-    # FlashAttention-2's on sm_80 from d64 to d128, d160 and d192, unless
-    # deterministic) or the deterministic kernels (none), with the
-    # capability faked;
-    # FLASHCORE_CHIP's sm_80 kernels on Hopper follow sm_80's rule.
+def test_backward_asks_the_c_api_whether_it_takes_a_workspace():
+    # The rule is the C API's (fmhaAttentionBackwardUsesWorkspace, the one
+    # fmha-seed ships kernels by; GTest KernelSpec.DefaultBackward...):
+    # Python declares it and keeps no copy of it.
+    fn = _capi.lib().fmhaAttentionBackwardUsesWorkspace
+    assert fn.argtypes[2] is _capi.ctypes.POINTER(_capi.ctypes.c_int)
+    # Refused by name without a JIT (no GPU is needed to ask this).
+    uses = _capi.ctypes.c_int()
+    desc = _capi.AttentionBackwardDesc()
+    with pytest.raises(flashcore.FlashCoreError, match="must not be NULL"):
+        _capi.call(fn, None, _capi.ctypes.addressof(desc),
+                   _capi.ctypes.byref(uses))
+
+
+def test_backward_asks_once_per_head_dims_and_determinism(monkeypatch):
+    # _backward_uses_workspace passes the descriptor to the C API (faked
+    # here: no GPU) and keeps each answer per device, head dims and
+    # determinism.
     from flashcore import _ops
+    asked = []
 
-    def on(capability, chip=None):
-        monkeypatch.setattr(_ops, "_KERNELS", {})
-        monkeypatch.setattr(torch.cuda, "get_device_capability",
-                            lambda device=None: capability)
-        if chip:
-            monkeypatch.setenv("FLASHCORE_CHIP", chip)
-        else:
-            monkeypatch.delenv("FLASHCORE_CHIP", raising=False)
+    def uses_workspace(jit, address, uses, message):
+        desc = _capi.AttentionBackwardDesc.from_address(address)
+        asked.append((desc.forward.headDim, desc.deterministic))
+        uses._obj.value = int(not desc.deterministic)
+        return _capi.SUCCESS
 
-    for deterministic in (False, True):
-        for dims in ((64, 64), (128, 128), (256, 256), (192, 128)):
-            on((9, 0))
-            assert _ops._one_pass_backward(0, dims, deterministic)
-            on((9, 0), "sm_90a")
-            assert _ops._one_pass_backward(0, dims, deterministic)
-        # sm_80's one-pass kernel: on an A100 (or a Hopper GPU running
-        # sm_80's kernels) from d64 to d128, at d160, d192, d224 and d256;
-        # deterministic, the kernels without a workspace.
-        for capability, chip in (((8, 0), None), ((9, 0), "sm_80")):
-            on(capability, chip)
-            for dims in ((128, 128), (72, 72), (64, 64), (160, 160),
-                         (192, 192), (224, 224), (256, 256)):
-                assert _ops._one_pass_backward(0, dims, deterministic) \
-                    == (not deterministic)
-            for dims in ((32, 32), (56, 56), (176, 176), (208, 208),
-                         (240, 240)):
-                assert not _ops._one_pass_backward(0, dims, deterministic)
-        for other in ((8, 6), (8, 9), (10, 0)):
-            on(other)
-            assert not _ops._one_pass_backward(0, (128, 128), deterministic)
+    class Library:
+        fmhaAttentionBackwardUsesWorkspace = staticmethod(uses_workspace)
+    monkeypatch.setattr(_capi, "lib", lambda: Library)
+    monkeypatch.setattr(_capi, "jit", lambda device: None)
+    monkeypatch.setattr(_ops, "_USES_WORKSPACE", {})
+    desc = _capi.AttentionBackwardDesc()
+    desc.forward.headDim = 128
+    for deterministic in (0, 1, 0, 1):
+        desc.deterministic = deterministic
+        assert _ops._backward_uses_workspace(0, desc) == (not deterministic)
+    desc.forward.headDim = 64
+    assert _ops._backward_uses_workspace(0, desc) is False
+    assert asked == [(128, 0), (128, 1), (64, 1)]
 
 
 def test_flashcore_chip_is_checked_by_name(monkeypatch):

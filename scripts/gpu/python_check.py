@@ -1040,6 +1040,25 @@ def eager_autograd_is_the_ops():
     return f"{node}: the op's bits; lse loss, second derivative refused"
 
 
+def hopper_backward_takes_a_workspace():
+    """With sm_90a's kernels the backward adds dq into a workspace
+    (FlashAttention-3's one-pass kernel), deterministic or not: the C
+    API's rule (fmhaAttentionBackwardUsesWorkspace) as autograd asks it.
+    A wrong answer would still be correct, only slower, which no gradient
+    check sees."""
+    capi = flashcore._capi
+    if torch.cuda.get_device_capability() != (9, 0) or capi.chip_override():
+        return "not sm_90a's kernels on compute capability 9.0: not asked"
+    for d in (64, 96, 128, 256):
+        for deterministic in (0, 1):
+            desc = capi.AttentionBackwardDesc()
+            desc.forward.headDim = d
+            desc.deterministic = deterministic
+            assert flashcore._ops._backward_uses_workspace(0, desc), \
+                (d, deterministic)
+    return "d64, d96, d128, d256, deterministic or not"
+
+
 def merge_case(dtype, pieces):
     """Attention over all the keys from flashcore.attention over pieces of
     them and flashcore.merge_attention (context parallelism's merge), with
@@ -1398,6 +1417,8 @@ def main():
     backward_grid()
     check("backward: the eager autograd node is the op's",
           eager_autograd_is_the_ops)
+    check("backward: a dq workspace with sm_90a's kernels",
+          hopper_backward_takes_a_workspace)
     check("opcheck attention, attention_with_kvcache, attention_varlen, "
           "merge_attention and resample", opcheck)
     check("torch.compile(fullgraph=True) block, inductor", compiled_block)

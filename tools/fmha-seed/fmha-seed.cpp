@@ -49,6 +49,8 @@ namespace {
 struct Target {
   Chip chip;
   uint64_t sharedBytes;
+  /// The first of the devices: each runs the same kernels.
+  ComputeCapability device;
   std::vector<LoadPlan> plans;
 };
 
@@ -68,7 +70,7 @@ struct Job {
 static llvm::Expected<Target>
 getTarget(Chip chip, uint64_t sharedBytes,
           const std::vector<ComputeCapability> &devices) {
-  Target target{chip, sharedBytes, {}};
+  Target target{chip, sharedBytes, devices.front(), {}};
   CudaVersion compiler = getPtxCompilerVersion();
   for (ComputeCapability device : devices) {
     llvm::Expected<LoadPlan> plan =
@@ -85,7 +87,8 @@ getTarget(Chip chip, uint64_t sharedBytes,
   return target;
 }
 
-static std::vector<KernelSpec> getSpecs(Chip chip, uint64_t sharedBytes) {
+static std::vector<KernelSpec> getSpecs(Chip chip, ComputeCapability device,
+                                        uint64_t sharedBytes) {
   std::vector<KernelSpec> specs;
   // Variants share kernels (one query's non-causal one, decode's split-KV
   // kernel and merge): each is compiled once.
@@ -103,22 +106,17 @@ static std::vector<KernelSpec> getSpecs(Chip chip, uint64_t sharedBytes) {
                    spec, chip, std::nullopt, /*queryGroup=*/1, sharedBytes))
             if (keys.insert(launched.getKey()).second)
               specs.push_back(std::move(launched));
-          // The backwards Python runs (_one_pass_backward in
-          // python/flashcore/_ops.py): on sm_90a FlashAttention-3's kernel,
-          // adding dq into a workspace in any order, or under
-          // torch.use_deterministic_algorithms(True) in a fixed order; on
-          // the A100 FlashAttention-2's one-pass kernel (a dq workspace,
-          // isSm80OnePassGradHeadDim), or under deterministic algorithms
-          // the deterministic one (three kernels, four past head dim 128);
-          // on a 99 KB GPU the deterministic one.
-          bool hopper = chip == Chip::sm_90a;
-          bool onePass =
-              hopper || (sharedBytes == 0 && isSm80OnePassGradHeadDim(headDim));
+          // The backwards that run by default, deterministic (Python under
+          // torch.use_deterministic_algorithms(True)) or not: the one-pass
+          // kernel where isDefaultAttentionGradOnePass (on sm_90a in a
+          // fixed order where deterministic), else the deterministic
+          // kernels (three, four past head dim 128).
           for (bool deterministic : {true, false}) {
-            if (!deterministic && !onePass)
-              continue;
+            bool onePass = isDefaultAttentionGradOnePass(chip, device, headDim,
+                                                         deterministic);
             KernelSpec grad = getAttentionGradLaunchSpec(
-                getAttentionGradSpec(spec, deterministic, /*ordered=*/hopper),
+                getAttentionGradSpec(spec, !onePass || deterministic,
+                                     /*ordered=*/onePass && deterministic),
                 chip, sharedBytes);
             if (keys.insert(grad.getKey()).second)
               specs.push_back(std::move(grad));
@@ -185,7 +183,8 @@ int main(int argc, char **argv) {
   std::vector<Job> jobs;
   llvm::StringMap<size_t> jobOfSpec;
   for (const Target &target : targets)
-    for (KernelSpec &spec : getSpecs(target.chip, target.sharedBytes)) {
+    for (KernelSpec &spec :
+         getSpecs(target.chip, target.device, target.sharedBytes)) {
       std::string key =
           (stringifyChip(target.chip) + " " + spec.getKey()).str();
       auto [found, added] = jobOfSpec.try_emplace(key, jobs.size());

@@ -72,6 +72,12 @@ TEST(CAPI, NullArgumentsAreRefusedWithAMessage) {
   EXPECT_EQ(fmhaResample(nullptr, nullptr, nullptr, &message),
             FMHA_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(take(message).find("must not be NULL"), std::string::npos);
+  fmhaAttentionBackwardDesc grad = {};
+  int uses = 0;
+  EXPECT_EQ(fmhaAttentionBackwardUsesWorkspace(nullptr, &grad, &uses, &message),
+            FMHA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(take(message), "fmhaAttentionBackwardUsesWorkspace: jit, desc and "
+                           "uses must not be NULL");
 }
 
 TEST(CAPI, AttentionDescFromC) { EXPECT_EQ(fmhaTestDenseStridesFromC(), 0); }

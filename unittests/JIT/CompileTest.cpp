@@ -674,6 +674,37 @@ TEST(KernelSpec, LaunchSpecsCoverEveryQueryLengthsKernel) {
 // 99 KB sm_86 or sm_89 GPU), a launch whose default tile does not fit it
 // names one that does, so its kernel is a spec of its own; where the
 // chip's tile fits (or the device is not known), the spec is as before.
+// The backward that runs by default (Python's autograd, fmha-seed): the
+// one-pass kernel (a dq workspace) with sm_90a's kernels always; with
+// sm_80's on an A100 or a Hopper GPU from head dim 64 at the head dims it
+// takes, unless deterministic; elsewhere the deterministic kernels.
+TEST(KernelSpec, DefaultBackwardTakesAWorkspaceWhereMeasuredFaster) {
+  const ComputeCapability a100{8, 0}, hopper{9, 0};
+  for (bool deterministic : {false, true}) {
+    for (unsigned headDim : {40u, 64u, 128u, 192u, 256u})
+      EXPECT_TRUE(isDefaultAttentionGradOnePass(Chip::sm_90a, hopper, headDim,
+                                                deterministic));
+    for (ComputeCapability device : {a100, hopper}) {
+      for (unsigned headDim : {64u, 72u, 128u, 160u, 192u, 224u, 256u})
+        EXPECT_EQ(isDefaultAttentionGradOnePass(Chip::sm_80, device, headDim,
+                                                deterministic),
+                  !deterministic)
+            << device.arch() << " d" << headDim;
+      for (unsigned headDim : {32u, 56u, 176u, 208u, 240u})
+        EXPECT_FALSE(isDefaultAttentionGradOnePass(Chip::sm_80, device, headDim,
+                                                   deterministic))
+            << device.arch() << " d" << headDim;
+    }
+    // 99 KB GPUs, and GPUs where it was never measured.
+    for (ComputeCapability device :
+         {ComputeCapability{8, 6}, ComputeCapability{8, 9},
+          ComputeCapability{10, 0}})
+      EXPECT_FALSE(isDefaultAttentionGradOnePass(Chip::sm_80, device, 128,
+                                                 deterministic))
+          << device.arch();
+  }
+}
+
 TEST(KernelSpec, LaunchSpecFitsTheDevicesSharedMemory) {
   KernelSpec spec;
   spec.headDim = 256;

@@ -12,6 +12,7 @@
 
 #include "fmha/Dialect/Fmha/FmhaEnums.h"
 #include "fmha/Dialect/Fmha/TileConfig.h"
+#include "fmha/Runtime/LoadPlan.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -138,6 +139,23 @@ KernelSpec getAttentionGradSpec(const KernelSpec &spec,
 /// compiles; else \p spec.
 KernelSpec getAttentionGradLaunchSpec(const KernelSpec &spec, Chip chip,
                                       uint64_t deviceSharedBytes);
+
+/// Whether the backward that runs by default (flashcore's autograd through
+/// fmhaAttentionBackwardUsesWorkspace, the kernels fmha-seed ships)
+/// with \p chip's kernels on a \p device GPU, at head dim \p headDim (the
+/// larger of q's and v's), adds dq into a workspace (the one-pass kernel)
+/// rather than running the deterministic kernels without one. On sm_90a
+/// always (FlashAttention-3's kernel, the faster; in a fixed order where
+/// \p deterministic). With sm_80's kernels, unless \p deterministic,
+/// FlashAttention-2's kernel (dq by f32 atomics) from head dim 64 at
+/// isSm80OnePassGradHeadDim's head dims, on the GPUs where it was measured
+/// faster: an A100 (8.0), or a Hopper GPU (9.0) running sm_80's kernels.
+/// Not on a 99 KB sm_86 or sm_89 GPU, where the one-pass tiles that fit
+/// (getSm80GradTiling) lost to the deterministic kernels (0.82-0.98 of
+/// their speed under FMHA_MAX_SHARED_BYTES=101376 on the H200,
+/// docs/BENCHMARKS.md), nor on GPUs where it was never measured.
+bool isDefaultAttentionGradOnePass(Chip chip, ComputeCapability device,
+                                   unsigned headDim, bool deterministic);
 
 /// The query lengths from which a launch of an attention spec with
 /// \p queryGroup query heads per KV head may compile another kernel
