@@ -313,6 +313,17 @@ def print_row(label, causal, names, med, ratio=True):
     print("| " + " | ".join(cells) + " |", flush=True)
 
 
+def tflops_row(label, q, k, v, causal, flops, names, rounds, backward):
+    """A table row of TFLOP/s: the candidates of `names` that take q, k, v
+    (forward, or with backward its backward), then frees the GPU memory."""
+    found = (backward_candidates(q, k, v, causal) if backward
+             else candidates(q, k, v, causal))
+    med = runnable_medians(found, names, flops, 1e9, rounds)
+    print_row(label, causal, names, med)
+    del found
+    torch.cuda.empty_cache()
+
+
 # Head dims outside ANCHORS.md's grid (64, 128, 256): B x H x S with
 # H x D near 2048 (as the grid's 4k rows), bf16.
 HEAD_DIM_ROWS = [(4, max(1, 2048 // d), 4096, d)
@@ -339,12 +350,8 @@ def head_dim_rows(rows_regex, rounds, backward=False):
                                    dtype=torch.bfloat16) for _ in range(3))
             flops = (2.5 if backward else 1) * 4 * b * h * s * s * d / (
                 2 if causal else 1)
-            found = (backward_candidates(q, k, v, causal) if backward
-                     else candidates(q, k, v, causal))
-            med = runnable_medians(found, names, flops, 1e9, rounds)
-            print_row(f"{b}x{h}x{s}x{d}", causal, names, med)
-            del q, k, v, found
-            torch.cuda.empty_cache()
+            tflops_row(f"{b}x{h}x{s}x{d}", q, k, v, causal, flops, names,
+                       rounds, backward)
 
 
 # v's head dim apart from q's (B, H, S, D, Dv; bf16): DeepSeek's 192/128
@@ -438,12 +445,8 @@ def shape_rows(rows_regex, rounds, backward=False):
                                 dtype=torch.bfloat16) for _ in range(2))
             flops = (2.5 if backward else 1) * 4 * b * hq * d * \
                 attended_pairs(sq, sk, causal)
-            found = (backward_candidates(q, k, v, causal) if backward
-                     else candidates(q, k, v, causal))
-            med = runnable_medians(found, names, flops, 1e9, rounds)
-            print_row(f"{what} | {shape}", causal, names, med)
-            del q, k, v, found
-            torch.cuda.empty_cache()
+            tflops_row(f"{what} | {shape}", q, k, v, causal, flops, names,
+                       rounds, backward)
 
 
 # Softcap and sinks (B, Sq, Hq, Hkv, Sk, D; bf16): prefill rows, a GQA
