@@ -303,10 +303,8 @@ getAttentionGradSpec(const fmhaAttentionBackwardDesc &desc, Chip chip) {
   llvm::Expected<KernelSpec> forward = getAttentionSpec(desc.forward);
   if (!forward)
     return forward.takeError();
-  bool onePass = desc.workspace != nullptr;
-  return getAttentionGradSpec(*forward,
-                              /*deterministic=*/!onePass || desc.deterministic,
-                              /*ordered=*/onePass && chip == Chip::sm_90a);
+  return getAttentionGradSpec(*forward, chip, desc.workspace != nullptr,
+                              desc.deterministic != 0);
 }
 
 static AttentionGradTensors

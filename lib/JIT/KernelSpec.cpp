@@ -480,6 +480,13 @@ KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,
   return grad;
 }
 
+KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec, Chip chip,
+                                      bool withWorkspace, bool deterministic) {
+  return getAttentionGradSpec(spec, !withWorkspace || deterministic,
+                              /*ordered=*/withWorkspace &&
+                                  chip == Chip::sm_90a);
+}
+
 KernelSpec fmha::getAttentionGradLaunchSpec(const KernelSpec &spec, Chip chip,
                                             uint64_t deviceSharedBytes) {
   KernelSpec launched = spec;

@@ -112,11 +112,11 @@ static std::vector<KernelSpec> getSpecs(Chip chip, ComputeCapability device,
           // fixed order where deterministic), else the deterministic
           // kernels (three, four past head dim 128).
           for (bool deterministic : {true, false}) {
-            bool onePass = isDefaultAttentionGradOnePass(chip, device, headDim,
-                                                         deterministic);
             KernelSpec grad = getAttentionGradLaunchSpec(
-                getAttentionGradSpec(spec, !onePass || deterministic,
-                                     /*ordered=*/onePass && deterministic),
+                getAttentionGradSpec(spec, chip,
+                                     isDefaultAttentionGradOnePass(
+                                         chip, device, headDim, deterministic),
+                                     deterministic),
                 chip, sharedBytes);
             if (keys.insert(grad.getKey()).second)
               specs.push_back(std::move(grad));

@@ -705,6 +705,26 @@ TEST(KernelSpec, DefaultBackwardTakesAWorkspaceWhereMeasuredFaster) {
   }
 }
 
+// The backward a launch runs with a dq workspace or without: the one-pass
+// kernel with one (ordered where deterministic on sm_90a; on sm_80
+// deterministic is the kernels without a workspace), else those.
+TEST(KernelSpec, GradSpecFollowsTheWorkspace) {
+  KernelSpec spec;
+  spec.headDim = 128;
+  for (Chip chip : {Chip::sm_80, Chip::sm_90a}) {
+    KernelSpec anyOrder = getAttentionGradSpec(spec, chip, true, false);
+    EXPECT_TRUE(anyOrder.withQueryGradAccumulator());
+    EXPECT_FALSE(anyOrder.orderedQueryGrad);
+    for (bool deterministic : {false, true})
+      EXPECT_FALSE(getAttentionGradSpec(spec, chip, false, deterministic)
+                       .withQueryGradAccumulator());
+  }
+  EXPECT_TRUE(
+      getAttentionGradSpec(spec, Chip::sm_90a, true, true).orderedQueryGrad);
+  EXPECT_FALSE(getAttentionGradSpec(spec, Chip::sm_80, true, true)
+                   .withQueryGradAccumulator());
+}
+
 TEST(KernelSpec, LaunchSpecFitsTheDevicesSharedMemory) {
   KernelSpec spec;
   spec.headDim = 256;

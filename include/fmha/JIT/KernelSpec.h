@@ -130,6 +130,15 @@ KernelSpec getAttentionGradSpec(const KernelSpec &spec,
                                 bool deterministic = true,
                                 bool ordered = false);
 
+/// The backward that a launch on \p chip runs with a dq workspace
+/// (\p withWorkspace) or without: with one the one-pass kernel, which on
+/// sm_90a adds dq in a fixed order where \p deterministic (elsewhere
+/// deterministic means the kernels without a workspace, which leave it
+/// unread); without one the deterministic kernels. The C API's backward
+/// and fmha-seed's shipped kernels both take it.
+KernelSpec getAttentionGradSpec(const KernelSpec &spec, Chip chip,
+                                bool withWorkspace, bool deterministic);
+
 /// The spec a launch of attention_grad \p spec compiles on \p chip on a
 /// device that allows \p deviceSharedBytes of shared memory a block (0:
 /// the chip's): \p spec with that limit (maxSharedBytes) where sm_80's
