@@ -235,6 +235,18 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
     that they add in the same order (the last block of keys first) and
     `dq` has the same bits every run.
 
+    `dkv_partial` (optional, with `dq_accum`, sm_90a only, f32
+    `[S, B, Hkv, Sk, D + Dv]`, dense along its rows: strides
+    `[?, ?, ?, D + Dv, 1]`, scratch) splits each GQA group's `Hq / Hkv`
+    query heads into `S` slices (the run-time size of its first dimension;
+    slice `s` takes the group's heads from `s ceil(G / S)`, none past the
+    group), each walked by CTAs of its own, so that a group of many heads
+    over few blocks of keys (MQA under a causal mask) fills the GPU. Each
+    slice writes its `dk` (times `scale`) and `dv` into its row of
+    `dkv_partial` (`dk` in the first D columns, `dv` in the next Dv), and a
+    last kernel sums the S rows in slice order into `dk` and `dv`: the same
+    bits every run where the op is otherwise deterministic.
+
     With the forward's `softcap = c`, `P` is of the capped logits
     `c * tanh(scale * Q K^T / c)` and `dS` is scaled by the cap's slope,
     `1 - tanh^2`.
@@ -282,6 +294,8 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
         [MemRead, MemWrite]>:$dq_accum,
     Arg<Optional<AnyMemRef>, "i32 order of dq_accum's adds [B, Hq, ceil(Sq / 64)]",
         [MemRead, MemWrite]>:$dq_order,
+    Arg<Optional<AnyMemRef>, "f32 dk and dv of each slice of a group's query heads [S, B, Hkv, Sk, D + Dv]",
+        [MemRead, MemWrite]>:$dkv_partial,
     UnitAttr:$causal,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -301,6 +315,7 @@ def Fmha_AttentionGradOp : Fmha_Op<"attention_grad", [AttrSizedOperandSegments]>
     `delta` `(` $delta `:` type($delta) `)`
     (`dq_accum` `(` $dq_accum^ `:` type($dq_accum) `)`)?
     (`dq_order` `(` $dq_order^ `:` type($dq_order) `)`)?
+    (`dkv_partial` `(` $dkv_partial^ `:` type($dkv_partial) `)`)?
     (`causal` $causal^)?
     attr-dict
   }];

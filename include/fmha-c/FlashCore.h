@@ -306,9 +306,24 @@ typedef struct fmhaAttentionBackwardDesc {
  *  (fmhaAttentionBackwardDesc::workspace), deterministic or not:
  *  batch x queryHeads x querySeq x headDim floats, then batch x queryHeads
  *  x ceil(querySeq / 64) 32-bit counters. Depends on the sizes alone;
- *  needs no JIT. */
+ *  needs no JIT. The backward may run faster with more
+ *  (fmhaAttentionBackwardFastestWorkspaceSize). */
 FMHA_C_API fmhaStatus fmhaAttentionBackwardWorkspaceSize(
     const fmhaAttentionBackwardDesc *desc, size_t *bytes, char **message);
+
+/** *bytes receives the workspace with which fmhaAttentionBackward of
+ *  \p desc runs fastest on \p jit's GPU: fmhaAttentionBackwardWorkspaceSize's
+ *  bytes, and where sm_90a's kernel would leave SMs idle (a group of many
+ *  query heads a KV head over few blocks of keys: MQA, or GQA under a
+ *  causal mask, without a window) room after them for the f32 dk and dv of
+ *  slices of each group's query heads, which CTAs of their own walk
+ *  (fmha.attention_grad's dkv_partial; the slices summed in order: the
+ *  same bits every run where deterministic). Given less, but at least
+ *  fmhaAttentionBackwardWorkspaceSize, the backward runs unsliced. Depends
+ *  on the sizes and the GPU, not on the pointers. */
+FMHA_C_API fmhaStatus fmhaAttentionBackwardFastestWorkspaceSize(
+    fmhaJit jit, const fmhaAttentionBackwardDesc *desc, size_t *bytes,
+    char **message);
 
 /** *uses receives whether the backward that runs by default for \p desc
  *  (its head dims and deterministic; sizes unread) on \p jit's GPU takes a
@@ -327,9 +342,11 @@ FMHA_C_API void
 fmhaAttentionBackwardDescSetDenseStrides(fmhaAttentionBackwardDesc *desc);
 
 /** Runs the backward \p desc describes on \p stream with fmhaCallFlags
- *  \p flags: three kernels, compiled on first use for the forward's element
- *  type, head dim, mask and scale, whether a workspace is given and (with
- *  one, on sm_90a) deterministic. No allocation. Bad sizes, strides or
+ *  \p flags: three kernels (four where the workspace holds the slices of
+ *  fmhaAttentionBackwardFastestWorkspaceSize), compiled on first use for
+ *  the forward's element type, head dim, mask and scale, whether a
+ *  workspace is given and (with one, on sm_90a) deterministic. No
+ *  allocation. Bad sizes, strides or
  *  alignment are FMHA_ERROR_INVALID_ARGUMENT, with a message naming the
  *  value. */
 FMHA_C_API fmhaStatus fmhaAttentionBackward(fmhaJit jit,

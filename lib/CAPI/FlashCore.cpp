@@ -399,6 +399,35 @@ fmhaAttentionBackwardWorkspaceSize(const fmhaAttentionBackwardDesc *desc,
 }
 
 fmhaStatus
+fmhaAttentionBackwardFastestWorkspaceSize(fmhaJit jit,
+                                          const fmhaAttentionBackwardDesc *desc,
+                                          size_t *bytes, char **message) {
+  if (!jit || !desc || !bytes)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackwardFastestWorkspaceSize: jit, desc and "
+                  "bytes must not be NULL",
+                  message);
+  llvm::Expected<KernelSpec> spec = getAttentionSpec(desc->forward);
+  if (!spec)
+    return report(FMHA_ERROR_INVALID_ARGUMENT,
+                  "fmhaAttentionBackwardFastestWorkspaceSize: " +
+                      llvm::toString(spec.takeError()),
+                  message);
+  // The ordered spec's, as fmhaAttentionBackwardWorkspaceSize's: the other
+  // one-pass spec's accumulator, and its slices after it, fit in it.
+  llvm::Expected<size_t> fastest =
+      jit->jit->getAttentionGradFastestWorkspaceBytes(
+          getAttentionGradSpec(*spec, /*deterministic=*/true,
+                               /*ordered=*/true),
+          getTensors(desc->forward));
+  if (!fastest)
+    return reportCall("fmhaAttentionBackwardFastestWorkspaceSize",
+                      fastest.takeError(), message);
+  *bytes = *fastest;
+  return succeed(message);
+}
+
+fmhaStatus
 fmhaAttentionBackwardUsesWorkspace(fmhaJit jit,
                                    const fmhaAttentionBackwardDesc *desc,
                                    int *uses, char **message) {
@@ -434,9 +463,18 @@ fmhaStatus fmhaAttentionBackwardPrecompile(
                         std::to_string(i) +
                         "]: " + llvm::toString(spec.takeError()),
                     message);
-    // The kernels a launch on this device compiles (its shared memory).
-    specs.push_back(getAttentionGradLaunchSpec(
-        *spec, jit->jit->getLoadPlan().chip, jit->jit->getDeviceSharedBytes()));
+    // The kernels a launch on this device compiles (its shared memory),
+    // and where it groups query heads those that slice the groups.
+    Chip chip = jit->jit->getLoadPlan().chip;
+    KernelSpec launched = getAttentionGradLaunchSpec(
+        *spec, chip, jit->jit->getDeviceSharedBytes());
+    specs.push_back(launched);
+    const fmhaAttentionDesc &f = descs[i].forward;
+    if (canSliceAttentionGradQueryHeads(launched, chip) && f.kvHeads > 0 &&
+        f.queryHeads > f.kvHeads) {
+      launched.slicedQueryHeads = true;
+      specs.push_back(launched);
+    }
   }
   if (llvm::Error err = jit->jit->precompile(specs, threads))
     return report(std::move(err), message);

@@ -16,6 +16,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <queue>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::fmha;
@@ -53,8 +57,8 @@ llvm::SmallVector<llvm::StringRef, 4> KernelSpec::getKernelNames() const {
   if (kind != OpKind::AttentionGrad)
     return {getKernelName()};
   llvm::SmallVector<llvm::StringRef, 4> names;
-  for (AttentionGradKernel kernel :
-       getAttentionGradKernels(headDim, withQueryGradAccumulator()))
+  for (AttentionGradKernel kernel : getAttentionGradKernels(
+           headDim, withQueryGradAccumulator(), slicedQueryHeads))
     names.push_back(getAttentionGradKernelName(kernel));
   return names;
 }
@@ -85,6 +89,8 @@ std::string KernelSpec::getKey() const {
         os << " atomic";
       else if (orderedQueryGrad)
         os << " ordered";
+      if (slicedQueryHeads)
+        os << " sliced";
       if (maxSharedBytes)
         os << " max_shared_bytes " << maxSharedBytes;
       return key;
@@ -265,11 +271,30 @@ OwningOpRef<ModuleOp> fmha::buildKernelSpecModule(const KernelSpec &spec,
       types.push_back(getStridedType({kDynamic, kDynamic, kDynamic},
                                      b.getI32Type(),
                                      /*denseInnermost=*/false));
+    // dkv_partial: dense rows of D + Dv, any other strides.
+    int64_t partialRow = spec.headDim + spec.getValueHeadDim();
+    if (spec.slicedQueryHeads)
+      types.push_back(MemRefType::get(
+          {kDynamic, kDynamic, kDynamic, kDynamic, partialRow}, b.getF32Type(),
+          StridedLayoutAttr::get(
+              &context, kDynamic,
+              {kDynamic, kDynamic, kDynamic, partialRow, 1})));
     ValueRange a = createFunc(b, "attention_grad", types);
+    // The optional operands, in order, of those the spec has.
+    ValueRange optional = a.drop_front(10);
+    auto next = [&](bool present) {
+      if (!present)
+        return Value();
+      Value value = optional.front();
+      optional = optional.drop_front();
+      return value;
+    };
+    Value dqAccum = next(spec.withQueryGradAccumulator());
+    Value dqOrder = next(spec.orderedQueryGrad);
+    Value dkvPartial = next(spec.slicedQueryHeads);
     AttentionGradOp::create(
         b, loc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-        spec.withQueryGradAccumulator() ? a[10] : Value(),
-        spec.orderedQueryGrad ? a[11] : Value(), spec.causal,
+        dqAccum, dqOrder, dkvPartial, spec.causal,
         spec.scale ? b.getF32FloatAttr(*spec.scale) : FloatAttr(),
         spec.window ? b.getDenseI64ArrayAttr(*spec.window)
                     : DenseI64ArrayAttr(),
@@ -458,6 +483,105 @@ unsigned fmha::getEvenKeySplits(int64_t splits, int64_t keyBlocks) {
     return 1;
   int64_t perSplit = (keyBlocks + splits - 1) / splits;
   return static_cast<unsigned>((keyBlocks + perSplit - 1) / perSplit);
+}
+
+bool fmha::canSliceAttentionGradQueryHeads(const KernelSpec &spec, Chip chip) {
+  return chip == Chip::sm_90a && spec.withQueryGradAccumulator() &&
+         !spec.window;
+}
+
+/// The time of sm_90a's dk/dv kernel in getAttentionGradSlices' model: its
+/// CTAs taken in launch order, each by the SM that frees first.
+static double simulateAttentionGradCtas(int64_t batch, int64_t kvHeads,
+                                        int64_t group, int64_t slices,
+                                        int64_t querySeq, int64_t keySeq,
+                                        int64_t tileColumns, bool causal,
+                                        bool ordered, int64_t multiprocessors) {
+  AttentionGradBlocks blocks = getSm90aAttentionGradBlocks(tileColumns);
+  int64_t keyBlocks = llvm::divideCeil(keySeq, blocks.keys);
+  int64_t queryBlocks = llvm::divideCeil(querySeq, blocks.queries);
+  int64_t heads = batch * kvHeads * slices;
+  int64_t headsPerSlice = llvm::divideCeil(group, slices);
+  int64_t fixed = slices > 1 ? 5 : 2;
+  // The query blocks key block n sees: all, or under a causal mask
+  // (bottom-right aligned) those from the one holding its first key's
+  // diagonal.
+  auto cost = [&](int64_t n) {
+    int64_t seen = queryBlocks;
+    if (causal) {
+      int64_t diagonal = n * blocks.keys + querySeq - keySeq;
+      seen = std::max<int64_t>(
+          queryBlocks - (diagonal <= 0 ? 0 : diagonal / blocks.queries), 0);
+    }
+    return double(seen * headsPerSlice + fixed);
+  };
+  // Launch order: CTA c's key block (getShortestLastCta's order, or the
+  // grid's: key blocks fastest, from the last where ordered).
+  bool shortestLast =
+      causal && !ordered && defersSm90aShortestKeyBlocks(tileColumns);
+  int64_t late = (keyBlocks + 3) / 4, early = keyBlocks - late;
+  auto keyBlockOf = [&](int64_t cta) {
+    if (shortestLast)
+      return cta < early * heads ? cta % std::max<int64_t>(early, 1)
+                                 : early + (cta - early * heads) / heads;
+    int64_t n = cta % keyBlocks;
+    return ordered ? keyBlocks - 1 - n : n;
+  };
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free;
+  for (int64_t sm = 0; sm < multiprocessors; ++sm)
+    free.push(0.0);
+  double end = 0.0;
+  for (int64_t cta = 0; cta < keyBlocks * heads; ++cta) {
+    double done = free.top() + cost(keyBlockOf(cta));
+    free.pop();
+    free.push(done);
+    end = std::max(end, done);
+  }
+  if (slices > 1)
+    end += 3.0 * keyBlocks * heads / multiprocessors + 1.0;
+  return end;
+}
+
+unsigned fmha::getAttentionGradSlices(int64_t batch, int64_t kvHeads,
+                                      int64_t group, int64_t querySeq,
+                                      int64_t keySeq, int64_t tileColumns,
+                                      bool causal, bool ordered,
+                                      int64_t multiprocessors) {
+  if (group <= 1 || multiprocessors <= 0 || batch <= 0 || kvHeads <= 0 ||
+      querySeq <= 0 || keySeq <= 0)
+    return 1;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                         bool, bool, int64_t>;
+  Key key{batch,       kvHeads, group,   querySeq,       keySeq,
+          tileColumns, causal,  ordered, multiprocessors};
+  static std::mutex mutex;
+  static std::map<Key, unsigned> known;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = known.find(key); it != known.end())
+      return it->second;
+  }
+  int64_t units =
+      batch * kvHeads *
+      llvm::divideCeil(keySeq, getSm90aAttentionGradBlocks(tileColumns).keys);
+  auto time = [&](int64_t slices) {
+    return simulateAttentionGradCtas(batch, kvHeads, group, slices, querySeq,
+                                     keySeq, tileColumns, causal, ordered,
+                                     multiprocessors);
+  };
+  unsigned best = 1;
+  double unsliced = time(1), bestTime = unsliced;
+  for (int64_t slices = 2; slices <= group; ++slices) {
+    if (group % slices || units * slices > 16 * multiprocessors)
+      continue;
+    if (double t = time(slices); t < 0.9 * unsliced && t < bestTime) {
+      best = static_cast<unsigned>(slices);
+      bestTime = t;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  known.emplace(key, best);
+  return best;
 }
 
 KernelSpec fmha::getAttentionGradSpec(const KernelSpec &spec,

@@ -708,15 +708,54 @@ static int64_t getQueryGradOrderBlocks(const AttentionTensors &f) {
   return llvm::divideCeil(f.querySeq, kQueryGradOrderBlock);
 }
 
-size_t fmha::getAttentionGradWorkspaceBytes(const KernelSpec &spec,
-                                            const AttentionTensors &f) {
-  if (!spec.withQueryGradAccumulator())
-    return 0;
+/// The bytes of the dq accumulator and dq_order's counters.
+static size_t getQueryGradWorkspaceBytes(const KernelSpec &spec,
+                                         const AttentionTensors &f) {
   size_t bytes = getQueryGradAccumulatorBytes(spec, f);
   if (spec.orderedQueryGrad)
     bytes += size_t(f.batch) * f.queryHeads * getQueryGradOrderBlocks(f) *
              sizeof(int32_t);
   return bytes;
+}
+
+/// Where dkv_partial starts in the workspace: after the dq accumulator and
+/// dq_order's counters, at a 16-byte multiple (the sum's vector loads).
+static size_t getKeyValueGradPartialOffset(const KernelSpec &spec,
+                                           const AttentionTensors &f) {
+  return llvm::alignTo(getQueryGradWorkspaceBytes(spec, f), 16);
+}
+
+size_t fmha::getAttentionGradWorkspaceBytes(const KernelSpec &spec,
+                                            const AttentionTensors &f,
+                                            unsigned slices) {
+  if (!spec.withQueryGradAccumulator())
+    return 0;
+  if (slices <= 1)
+    return getQueryGradWorkspaceBytes(spec, f);
+  return getKeyValueGradPartialOffset(spec, f) +
+         size_t(slices) * f.batch * f.kvHeads * f.keySeq *
+             (spec.headDim + spec.getValueHeadDim()) * sizeof(float);
+}
+
+unsigned JIT::getAttentionGradSlices(const KernelSpec &spec,
+                                     const AttentionTensors &f) const {
+  if (!canSliceAttentionGradQueryHeads(spec, plan.chip) || f.kvHeads <= 0 ||
+      f.queryHeads % f.kvHeads)
+    return 1;
+  return fmha::getAttentionGradSlices(
+      f.batch, f.kvHeads, f.queryHeads / f.kvHeads, f.querySeq, f.keySeq,
+      getAttentionGradTileColumns(
+          std::max(spec.headDim, spec.getValueHeadDim())),
+      spec.causal, spec.orderedQueryGrad, getDevice().multiprocessors);
+}
+
+llvm::Expected<size_t>
+JIT::getAttentionGradFastestWorkspaceBytes(const KernelSpec &spec,
+                                           const AttentionTensors &f) const {
+  if (llvm::Error err = checkAttentionSizes(f, "attention_grad"))
+    return std::move(err);
+  return getAttentionGradWorkspaceBytes(spec, f,
+                                        getAttentionGradSlices(spec, f));
 }
 
 llvm::Error fmha::checkAttentionGradTensors(const KernelSpec &spec,
@@ -817,6 +856,14 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
   // (an sm_86 or sm_89 GPU's 99 KB, getSm80GradTiling): their own spec.
   KernelSpec launched =
       getAttentionGradLaunchSpec(spec, plan.chip, getDeviceSharedBytes());
+  // Slices of the groups' query heads where they pay and the workspace has
+  // room for their partial dk and dv.
+  const AttentionTensors &f = t.forward;
+  unsigned slices = getAttentionGradSlices(spec, f);
+  if (slices > 1 &&
+      t.workspaceBytes < getAttentionGradWorkspaceBytes(spec, f, slices))
+    slices = 1;
+  launched.slicedQueryHeads = slices > 1;
   llvm::SmallVector<const Kernel *, 4> kernels;
   for (llvm::StringRef name : launched.getKernelNames()) {
     llvm::Expected<const Kernel &> kernel =
@@ -828,8 +875,7 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
   if (options.prepareOnly)
     return llvm::Error::success();
   // The op's operands in order: q, k, v, o, dout, lse, dq, dk, dv, delta,
-  // then dq_accum and dq_order where the spec has them.
-  const AttentionTensors &f = t.forward;
+  // then dq_accum, dq_order and dkv_partial where the spec has them.
   // q, k, dq and dk have the head dim, v, o, dout and dv the value head
   // dim (the tensor maps the kernels encode from these sizes read zeros past
   // them).
@@ -872,6 +918,16 @@ llvm::Error JIT::launchAttentionGrad(const KernelSpec &spec,
                                          getQueryGradAccumulatorBytes(spec, f),
                                      {f.batch, f.queryHeads, blocks},
                                      {f.queryHeads * blocks, blocks, 1}});
+  }
+  // dkv_partial, dense [S, B, Hkv, Sk, D + Dv] f32.
+  if (launched.slicedQueryHeads) {
+    int64_t row = spec.headDim + spec.getValueHeadDim();
+    int64_t sliceElements = f.batch * f.kvHeads * f.keySeq * row;
+    operands.push_back(LaunchOperand{
+        static_cast<char *>(t.workspace) +
+            getKeyValueGradPartialOffset(spec, f),
+        {slices, f.batch, f.kvHeads, f.keySeq, row},
+        {sliceElements, f.kvHeads * f.keySeq * row, f.keySeq * row, row, 1}});
   }
   for (const Kernel *kernel : kernels)
     if (llvm::Error err = kernel->launch(stream, operands))

@@ -240,6 +240,9 @@ def _declare(h):
     h.fmhaAttentionBackwardWorkspaceSize.restype = status
     h.fmhaAttentionBackwardWorkspaceSize.argtypes = [
         P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(P)]
+    h.fmhaAttentionBackwardFastestWorkspaceSize.restype = status
+    h.fmhaAttentionBackwardFastestWorkspaceSize.argtypes = [
+        P, P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(P)]
     h.fmhaAttentionBackwardUsesWorkspace.restype = status
     h.fmhaAttentionBackwardUsesWorkspace.argtypes = [
         P, P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(P)]

@@ -720,7 +720,9 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
                              scale=None, softcap=0.0, deterministic=False):
     """fmhaAttentionBackward on the current stream: dq, dk, dv like q, k and
     v, delta (rowsum(dout * o), f32) and, where _backward_uses_workspace,
-    the dq workspace from torch's allocator; the same bits every run where
+    the workspace from torch's allocator (the size with which the C API
+    runs fastest: the dq accumulator, and where it slices a GQA group's
+    query heads their dk and dv); the same bits every run where
     deterministic or torch.use_deterministic_algorithms(True)."""
     op = "flashcore.attention backward"
     _check_attention(q, k, v, window)
@@ -760,8 +762,9 @@ def _attention_backward_impl(dout, q, k, v, o, lse, causal=False, window=None,
     desc.deterministic = _deterministic(deterministic)
     if _backward_uses_workspace(device, desc):
         size = ctypes.c_size_t()
-        _capi.call(_capi.lib().fmhaAttentionBackwardWorkspaceSize,
-                   ctypes.addressof(desc), ctypes.byref(size))
+        _capi.call(_capi.lib().fmhaAttentionBackwardFastestWorkspaceSize,
+                   _capi.jit(device), ctypes.addressof(desc),
+                   ctypes.byref(size))
         workspace = torch.empty(size.value, dtype=torch.uint8,
                                 device=q.device)
         desc.workspace, desc.workspaceBytes = workspace.data_ptr(), size.value

@@ -14,6 +14,7 @@ CUDA input. One line per check, a table last; exit 0 when all pass.
 Usage (GPU machine): python3 scripts/gpu/python_check.py
 """
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -954,6 +955,17 @@ def backward_grid():
          backward_case(1, 2, 2, 1000, 1000, 128, bf16, causal=True, dv=192)),
         ("d192 dv64 Sq=500 Sk=900",
          backward_case(1, 2, 2, 500, 900, 192, bf16, dv=64)),
+        # On sm_90a, slices of a group's query heads in CTAs of their own
+        # (hopper_backward_slices_groups: the C API's choice): at each
+        # geometry, the split head dims' balanced one too.
+        ("MQA causal d128 B=4 Sq=Sk=4096 (8 slices)",
+         backward_case(4, 16, 1, 4096, 4096, 128, bf16, causal=True)),
+        ("GQA 8:1 d64 f16 B=2 Sq=Sk=1000 (8 slices)",
+         backward_case(2, 8, 1, 1000, 1000, 64, torch.float16)),
+        ("d192 dv128 MQA causal B=2 Sq=Sk=1000 (sliced)",
+         backward_case(2, 8, 1, 1000, 1000, 192, bf16, causal=True, dv=128)),
+        ("d256 GQA 4:1 Sq=777 Sk=700 (sliced)",
+         backward_case(1, 8, 2, 777, 700, 256, bf16)),
     ]:
         check("backward " + name, case)
     for name, case in [
@@ -994,6 +1006,10 @@ def backward_grid():
                        deterministic=True)),
         ("d160 f16 Sq=Sk=1000",
          backward_case(1, 4, 4, 1000, 1000, 160, torch.float16,
+                       deterministic=True)),
+        # The slices summed in their order: the same bits.
+        ("GQA 8:1 causal d128 B=2 Sq=Sk=1000 (8 slices)",
+         backward_case(2, 8, 1, 1000, 1000, 128, bf16, causal=True,
                        deterministic=True)),
     ]:
         check("backward deterministic " + name, case)
@@ -1057,6 +1073,48 @@ def hopper_backward_takes_a_workspace():
             assert flashcore._ops._backward_uses_workspace(0, desc), \
                 (d, deterministic)
     return "d64, d96, d128, d256, deterministic or not"
+
+
+def hopper_backward_slices_groups():
+    """With sm_90a's kernels the backward slices a group's query heads
+    where its CTAs (one per key block of a KV head) would leave SMs idle:
+    the C API's fastest workspace has room for the slices' f32 dk and dv
+    after the dq accumulator (MQA 4 x 4096 x 16:1 causal: 8 slices on 132
+    SMs; 8 heads a KV head over 1000 keys: 8), and none where the CTAs fill
+    the GPU (the same MQA without the mask: one even wave) or there are no
+    groups. Without it the gradients would still be right, only slower."""
+    capi = flashcore._capi
+    if torch.cuda.get_device_capability() != (9, 0) or capi.chip_override():
+        return "not sm_90a's kernels on compute capability 9.0: not asked"
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+
+    def slices(b, hq, hkv, s, d, causal):
+        desc = capi.AttentionBackwardDesc()
+        f = desc.forward
+        f.headDim, f.causal = d, causal
+        f.batch, f.queryHeads, f.kvHeads, f.querySeq, f.keySeq = \
+            b, hq, hkv, s, s
+        least, fastest = ctypes.c_size_t(), ctypes.c_size_t()
+        capi.call(capi.lib().fmhaAttentionBackwardWorkspaceSize,
+                  ctypes.addressof(desc), ctypes.byref(least))
+        capi.call(capi.lib().fmhaAttentionBackwardFastestWorkspaceSize,
+                  capi.jit(0), ctypes.addressof(desc), ctypes.byref(fastest))
+        if fastest.value == least.value:
+            return 1
+        partials = fastest.value - (least.value + 15) // 16 * 16
+        one = b * hkv * s * 2 * d * 4
+        assert partials % one == 0, (partials, one)
+        return partials // one
+
+    rows = [((4, 16, 1, 4096, 128, 1), 8), ((4, 16, 1, 4096, 128, 0), 1),
+            ((2, 8, 1, 1000, 64, 0), 8), ((4, 16, 16, 4096, 128, 1), 1)]
+    if sms != 132:
+        return f"{sms} SMs, the model's rows are for 132: not asked"
+    for sizes, expected in rows:
+        got = slices(*sizes)
+        assert got == expected, (sizes, got, expected)
+    return "MQA 4x4096x16:1 causal 8, 8 heads over 1000 keys 8, " \
+        "non-causal MQA and MHA 1"
 
 
 def merge_case(dtype, pieces):
@@ -1419,6 +1477,8 @@ def main():
           eager_autograd_is_the_ops)
     check("backward: a dq workspace with sm_90a's kernels",
           hopper_backward_takes_a_workspace)
+    check("backward: sm_90a slices the groups that leave SMs idle",
+          hopper_backward_slices_groups)
     check("opcheck attention, attention_with_kvcache, attention_varlen, "
           "merge_attention and resample", opcheck)
     check("torch.compile(fullgraph=True) block, inductor", compiled_block)

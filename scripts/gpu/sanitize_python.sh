@@ -113,6 +113,12 @@ run softcap-grad-deterministic-d64 64 "None; torch.use_deterministic_algorithms(
 # grad-d192, grad-d224 and softcap-grad-d256 run sm_80's one-pass kernel
 # over its 4 x 2 grid of warps (past 192 with one Q and dO buffer).
 plain="q.requires_grad_(); k.requires_grad_(); o = flashcore.attention(q, k, k, causal=True); o.sum().backward()"
+# A group sliced across CTAs (dkv_partial; MQA 8:1 over 170 keys: 8
+# slices), any order (d128, d256: the split head dim) and ordered (d64).
+mqa="q2 = q.repeat(1, 1, 2, 1).requires_grad_(); k1 = k[:, :, :1].contiguous().requires_grad_(); o = flashcore.attention(q2, k1, k1, causal=True); o.sum().backward()"
+run sliced-grad-d128 128 "None; $mqa"
+run sliced-grad-d256 256 "None; $mqa"
+run sliced-grad-deterministic-d64 64 "None; torch.use_deterministic_algorithms(True); $mqa"
 run grad-d40 40 "None; $plain"
 run grad-d64 64 "None; $plain"
 run grad-d96 96 "None; $plain"

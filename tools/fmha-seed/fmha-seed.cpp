@@ -118,8 +118,15 @@ static std::vector<KernelSpec> getSpecs(Chip chip, ComputeCapability device,
                                          chip, device, headDim, deterministic),
                                      deterministic),
                 chip, sharedBytes);
+            // Grouped query heads may run it sliced
+            // (JIT::getAttentionGradSlices).
+            KernelSpec sliced = grad;
+            sliced.slicedQueryHeads = true;
             if (keys.insert(grad.getKey()).second)
               specs.push_back(std::move(grad));
+            if (canSliceAttentionGradQueryHeads(sliced, chip) &&
+                keys.insert(sliced.getKey()).second)
+              specs.push_back(std::move(sliced));
           }
         }
   return specs;

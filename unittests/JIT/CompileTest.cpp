@@ -725,6 +725,53 @@ TEST(KernelSpec, GradSpecFollowsTheWorkspace) {
                    .withQueryGradAccumulator());
 }
 
+// getAttentionGradSlices' model on an H100's 132 SMs, at d128 (tiles of
+// 128 columns: blocks of 128 keys and 64 queries).
+TEST(KernelSpec, GradSlicesFillTheGpu) {
+  AttentionGradBlocks d128 = getSm90aAttentionGradBlocks(128);
+  EXPECT_EQ(d128.keys, 128);
+  EXPECT_EQ(d128.queries, 64);
+  EXPECT_EQ(getSm90aAttentionGradBlocks(64).queries, 128);
+  EXPECT_EQ(getSm90aAttentionGradBlocks(192).keys, 64);
+  // MQA 4 x 4096 x 16:1 under a causal mask: 128 CTAs, the longest (key
+  // block 0's) twice the average, in one wave; 8 slices of 2 heads (1024
+  // CTAs) let the SMs even out, the ordered kernel's too.
+  EXPECT_EQ(getAttentionGradSlices(4, 1, 16, 4096, 4096, 128, true, false, 132),
+            8u);
+  EXPECT_EQ(getAttentionGradSlices(4, 1, 16, 4096, 4096, 128, true, true, 132),
+            8u);
+  // Without the mask the 128 CTAs are one even wave already.
+  EXPECT_EQ(
+      getAttentionGradSlices(4, 1, 16, 4096, 4096, 128, false, false, 132), 1u);
+  // 16 CTAs of 8 heads each: slices of one head fill the GPU.
+  EXPECT_EQ(getAttentionGradSlices(2, 1, 8, 1024, 1024, 128, false, false, 132),
+            8u);
+  // GQA 64:8 at 8192 keys: 512 CTAs, four waves.
+  EXPECT_EQ(getAttentionGradSlices(1, 8, 8, 8192, 8192, 128, true, false, 132),
+            1u);
+  // No groups, or nothing to time.
+  EXPECT_EQ(getAttentionGradSlices(4, 16, 1, 4096, 4096, 128, true, false, 132),
+            1u);
+  EXPECT_EQ(getAttentionGradSlices(4, 1, 16, 4096, 4096, 128, true, false, 0),
+            1u);
+
+  KernelSpec spec;
+  spec.headDim = 128;
+  KernelSpec grad = getAttentionGradSpec(spec, Chip::sm_90a, true, false);
+  EXPECT_TRUE(canSliceAttentionGradQueryHeads(grad, Chip::sm_90a));
+  EXPECT_FALSE(canSliceAttentionGradQueryHeads(grad, Chip::sm_80));
+  EXPECT_FALSE(canSliceAttentionGradQueryHeads(
+      getAttentionGradSpec(spec, Chip::sm_90a, false, true), Chip::sm_90a));
+  KernelSpec windowed = grad;
+  windowed.window = std::array<int64_t, 2>{128, 0};
+  EXPECT_FALSE(canSliceAttentionGradQueryHeads(windowed, Chip::sm_90a));
+  KernelSpec sliced = grad;
+  sliced.slicedQueryHeads = true;
+  EXPECT_NE(sliced.getKey(), grad.getKey());
+  EXPECT_EQ(sliced.getKernelNames().back(), "attention_grad_dkv_reduce");
+  EXPECT_EQ(sliced.getKernelNames().size(), grad.getKernelNames().size() + 1);
+}
+
 TEST(KernelSpec, LaunchSpecFitsTheDevicesSharedMemory) {
   KernelSpec spec;
   spec.headDim = 256;

@@ -93,6 +93,27 @@ TEST(TypedLaunch, BackwardWorkspaceIsTheDqAccumulator) {
       << check(fast, shortOne);
 }
 
+// With slices of the groups' query heads the workspace adds their f32 dk
+// and dv after the ordered spec's counters, from a 16-byte multiple:
+// 2 x 4 x 77 x 128 x 4 + 64 bytes of counters is one, then 3 slices x
+// 2 x 2 x 130 x (128 + 128) x 4.
+TEST(TypedLaunch, SlicedBackwardWorkspaceAddsThePartials) {
+  KernelSpec forward = getForwardSpec();
+  KernelSpec ordered =
+      getAttentionGradSpec(forward, /*deterministic=*/true, /*ordered=*/true);
+  const AttentionTensors f = getTensors(ordered).forward;
+  size_t queryGrad = 2 * 4 * 77 * 128 * sizeof(float) + 2 * 4 * 2 * 4;
+  EXPECT_EQ(getAttentionGradWorkspaceBytes(ordered, f, 1), queryGrad);
+  EXPECT_EQ(getAttentionGradWorkspaceBytes(ordered, f, 3),
+            queryGrad + size_t(3) * 2 * 2 * 130 * 256 * sizeof(float));
+  // The atomic spec's partials start after its accumulator alone.
+  KernelSpec fast = getGradSpec(/*deterministic=*/false);
+  EXPECT_EQ(getAttentionGradWorkspaceBytes(fast, f, 3),
+            size_t(2 * 4 * 77 * 128 * sizeof(float)) +
+                size_t(3) * 2 * 2 * 130 * 256 * sizeof(float));
+  EXPECT_EQ(getAttentionGradWorkspaceBytes(getGradSpec(true), f, 3), 0u);
+}
+
 // The ordered (deterministic one-pass) backward's workspace: the dq
 // accumulator, then a 32-bit counter per 64 queries of each (batch, query
 // head): ceil(77 / 64) = 2 of them for each of 2 x 4.

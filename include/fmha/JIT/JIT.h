@@ -243,9 +243,13 @@ struct AttentionGradTensors {
 /// The bytes of workspace attention_grad \p spec needs on tensors of the
 /// sizes of \p forward: B x Hq x Sq x D f32 for the dq accumulator where
 /// the spec has one (withQueryGradAccumulator), then with
-/// orderedQueryGrad B x Hq x ceil(Sq / 64) i32 counters; else 0.
+/// orderedQueryGrad B x Hq x ceil(Sq / 64) i32 counters; else 0. With
+/// \p slices of each group's query heads (JIT::getAttentionGradSlices),
+/// after those, from a 16-byte multiple, S x B x Hkv x Sk x (D + Dv) f32
+/// of dkv_partial.
 size_t getAttentionGradWorkspaceBytes(const KernelSpec &spec,
-                                      const AttentionTensors &forward);
+                                      const AttentionTensors &forward,
+                                      unsigned slices = 1);
 
 /// Checks attention_grad \p spec and \p tensors against it as
 /// checkAttentionTensors does the forward's (an OperandError naming the
@@ -479,6 +483,21 @@ public:
   getAttentionWorkspaceBytes(const KernelSpec &spec,
                              const AttentionTensors &tensors,
                              const LaunchOptions &options = {}) const;
+  /// How many slices of each group's query heads a launch of
+  /// attention_grad \p spec on tensors of \p forward's sizes takes on
+  /// this JIT's GPU, given the room in its workspace
+  /// (getAttentionGradWorkspaceBytes): fmha::getAttentionGradSlices with
+  /// sm_90a's kernel and a dq workspace, without a window; else 1.
+  unsigned getAttentionGradSlices(const KernelSpec &spec,
+                                  const AttentionTensors &forward) const;
+  /// The workspace with which attention_grad \p spec runs fastest on
+  /// tensors of \p forward's sizes on this JIT's GPU:
+  /// getAttentionGradWorkspaceBytes with getAttentionGradSlices' slices.
+  /// A launch given less (but getAttentionGradWorkspaceBytes without
+  /// slices) runs unsliced.
+  llvm::Expected<size_t>
+  getAttentionGradFastestWorkspaceBytes(const KernelSpec &spec,
+                                        const AttentionTensors &forward) const;
   /// Runs the backward of attention: \p spec is getAttentionGradSpec of
   /// the forward's; \p tensors are checked by checkAttentionGradTensors.
   /// Three kernels, one after the other on \p stream (getKernelNames);

@@ -84,6 +84,10 @@ struct KernelSpec {
   /// in a fixed order (dq_order; sm_90a), one pass, rather than by blocks
   /// of queries.
   bool orderedQueryGrad = false;
+  /// fmha.attention_grad with the dq accumulator on sm_90a: dkv_partial,
+  /// each GQA group's query heads walked in slices whose f32 dk and dv a
+  /// last kernel sums (getAttentionGradSlices picks their count at launch).
+  bool slicedQueryHeads = false;
   /// fmha.attention_grad's max_shared_bytes: the shared memory a block may
   /// take on the device, where the chip's kernels do not fit it and it
   /// picks others (getAttentionGradLaunchSpec); 0: the chip's.
@@ -129,6 +133,31 @@ struct KernelSpec {
 KernelSpec getAttentionGradSpec(const KernelSpec &spec,
                                 bool deterministic = true,
                                 bool ordered = false);
+
+/// Whether a launch of attention_grad \p spec on \p chip may slice each
+/// group's query heads (slicedQueryHeads): sm_90a's one-pass kernel (with
+/// the dq accumulator), without a window (getAttentionGradSlices' model).
+bool canSliceAttentionGradQueryHeads(const KernelSpec &spec, Chip chip);
+
+/// How many slices sm_90a's one-pass backward splits each group of
+/// \p group query heads into (dkv_partial), so that a group of many heads
+/// over few key blocks fills the GPU's \p multiprocessors SMs: the divisor
+/// S of the group (1: none) whose dk/dv kernel lasts least, where that is
+/// at least 10% less than without slices. The kernel's time is a
+/// simulation of its B x Hkv x key blocks x S CTAs (of \p blocks, on tiles
+/// of \p tileColumns) taken by the SMs, one CTA each at a time, in the
+/// order they launch (the grid's, each head's key blocks from the last
+/// where \p ordered, or defersSm90aShortestKeyBlocks's under \p causal),
+/// each the next free SM's: a CTA costs a block per query block it sees
+/// (under \p causal, from its key block's diagonal) of each of its
+/// ceil(G / S) heads, plus 2 for its tiles and stores, 3 more with the
+/// slices' f32 ones; their sum another 3 per CTA over the SMs, plus 1. At
+/// most 16 waves of CTAs are simulated. The answers are kept (a training
+/// loop asks the same sizes every step).
+unsigned getAttentionGradSlices(int64_t batch, int64_t kvHeads, int64_t group,
+                                int64_t querySeq, int64_t keySeq,
+                                int64_t tileColumns, bool causal, bool ordered,
+                                int64_t multiprocessors);
 
 /// The backward that a launch on \p chip runs with a dq workspace
 /// (\p withWorkspace) or without: with one the one-pass kernel, which on

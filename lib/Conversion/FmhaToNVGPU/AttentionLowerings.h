@@ -32,7 +32,9 @@ LogicalResult lowerAttentionToGPUSm90a(AttentionOp op, TileAttr tile,
                                        gpu::GPUModuleOp kernels);
 
 /// fmha.attention_grad's operands, in order: the launch operands of each
-/// of its kernels (their memref parameters, after any tensor maps).
+/// of its kernels (their memref parameters, after any tensor maps). The
+/// optional ones (from dq_accum on) are numbered among those an op has:
+/// getAttentionGradOperandIndex.
 enum AttentionGradOperand : unsigned {
   kGradQ,
   kGradK,
@@ -45,11 +47,17 @@ enum AttentionGradOperand : unsigned {
   kGradDv,
   kGradDelta,
   kGradDqAccum,
-  kGradDqOrder
+  kGradDqOrder,
+  kGradDkvPartial
 };
 
+/// The index of \p operand among \p op's operands (its launch operands),
+/// which has it: dkv_partial after dq_order where the op has that.
+unsigned getAttentionGradOperandIndex(AttentionGradOp op,
+                                      AttentionGradOperand operand);
+
 /// The names of \p op's launch operands, in AttentionGradOperand's order:
-/// dq_accum and dq_order only where the op has them.
+/// dq_accum, dq_order and dkv_partial only where the op has them.
 std::vector<std::string> getAttentionGradOperandNames(AttentionGradOp op);
 
 /// fmha.attention_grad's dk/dv kernel with dq_accum on sm_90a, in

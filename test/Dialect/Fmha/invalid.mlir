@@ -874,6 +874,49 @@ func.func @grad_order_heads(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128
 
 // -----
 
+func.func @grad_partial_without_accumulator(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %p: memref<2x1x2x300x256xf32>) {
+  // expected-error @+1 {{dkv_partial slices the group's query heads of the one-pass kernel: it needs dq_accum}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dkv_partial(%p : memref<2x1x2x300x256xf32>)
+  return
+}
+// -----
+
+func.func @grad_partial_rank(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xf32>, %p: memref<1x2x300x256xf32>) {
+  // expected-error @+1 {{dkv_partial must have rank 5 [S, B, Hkv, Sk, D + Dv]}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xf32>) dkv_partial(%p : memref<1x2x300x256xf32>)
+  return
+}
+// -----
+
+func.func @grad_partial_type(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xf32>, %p: memref<2x1x2x300x256xbf16>) {
+  // expected-error @+1 {{dkv_partial element type must be f32, got 'bf16'}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xf32>) dkv_partial(%p : memref<2x1x2x300x256xbf16>)
+  return
+}
+// -----
+
+func.func @grad_partial_heads(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xf32>, %p: memref<2x1x8x300x256xf32>) {
+  // expected-error @+1 {{dkv_partial head count must match k's (2), got 8}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xf32>) dkv_partial(%p : memref<2x1x8x300x256xf32>)
+  return
+}
+// -----
+
+func.func @grad_partial_row(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xf32>, %p: memref<2x1x2x300x128xf32>) {
+  // expected-error @+1 {{dkv_partial row must match D + Dv (256), got 128}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xf32>) dkv_partial(%p : memref<2x1x2x300x128xf32>)
+  return
+}
+// -----
+
+func.func @grad_partial_strides(%q: memref<1x8x100x128xbf16>, %k: memref<1x2x300x128xbf16>, %lse: memref<1x8x100xf32>, %acc: memref<1x8x100x128xf32>, %p: memref<2x1x2x300x256xf32, strided<[?, ?, ?, 512, 1]>>) {
+  // expected-error @+1 {{dkv_partial must be dense along its rows (strides [?, ?, ?, 256, 1]), got 'memref<2x1x2x300x256xf32, strided<[?, ?, ?, 512, 1]>>'}}
+  fmha.attention_grad q(%q : memref<1x8x100x128xbf16>) k(%k : memref<1x2x300x128xbf16>) v(%k : memref<1x2x300x128xbf16>) o(%q : memref<1x8x100x128xbf16>) dout(%q : memref<1x8x100x128xbf16>) lse(%lse : memref<1x8x100xf32>) -> dq(%q : memref<1x8x100x128xbf16>) dk(%k : memref<1x2x300x128xbf16>) dv(%k : memref<1x2x300x128xbf16>) delta(%lse : memref<1x8x100xf32>) dq_accum(%acc : memref<1x8x100x128xf32>) dkv_partial(%p : memref<2x1x2x300x256xf32, strided<[?, ?, ?, 512, 1]>>)
+  return
+}
+
+// -----
+
 func.func @softcap_negative(%q: memref<1x8x100x64xbf16>) {
   // expected-error @+1 {{softcap must be a positive finite f32, got -3.000000e+00}}
   fmha.attention q(%q : memref<1x8x100x64xbf16>) k(%q : memref<1x8x100x64xbf16>) v(%q : memref<1x8x100x64xbf16>) -> o(%q : memref<1x8x100x64xbf16>) {softcap = -3.0 : f32}

@@ -292,3 +292,19 @@ func.func @attention_query_offsets_pages(%q: memref<?x8x?x64xbf16>, %k: memref<?
                  query_offsets(%cq : memref<4xi32>) max_query_length(%m) causal
   return
 }
+
+// CHECK-LABEL: func.func @attention_grad_sliced
+// CHECK: dq_accum(%{{.*}} : memref<?x16x?x128xf32>) dkv_partial(%{{.*}} : memref<?x?x1x?x256xf32>) causal
+func.func @attention_grad_sliced(%q: memref<?x16x?x128xbf16>, %k: memref<?x1x?x128xbf16>,
+                                 %lse: memref<?x16x?xf32>,
+                                 %acc: memref<?x16x?x128xf32>,
+                                 %partial: memref<?x?x1x?x256xf32>) {
+  fmha.attention_grad q(%q : memref<?x16x?x128xbf16>) k(%k : memref<?x1x?x128xbf16>)
+                      v(%k : memref<?x1x?x128xbf16>) o(%q : memref<?x16x?x128xbf16>)
+                      dout(%q : memref<?x16x?x128xbf16>) lse(%lse : memref<?x16x?xf32>)
+                   -> dq(%q : memref<?x16x?x128xbf16>) dk(%k : memref<?x1x?x128xbf16>)
+                      dv(%k : memref<?x1x?x128xbf16>) delta(%lse : memref<?x16x?xf32>)
+                      dq_accum(%acc : memref<?x16x?x128xf32>)
+                      dkv_partial(%partial : memref<?x?x1x?x256xf32>) causal
+  return
+}

@@ -71,6 +71,21 @@ unsigned getAttentionTileColumns(Chip chip, unsigned headDim);
 /// dq_accum keeps D's columns.
 unsigned getAttentionGradTileColumns(unsigned headDim);
 
+/// The blocks of sm_90a's one-pass dk/dv kernel on tiles of \p tileColumns
+/// columns (getTileColumns in AttentionGradToGPUSm90a.cpp): keys per CTA,
+/// 128, or 64 past 128 columns (where its consumers split the head dim);
+/// queries per streamed block, 128 at 64 columns, else 64.
+struct AttentionGradBlocks {
+  int64_t keys, queries;
+};
+AttentionGradBlocks getSm90aAttentionGradBlocks(int64_t tileColumns);
+
+/// Whether that kernel's CTAs, under a causal mask without a window, take
+/// the shortest quarter of each head's key blocks last, over every head
+/// (getShortestLastCta), rather than in the grid's order: on tiles of 128
+/// columns, where it measured faster (backward-notes.md v31).
+bool defersSm90aShortestKeyBlocks(int64_t tileColumns);
+
 /// Whether sm_80's fmha.attention_grad takes dq_accum (its one-pass dk/dv
 /// kernel, which adds dq there) at head dim \p headDim: up to 128, and
 /// 160, 192, 224 and 256, whose halves of D are whole 16-column chunk pairs
@@ -182,21 +197,23 @@ inline constexpr int64_t kQueryGradOrderBlock = 64;
 /// (and zeroes dq_accum and dq_order); Dq computes dq over blocks of
 /// queries; Dkv dk and dv over blocks of keys (with dq_accum, also adding
 /// dq's parts into it); Dk and Dv each alone (head dim 256, where one
-/// thread would hold 256 f32 of both); DqConvert writes dq from dq_accum.
-enum class AttentionGradKernel { Delta, Dq, Dkv, Dk, Dv, DqConvert };
+/// thread would hold 256 f32 of both); DqConvert writes dq from dq_accum;
+/// DkvReduce dk and dv from dkv_partial.
+enum class AttentionGradKernel { Delta, Dq, Dkv, Dk, Dv, DqConvert, DkvReduce };
 
 /// The kernels of an fmha.attention_grad of head dim \p headDim, with or
-/// without dq_accum, in the order its launch runs them (each sees what the
-/// previous wrote), which is also the order the lowering creates them in:
-/// delta, dq, dkv; with dq_accum delta, dkv, dq_convert (sm_90a's only
-/// past head dim 128); without it past head dim 128 (tiles of 256
-/// columns) delta, dq, dk, dv. The lowering, the JIT and fmha-aot all
-/// read this list.
+/// without dq_accum (and dkv_partial), in the order its launch runs them
+/// (each sees what the previous wrote), which is also the order the
+/// lowering creates them in: delta, dq, dkv; with dq_accum delta, dkv,
+/// dq_convert (sm_90a's only past head dim 128), then with dkv_partial
+/// dkv_reduce; without it past head dim 128 (tiles of 256 columns) delta,
+/// dq, dk, dv. The lowering, the JIT and fmha-aot all read this list.
 llvm::SmallVector<AttentionGradKernel, 4>
-getAttentionGradKernels(int64_t headDim, bool withDqAccum);
+getAttentionGradKernels(int64_t headDim, bool withDqAccum,
+                        bool withDkvPartial = false);
 
 /// The kernel's gpu.func name: `attention_grad_delta`, ..._dq, ..._dkv,
-/// ..._dk, ..._dv, ..._dq_convert.
+/// ..._dk, ..._dv, ..._dq_convert, ..._dkv_reduce.
 llvm::StringRef getAttentionGradKernelName(AttentionGradKernel kernel);
 
 /// Hardware limits that a tile configuration must respect on one chip.

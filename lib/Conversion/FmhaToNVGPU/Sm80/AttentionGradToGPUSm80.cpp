@@ -54,6 +54,10 @@
 // dK and dV over 2 x 4 warps. Other head dims past 128 take the
 // deterministic kernels (isSm80OnePassGradHeadDim).
 //
+// The row kernels are chip-independent and serve sm_90a's kernel too: with
+// dkv_partial (sm_90a only) attention_grad_dkv_reduce, after dq's
+// conversion, sums the slices' f32 dk and dv in slice order.
+//
 // Launch: each kernel takes every operand of the op as an MLIR memref
 // descriptor (so strides and every size but D are launch arguments); the
 // main kernels 128 threads (dk/dv with dq_accum from head dim 64: 256), a
@@ -166,7 +170,19 @@ fmha::getAttentionGradOperandNames(AttentionGradOp op) {
     names.push_back("dq_accum");
   if (op.getDqOrder())
     names.push_back("dq_order");
+  if (op.getDkvPartial())
+    names.push_back("dkv_partial");
   return names;
+}
+
+unsigned fmha::getAttentionGradOperandIndex(AttentionGradOp op,
+                                            AttentionGradOperand operand) {
+  assert((operand != kGradDqOrder || op.getDqOrder()) &&
+         (operand != kGradDkvPartial || op.getDkvPartial()) &&
+         "the op has the operand");
+  if (operand != kGradDkvPartial)
+    return operand;
+  return kGradDqOrder + (op.getDqOrder() ? 1 : 0);
 }
 
 namespace {
@@ -392,6 +408,64 @@ void buildConvertKernel(AttentionGradOp op, gpu::GPUFuncOp func,
               getVectorAlignment(perLane, elementType));
           return Value();
         });
+      },
+      rowLanes);
+}
+
+/// dk and dv from dkv_partial: each lane's neighbouring columns
+/// (getRowLanes over the wider head dim) summed over the slices in their
+/// order, so that the sum has the same bits every run, and rounded to the
+/// element type.
+void buildDkvReduceKernel(AttentionGradOp op, gpu::GPUFuncOp func,
+                          KernelBuilder &b) {
+  Value partial =
+      func.getArgument(getAttentionGradOperandIndex(op, kGradDkvPartial));
+  Value slices = memref::DimOp::create(b, partial, 0);
+  int64_t headDim = op.getHeadDim(), valueHeadDim = op.getValueHeadDim();
+  int64_t rowLanes = getRowLanes(std::max(headDim, valueHeadDim));
+  int64_t perLane = kRowLaneColumns;
+  Type elementType = op.getQ().getType().getElementType();
+  auto floatType = VectorType::get({perLane}, b.getF32Type());
+  forEachRowOfWarp(
+      b, func.getArgument(kGradDk), getRowKernelRows(rowLanes),
+      [&](Value batch, Value head, Value row, Value lane) {
+        Value column = b.mul(lane, b.index(perLane));
+        // dk's columns first in a partial row, then dv's.
+        for (auto [operand, columns, first] :
+             {std::tuple{kGradDk, headDim, int64_t(0)},
+              std::tuple{kGradDv, valueHeadDim, headDim}}) {
+          ifLaneHasColumns(
+              b, columns, rowLanes, lane,
+              [&, operand = operand, first = first] {
+                Value zero = arith::ConstantOp::create(
+                    b,
+                    DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0f)));
+                auto loop =
+                    scf::ForOp::create(b, b.index(0), slices, b.index(1), zero);
+                {
+                  OpBuilder::InsertionGuard guard(b);
+                  b.setInsertionPointToStart(loop.getBody());
+                  Value part = vector::LoadOp::create(
+                      b, floatType, partial,
+                      ValueRange{loop.getInductionVar(), batch, head, row,
+                                 b.add(column, b.index(first))},
+                      /*nontemporal=*/false,
+                      getVectorAlignment(perLane, b.getF32Type()));
+                  scf::YieldOp::create(
+                      b, ValueRange{arith::AddFOp::create(
+                             b, loop.getRegionIterArgs()[0], part)});
+                }
+                vector::StoreOp::create(
+                    b,
+                    arith::TruncFOp::create(
+                        b, VectorType::get({perLane}, elementType),
+                        loop.getResult(0)),
+                    func.getArgument(operand),
+                    ValueRange{batch, head, row, column}, /*nontemporal=*/false,
+                    getVectorAlignment(perLane, elementType));
+                return Value();
+              });
+        }
       },
       rowLanes);
 }
@@ -1180,6 +1254,11 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
                           "order), got ")
            << stringifyChip(chip)
            << "; without dq_accum the backward is deterministic on every chip";
+  // Only the WGMMA kernel walks a slice of a group's query heads.
+  if (op.getDkvPartial() && chip != Chip::sm_90a)
+    return op.emitOpError("dkv_partial needs chip sm_90a (its one-pass "
+                          "kernel slices a group's query heads), got ")
+           << stringifyChip(chip);
   auto create = [&](StringRef name, int64_t threads, int64_t sharedBytes,
                     std::array<GridAxis, 3> grid) {
     return createKernelFunc(
@@ -1227,8 +1306,8 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
   };
   bool dkvSm90a = op.getDqAccum() && chip == Chip::sm_90a;
   SmallVector<gpu::GPUFuncOp> funcs;
-  for (AttentionGradKernel kernel :
-       getAttentionGradKernels(op.getHeadDim(), bool(op.getDqAccum()))) {
+  for (AttentionGradKernel kernel : getAttentionGradKernels(
+           op.getHeadDim(), bool(op.getDqAccum()), bool(op.getDkvPartial()))) {
     gpu::GPUFuncOp func;
     switch (kernel) {
     case AttentionGradKernel::Delta:
@@ -1240,6 +1319,12 @@ LogicalResult fmha::lowerAttentionGradToGPU(AttentionGradOp op,
       build(func, [&](KernelBuilder &b) {
         buildConvertKernel(op, func, b, dkvSm90a);
       });
+      break;
+    case AttentionGradKernel::DkvReduce:
+      func = createRowKernel(
+          kernel, kGradDk,
+          getRowLanes(std::max(op.getHeadDim(), op.getValueHeadDim())));
+      build(func, [&](KernelBuilder &b) { buildDkvReduceKernel(op, func, b); });
       break;
     case AttentionGradKernel::Dkv:
       func = dkvSm90a ? createAttentionGradDkvSm90a(op, kernels)

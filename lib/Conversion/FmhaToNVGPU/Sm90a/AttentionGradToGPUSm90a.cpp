@@ -84,12 +84,21 @@
 // (getQueryGradColumn, which the conversion reads through); a block past Sq
 // adds only its rows below Sq.
 //
+// With dkv_partial a CTA walks one slice of its group's query heads (the
+// grid's y a (KV head, slice) pair): its dK and dV, partial sums over that
+// slice, go as f32 pairs straight from the accumulators into the slice's
+// rows of dkv_partial (no staging: the tiles stay untouched), which
+// attention_grad_dkv_reduce sums in slice order. So the CTAs of an MQA
+// group under a causal mask (key block 0's walking every query block of
+// every head) are split into shorter ones that fill the GPU
+// (getAttentionGradSlices picks the count at launch).
+//
 // Launch: the TMA tensor maps of q, k, v and dout first (boxes of 64 or
 // 128 rows x 64 elements, 128-byte swizzle; rows past S read as zeros),
 // then the op's operands as memref descriptors; 384 threads; a grid of
-// (key blocks, KV heads, min(B, 65535)), the batches striding by the grid's
-// z extent. Under a causal mask on tiles of 128 columns the CTAs take those
-// in another order, each KV head's shortest key blocks last
+// (key blocks, KV heads (times slices), min(B, 65535)), the batches
+// striding by the grid's z extent. Under a causal mask on tiles of 128 columns
+// the CTAs take those in another order, each KV head's shortest key blocks last
 // (getShortestLastCta).
 //
 //===----------------------------------------------------------------------===//
@@ -213,8 +222,9 @@ struct GradGeometry {
                           int64_t vHeadDim) {
     GradGeometry g;
     g.splitHeadDim = headDim > 2 * kBoxColumns;
-    g.blockKeys = g.splitHeadDim ? kWgmmaM : kConsumers * kWgmmaM;
-    g.blockQueries = headDim <= kBoxColumns ? kConsumers * kWgmmaM : kWgmmaM;
+    AttentionGradBlocks blocks = getSm90aAttentionGradBlocks(headDim);
+    g.blockKeys = blocks.keys;
+    g.blockQueries = blocks.queries;
     g.scoreColumns =
         g.splitHeadDim ? g.blockQueries / kConsumers : g.blockQueries;
     g.gradColumns = g.splitHeadDim ? headDim / kConsumers : headDim;
@@ -404,7 +414,7 @@ private:
   };
 
   Value arg(AttentionGradOperand operand) {
-    return func.getArgument(kMaps + operand);
+    return func.getArgument(kMaps + getAttentionGradOperandIndex(op, operand));
   }
   Value map(GradMap which) { return func.getArgument(which); }
   /// Shared address (i32) of \p offset from the base, plus \p stage (i32)
@@ -439,7 +449,8 @@ private:
   /// n, on tiles of 128 columns (at 64, 192 and 256 the order measured no
   /// faster: backward-notes.md v31).
   bool defersShortestKeyBlocks() const {
-    return window.left && !window.right && shape.keyColumns == 2 * kBoxColumns;
+    return window.left && !window.right &&
+           defersSm90aShortestKeyBlocks(shape.keyColumns);
   }
   /// This CTA's key block, KV head and first batch (index) in the order of
   /// getShortestLastCta, from its place in the grid (\p gridBlock and
@@ -656,6 +667,18 @@ private:
   /// in its slab of the tiles, which no WGMMA reads any more, and stores
   /// them by 16-byte chunks.
   void storeGrads(Value gradKey, Value gradValue, Value batch);
+  /// With dkv_partial: writes dK (times the scale) and dV of this
+  /// consumer's keys and columns as f32 into this CTA's slice of it, from
+  /// the accumulators (8 bytes a lane: a warp's store covers 8 rows of 32
+  /// bytes), and releases the K and V tiles.
+  void storePartialGrads(Value gradKey, Value gradValue, Value batch);
+  /// Where warp \p consumerWarp (i32, of the 8 consumer warps) keeps its
+  /// rows of dK and dV: its first key among the CTA's (i32), and its first
+  /// of D's (dk) and Dv's (dv) columns (i32).
+  struct WarpGradPlace {
+    Value key, keyColumn, valueColumn;
+  };
+  WarpGradPlace getWarpGradPlace(Value consumerWarp);
   void onThread(Value condition, llvm::function_ref<void()> then) {
     scf::IfOp::create(b, condition, [&](OpBuilder &, Location) {
       then();
@@ -717,9 +740,9 @@ private:
   TmaPipeline pipeline;
   WarpgroupGemm gemm;
   FragmentSoftmax masking;
-  // Set by computeCoordinates().
-  Value seqQ, seqK, kvHead, firstBatch, firstKey, steps, blocks, firstHead,
-      firstBlock;
+  // Set by computeCoordinates(). slice (index) with dkv_partial only.
+  Value seqQ, seqK, kvHead, slice, firstBatch, firstKey, steps, blocks,
+      firstHead, firstBlock;
   /// The query blocks every key row of the tile sees whole (i32).
   Value unmaskedBegin, unmaskedEnd;
   TileCoordinates tile;
@@ -1472,7 +1495,81 @@ SmallVector<std::array<Value, 2>> GradDkvKernel::packGrads(Value accumulator,
                        });
 }
 
+GradDkvKernel::WarpGradPlace
+GradDkvKernel::getWarpGradPlace(Value consumerWarp) {
+  int64_t consumerWarps = kWarpgroupThreads / kThreadsPerWarp;
+  WarpGradPlace place{b.mul(consumerWarp, b.i32(kWarpRows)), b.i32(0),
+                      b.i32(0)};
+  if (!geometry.splitHeadDim)
+    return place;
+  place.key =
+      b.mul(b.urem(consumerWarp, b.i32(consumerWarps)), b.i32(kWarpRows));
+  if (grads) {
+    place.keyColumn = b.i32(grads->key.first);
+    place.valueColumn = b.i32(grads->value.first);
+  } else {
+    place.keyColumn = place.valueColumn =
+        b.mul(b.udiv(consumerWarp, b.i32(consumerWarps)),
+              b.i32(geometry.gradColumns));
+  }
+  return place;
+}
+
+void GradDkvKernel::storePartialGrads(Value gradKey, Value gradValue,
+                                      Value batch) {
+  auto [consumerWarp, lane] = WarpLanes::derive(b, threadId);
+  WarpGradPlace place = getWarpGradPlace(consumerWarp);
+  Value g = b.udiv(lane, b.i32(4)), t = b.urem(lane, b.i32(4));
+  Value partial = arg(kGradDkvPartial);
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  // Element 4 i + 2 h + e of the lane's accumulator is key row g + 8 h of
+  // its warp's 16, column 8 i + 2 t + e of its consumer's (from
+  // \p firstColumn); a partial row holds dk's D columns, then dv's Dv.
+  auto store = [&](Value accumulator, int64_t columns, Value firstColumn,
+                   int64_t limit, int64_t rowOffset, float factor) {
+    SmallVector<Value> values = unpackAccumulator(b, accumulator, columns / 2);
+    // Only a consumer's columns from 0 stay within the limit by their
+    // count; a split's start at run time.
+    bool checksColumns = geometry.splitHeadDim || columns > limit;
+    for (int64_t h = 0; h < 2; ++h) {
+      Value key =
+          b.add(firstKey, b.toIndex(b.add(place.key, b.add(g, b.i32(8 * h)))));
+      Value keyInside = b.slt(key, seqK);
+      for (int64_t i = 0; i < columns / 8; ++i) {
+        Value column =
+            b.add(firstColumn, b.add(b.i32(8 * i), b.mul(t, b.i32(2))));
+        Value inside = checksColumns
+                           ? b.and_(keyInside, b.slt(column, b.i32(limit)))
+                           : keyInside;
+        onThread(inside, [&] {
+          SmallVector<Value, 2> elements;
+          for (int64_t e = 0; e < 2; ++e) {
+            Value element = values[4 * i + 2 * h + e];
+            elements.push_back(factor == 1.0f ? element
+                                              : b.fmul(element, b.f32(factor)));
+          }
+          Value pair = vector::FromElementsOp::create(b, pairType, elements);
+          vector::StoreOp::create(
+              b, pair, partial,
+              ValueRange{slice, batch, kvHead, key,
+                         b.toIndex(b.add(column, b.i32(rowOffset)))},
+              /*nontemporal=*/false, llvm::MaybeAlign(8));
+        });
+      }
+    }
+  };
+  store(gradKey, getKeyGradColumns(), place.keyColumn, shape.headDim, 0,
+        shape.scale);
+  store(gradValue, getValueGradColumns(), place.valueColumn, shape.valueHeadDim,
+        shape.headDim, 1.0f);
+  // Each warp has completed its WGMMAs (each block waits for its dQ), and
+  // the tiles are free once all eight have arrived: no tile was written.
+  release(barrier(kTilesEmpty));
+}
+
 void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
+  if (op.getDkvPartial())
+    return storePartialGrads(gradKey, gradValue, batch);
   // Either consumer's last dQ reads all of K: both have completed every
   // WGMMA (each block waits for its dQ) before either overwrites a tile.
   syncConsumers(kTilesRead);
@@ -1513,21 +1610,9 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
       b, pipeline, lane,
       packGrads(gradValue, getValueGradColumns(), valueSlab.columns, 1.0f));
   syncWarp(b);
-  // The warp's first key among the CTA's, and its first of D's (Dv's)
-  // columns in dk (dv).
-  Value warpKey = b.mul(consumerWarp, b.i32(kWarpRows));
-  Value firstKeyColumn = b.i32(0), firstValueColumn = firstKeyColumn;
-  if (geometry.splitHeadDim) {
-    warpKey =
-        b.mul(b.urem(consumerWarp, b.i32(consumerWarps)), b.i32(kWarpRows));
-    if (grads) {
-      firstKeyColumn = b.i32(grads->key.first);
-      firstValueColumn = b.i32(grads->value.first);
-    } else {
-      firstKeyColumn = firstValueColumn =
-          b.mul(b.udiv(consumerWarp, b.i32(consumerWarps)), b.i32(columns));
-    }
-  }
+  WarpGradPlace place = getWarpGradPlace(consumerWarp);
+  Value warpKey = place.key, firstKeyColumn = place.keyColumn,
+        firstValueColumn = place.valueColumn;
   // The slab's columns past each accumulator's are zeros, not theirs: past
   // D (dk) and Dv (dv), or a balanced split's other consumer's; such a
   // split stores only as many as its wider accumulator has.
@@ -1604,6 +1689,13 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
   else if (defersShortestKeyBlocks())
     std::tie(keyBlock, kvHead, firstBatch) =
         getShortestLastTile(keyBlock, kvHead);
+  // With dkv_partial the grid's heads are (KV head, slice) pairs.
+  Value slices;
+  if (op.getDkvPartial()) {
+    slices = memref::DimOp::create(b, arg(kGradDkvPartial), 0);
+    slice = b.urem(kvHead, slices);
+    kvHead = b.udiv(kvHead, slices);
+  }
   firstKey = b.mul(keyBlock, b.index(geometry.blockKeys));
   // The tile as the forward's code sees it: rows are keys, the "keys" are
   // queries, and the diagonal is Sq - Sk (AttentionWindow::transposed).
@@ -1618,9 +1710,19 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
                               memref::DimOp::create(b, arg(kGradK), 1)));
   Value blockCount = b.word(b.smax(
       b.sub(tile.range.lastBlockEnd, tile.range.firstBlock), b.index(0)));
-  steps = b.mul(blockCount, group);
+  // A slice walks ceil(G / S) of the group's heads, the last ones fewer
+  // (none past the group).
+  Value heads = group, sliceFirstHead = b.i32(0);
+  if (slices) {
+    Value sliceCount = b.word(slices);
+    Value perSlice =
+        b.udiv(b.add(group, b.sub(sliceCount, b.i32(1))), sliceCount);
+    sliceFirstHead = b.mul(b.word(slice), perSlice);
+    heads = b.smax(b.smin(b.sub(group, sliceFirstHead), perSlice), b.i32(0));
+  }
+  steps = b.mul(blockCount, heads);
   blocks = b.umax(blockCount, b.i32(1));
-  firstHead = b.mul(b.word(kvHead), group);
+  firstHead = b.add(b.mul(b.word(kvHead), group), sliceFirstHead);
   firstBlock = b.word(tile.range.firstBlock);
   unmaskedBegin = b.word(tile.range.unmaskedBegin);
   unmaskedEnd = b.word(tile.range.unmaskedEnd);
@@ -1717,7 +1819,12 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
       GradSharedLayout::get(getTileColumns(op), getElementBytes(op)).totalBytes;
   GradGeometry geometry = GradGeometry::get(getTileColumns(op));
   uint64_t blockKeys = geometry.blockKeys;
-  contract.grid = {GridAxis{{{kGradK, 2, blockKeys}}}, GridAxis{{{kGradK, 1}}},
+  // With dkv_partial a (KV head, slice) pair per y.
+  GridAxis heads{{{kGradK, 1}}};
+  if (op.getDkvPartial())
+    heads.factors.push_back(
+        {getAttentionGradOperandIndex(op, kGradDkvPartial), 0});
+  contract.grid = {GridAxis{{{kGradK, 2, blockKeys}}}, heads,
                    GridAxis{{{kGradK, 0}}, kMaxGridDimY}};
   auto rows = [](int64_t count) {
     return SmallVector<uint32_t>{static_cast<uint32_t>(count),

@@ -492,6 +492,35 @@ LogicalResult AttentionGradOp::verify() {
              << ") = " << llvm::divideCeil(queries, kQueryGradOrderBlock)
              << " (one per block of " << kQueryGradOrderBlock << " queries)";
   }
+  if (Value partial = getDkvPartial()) {
+    if (!getDqAccum())
+      return emitOpError("dkv_partial slices the group's query heads of the "
+                         "one-pass kernel: it needs dq_accum");
+    if (failed(checkRank(op, partial, "dkv_partial", 5,
+                         "[S, B, Hkv, Sk, D + Dv]")))
+      return failure();
+    auto partialType = cast<MemRefType>(partial.getType());
+    if (!partialType.getElementType().isF32())
+      return emitOpError("dkv_partial element type must be f32, got ")
+             << partialType.getElementType();
+    static constexpr const char *kNames[] = {" batch size", " head count",
+                                             " sequence length"};
+    for (unsigned i = 0; i < 3; ++i)
+      if (failed(checkSameSize(op, std::string("dkv_partial") + kNames[i],
+                               dim(partial, i + 1), "k's", dim(getK(), i))))
+        return failure();
+    int64_t rowColumns = headDim + valueHeadDim;
+    if (failed(checkSameSize(op, "dkv_partial row", dim(partial, 4), "D + Dv",
+                             rowColumns)))
+      return failure();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(partialType.getStridesAndOffset(strides, offset)) ||
+        strides[3] != rowColumns || strides[4] != 1)
+      return emitOpError("dkv_partial must be dense along its rows (strides "
+                         "[?, ?, ?, ")
+             << rowColumns << ", 1]), got " << partialType;
+  }
   if (IntegerAttr most = getMaxSharedBytesAttr(); most && most.getInt() <= 0)
     return emitOpError("max_shared_bytes must be positive (the shared memory "
                        "a block may take on the device), got ")

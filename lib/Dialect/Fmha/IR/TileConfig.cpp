@@ -65,6 +65,14 @@ unsigned fmha::getAttentionTileColumns(Chip chip, unsigned headDim) {
   llvm_unreachable("unknown chip");
 }
 
+AttentionGradBlocks fmha::getSm90aAttentionGradBlocks(int64_t tileColumns) {
+  return {tileColumns > 128 ? 64 : 128, tileColumns <= 64 ? 128 : 64};
+}
+
+bool fmha::defersSm90aShortestKeyBlocks(int64_t tileColumns) {
+  return tileColumns == 128;
+}
+
 unsigned fmha::getAttentionGradTileColumns(unsigned headDim) {
   return headDim <= 64 ? 64 : headDim <= 128 ? 128 : 256;
 }
@@ -618,8 +626,11 @@ llvm::Error fmha::checkResampleTiling(const ResampleTiling &tiling) {
 }
 
 llvm::SmallVector<AttentionGradKernel, 4>
-fmha::getAttentionGradKernels(int64_t headDim, bool withDqAccum) {
+fmha::getAttentionGradKernels(int64_t headDim, bool withDqAccum,
+                              bool withDkvPartial) {
   using K = AttentionGradKernel;
+  if (withDkvPartial)
+    return {K::Delta, K::Dkv, K::DqConvert, K::DkvReduce};
   if (withDqAccum)
     return {K::Delta, K::Dkv, K::DqConvert};
   if (getAttentionGradTileColumns(headDim) == 256)
@@ -641,6 +652,8 @@ llvm::StringRef fmha::getAttentionGradKernelName(AttentionGradKernel kernel) {
     return "attention_grad_dv";
   case AttentionGradKernel::DqConvert:
     return "attention_grad_dq_convert";
+  case AttentionGradKernel::DkvReduce:
+    return "attention_grad_dkv_reduce";
   }
   llvm_unreachable("unknown attention_grad kernel");
 }
