@@ -55,6 +55,24 @@ static LogicalResult checkRankAndElementType(Operation *op, Value value,
 }
 
 /// Checks that two sizes that must agree are equal where both are static.
+/// Checks that \p value's rows of \p columns elements are dense: strides
+/// [?, ..., columns, 1]; \p why follows the expected strides.
+static LogicalResult checkDenseRows(Operation *op, Value value, StringRef name,
+                                    int64_t columns, StringRef why) {
+  auto type = cast<MemRefType>(value.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  int64_t rank = type.getRank();
+  if (succeeded(type.getStridesAndOffset(strides, offset)) &&
+      strides[rank - 2] == columns && strides[rank - 1] == 1)
+    return success();
+  InFlightDiagnostic diagnostic =
+      op->emitOpError() << name << " must be dense along its rows (strides [";
+  for (int64_t i = 0; i < rank - 2; ++i)
+    diagnostic << "?, ";
+  return diagnostic << columns << ", 1]" << why << "), got " << type;
+}
+
 static LogicalResult checkSameSize(Operation *op, StringRef what,
                                    int64_t actual, StringRef reference,
                                    int64_t expected) {
@@ -459,15 +477,9 @@ LogicalResult AttentionGradOp::verify() {
                                dim(accumulator, i), "q's", dim(getQ(), i))))
         return failure();
     // The kernels add a block of rows as one contiguous range.
-    auto accumulatorType = cast<MemRefType>(accumulator.getType());
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(accumulatorType.getStridesAndOffset(strides, offset)) ||
-        strides[2] != headDim || strides[3] != 1)
-      return emitOpError("dq_accum must be dense along its rows (strides "
-                         "[?, ?, ")
-             << headDim << ", 1]: a block's rows are one range), got "
-             << accumulatorType;
+    if (failed(checkDenseRows(op, accumulator, "dq_accum", headDim,
+                              ": a block's rows are one range")))
+      return failure();
   }
   if (Value order = getDqOrder()) {
     if (!getDqAccum())
@@ -513,13 +525,8 @@ LogicalResult AttentionGradOp::verify() {
     if (failed(checkSameSize(op, "dkv_partial row", dim(partial, 4), "D + Dv",
                              rowColumns)))
       return failure();
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(partialType.getStridesAndOffset(strides, offset)) ||
-        strides[3] != rowColumns || strides[4] != 1)
-      return emitOpError("dkv_partial must be dense along its rows (strides "
-                         "[?, ?, ?, ")
-             << rowColumns << ", 1]), got " << partialType;
+    if (failed(checkDenseRows(op, partial, "dkv_partial", rowColumns, "")))
+      return failure();
   }
   if (IntegerAttr most = getMaxSharedBytesAttr(); most && most.getInt() <= 0)
     return emitOpError("max_shared_bytes must be positive (the shared memory "
