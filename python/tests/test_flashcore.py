@@ -39,13 +39,15 @@ def test_wheel_ships_kernels():
     # dtype) and merges (12: d x dtype x lse), the deterministic backward
     # (12: d x dtype x causal; for 8.6 and 8.9 at d256 the kernels that fit
     # their 99 KB) and, for sm_90a and for 8.0 (Python's default backward
-    # on an A100), the one with a dq workspace (12: d x dtype x causal).
+    # on an A100), the one with a dq workspace (12: d x dtype x causal);
+    # for sm_90a both of its backwards (ordered and not) again with the
+    # GQA groups' query heads sliced (24).
     if os.environ.get("FLASHCORE_LIBRARY"):
         pytest.skip("FLASHCORE_LIBRARY names another library")
     kernels = os.path.join(os.path.dirname(_capi.library_path()), "kernels")
     entries = [f for f in os.listdir(kernels) if f.endswith(".fmhac")]
-    assert len(entries) == (56 + 6 + 12 + 12 + 12) + 3 * (24 + 6 + 12 + 12) \
-        + 12
+    assert len(entries) == (56 + 6 + 12 + 12 + 12 + 24) \
+        + 3 * (24 + 6 + 12 + 12) + 12
     for name in entries:  # disk cache entries (DiskCache.cpp's header)
         with open(os.path.join(kernels, name), "rb") as entry:
             assert entry.read(8) == b"FMHAC\x01\r\n", name
