@@ -54,7 +54,6 @@ static LogicalResult checkRankAndElementType(Operation *op, Value value,
                            << ", got " << actual;
 }
 
-/// Checks that two sizes that must agree are equal where both are static.
 /// Checks that \p value's rows of \p columns elements are dense: strides
 /// [?, ..., columns, 1]; \p why follows the expected strides.
 static LogicalResult checkDenseRows(Operation *op, Value value, StringRef name,
@@ -73,6 +72,7 @@ static LogicalResult checkDenseRows(Operation *op, Value value, StringRef name,
   return diagnostic << columns << ", 1]" << why << "), got " << type;
 }
 
+/// Checks that two sizes that must agree are equal where both are static.
 static LogicalResult checkSameSize(Operation *op, StringRef what,
                                    int64_t actual, StringRef reference,
                                    int64_t expected) {
@@ -407,6 +407,7 @@ float AttentionGradOp::getScaleOrDefault() {
 
 LogicalResult AttentionGradOp::verify() {
   Operation *op = getOperation();
+  Type f32 = Float32Type::get(getContext());
   AttentionTensor tensors[] = {{getQ(), "q"},          {getK(), "k", true},
                                {getV(), "v", true},    {getO(), "o"},
                                {getDout(), "dout"},    {getDq(), "dq"},
@@ -465,11 +466,9 @@ LogicalResult AttentionGradOp::verify() {
     }
   }
   if (Value accumulator = getDqAccum()) {
-    if (failed(checkRank(op, accumulator, "dq_accum", 4, "[B, Hq, Sq, D]")))
+    if (failed(checkRankAndElementType(op, accumulator, "dq_accum", 4,
+                                       "[B, Hq, Sq, D]", f32, "f32")))
       return failure();
-    Type type = cast<MemRefType>(accumulator.getType()).getElementType();
-    if (!type.isF32())
-      return emitOpError("dq_accum element type must be f32, got ") << type;
     static constexpr const char *kNames[] = {
         " batch size", " head count", " sequence length", " head dim"};
     for (unsigned i = 0; i < 4; ++i)
@@ -485,11 +484,11 @@ LogicalResult AttentionGradOp::verify() {
     if (!getDqAccum())
       return emitOpError("dq_order orders the adds into dq_accum: it needs "
                          "dq_accum");
-    if (failed(checkRank(op, order, "dq_order", 3, "[B, Hq, ceil(Sq / 64)]")))
+    if (failed(checkRankAndElementType(op, order, "dq_order", 3,
+                                       "[B, Hq, ceil(Sq / 64)]",
+                                       IntegerType::get(getContext(), 32),
+                                       "i32")))
       return failure();
-    Type type = cast<MemRefType>(order.getType()).getElementType();
-    if (!type.isInteger(32))
-      return emitOpError("dq_order element type must be i32, got ") << type;
     if (failed(checkSameSize(op, "dq_order batch size", dim(order, 0), "q's",
                              dim(getQ(), 0))) ||
         failed(checkSameSize(op, "dq_order head count", dim(order, 1), "q's",
@@ -508,13 +507,9 @@ LogicalResult AttentionGradOp::verify() {
     if (!getDqAccum())
       return emitOpError("dkv_partial slices the group's query heads of the "
                          "one-pass kernel: it needs dq_accum");
-    if (failed(checkRank(op, partial, "dkv_partial", 5,
-                         "[S, B, Hkv, Sk, D + Dv]")))
+    if (failed(checkRankAndElementType(op, partial, "dkv_partial", 5,
+                                       "[S, B, Hkv, Sk, D + Dv]", f32, "f32")))
       return failure();
-    auto partialType = cast<MemRefType>(partial.getType());
-    if (!partialType.getElementType().isF32())
-      return emitOpError("dkv_partial element type must be f32, got ")
-             << partialType.getElementType();
     static constexpr const char *kNames[] = {" batch size", " head count",
                                              " sequence length"};
     for (unsigned i = 0; i < 3; ++i)
