@@ -515,15 +515,18 @@ static double simulateAttentionGradCtas(int64_t batch, int64_t kvHeads,
     }
     return double(seen * headsPerSlice + fixed);
   };
-  // Launch order: CTA c's key block (getShortestLastCta's order, or the
-  // grid's: key blocks fastest, from the last where ordered).
-  bool shortestLast =
-      causal && !ordered && defersSm90aShortestKeyBlocks(tileColumns);
-  int64_t late = (keyBlocks + 3) / 4, early = keyBlocks - late;
+  // Launch order: CTA c's key block (getLongestFirstCta's order: sections
+  // of heads, each block by block over its heads; or the grid's: key blocks
+  // fastest, from the last where ordered).
+  bool longestFirst =
+      causal && !ordered && ordersSm90aKeyBlocksLongestFirst(tileColumns);
+  int64_t sectionHeads = getSm90aGradSectionHeads(keyBlocks);
   auto keyBlockOf = [&](int64_t cta) {
-    if (shortestLast)
-      return cta < early * heads ? cta % std::max<int64_t>(early, 1)
-                                 : early + (cta - early * heads) / heads;
+    if (longestFirst) {
+      int64_t firstHead = cta / (sectionHeads * keyBlocks) * sectionHeads;
+      return cta % (sectionHeads * keyBlocks) /
+             std::min(sectionHeads, heads - firstHead);
+    }
     int64_t n = cta % keyBlocks;
     return ordered ? keyBlocks - 1 - n : n;
   };

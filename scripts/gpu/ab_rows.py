@@ -2,7 +2,8 @@
 for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
 alternating; AB=forward picks the forward, AB=grid the forward on the bf16
 rows of ../shared/ANCHORS.md's forward table, AB=short the forward on short
-queries, AB=decode the GB/s of
+queries, AB=groups the backward under GQA and MQA (and MHA controls),
+AB=decode the GB/s of
 decode rows, one query and a few, and of decode over KV caches, AB=varlen
 attention_varlen's TFLOP/s beside the dense call's and paged prefill's).
 
@@ -13,10 +14,10 @@ bench.py's --head-dims shapes (4 x 2048/D heads x 4096) at the head dims
 whose tiles are wider than D, and d64/d128 controls. The backward: dq, dk
 and dv by autograd from one retained forward, 5 calls a round, 2.5 x the
 forward's FLOPs. Both halved when causal; a sixth entry in a row is v's
-head dim, which counts as 2 B H S^2 (D + Dv). Prints "BxHxSxD[/Dv][c]
-TFLOP/s" per row.
+head dim, which counts as 2 B H S^2 (D + Dv), a seventh k's and v's heads
+(H of q's). Prints "BxH[/Hkv]xSxD[/Dv][c] TFLOP/s" per row.
 
-Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|short|backward|decode|varlen BENCH_DIR
+Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|short|backward|groups|decode|varlen BENCH_DIR
 (BENCH_DIR: the repository's bench/python, for back_to_back_ms; AB_ROWS, a
 regular expression, keeps the forward and backward rows whose names it
 finds, e.g. AB_ROWS='x(224|256)' or 'x256c$')
@@ -60,6 +61,18 @@ ROWS = {
                  (4, 9, 4096, 224, False), (4, 9, 4096, 224, True),
                  (4, 16, 4096, 192, False, 128),
                  (4, 16, 4096, 192, True, 128)],
+    # bench.py's --shapes-backward GQA and MQA rows (d128, d64's 32:4), and
+    # causal MHA rows whose CTA order is the GQA rows'.
+    "groups": [(1, 32, 8192, 128, causal, 128, 8) for causal in (True, False)]
+              + [(1, 64, 8192, 128, True, 128, 8),
+                 (4, 32, 4096, 128, True, 128, 8),
+                 (4, 16, 4096, 128, True, 128, 1),
+                 (1, 16, 8192, 128, True, 128, 1),
+                 (2, 16, 2048, 128, True, 128, 1),
+                 (4, 32, 4096, 64, True, 64, 4),
+                 (4, 16, 4096, 128, True), (16, 16, 1024, 128, True),
+                 (8, 16, 2048, 128, True), (1, 16, 16384, 128, True),
+                 (4, 16, 4097, 128, True), (8, 16, 1000, 128, True)],
 }
 
 
@@ -178,10 +191,12 @@ def main():
         varlen(back_to_back_ms, VARLEN_ROWS, paged_caches, PAGE_SIZES)
         return
     only = re.compile(os.environ.get("AB_ROWS", ""))
+    backward = mode in ("backward", "groups")
     for b, h, s, d, causal, *rest in ROWS[mode]:
         dv = rest[0] if rest else d
-        name = (f"{b}x{h}x{s}x{d}{f'/{dv}' if dv != d else ''}"
-                f"{'c' if causal else ''}")
+        hkv = rest[1] if len(rest) > 1 else h
+        name = (f"{b}x{h}{f'/{hkv}' if hkv != h else ''}x{s}x{d}"
+                f"{f'/{dv}' if dv != d else ''}{'c' if causal else ''}")
         if not only.search(name):
             continue
         # sm_80's kernels take one head dim for q and v (FLASHCORE_CHIP
@@ -189,12 +204,11 @@ def main():
         if dv != d and os.environ.get("FLASHCORE_CHIP") == "sm_80":
             continue
         torch.manual_seed(0)
-        q, k, v = (torch.randn(b, s, h, width, device="cuda",
-                               dtype=torch.bfloat16,
-                               requires_grad=mode == "backward")
-                   for width in (d, d, dv))
+        q, k, v = (torch.randn(b, s, heads, width, device="cuda",
+                               dtype=torch.bfloat16, requires_grad=backward)
+                   for heads, width in ((h, d), (hkv, d), (hkv, dv)))
         flops = 2 * b * h * s * s * (d + dv) / (2 if causal else 1)
-        if mode != "backward":
+        if not backward:
             ms = back_to_back_ms(
                 lambda: flashcore.attention(q, k, v, causal=causal),
                 calls=10, rounds=7)

@@ -733,11 +733,17 @@ TEST(KernelSpec, GradSlicesFillTheGpu) {
   EXPECT_EQ(d128.queries, 64);
   EXPECT_EQ(getSm90aAttentionGradBlocks(64).queries, 128);
   EXPECT_EQ(getSm90aAttentionGradBlocks(192).keys, 64);
+  // The causal order's sections: as many heads as 132 CTAs hold.
+  EXPECT_EQ(getSm90aGradSectionHeads(64), 2);
+  EXPECT_EQ(getSm90aGradSectionHeads(33), 4);
+  EXPECT_EQ(getSm90aGradSectionHeads(200), 1);
   // MQA 4 x 4096 x 16:1 under a causal mask: 128 CTAs, the longest (key
-  // block 0's) twice the average, in one wave; 8 slices of 2 heads (1024
-  // CTAs) let the SMs even out, the ordered kernel's too.
+  // block 0's) twice the average, in one wave. Slices let the SMs even
+  // out: 2 of 8 heads (256 CTAs, the longest of each section first), and
+  // in the ordered kernel's order (each head's key blocks from the last)
+  // 8 of 2 heads (1024 CTAs).
   EXPECT_EQ(getAttentionGradSlices(4, 1, 16, 4096, 4096, 128, true, false, 132),
-            8u);
+            2u);
   EXPECT_EQ(getAttentionGradSlices(4, 1, 16, 4096, 4096, 128, true, true, 132),
             8u);
   // Without the mask the 128 CTAs are one even wave already.

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TileSchedule.h"
+#include "fmha/Dialect/Fmha/TileConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -614,21 +615,17 @@ PersistentTileSchedule::getPackedTile(Value unit, Value second,
   return {tile, holds};
 }
 
-std::pair<Value, Value> fmha::getShortestLastCta(KernelBuilder &b, Value cta,
+std::pair<Value, Value> fmha::getLongestFirstCta(KernelBuilder &b, Value cta,
                                                  Value blocks, Value heads) {
-  Value late = b.udiv(b.add(blocks, b.i32(3)), b.i32(4));
-  Value early = b.sub(blocks, late);
-  Value earlyCtas = b.mul(early, heads);
-  Value inEarly = b.slt(cta, earlyCtas);
-  // (A divisor of 0, where every block is late, is never selected, but
-  // would be undefined: at least 1.)
-  Value earlyBlocks = b.umax(early, b.i32(1));
-  Value lateCta = b.sub(cta, earlyCtas);
-  Value block = b.select(inEarly, b.urem(cta, earlyBlocks),
-                         b.add(early, b.udiv(lateCta, heads)));
-  Value head =
-      b.select(inEarly, b.udiv(cta, earlyBlocks), b.urem(lateCta, heads));
-  return {block, head};
+  // getSm90aGradSectionHeads, on the grid's block count.
+  Value sectionHeads =
+      b.umax(b.udiv(b.i32(kSm90aGradSectionCtas), blocks), b.i32(1));
+  Value sectionCtas = b.mul(sectionHeads, blocks);
+  Value firstHead = b.mul(b.udiv(cta, sectionCtas), sectionHeads);
+  // The last section may hold fewer heads.
+  Value inSection = b.smin(sectionHeads, b.sub(heads, firstHead));
+  Value place = b.urem(cta, sectionCtas);
+  return {b.udiv(place, inSection), b.add(firstHead, b.urem(place, inSection))};
 }
 
 /// What derives from the size per tile is not hoisted out of the tile

@@ -179,12 +179,12 @@ struct TileCoordinates {
 /// The (block, head) that CTA \p cta of a grid of \p blocks x \p heads
 /// one-tile CTAs computes (all i32; \p cta counts blocks fastest, the order
 /// CTAs launch in), for work that shrinks as the block grows (the
-/// backward's key blocks under a causal mask): head by head, as the grid
-/// is, the first three quarters of each head's blocks (rounded down), then
-/// the rest block by block over every head. The last waves then hold the
-/// shortest CTAs rather than the last heads' longest, while a head's other
-/// CTAs still run together and share its rows in L2.
-std::pair<Value, Value> getShortestLastCta(KernelBuilder &b, Value cta,
+/// backward's key blocks under a causal mask): the heads in sections of
+/// getSm90aGradSectionHeads(blocks), whose CTAs fill at most one wave,
+/// each section block by block over its heads (longest first). The
+/// longest CTAs then start first, while a head's CTAs still run together
+/// and share its rows in L2.
+std::pair<Value, Value> getLongestFirstCta(KernelBuilder &b, Value cta,
                                            Value blocks, Value heads);
 
 /// The tile loop of a persistent kernel: CTA x takes the units of work x,

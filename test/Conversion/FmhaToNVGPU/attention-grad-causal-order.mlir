@@ -2,9 +2,9 @@
 
 // sm_90a's backward under a causal mask on tiles of 128 columns: its
 // dk/dv kernel's CTAs take their key blocks in another order than the
-// grid's (getShortestLastCta: each KV head's shortest quarter of key
-// blocks after every head's others), folding the grid's three axes into
-// one count; each role derives it after its setmaxnreg. At head dim 64
+// grid's (getLongestFirstCta: longest first in sections of heads that
+// fill a wave), folding the grid's three axes into one count; each role
+// derives it after its setmaxnreg. At head dim 64
 // (tiles of 64 columns), without a causal mask, or with a window, the grid's
 // order stands: the CTA reads its block index and nothing of the grid
 // but the batch stride (gridDim.z).

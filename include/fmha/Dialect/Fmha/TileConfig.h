@@ -81,10 +81,19 @@ struct AttentionGradBlocks {
 AttentionGradBlocks getSm90aAttentionGradBlocks(int64_t tileColumns);
 
 /// Whether that kernel's CTAs, under a causal mask without a window, take
-/// the shortest quarter of each head's key blocks last, over every head
-/// (getShortestLastCta), rather than in the grid's order: on tiles of 128
-/// columns, where it measured faster (backward-notes.md v31).
-bool defersSm90aShortestKeyBlocks(int64_t tileColumns);
+/// their key blocks longest first, in sections of heads
+/// (getSm90aGradSectionHeads; getLongestFirstCta in the lowering), rather
+/// than in the grid's order: on tiles of 128 columns, where it measured
+/// faster (backward-notes.md v31, v54).
+bool ordersSm90aKeyBlocksLongestFirst(int64_t tileColumns);
+
+/// The CTAs of one section of that order: an H100 SXM's or H200's SMs, so
+/// that a section's CTAs run as one wave there.
+constexpr int64_t kSm90aGradSectionCtas = 132;
+
+/// The heads of one section of that order, on a grid of \p keyBlocks key
+/// blocks a head: as many as kSm90aGradSectionCtas CTAs hold, at least 1.
+int64_t getSm90aGradSectionHeads(int64_t keyBlocks);
 
 /// Whether sm_80's fmha.attention_grad takes dq_accum (its one-pass dk/dv
 /// kernel, which adds dq there) at head dim \p headDim: up to 128, and

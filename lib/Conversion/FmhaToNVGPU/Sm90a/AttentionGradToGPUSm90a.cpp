@@ -98,8 +98,8 @@
 // then the op's operands as memref descriptors; 384 threads; a grid of
 // (key blocks, KV heads (times slices), min(B, 65535)), the batches
 // striding by the grid's z extent. Under a causal mask on tiles of 128 columns
-// the CTAs take those in another order, each KV head's shortest key blocks last
-// (getShortestLastCta).
+// the CTAs take those in another order, longest first in sections of heads
+// that fill a wave (getLongestFirstCta).
 //
 //===----------------------------------------------------------------------===//
 
@@ -443,20 +443,20 @@ private:
   /// role computes its own after setmaxnreg: values live across it are
   /// spilled by the producer, which keeps 24 registers.
   void computeCoordinates(Value ctaThreadId);
-  /// Whether the CTAs take their tiles in getShortestLastTile's order:
+  /// Whether the CTAs take their tiles in getLongestFirstTile's order:
   /// under a causal mask (the transposed window's left side alone), where
   /// key block n sees the query blocks from first(n) on, fewer the larger
   /// n, on tiles of 128 columns (at 64, 192 and 256 the order measured no
   /// faster: backward-notes.md v31).
-  bool defersShortestKeyBlocks() const {
+  bool takesLongestFirst() const {
     return window.left && !window.right &&
-           defersSm90aShortestKeyBlocks(shape.keyColumns);
+           ordersSm90aKeyBlocksLongestFirst(shape.keyColumns);
   }
   /// This CTA's key block, KV head and first batch (index) in the order of
-  /// getShortestLastCta, from its place in the grid (\p gridBlock and
+  /// getLongestFirstCta, from its place in the grid (\p gridBlock and
   /// \p gridHead: blockIdx.x and .y, index): in the grid's order (key blocks
   /// fastest) the last heads' longest CTAs would launch with the last waves.
-  std::tuple<Value, Value, Value> getShortestLastTile(Value gridBlock,
+  std::tuple<Value, Value, Value> getLongestFirstTile(Value gridBlock,
                                                       Value gridHead);
   /// Where streamed block `step` (i32) is: its query head and its index
   /// among the CTA's query blocks of that head (i32). Where carriesPlaces,
@@ -1686,9 +1686,9 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
       hideFromHoisting(b, gpu::BlockIdOp::create(b, gpu::Dimension::x));
   if (ordered)
     keyBlock = b.sub(getLastKeyBlock(), keyBlock);
-  else if (defersShortestKeyBlocks())
+  else if (takesLongestFirst())
     std::tie(keyBlock, kvHead, firstBatch) =
-        getShortestLastTile(keyBlock, kvHead);
+        getLongestFirstTile(keyBlock, kvHead);
   // With dkv_partial the grid's heads are (KV head, slice) pairs.
   Value slices;
   if (op.getDkvPartial()) {
@@ -1729,7 +1729,7 @@ void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
 }
 
 std::tuple<Value, Value, Value>
-GradDkvKernel::getShortestLastTile(Value gridBlock, Value gridHead) {
+GradDkvKernel::getLongestFirstTile(Value gridBlock, Value gridHead) {
   auto grid = [&](gpu::Dimension dimension) {
     return b.word(gpu::GridDimOp::create(b, dimension));
   };
@@ -1740,7 +1740,7 @@ GradDkvKernel::getShortestLastTile(Value gridBlock, Value gridHead) {
   Value cta =
       b.add(b.word(gridBlock),
             b.mul(blocks, b.add(b.word(gridHead), b.mul(kvHeads, gridBatch))));
-  auto [block, head] = getShortestLastCta(b, cta, blocks, heads);
+  auto [block, head] = getLongestFirstCta(b, cta, blocks, heads);
   return {b.toIndex(block), b.toIndex(b.urem(head, kvHeads)),
           b.toIndex(b.udiv(head, kvHeads))};
 }
