@@ -312,7 +312,8 @@ FMHA_C_API fmhaStatus fmhaAttentionBackwardWorkspaceSize(
     const fmhaAttentionBackwardDesc *desc, size_t *bytes, char **message);
 
 /** *bytes receives the workspace with which fmhaAttentionBackward of
- *  \p desc runs fastest on \p jit's GPU: fmhaAttentionBackwardWorkspaceSize's
+ *  \p desc runs fastest on \p jit's GPU, deterministic or not (the larger
+ *  of the two's): fmhaAttentionBackwardWorkspaceSize's
  *  bytes, and where sm_90a's kernel would leave SMs idle (a group of many
  *  query heads a KV head over few blocks of keys: MQA, or GQA under a
  *  causal mask, without a window) room after them for the f32 dk and dv of

@@ -9,6 +9,7 @@
 #include "fmha/JIT/DoctorReport.h"
 #include "fmha/JIT/JIT.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -413,17 +414,21 @@ fmhaAttentionBackwardFastestWorkspaceSize(fmhaJit jit,
                   "fmhaAttentionBackwardFastestWorkspaceSize: " +
                       llvm::toString(spec.takeError()),
                   message);
-  // The ordered spec's, as fmhaAttentionBackwardWorkspaceSize's: the other
-  // one-pass spec's accumulator, and its slices after it, fit in it.
-  llvm::Expected<size_t> fastest =
-      jit->jit->getAttentionGradFastestWorkspaceBytes(
-          getAttentionGradSpec(*spec, /*deterministic=*/true,
-                               /*ordered=*/true),
-          getTensors(desc->forward));
-  if (!fastest)
-    return reportCall("fmhaAttentionBackwardFastestWorkspaceSize",
-                      fastest.takeError(), message);
-  *bytes = *fastest;
+  // The larger of the two one-pass specs' (the ordered one's accumulator
+  // holds more, as fmhaAttentionBackwardWorkspaceSize's; each takes its
+  // own slices, in its own CTA order), so that either launch slices as
+  // it would.
+  *bytes = 0;
+  for (bool ordered : {true, false}) {
+    llvm::Expected<size_t> fastest =
+        jit->jit->getAttentionGradFastestWorkspaceBytes(
+            getAttentionGradSpec(*spec, /*deterministic=*/ordered, ordered),
+            getTensors(desc->forward));
+    if (!fastest)
+      return reportCall("fmhaAttentionBackwardFastestWorkspaceSize",
+                        fastest.takeError(), message);
+    *bytes = std::max(*bytes, *fastest);
+  }
   return succeed(message);
 }
 

@@ -958,7 +958,7 @@ def backward_grid():
         # On sm_90a, slices of a group's query heads in CTAs of their own
         # (hopper_backward_slices_groups: the C API's choice): at each
         # geometry, the split head dims' balanced one too.
-        ("MQA causal d128 B=4 Sq=Sk=4096 (8 slices)",
+        ("MQA causal d128 B=4 Sq=Sk=4096 (2 slices)",
          backward_case(4, 16, 1, 4096, 4096, 128, bf16, causal=True)),
         ("GQA 8:1 d64 f16 B=2 Sq=Sk=1000 (8 slices)",
          backward_case(2, 8, 1, 1000, 1000, 64, torch.float16)),
@@ -1079,8 +1079,10 @@ def hopper_backward_slices_groups():
     """With sm_90a's kernels the backward slices a group's query heads
     where its CTAs (one per key block of a KV head) would leave SMs idle:
     the C API's fastest workspace has room for the slices' f32 dk and dv
-    after the dq accumulator (MQA 4 x 4096 x 16:1 causal: 8 slices on 132
-    SMs; 8 heads a KV head over 1000 keys: 8), and none where the CTAs fill
+    after the dq accumulator, for the larger count of the two one-pass
+    kernels' orders (MQA 4 x 4096 x 16:1 causal: 8 slices on 132 SMs, the
+    ordered kernel's, where the other takes 2; 8 heads a KV head over 1000
+    keys: 8), and none where the CTAs fill
     the GPU (the same MQA without the mask: one even wave) or there are no
     groups. Without it the gradients would still be right, only slower."""
     capi = flashcore._capi

@@ -1,13 +1,12 @@
 // RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s
 
-// sm_90a's backward under a causal mask on tiles of 128 columns: its
-// dk/dv kernel's CTAs take their key blocks in another order than the
+// sm_90a's backward under a causal mask on tiles of 64 and 128 columns:
+// its dk/dv kernel's CTAs take their key blocks in another order than the
 // grid's (getLongestFirstCta: longest first in sections of heads that
 // fill a wave), folding the grid's three axes into one count; each role
-// derives it after its setmaxnreg. At head dim 64
-// (tiles of 64 columns), without a causal mask, or with a window, the grid's
-// order stands: the CTA reads its block index and nothing of the grid
-// but the batch stride (gridDim.z).
+// derives it after its setmaxnreg. Without a causal mask, or with a
+// window, the grid's order stands: the CTA reads its block index and
+// nothing of the grid but the batch stride (gridDim.z).
 
 // CHECK: gpu.func @attention_grad_dkv(
 // CHECK: nvvm.setmaxregister decrease 24
@@ -17,8 +16,12 @@
 // CHECK: nvvm.setmaxregister increase 240
 // CHECK: gpu.grid_dim  x
 // CHECK: gpu.func @attention_grad_dkv_0(
-// CHECK-NOT: gpu.grid_dim  x
-// CHECK: gpu.func @attention_grad_dq_convert_0(
+// CHECK: nvvm.setmaxregister decrease 24
+// CHECK: gpu.grid_dim  x
+// CHECK: gpu.grid_dim  y
+// CHECK: gpu.grid_dim  z
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK: gpu.grid_dim  x
 // CHECK: gpu.func @attention_grad_dkv_1(
 // CHECK-NOT: gpu.grid_dim  x
 // CHECK: gpu.func @attention_grad_dq_convert_1(

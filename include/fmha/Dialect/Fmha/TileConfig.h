@@ -83,8 +83,9 @@ AttentionGradBlocks getSm90aAttentionGradBlocks(int64_t tileColumns);
 /// Whether that kernel's CTAs, under a causal mask without a window, take
 /// their key blocks longest first, in sections of heads
 /// (getSm90aGradSectionHeads; getLongestFirstCta in the lowering), rather
-/// than in the grid's order: on tiles of 128 columns, where it measured
-/// faster (backward-notes.md v31, v54).
+/// than in the grid's order: on tiles of 64 and 128 columns, where it
+/// measured faster (backward-notes.md v54); those of 192 and 256 columns
+/// were not measured with it.
 bool ordersSm90aKeyBlocksLongestFirst(int64_t tileColumns);
 
 /// The CTAs of one section of that order: an H100 SXM's or H200's SMs, so

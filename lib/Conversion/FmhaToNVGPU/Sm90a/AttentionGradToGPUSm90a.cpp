@@ -97,9 +97,9 @@
 // 128 rows x 64 elements, 128-byte swizzle; rows past S read as zeros),
 // then the op's operands as memref descriptors; 384 threads; a grid of
 // (key blocks, KV heads (times slices), min(B, 65535)), the batches
-// striding by the grid's z extent. Under a causal mask on tiles of 128 columns
-// the CTAs take those in another order, longest first in sections of heads
-// that fill a wave (getLongestFirstCta).
+// striding by the grid's z extent. Under a causal mask on tiles of 64 and 128
+// columns the CTAs take those in another order, longest first in sections of
+// heads that fill a wave (getLongestFirstCta).
 //
 //===----------------------------------------------------------------------===//
 
@@ -446,8 +446,7 @@ private:
   /// Whether the CTAs take their tiles in getLongestFirstTile's order:
   /// under a causal mask (the transposed window's left side alone), where
   /// key block n sees the query blocks from first(n) on, fewer the larger
-  /// n, on tiles of 128 columns (at 64, 192 and 256 the order measured no
-  /// faster: backward-notes.md v31).
+  /// n (ordersSm90aKeyBlocksLongestFirst: on tiles of 64 and 128 columns).
   bool takesLongestFirst() const {
     return window.left && !window.right &&
            ordersSm90aKeyBlocksLongestFirst(shape.keyColumns);

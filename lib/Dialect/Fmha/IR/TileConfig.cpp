@@ -70,7 +70,7 @@ AttentionGradBlocks fmha::getSm90aAttentionGradBlocks(int64_t tileColumns) {
 }
 
 bool fmha::ordersSm90aKeyBlocksLongestFirst(int64_t tileColumns) {
-  return tileColumns == 128;
+  return tileColumns <= 128;
 }
 
 int64_t fmha::getSm90aGradSectionHeads(int64_t keyBlocks) {
