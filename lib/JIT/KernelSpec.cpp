@@ -518,8 +518,7 @@ static double simulateAttentionGradCtas(int64_t batch, int64_t kvHeads,
   // Launch order: CTA c's key block (getLongestFirstCta's order: sections
   // of heads, each block by block over its heads; or the grid's: key blocks
   // fastest, from the last where ordered).
-  bool longestFirst =
-      causal && !ordered && ordersSm90aKeyBlocksLongestFirst(tileColumns);
+  bool longestFirst = causal && !ordered;
   int64_t sectionHeads = getSm90aGradSectionHeads(keyBlocks);
   auto keyBlockOf = [&](int64_t cta) {
     if (longestFirst) {

@@ -147,7 +147,7 @@ bool canSliceAttentionGradQueryHeads(const KernelSpec &spec, Chip chip);
 /// simulation of its B x Hkv x key blocks x S CTAs (of \p blocks, on tiles
 /// of \p tileColumns) taken by the SMs, one CTA each at a time, in the
 /// order they launch (the grid's, each head's key blocks from the last
-/// where \p ordered, or ordersSm90aKeyBlocksLongestFirst's under \p causal),
+/// where \p ordered, or getLongestFirstCta's under \p causal),
 /// each the next free SM's: a CTA costs a block per query block it sees
 /// (under \p causal, from its key block's diagonal) of each of its
 /// ceil(G / S) heads, plus 2 for its tiles and stores, 3 more with the

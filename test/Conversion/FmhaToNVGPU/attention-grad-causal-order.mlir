@@ -1,10 +1,10 @@
 // RUN: fmha-opt %s -convert-fmha-to-nvgpu=chip=sm_90a | FileCheck %s
 
-// sm_90a's backward under a causal mask on tiles of 64 and 128 columns:
-// its dk/dv kernel's CTAs take their key blocks in another order than the
-// grid's (getLongestFirstCta: longest first in sections of heads that
-// fill a wave), folding the grid's three axes into one count; each role
-// derives it after its setmaxnreg. Without a causal mask, or with a
+// sm_90a's backward under a causal mask (tiles of 64 and 128 columns
+// here; 192 and 256 alike): its dk/dv kernel's CTAs take their key
+// blocks in another order than the grid's (getLongestFirstCta: longest
+// first in sections of heads that fill a wave), folding the grid's three
+// axes into one count; each role derives it after its setmaxnreg. Without a causal mask, or with a
 // window, the grid's order stands: the CTA reads its block index and
 // nothing of the grid but the batch stride (gridDim.z).
 

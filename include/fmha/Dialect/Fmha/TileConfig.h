@@ -80,16 +80,12 @@ struct AttentionGradBlocks {
 };
 AttentionGradBlocks getSm90aAttentionGradBlocks(int64_t tileColumns);
 
-/// Whether that kernel's CTAs, under a causal mask without a window, take
-/// their key blocks longest first, in sections of heads
-/// (getSm90aGradSectionHeads; getLongestFirstCta in the lowering), rather
-/// than in the grid's order: on tiles of 64 and 128 columns, where it
-/// measured faster (backward-notes.md v54); those of 192 and 256 columns
-/// were not measured with it.
-bool ordersSm90aKeyBlocksLongestFirst(int64_t tileColumns);
-
-/// The CTAs of one section of that order: an H100 SXM's or H200's SMs, so
-/// that a section's CTAs run as one wave there.
+/// Under a causal mask without a window (and not in the deterministic
+/// mode's order), that kernel's CTAs take their key blocks longest first,
+/// in sections of heads (getLongestFirstCta in the lowering) rather than
+/// in the grid's order (backward-notes.md v54). The CTAs of one section:
+/// an H100 SXM's or H200's SMs, so that a section's CTAs run as one wave
+/// there (on fewer SMs, a little more).
 constexpr int64_t kSm90aGradSectionCtas = 132;
 
 /// The heads of one section of that order, on a grid of \p keyBlocks key

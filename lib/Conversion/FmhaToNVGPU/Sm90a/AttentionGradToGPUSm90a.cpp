@@ -97,9 +97,9 @@
 // 128 rows x 64 elements, 128-byte swizzle; rows past S read as zeros),
 // then the op's operands as memref descriptors; 384 threads; a grid of
 // (key blocks, KV heads (times slices), min(B, 65535)), the batches
-// striding by the grid's z extent. Under a causal mask on tiles of 64 and 128
-// columns the CTAs take those in another order, longest first in sections of
-// heads that fill a wave (getLongestFirstCta).
+// striding by the grid's z extent. Under a causal mask the CTAs take those in
+// another order, longest first in sections of heads that fill a wave
+// (getLongestFirstCta).
 //
 //===----------------------------------------------------------------------===//
 
@@ -446,11 +446,8 @@ private:
   /// Whether the CTAs take their tiles in getLongestFirstTile's order:
   /// under a causal mask (the transposed window's left side alone), where
   /// key block n sees the query blocks from first(n) on, fewer the larger
-  /// n (ordersSm90aKeyBlocksLongestFirst: on tiles of 64 and 128 columns).
-  bool takesLongestFirst() const {
-    return window.left && !window.right &&
-           ordersSm90aKeyBlocksLongestFirst(shape.keyColumns);
-  }
+  /// n (backward-notes.md v54).
+  bool takesLongestFirst() const { return window.left && !window.right; }
   /// This CTA's key block, KV head and first batch (index) in the order of
   /// getLongestFirstCta, from its place in the grid (\p gridBlock and
   /// \p gridHead: blockIdx.x and .y, index): in the grid's order (key blocks

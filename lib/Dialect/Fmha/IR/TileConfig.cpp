@@ -69,10 +69,6 @@ AttentionGradBlocks fmha::getSm90aAttentionGradBlocks(int64_t tileColumns) {
   return {tileColumns > 128 ? 64 : 128, tileColumns <= 64 ? 128 : 64};
 }
 
-bool fmha::ordersSm90aKeyBlocksLongestFirst(int64_t tileColumns) {
-  return tileColumns <= 128;
-}
-
 int64_t fmha::getSm90aGradSectionHeads(int64_t keyBlocks) {
   return std::max<int64_t>(
       kSm90aGradSectionCtas / std::max<int64_t>(keyBlocks, 1), 1);
