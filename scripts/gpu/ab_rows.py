@@ -61,8 +61,8 @@ ROWS = {
                  (4, 9, 4096, 224, False), (4, 9, 4096, 224, True),
                  (4, 16, 4096, 192, False, 128),
                  (4, 16, 4096, 192, True, 128)],
-    # bench.py's --shapes-backward GQA and MQA rows (d128, d64's 32:4), and
-    # causal MHA rows whose CTA order is the GQA rows'.
+    # bench.py's --shapes-backward GQA and MQA rows (d128, d64's 32:4),
+    # causal MHA rows whose CTA order is the GQA rows', and GQA at d256.
     "groups": [(1, 32, 8192, 128, causal, 128, 8) for causal in (True, False)]
               + [(1, 64, 8192, 128, True, 128, 8),
                  (4, 32, 4096, 128, True, 128, 8),

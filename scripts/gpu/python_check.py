@@ -823,9 +823,9 @@ def backward_grid():
          backward_case(2, 16, 2, 333, 1000, 128, bf16, causal=True)),
         ("MQA d64 f16 Sq=1000 Sk=17",
          backward_case(1, 8, 1, 1000, 17, 64, torch.float16)),
-        # Causal on sm_90a's tiles of 128 columns: the CTAs take the key
-        # blocks longest first in sections of 7 heads (17 key blocks:
-        # 119 CTAs), the last of one head (the grid's three axes folded).
+        # Causal on sm_90a: the CTAs take the key blocks longest first in
+        # sections of 7 heads (17 key blocks: 119 CTAs), the last of one
+        # head (the grid's three axes folded).
         ("causal GQA 2:1 d128 B=3 Hkv=5 Sq=Sk=2049 (longest first, sections)",
          backward_case(3, 10, 5, 2049, 2049, 128, bf16, causal=True)),
         # Sinks: dq, dk and dv through the backward with the forward's lse
