@@ -5,12 +5,13 @@
 #   call 1 (carry the baseline's folder):  scripts/gpu/ab.sh install DIR
 #          (installs DIR/flashcore-*.whl into /tmp/site-main)
 #   call 2 (carry "dist"), while the machine is still warm:
-#          [AB=forward|grid|short|groups|decode|varlen] [AB_ROWS=REGEX] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
+#          [AB=forward|grid|short|pairs|groups|decode|varlen] [AB_ROWS=REGEX] [CHECKS=REGEX] [SAN=REGEX] scripts/gpu/ab.sh run
 #          (installs dist/'s wheel into /tmp/site-new, optionally runs the
 #          python_check rows matching CHECKS and sanitize_python.sh's calls
 #          matching SAN, then ab_rows.py's backward (with AB=forward its
 #          forward, with AB=grid the forward on ANCHORS.md's bf16 rows,
-#          with AB=short the forward on short queries, with AB=groups the
+#          with AB=short the forward on short queries, with AB=pairs the
+#          causal forward over odd counts of row blocks, with AB=groups the
 #          backward under GQA and MQA with MHA controls, with AB=decode
 #          decode rows, one query and a few, and decode over KV caches,
 #          contiguous and paged, full and ragged, in GB/s;

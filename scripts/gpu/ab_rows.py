@@ -2,7 +2,8 @@
 for an A/B of two wheels (scripts/gpu/ab.sh runs it once per wheel,
 alternating; AB=forward picks the forward, AB=grid the forward on the bf16
 rows of ../shared/ANCHORS.md's forward table, AB=short the forward on short
-queries, AB=groups the backward under GQA and MQA (and MHA controls),
+queries, AB=pairs the causal forward where the row blocks are odd in count,
+AB=groups the backward under GQA and MQA (and MHA controls),
 AB=decode the GB/s of
 decode rows, one query and a few, and of decode over KV caches, AB=varlen
 attention_varlen's TFLOP/s beside the dense call's and paged prefill's).
@@ -17,7 +18,7 @@ forward's FLOPs. Both halved when causal; a sixth entry in a row is v's
 head dim, which counts as 2 B H S^2 (D + Dv), a seventh k's and v's heads
 (H of q's). Prints "BxH[/Hkv]xSxD[/Dv][c] TFLOP/s" per row.
 
-Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|short|backward|groups|decode|varlen BENCH_DIR
+Usage (GPU machine): python3 scripts/gpu/ab_rows.py forward|grid|short|pairs|backward|groups|decode|varlen BENCH_DIR
 (BENCH_DIR: the repository's bench/python, for back_to_back_ms; AB_ROWS, a
 regular expression, keeps the forward and backward rows whose names it
 finds, e.g. AB_ROWS='x(224|256)' or 'x256c$')
@@ -48,6 +49,15 @@ ROWS = {
               (128, 32, 256, 64, False), (127, 32, 257, 64, False),
               (64, 32, 512, 64, False), (16, 32, 1024, 64, False),
               (128, 32, 256, 64, True), (64, 16, 256, 128, False)],
+    # Causal rows whose count of row blocks is odd (333, 640, 896 and 4097
+    # queries at 128 rows: 3, 5, 7 and 33), whose middle row blocks are
+    # units alone, and even controls (1152: 9 blocks, whose units the
+    # grid's 132 CTAs never aliased; 1000, 1024, 4096; non-causal).
+    "pairs": [(32, 16, 333, 128, True), (32, 32, 333, 64, True),
+              (16, 16, 640, 128, True), (8, 16, 896, 128, True),
+              (4, 16, 4097, 128, True), (8, 16, 1152, 128, True),
+              (16, 16, 1000, 128, True), (16, 16, 1024, 128, True),
+              (4, 16, 4096, 128, True), (32, 16, 333, 128, False)],
     "backward": [(16, 16, 1024, 128, False), (16, 16, 1024, 128, True),
                  (16, 32, 1024, 64, False), (16, 32, 1024, 64, True),
                  (4, 16, 4096, 128, False), (4, 16, 4096, 128, True),

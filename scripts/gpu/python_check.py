@@ -87,6 +87,17 @@ def attention_grid():
         check(f"attention bf16 d{d} {'causal' if causal else 'non-causal'} "
               "GQA 2:1 Sq=Sk=4097",
               attention_case(1, 4, 2, 4097, 4097, d, bf16, causal=causal))
+    # Causal row blocks odd in count (3 and 5 of 128 rows; d256's tile too)
+    # over more units than a wave: the CTAs take every (batch, head)'s
+    # pairs, then the middle row blocks alone, so a CTA's units cross from
+    # one kind to the other.
+    for b, hq, hkv, sq, sk, d in ((8, 16, 16, 333, 333, 128),
+                                  (8, 16, 4, 640, 640, 64),
+                                  (8, 16, 16, 333, 1000, 128),
+                                  (4, 16, 8, 333, 333, 256)):
+        check(f"attention bf16 d{d} causal GQA {hq}:{hkv} B={b} "
+              f"Sq={sq} Sk={sk} (odd row blocks)",
+              attention_case(b, hq, hkv, sq, sk, d, bf16, causal=True))
     for d in (40, 48, 72, 96, 160, 192, 200):
         check(f"attention f16 d{d} causal BHSD Sq=Sk=1537",
               attention_case(1, 2, 2, 1537, 1537, d, torch.float16,

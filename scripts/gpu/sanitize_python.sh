@@ -24,6 +24,9 @@ attention="flashcore.attention(q, k, k, causal=True, return_lse=True"
 run softcap-d128 128 "$attention, softcap=30.0)"
 run softcap-d96 96 "$attention, softcap=5.0, scale=1.0)"
 run sinks-d64 64 "$attention, sinks=torch.randn(4, device='cuda'))"
+# Causal pairs over 3 row blocks (300 queries) and 640 units, more than a
+# wave: each (batch, head)'s pair, then the middle row blocks alone.
+run causal-pairs-d128 128 "flashcore.attention(q.repeat(40, 2, 1, 1), k.repeat(40, 2, 1, 1), k.repeat(40, 2, 1, 1), causal=True)"
 # P V over O's 80 columns: the V tile's second 64-column block read in
 # part.
 run attention-d80 80 "flashcore.attention(q, k, k, return_lse=True)"

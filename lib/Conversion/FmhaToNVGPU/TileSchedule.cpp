@@ -298,18 +298,24 @@ void PersistentTileSchedule::forEachTile(
   auto runTile = [&](const TileCoordinates &tile, Value holds) {
     return runTileWhere(body, tile, holds, carried);
   };
+  // Paired, placeUnit counts the (batch, head) pairs (o's entries with
+  // split_keys); single row blocks do not need them.
+  Value heads;
+  if (pairsRowBlocks)
+    heads = b.mul(b.word(freshDim(getHeadsTensor(), 1)),
+                  b.word(freshDim(splitKeys ? o : q, 0)));
+  UnitPlace place = placeUnit(unit, getRowBlocks(), heads);
   if (!pairsRowBlocks) {
-    scf::YieldOp::create(b, runTile(getTile(unit, second), Value()));
+    scf::YieldOp::create(b, runTile(getTile(place, second), Value()));
     return;
   }
   // The middle row block of an odd count has no partner: no second tile.
-  Value slot = b.urem(unit, getUnitsPerHead());
-  Value alone = b.and_(second, b.eq(getLongerRowBlock(slot), slot));
+  Value alone = b.and_(second, place.alone);
   auto tile = scf::IfOp::create(
       b, alone,
       [&](OpBuilder &, Location) { scf::YieldOp::create(b, carried); },
       [&](OpBuilder &, Location) {
-        scf::YieldOp::create(b, runTile(getTile(unit, second), Value()));
+        scf::YieldOp::create(b, runTile(getTile(place, second), Value()));
       });
   scf::YieldOp::create(b, tile.getResults());
 }
@@ -406,18 +412,35 @@ Value PersistentTileSchedule::getUnitsPerHead() {
   return pairsRowBlocks ? b.ceilDivU(rowBlocks, b.i32(2)) : rowBlocks;
 }
 
-/// Slot i of a (batch, head) is row block R - 1 - i (the longest first),
-/// then, paired, row block i.
-Value PersistentTileSchedule::getLongerRowBlock(Value slot) {
-  return b.sub(b.sub(getRowBlocks(), b.i32(1)), slot);
+PersistentTileSchedule::UnitPlace
+PersistentTileSchedule::placeUnit(Value unit, Value rowBlocks, Value heads) {
+  if (!pairsRowBlocks)
+    return {b.udiv(unit, rowBlocks), b.urem(unit, rowBlocks), Value()};
+  Value pairsPerHead = b.lshr(rowBlocks, b.i32(1));
+  Value pairs = b.mul(pairsPerHead, heads);
+  Value paired = b.slt(unit, pairs);
+  // One row block has no pairs: its units are all middles (the divisor
+  // only keeps the unselected division defined).
+  Value divisor = b.umax(pairsPerHead, b.i32(1));
+  return {b.select(paired, b.udiv(unit, divisor), b.sub(unit, pairs)),
+          b.select(paired, b.urem(unit, divisor), pairsPerHead),
+          b.xor_(paired, arith::ConstantIntOp::create(b, 1, 1))};
 }
 
-/// The tile of unit \p unit (i32), its second row block if \p second (i1).
-TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
+/// Slot i of a (batch, head) is row block R - 1 - i (the longest first),
+/// then, paired, row block i; a middle's slot is (R - 1) / 2, both.
+Value PersistentTileSchedule::getTileRowBlock(const UnitPlace &place,
+                                              Value rowBlocks, Value second) {
+  Value longer = b.sub(b.sub(rowBlocks, b.i32(1)), place.slot);
+  return b.select(second, place.slot, longer);
+}
+
+/// The tile of the unit at \p place, its second row block if \p second
+/// (i1).
+TileCoordinates PersistentTileSchedule::getTile(const UnitPlace &place,
+                                                Value second) {
   TileCoordinates tile;
-  Value perHead = getUnitsPerHead();
-  Value slot = b.urem(unit, perHead);
-  Value headAndBatch = b.udiv(unit, perHead);
+  Value headAndBatch = place.headAndBatch;
   Value heads = b.word(freshDim(getHeadsTensor(), 1));
   tile.head = b.toIndex(b.urem(headAndBatch, heads));
   // The sizes only a split needs, only there (a fresh size is an
@@ -430,7 +453,7 @@ TileCoordinates PersistentTileSchedule::getTile(Value unit, Value second) {
   tile.setOutputBatch(b, b.toIndex(b.udiv(headAndBatch, heads)), batch,
                       entries, splitKeys);
   tile.kvHead = packQueryHeads ? tile.head : getKvHead(b, q, k, tile.head);
-  Value rowBlock = b.select(second, slot, getLongerRowBlock(slot));
+  Value rowBlock = getTileRowBlock(place, getRowBlocks(), second);
   tile.firstRow = b.toIndex(b.mul(rowBlock, b.i32(blockM)));
   tile.seqQ = freshDim(q, 2);
   packQueryRows(tile);
@@ -595,20 +618,18 @@ PersistentTileSchedule::getPackedTile(Value unit, Value second,
   tile.limitKeys(b, keys.keyLengths);
   packQueryRows(tile);
   Value rows = b.word(tile.seqQ);
-  Value rowBlocks = b.ceilDivU(rows, b.i32(blockM));
-  Value units = b.ceilDivU(rows, b.i32(getUnitRows()));
-  Value perHead = b.umax(units, b.i32(1));
-  tile.head = b.toIndex(b.udiv(place, perHead));
+  // A sequence without rows holds no units, so the search finds none of
+  // its; the bound keeps the divisions defined all the same.
+  Value rowBlocks = b.umax(b.ceilDivU(rows, b.i32(blockM)), b.i32(1));
+  Value heads = b.word(freshDim(getHeadsTensor(), 1));
+  UnitPlace unitPlace = placeUnit(place, rowBlocks, heads);
+  tile.head = b.toIndex(unitPlace.headAndBatch);
   tile.kvHead = packQueryHeads ? tile.head : getKvHead(b, q, k, tile.head);
-  Value index = b.urem(place, perHead);
-  Value longer = b.sub(b.sub(rowBlocks, b.i32(1)), index);
-  Value rowBlock = b.select(second, index, longer);
-  Value holds =
-      b.and_(b.slt(index, units),
-             b.slt(b.word(tile.head), b.word(freshDim(getHeadsTensor(), 1))));
+  Value rowBlock = getTileRowBlock(unitPlace, rowBlocks, second);
+  Value holds = b.and_(b.sgt(rows, b.i32(0)), b.slt(b.word(tile.head), heads));
   // The middle row block of an odd count has no partner: no second tile.
   if (pairsRowBlocks)
-    holds = b.and_(holds, b.xor_(b.and_(second, b.eq(longer, index)),
+    holds = b.and_(holds, b.xor_(b.and_(second, unitPlace.alone),
                                  arith::ConstantIntOp::create(b, 1, 1)));
   tile.firstRow = b.toIndex(b.mul(b.smax(rowBlock, b.i32(0)), b.i32(blockM)));
   tile.computeRange(b, blockM, blockN, window);
