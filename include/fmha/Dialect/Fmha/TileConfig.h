@@ -374,8 +374,9 @@ AttentionSharedLayout getAttentionSharedLayout(const AttentionTiling &tiling,
 /// epilogue with the next one's loads). A unit is one block_m row block of one
 /// (batch, head), or, when the rows see more keys the later they come
 /// (causal without a window), the pair of row blocks R - 1 - i and i
-/// (R = ceil(Sq / block_m), the middle block of an odd R alone), so that
-/// units cost about the same. Consecutive units share a (batch, head), and
+/// (R = ceil(Sq / block_m), the middle block of an odd R alone, after
+/// every (batch, head)'s pairs: PersistentTileSchedule::placeUnit), so that
+/// units cost about the same. Consecutive pairs share a (batch, head), and
 /// so its K and V in L2. Packed query heads (\p packsQueryHeads) never
 /// pair: their row blocks' queries are a few positions apart, and pairing
 /// their few blocks doubled a CTA's work where units were fewer than SMs
