@@ -94,7 +94,7 @@ def attention_grid():
     for b, hq, hkv, sq, sk, d in ((8, 16, 16, 333, 333, 128),
                                   (8, 16, 4, 640, 640, 64),
                                   (8, 16, 16, 333, 1000, 128),
-                                  (4, 16, 8, 333, 333, 256)):
+                                  (8, 16, 8, 333, 333, 256)):
         check(f"attention bf16 d{d} causal GQA {hq}:{hkv} B={b} "
               f"Sq={sq} Sk={sk} (odd row blocks)",
               attention_case(b, hq, hkv, sq, sk, d, bf16, causal=True))
