@@ -250,7 +250,8 @@ private:
   /// where the count is odd: with the middles among the pairs, units of
   /// two costs alternate with a period that can divide gridDim.x, and then
   /// some CTAs take only pairs and others only middles (32 x 333 queries x
-  /// 16 heads, causal: 1.37x the even share on the busiest CTA).
+  /// 16 heads, causal: the busiest CTA 1.33x the even share of key blocks;
+  /// bench/schedule-model.py).
   struct UnitPlace {
     Value headAndBatch, slot, alone;
   };
