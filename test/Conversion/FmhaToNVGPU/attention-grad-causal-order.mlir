@@ -4,9 +4,10 @@
 // here; 192 and 256 alike): its dk/dv kernel's CTAs take their key
 // blocks in another order than the grid's (getLongestFirstCta: longest
 // first in sections of heads that fill a wave), folding the grid's three
-// axes into one count; each role derives it after its setmaxnreg. Without a causal mask, or with a
-// window, the grid's order stands: the CTA reads its block index and
-// nothing of the grid but the batch stride (gridDim.z).
+// axes into one count; each role derives it after its setmaxnreg.
+// Without a causal mask, or with a window, the grid's order stands: the
+// CTA reads its block index and nothing of the grid but the batch stride
+// (gridDim.z).
 
 // CHECK: gpu.func @attention_grad_dkv(
 // CHECK: nvvm.setmaxregister decrease 24
