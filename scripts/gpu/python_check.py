@@ -704,6 +704,15 @@ def varlen_grid():
         check(f"varlen bf16 d128 GQA 4:1 {'causal' if causal else 'non-causal'}"
               " 77 sequences", varlen_case(many_q, many_k, 8, 2, 128, bf16,
                                            causal=causal))
+    # Many sequences of equal key lengths, empty keys among them, past a
+    # warp's 32 (what an order of the tiles by length would have to get
+    # right: decode-notes v24).
+    tied_q = [(i * 37) % 150 + 1 for i in range(40)]
+    tied_k = [(0, 64, 300, 1000)[i % 4] for i in range(40)]
+    for causal in (False, True):
+        check(f"varlen bf16 d128 GQA 4:1 {'causal' if causal else 'non-causal'}"
+              " 40 sequences, tied key lengths",
+              varlen_case(tied_q, tied_k, 8, 2, 128, bf16, causal=causal))
     check("varlen packed heads 8:2 bf16 d128 causal decode 45 sequences",
           varlen_case([int(i % 3 != 1) for i in range(45)],
                       [(i * 97) % 2000 for i in range(45)], 8, 2, 128, bf16,
