@@ -24,7 +24,8 @@ Usage: python3 bench/schedule-model.py [--ctas 132] [--fixed 1.0]
            [--block-m 128] [B,H,S ...]
        python3 bench/schedule-model.py --varlen [--heads 32] [L,L,... ...]
 (default: the shapes of ab_rows.py's "pairs" rows and the grid's causal
-rows at 128-row tiles; with --varlen bench.py's VARLEN_ROWS)
+rows at 128-row tiles; with --varlen the two mixed rows of bench.py's
+VARLEN_ROWS)
 """
 
 import argparse
