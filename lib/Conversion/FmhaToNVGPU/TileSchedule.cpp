@@ -303,7 +303,7 @@ void PersistentTileSchedule::forEachTile(
   Value heads;
   if (pairsRowBlocks)
     heads = b.mul(b.word(freshDim(getHeadsTensor(), 1)),
-                  b.word(freshDim(splitKeys ? o : q, 0)));
+                  b.word(hideFromHoisting(b, getBatchEntries())));
   UnitPlace place = placeUnit(unit, getRowBlocks(), heads);
   if (!pairsRowBlocks) {
     scf::YieldOp::create(b, runTile(getTile(place, second), Value()));
