@@ -58,11 +58,17 @@ run paged256-decode-d64 64 "flashcore.attention_with_kvcache(q[:, :1], $pool256,
 cu_q="torch.tensor([0, 0, 1, 78, 278], device='cuda', dtype=torch.int32)"
 cu_k="torch.tensor([0, 170, 173, 173, 300], device='cuda', dtype=torch.int32)"
 run varlen-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1)[:300], k.flatten(0, 1)[:300], $cu_q, $cu_k, 200, causal=True, return_lse=True)"
+# The same without a mask: the first 32 sequences' units go longest first
+# (the producer's order kept in the alignment slack), sequences without
+# queries or keys among them.
+run varlen-longest-first-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1)[:300], k.flatten(0, 1)[:300], $cu_q, $cu_k, 200, return_lse=True)"
 # 40 sequences of 0 to 9 queries over 0 to 7 keys, more than a warp's 32
 # lanes: the tiles' search walks a second chunk of them.
 many_q="torch.nn.functional.pad(torch.tensor([i % 10 for i in range(40)], device='cuda').cumsum(0), (1, 0)).int()"
 many_k="torch.nn.functional.pad(torch.tensor([i * 3 % 8 for i in range(40)], device='cuda').cumsum(0), (1, 0)).int()"
 run varlen-many-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1), k.flatten(0, 1), $many_q, $many_k, 9, causal=True)"
+# Without a mask: the first chunk longest first, the second in index order.
+run varlen-many-longest-first-d128 128 "flashcore.attention_varlen(q.flatten(0, 1), k.flatten(0, 1), k.flatten(0, 1), $many_q, $many_k, 9)"
 # The same queries over 16-row pages in reversed order with key counts 77,
 # 170, 0 and 30 (chunked prefill; the table's entries past them out of
 # range).

@@ -255,7 +255,7 @@ void PersistentTileSchedule::forEachTile(
     llvm::function_ref<Value(const TileCoordinates &tile, Value iteration,
                              Value blocks)>
         body,
-    bool byWarps, bool holdSequences) {
+    bool byWarps, bool holdSequences, OrderCache orderCache) {
   assert((byWarps || !sequences.queryOffsets) &&
          "packed tiles are found by whole warps");
   int64_t tilesPerUnit = pairsRowBlocks ? 2 : 1;
@@ -273,7 +273,7 @@ void PersistentTileSchedule::forEachTile(
                    b.mul(b.udiv(position, b.i32(tilesPerUnit)),
                          readSpecialRegister(b, "%nctaid.x")));
     };
-    forEachPackedTile(body, getUnit, isSecond, holdSequences);
+    forEachPackedTile(body, getUnit, isSecond, holdSequences, orderCache);
     return;
   }
   Value units =
@@ -344,11 +344,20 @@ SmallVector<Value> PersistentTileSchedule::runTileWhere(
 void PersistentTileSchedule::forEachPackedTile(
     llvm::function_ref<Value(const TileCoordinates &, Value, Value)> body,
     llvm::function_ref<Value(Value)> getUnit,
-    llvm::function_ref<Value(Value)> isSecond, bool holdFirstChunk) {
+    llvm::function_ref<Value(Value)> isSecond, bool holdFirstChunk,
+    OrderCache orderCache) {
   Type i32 = b.getI32Type();
   std::optional<SequenceChunk> firstChunk;
-  if (holdFirstChunk)
-    firstChunk = getSequenceChunk(b.i32(0));
+  if (holdFirstChunk) {
+    firstChunk = getFirstChunk(nullptr);
+  } else if (orderCache && ordersLongestFirst()) {
+    // The warp's own buffer: its lanes' stores, then every lane's loads.
+    Value count = getSequenceCount();
+    LLVM::StoreOp::create(
+        b, sortFirstChunk(getSequenceSpans(getLane(), count), count),
+        getOrderSlot(orderCache()), /*alignment=*/4);
+    NVVM::SyncWarpOp::create(b, b.i32(-1));
+  }
   // The position, tile and block counts, then the unit, its sequence and
   // first unit, and the sequence's spans.
   SmallVector<Type> carriedTypes(6 + sequences.getSpanValues(), i32);
@@ -356,7 +365,7 @@ void PersistentTileSchedule::forEachPackedTile(
       b, carriedTypes, ValueRange{b.i32(0), b.i32(0), b.i32(0)},
       [&](OpBuilder &, Location, ValueRange carried) {
         Value unit = getUnit(carried[0]);
-        FoundSequence found = findSequence(unit, firstChunk);
+        FoundSequence found = findSequence(unit, firstChunk, orderCache);
         SmallVector<Value> forwarded{carried[0],     carried[1],
                                      carried[2],     unit,
                                      found.sequence, found.firstUnit};
@@ -466,13 +475,21 @@ TileCoordinates PersistentTileSchedule::getTile(const UnitPlace &place,
 // Packed sequences: the units are the sequences' one after the other,
 // sequence b's Hq x ceil(L_b / R) (R the rows of a unit; head by head, as
 // a batch entry's in the dense kernel; with packed query heads Hkv x
-// ceil(L_b x G / R)) from the sum of the earlier ones',
-// so the CTAs stride over a stream of real tiles in sequence order, as
-// FA3's varlen scheduler walks them. A warp's lanes find a unit's
-// sequence together, 32 sequences a step (their units by a prefix sum over
-// the lanes, then a ballot of those that start at or before it): one
-// load's latency for B <= 32. The counts are at least 0, so their sums
-// rise whatever the offsets hold, and every role's warps find the same
+// ceil(L_b x G / R)), so the CTAs stride over a stream of real tiles, as
+// FA3's varlen scheduler walks them. Without a mask the first 32
+// sequences' longest (by key blocks: a tile's cost) go first, so that the
+// last wave holds the shortest tiles; in index order a long sequence drawn
+// late ended the launch (docs/decode-notes.md v24, v25); later chunks of
+// 32, and every chunk under a mask (ordersLongestFirst), keep the index
+// order. A warp's lanes find a unit's sequence together,
+// 32 sequences a step: lane p takes the chunk's p-th sequence in that
+// order, they sum the units by shuffles up, and a ballot finds the place
+// whose units hold the unit; one load's latency for B <= 32. The first
+// chunk's order is sorted once a role (a bitonic network across the
+// lanes): the consumers hold the chunk across their tile loop, and the
+// producer, which has not the registers, keeps the order in a shared
+// buffer of its warp's own (forEachTile's orderCache). The counts are at
+// least 0 and the order is total, so every role's warps find the same
 // sequence for a unit and run the same tiles.
 // (Units of B x ceil(max_query_length / R) per head left each shorter
 // sequence's tail empty, and slots b + floor(query_offsets[b] / R) one
@@ -491,18 +508,26 @@ int64_t PersistentTileSchedule::getUnitRows() const {
   return blockM * (pairsRowBlocks ? 2 : 1);
 }
 
-PersistentTileSchedule::SequenceChunk
-PersistentTileSchedule::getSequenceChunk(Value chunk) {
-  SequenceChunk result;
-  Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
-  Value lane = getLane();
-  Value candidate = b.add(chunk, lane);
-  // Entries at and after the lane's sequence, inside the offsets' B + 1
-  // even where B is 0 (the tile loop's first search runs whatever B is).
-  Value at = b.smin(candidate, b.smax(b.sub(count, b.i32(1)), b.i32(0)));
-  result.spans = sequences.getSpans(
+Value PersistentTileSchedule::getSequenceCount() {
+  return b.word(hideFromHoisting(b, sequences.getCount(b, q)));
+}
+
+SequenceRows::Spans PersistentTileSchedule::getSequenceSpans(Value sequence,
+                                                             Value count) {
+  // Entries at and after the sequence, inside the offsets' B + 1 even
+  // where B is 0 (the tile loop's first search runs whatever B is).
+  Value at = b.smin(sequence, b.smax(b.sub(count, b.i32(1)), b.i32(0)));
+  return sequences.getSpans(
       b, b.toIndex(at), b.toIndex(b.smin(b.add(at, b.i32(1)), count)), q, k);
-  Value rows = result.spans.queryRows;
+}
+
+PersistentTileSchedule::SequenceChunk
+PersistentTileSchedule::getSequenceChunk(Value chunk, Value sequence,
+                                         const SequenceRows::Spans &spans,
+                                         Value count) {
+  SequenceChunk result{sequence, Value(), Value(), spans};
+  Value lane = getLane();
+  Value rows = spans.queryRows;
   // Every head's units of the sequence: of each query head, or with packed
   // heads of each KV head, whose G x L rows the units hold.
   Value heads = b.word(freshDim(getHeadsTensor(), 1));
@@ -511,7 +536,8 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
   Value units = b.mul(b.ceilDivU(rows, b.i32(getUnitRows())), heads);
   if (splitKeys)
     units = b.mul(units, getSplits());
-  units = b.select(b.slt(candidate, count), units, b.i32(0));
+  // Places past the sequences are the chunk's last in either order.
+  units = b.select(b.slt(b.add(chunk, lane), count), units, b.i32(0));
   // An inclusive sum over the lanes, by shuffles up.
   Value sum = units;
   for (int64_t offset = 1; offset < kThreadsPerWarp; offset *= 2) {
@@ -527,22 +553,108 @@ PersistentTileSchedule::getSequenceChunk(Value chunk) {
   return result;
 }
 
+PersistentTileSchedule::SequenceChunk
+PersistentTileSchedule::getSequenceChunk(Value chunk) {
+  Value count = getSequenceCount();
+  return getSequenceChunk(
+      chunk, Value(), getSequenceSpans(b.add(chunk, getLane()), count), count);
+}
+
+/// \p key (i32, at least 0, distinct in every lane) of each lane, sorted
+/// across the warp's lanes from the largest in lane 0: a bitonic network,
+/// 15 exchanges by shuffles, straight-line code that holds one value.
+static Value sortAcrossLanesDescending(KernelBuilder &b, Value key,
+                                       Value lane) {
+  for (int64_t run = 2; run <= kThreadsPerWarp; run *= 2)
+    for (int64_t stride = run / 2; stride > 0; stride /= 2) {
+      Value partner = gpu::ShuffleOp::create(b, key, stride, kThreadsPerWarp,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+      // The lower lane of a pair keeps the larger key in a run that
+      // descends (run bit clear), the smaller in one that ascends.
+      Value descending = b.eq(b.and_(lane, b.i32(run)), b.i32(0));
+      Value lower = b.eq(b.and_(lane, b.i32(stride)), b.i32(0));
+      Value keepsLarger = b.eq(descending, lower);
+      key = b.select(keepsLarger, b.smax(key, partner), b.smin(key, partner));
+    }
+  return key;
+}
+
+Value PersistentTileSchedule::sortFirstChunk(const SequenceRows::Spans &spans,
+                                             Value count) {
+  Value lane = getLane();
+  // The order: a tile's cost, its key blocks (its query rows' where the
+  // keys are not packed), the most first, the earlier sequence first among
+  // equals; lanes past the sequences last (after sequences without keys,
+  // which sort by lane too). The key holds the blocks above 31 - lane (a
+  // length below 2^31 has fewer than 2^26 blocks of 32 or more keys).
+  assert(blockN >= kThreadsPerWarp && "the sort key's blocks fit 26 bits");
+  Value rows = spans.keyRows ? spans.keyRows : spans.queryRows;
+  Value blocks =
+      b.select(b.slt(lane, count), b.ceilDivU(rows, b.i32(blockN)), b.i32(0));
+  Value key = b.or_(b.mul(blocks, b.i32(kThreadsPerWarp)),
+                    b.sub(b.i32(kThreadsPerWarp - 1), lane));
+  key = sortAcrossLanesDescending(b, key, lane);
+  return b.sub(b.i32(kThreadsPerWarp - 1),
+               b.and_(key, b.i32(kThreadsPerWarp - 1)));
+}
+
+PersistentTileSchedule::SequenceChunk
+PersistentTileSchedule::getFirstChunk(OrderCache orderCache) {
+  Value zero = b.i32(0);
+  if (!ordersLongestFirst())
+    return getSequenceChunk(zero);
+  Value count = getSequenceCount();
+  if (orderCache) {
+    Value placed = LLVM::LoadOp::create(
+        b, b.getI32Type(), getOrderSlot(orderCache()), /*alignment=*/4);
+    return getSequenceChunk(zero, placed, getSequenceSpans(placed, count),
+                            count);
+  }
+  // Sorted here; each place's spans from the lane that loaded them.
+  SequenceRows::Spans spans = getSequenceSpans(getLane(), count);
+  Value placed = sortFirstChunk(spans, count);
+  SmallVector<Value> placedSpans;
+  for (Value value : spans.toValues())
+    placedSpans.push_back(gpu::ShuffleOp::create(b, value, placed,
+                                                 b.i32(kThreadsPerWarp),
+                                                 gpu::ShuffleMode::IDX)
+                              .getShuffleResult());
+  return getSequenceChunk(zero, placed,
+                          SequenceRows::Spans::fromValues(placedSpans), count);
+}
+
+Value PersistentTileSchedule::getOrderSlot(Value orderCache) {
+  Value address = b.add(orderCache, b.mul(getLane(), b.i32(4)));
+  return LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+}
+
 SmallVector<Value> PersistentTileSchedule::SequenceChunk::toValues() const {
   SmallVector<Value> values{before, total};
+  if (sequence)
+    values.push_back(sequence);
   values.append(spans.toValues());
   return values;
 }
 
 PersistentTileSchedule::SequenceChunk
-PersistentTileSchedule::SequenceChunk::fromValues(ValueRange values) {
-  return {values[0], values[1],
-          SequenceRows::Spans::fromValues(values.drop_front(2))};
+PersistentTileSchedule::SequenceChunk::fromValues(ValueRange values,
+                                                  bool placed) {
+  Value sequence = placed ? values[2] : Value();
+  return {sequence, values[0], values[1],
+          SequenceRows::Spans::fromValues(values.drop_front(placed ? 3 : 2))};
 }
 
 PersistentTileSchedule::FoundSequence PersistentTileSchedule::findSequence(
-    Value unit, const std::optional<SequenceChunk> &firstChunk) {
-  Value count = b.word(hideFromHoisting(b, sequences.getCount(b, q)));
+    Value unit, const std::optional<SequenceChunk> &firstChunk,
+    OrderCache orderCache) {
+  Value count = getSequenceCount();
   Type i32 = b.getI32Type();
+  // With the longest first, the first chunk's places name their sequences
+  // (the later chunks' too, as chunk + lane, so that the chunks' values
+  // are alike).
+  bool placed = ordersLongestFirst();
   // The chunk, its base, then the owner's sequence, first unit and spans.
   SmallVector<Type> results(4 + sequences.getSpanValues(), i32);
   auto search = scf::WhileOp::create(
@@ -550,28 +662,39 @@ PersistentTileSchedule::FoundSequence PersistentTileSchedule::findSequence(
       [&](OpBuilder &, Location, ValueRange carried) {
         Value chunk = carried[0], base = carried[1];
         SequenceChunk sequencesHere;
-        if (!firstChunk) {
+        if (!placed && !firstChunk) {
           sequencesHere = getSequenceChunk(chunk);
         } else {
-          SmallVector<Value> held = firstChunk->toValues();
-          auto pick = scf::IfOp::create(
-              b, ValueRange(held).getTypes(), b.eq(chunk, b.i32(0)),
-              /*addThenBlock=*/true, /*addElseBlock=*/true);
+          // The first chunk held, or found here; the later ones in index
+          // order.
+          SmallVector<Type> types(
+              2 + (placed ? 1 : 0) + sequences.getSpanValues(), i32);
+          auto pick = scf::IfOp::create(b, types, b.eq(chunk, b.i32(0)),
+                                        /*addThenBlock=*/true,
+                                        /*addElseBlock=*/true);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(pick.thenBlock());
-          scf::YieldOp::create(b, held);
+          scf::YieldOp::create(b, firstChunk
+                                      ? firstChunk->toValues()
+                                      : getFirstChunk(orderCache).toValues());
           b.setInsertionPointToStart(pick.elseBlock());
-          scf::YieldOp::create(b, getSequenceChunk(chunk).toValues());
+          SequenceChunk later = getSequenceChunk(chunk);
+          if (placed)
+            later.sequence = b.add(chunk, getLane());
+          scf::YieldOp::create(b, later.toValues());
           b.setInsertionPointAfter(pick);
-          sequencesHere = SequenceChunk::fromValues(pick.getResults());
+          sequencesHere = SequenceChunk::fromValues(pick.getResults(), placed);
         }
+        // The units before each place rise with the place, and the places
+        // past the sequences come last: the owner is the last place that
+        // starts at or before the unit.
         Value first = b.add(base, sequencesHere.before);
         Value starts =
             b.and_(b.slt(b.add(chunk, getLane()), count), b.sle(first, unit));
         Value lanes = NVVM::VoteSyncOp::create(b, i32, b.i32(-1), starts,
                                                NVVM::VoteSyncKind::ballot);
         Value found = LLVM::CtPopOp::create(b, lanes);
-        // Lane 0's sequence starts at `base`, at or before the unit (the
+        // Place 0's sequence starts at `base`, at or before the unit (the
         // search passes a chunk only where the unit is past its units).
         Value owner = b.smax(b.sub(found, b.i32(1)), b.i32(0));
         auto fromOwner = [&](Value value) {
@@ -582,7 +705,10 @@ PersistentTileSchedule::FoundSequence PersistentTileSchedule::findSequence(
         Value next = b.add(chunk, b.i32(kThreadsPerWarp));
         Value nextBase = b.add(base, sequencesHere.total);
         Value more = b.and_(b.sle(nextBase, unit), b.slt(next, count));
-        SmallVector<Value> forwarded{next, nextBase, b.add(chunk, owner),
+        Value sequence = sequencesHere.sequence
+                             ? fromOwner(sequencesHere.sequence)
+                             : b.add(chunk, owner);
+        SmallVector<Value> forwarded{next, nextBase, sequence,
                                      fromOwner(first)};
         for (Value value : sequencesHere.spans.toValues())
           forwarded.push_back(fromOwner(value));

@@ -194,10 +194,12 @@ std::pair<Value, Value> getLongestFirstCta(KernelBuilder &b, Value cta,
 /// pairs come first and the middle row blocks of an odd count after them
 /// all (placeUnit). With query_offsets, the units are every sequence's own,
 /// in the same order (getPackedTile; with split_keys each unit's S splits
-/// one after the other), and the loop runs while a sequence holds the next
-/// one (forEachPackedTile).
+/// one after the other), the sequences one after the other (without a
+/// mask the first 32 longest first: ordersLongestFirst), and the loop runs
+/// while a sequence holds the next one (forEachPackedTile).
 class PersistentTileSchedule {
 public:
+  using OrderCache = llvm::function_ref<Value()>;
   /// \p q, \p k and \p o are the kernel's memref parameters, and
   /// \p keys where its batch entries' keys are;
   /// \p pairsRowBlocks is pairsAttentionRowBlocks of the op, \p splitKeys
@@ -224,11 +226,15 @@ public:
   /// registers (about six a thread) across it, so that finding a tile's
   /// sequence among them loads nothing: for roles whose tile start is on
   /// the critical path and that have the registers (the consumers, not the
-  /// producer's 24).
+  /// producer's 24). \p orderCache (without holdSequences) emits, where
+  /// it is used, the shared address (i32) of 128 bytes that the walking
+  /// warp alone uses, where the first 32 sequences' order is sorted once,
+  /// before the loop, rather than for every tile.
   void forEachTile(llvm::function_ref<Value(const TileCoordinates &tile,
                                             Value iteration, Value blocks)>
                        body,
-                   bool byWarps = false, bool holdSequences = false);
+                   bool byWarps = false, bool holdSequences = false,
+                   OrderCache orderCache = nullptr);
 
 private:
   Value getRowBlocks();
@@ -263,28 +269,56 @@ private:
   int64_t getUnitRows() const;
   Value getLane();
 
-  /// With query_offsets, what a warp's lanes know of sequences chunk +
-  /// lane (i32 each): the units of the chunk's sequences before the lane's,
-  /// and of all of them (every lane); and where the lane's sequence's rows
-  /// are.
+  /// With query_offsets, the sequences' count B (i32), derived anew.
+  Value getSequenceCount();
+  /// With query_offsets, where sequence \p sequence's rows are (i32; a
+  /// sequence past the last of \p count reads the last's).
+  SequenceRows::Spans getSequenceSpans(Value sequence, Value count);
+  /// Whether the first 32 sequences' units go longest first: without a
+  /// mask, whose tiles' costs follow their sequences' lengths alone
+  /// (measured: under a causal mask the order gained nothing over mixed
+  /// lengths and its search cost 1-2% on short tiles; decode-notes v25).
+  bool ordersLongestFirst() const { return !window.left && !window.right; }
+  /// With query_offsets, what a warp's lanes know of a chunk of 32
+  /// sequences from \p chunk (i32) in the order their units take: the
+  /// units of the sequences before place p (lane p's), and of all of them
+  /// (every lane); the sequence at place p (i32; null where it is
+  /// chunk + p: the index order); and where its rows are.
   struct SequenceChunk {
-    Value before, total;
+    Value sequence, before, total;
     SequenceRows::Spans spans;
     SmallVector<Value> toValues() const;
-    static SequenceChunk fromValues(ValueRange values);
+    /// \p placed: whether \p values hold the sequences.
+    static SequenceChunk fromValues(ValueRange values, bool placed);
   };
+  /// The chunk from \p chunk of \p count sequences whose place p holds
+  /// \p sequence (null: chunk + p) and its \p spans.
+  SequenceChunk getSequenceChunk(Value chunk, Value sequence,
+                                 const SequenceRows::Spans &spans, Value count);
+  /// Sequences chunk .. chunk + 31 in index order.
   SequenceChunk getSequenceChunk(Value chunk);
+  /// Which of the first 32 sequences place p (lane p) holds (i32) where
+  /// lane p's sequence's rows are \p spans: the longest first (by key
+  /// blocks), sorted across the warp's lanes.
+  Value sortFirstChunk(const SequenceRows::Spans &spans, Value count);
+  /// The first 32 sequences in their order: the index order, or the
+  /// longest first (ordersLongestFirst), sorted here or, where
+  /// \p orderCache is given, as sortFirstChunk stored it there.
+  SequenceChunk getFirstChunk(OrderCache orderCache);
+  /// Lane p's word of the 32 at shared address \p orderCache (i32).
+  Value getOrderSlot(Value orderCache);
   /// The sequence that holds unit \p unit (i32), its first unit and where
   /// its rows are, found by the warp's lanes together, and whether any
   /// sequence holds it (i1: false past every sequence's units). The first
   /// chunk from \p firstChunk where it has one (held across the tile
-  /// loop), otherwise loaded.
+  /// loop), otherwise from getFirstChunk(\p orderCache).
   struct FoundSequence {
     Value sequence, firstUnit, exists;
     SequenceRows::Spans spans;
   };
   FoundSequence findSequence(Value unit,
-                             const std::optional<SequenceChunk> &firstChunk);
+                             const std::optional<SequenceChunk> &firstChunk,
+                             OrderCache orderCache);
   /// With query_offsets: the tile of unit \p unit (its second row block
   /// if \p second) of sequence \p found, and whether it holds rows of its
   /// sequence (i1).
@@ -293,12 +327,14 @@ private:
   /// forEachTile's loop over packed sequences' tiles: positions from 0,
   /// the unit of each (\p getUnit) and whether it is the second tile of it
   /// (\p isSecond), while a sequence holds the unit; with
-  /// \p holdFirstChunk, the first 32 sequences' chunk loaded once, before
-  /// the loop.
+  /// \p holdFirstChunk, the first 32 sequences' chunk found once, before
+  /// the loop, and held; with \p orderCache, their order sorted once,
+  /// before the loop, into it.
   void forEachPackedTile(
       llvm::function_ref<Value(const TileCoordinates &, Value, Value)> body,
       llvm::function_ref<Value(Value)> getUnit,
-      llvm::function_ref<Value(Value)> isSecond, bool holdFirstChunk);
+      llvm::function_ref<Value(Value)> isSecond, bool holdFirstChunk,
+      OrderCache orderCache);
   /// Runs \p body on \p tile where \p holds (null: always), from the
   /// tile count and key block count \p carried; returns both updated.
   SmallVector<Value> runTileWhere(

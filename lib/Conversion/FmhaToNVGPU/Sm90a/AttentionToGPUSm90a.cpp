@@ -683,6 +683,18 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
         }
         Value walker = byWarps ? inIssuingWarp() : issuer;
         scf::IfOp::create(b, walker, [&](OpBuilder &, Location) {
+          // With packed sequences each walking warp keeps the first
+          // sequences' order in 128 bytes of its own (forEachTile), whose
+          // address it derives where it reads them.
+          int64_t orderBytes = kThreadsPerWarp * 4;
+          assert(warps * orderBytes <= TmaPipeline::kSlackBufferBytes &&
+                 "every walking warp's order fits the slack");
+          auto getOrderCache = [&]() -> Value {
+            Value warp = b.udiv(readSpecialRegister(b, "%tid.x"),
+                                b.i32(kThreadsPerWarp));
+            return b.add(pipeline.getSlackBuffer(),
+                         b.mul(warp, b.i32(orderBytes)));
+          };
           schedule.forEachTile(
               [&](const TileCoordinates &tile, Value iteration, Value loaded) {
                 if (!byWarps)
@@ -697,7 +709,9 @@ void buildKernel(AttentionOp op, TileAttr tileAttr, gpu::GPUFuncOp func,
                 return b.add(loaded, b.sub(b.word(tile.range.lastBlockEnd),
                                            b.word(tile.range.firstBlock)));
               },
-              byWarps);
+              byWarps, /*holdSequences=*/false,
+              byWarps ? PersistentTileSchedule::OrderCache(getOrderCache)
+                      : nullptr);
           scf::YieldOp::create(b);
         });
         scf::YieldOp::create(b);

@@ -22,21 +22,35 @@ namespace {
 constexpr int32_t kWaitTicks = 0x989680;
 } // namespace
 
-TmaPipeline TmaPipeline::create(KernelBuilder &b, const KernelShape &shape,
-                                Value threadId) {
+/// The dynamic shared memory's address (i32): shared addresses are 32-bit
+/// (nvptx-short-ptr), and i32 arithmetic keeps them in one register each.
+static Value getDynamicSharedAddress(KernelBuilder &b) {
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   Value bytes = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                          workgroup));
-  // Shared addresses are 32-bit (nvptx-short-ptr): i32 arithmetic keeps
-  // them in one register each.
-  Value address =
-      b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes));
+  return b.word(memref::ExtractAlignedPointerAsIndexOp::create(b, bytes));
+}
+
+TmaPipeline TmaPipeline::create(KernelBuilder &b, const KernelShape &shape,
+                                Value threadId) {
+  Value address = getDynamicSharedAddress(b);
   // Round up to the swizzle atom (the shared layout's totalBytes leaves room).
   Value base =
       b.and_(b.add(address, b.i32(kAtomBytes - 1)), b.i32(~(kAtomBytes - 1)));
   return TmaPipeline(b, shape, threadId, base);
+}
+
+Value TmaPipeline::getSlackBuffer() {
+  const AttentionSharedLayout &layout = shape.sharedLayout;
+  assert(layout.totalBytes == kAtomBytes + layout.tail + layout.tailBytes &&
+         "the layout reserves an atom of slack");
+  // Read where it is used: a role that walks tiles holds nothing for it.
+  Value address = hideFromHoisting(b, getDynamicSharedAddress(b));
+  Value skipped = b.sub(base, address);
+  return b.select(b.sle(b.i32(kSlackBufferBytes), skipped), address,
+                  b.add(base, b.i32(layout.tail + layout.tailBytes)));
 }
 
 void TmaPipeline::initBarriers() {

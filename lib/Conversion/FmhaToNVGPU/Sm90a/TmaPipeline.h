@@ -65,6 +65,13 @@ public:
   Value getBarrier(Barrier which, Value stage = Value());
   /// The shared address \p address (i32) as a pointer.
   Value getSharedPointer(Value address);
+  /// The shared address (i32) of kSlackBufferBytes in the alignment slack
+  /// (the layout's totalBytes reserves kAtomBytes to round the base up):
+  /// before the base where the rounding skipped that many bytes or more,
+  /// else past the layout's last byte, where more than kAtomBytes minus
+  /// them are left. No other use of shared memory reaches it.
+  Value getSlackBuffer();
+  static constexpr int64_t kSlackBufferBytes = kAtomBytes / 2;
 
   /// The buffer and the barrier parity of the \p count-th key block (all
   /// i32).
