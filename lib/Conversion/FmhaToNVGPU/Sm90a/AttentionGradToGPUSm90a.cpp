@@ -918,6 +918,11 @@ SmallVector<Value> GradDkvKernel::buildConsumer(Value batch, Value iteration,
 // j + 1 up to its dQ.
 Value GradDkvKernel::buildConsumerBlocks(Value batch, Value iteration,
                                          Value consumed) {
+  // The first two blocks' row terms are loaded before the tiles land, so
+  // that their latency passes under the TMA's rather than after it.
+  BlockPlace firstPlace = getFirstPlace(), secondPlace = advance(firstPlace);
+  std::pair<Value, Value> firstTerms[] = {loadRowTerms(batch, firstPlace),
+                                          loadRowTerms(batch, secondPlace)};
   pipeline.wait(barrier(kTilesFull), b.urem(iteration, b.i32(2)));
   Value keyGradZero =
       LLVM::ZeroOp::create(b, getAccumulatorType(b, getKeyGradColumns()));
@@ -926,7 +931,6 @@ Value GradDkvKernel::buildConsumerBlocks(Value batch, Value iteration,
   Value queryGradZero =
       LLVM::ZeroOp::create(b, getAccumulatorType(b, getQueryGradColumns()));
   // Block 0, up to its dQ.
-  BlockPlace firstPlace = getFirstPlace(), secondPlace = advance(firstPlace);
   auto first = scf::IfOp::create(
       b,
       TypeRange{keyGradZero.getType(), valueGradZero.getType(),
@@ -938,9 +942,9 @@ Value GradDkvKernel::buildConsumerBlocks(Value batch, Value iteration,
     // Each block's row terms are stored two blocks ahead, so that the
     // dS^T barrier of the block between orders them (handOffQueryGrad).
     auto [scores, gradProbs] = issueScores(consumed);
-    for (BlockPlace place : {firstPlace, secondPlace})
-      storeRowTerms(loadRowTerms(batch, place), place.step,
-                    b.add(consumed, place.step));
+    BlockPlace places[] = {firstPlace, secondPlace};
+    for (auto [place, terms] : llvm::zip_equal(places, firstTerms))
+      storeRowTerms(terms, place.step, b.add(consumed, place.step));
     syncConsumers(kTermsStored);
     auto [gradKey, gradValue, queryGrad] = buildBlock(
         firstPlace, consumed, keyGradZero, valueGradZero, scores, gradProbs);
