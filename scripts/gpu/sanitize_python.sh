@@ -2,7 +2,9 @@
 # compute-sanitizer (memcheck, racecheck, synccheck) on kernels that only
 # flashcore's Python calls reach with their options (kernels-ref, the
 # harness's oracle, has no softcap, sinks or KV cache lengths): a small
-# causal GQA call of each, through the installed wheel (scripts/gpu/python.sh installs it into /tmp/flashcore-site).
+# GQA call of each (causal, unless the path is the unmasked kernel's),
+# through the installed wheel (scripts/gpu/python.sh installs it into
+# /tmp/flashcore-site).
 # Usage (GPU machine, repository root, after python.sh):
 #   scripts/gpu/sanitize_python.sh [NAME_REGEX]   (default: every call)
 # Logs go to $OUT; exit 0 when every tool reports no error.
