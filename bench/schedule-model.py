@@ -15,10 +15,10 @@ together, which alias with G where (R + 1) / 2 shares a factor with it.
 Packed sequences (--varlen, attention_varlen with Sq = Sk per sequence):
 a unit is a row block (non-causal: every key block of its sequence) or a
 causal pair of one, each sequence's units after the previous one's;
-"index order" (the kernel's) takes the sequences as they come, "longest
-first" by key rows within each chunk of 32 (decode-notes v24: built on
-branch exp/varlen-longest-first, its per-tile sort cost more than the
-order gave; not kept).
+"index order" takes the sequences as they come, "longest first" the
+first 32 by key rows, the rest as they come: the kernel's order without
+a mask since decode-notes v25 (under a causal mask it keeps the index
+order, which measured no worse there).
 
 Usage: python3 bench/schedule-model.py [--ctas 132] [--fixed 1.0]
            [--block-m 128] [B,H,S ...]
@@ -51,10 +51,7 @@ def sequence_units(lengths, heads, causal, fixed, block_m, longest_first):
     """Packed sequences' unit costs in the order the CTAs take them."""
     order = list(range(len(lengths)))
     if longest_first:
-        order = []
-        for chunk in range(0, len(lengths), 32):
-            order += sorted(range(chunk, min(chunk + 32, len(lengths))),
-                            key=lambda i: (-lengths[i], i))
+        order[:32] = sorted(order[:32], key=lambda i: (-lengths[i], i))
     costs = []
     for i in order:
         row_blocks = math.ceil(lengths[i] / block_m)

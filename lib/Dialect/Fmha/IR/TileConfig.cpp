@@ -495,7 +495,9 @@ fmha::getAttentionSharedLayout(const AttentionTiling &tiling,
                                      4 * uint64_t(tiling.stages))
                               : getSm80RowSumSharedBytes(tiling, headDims.v);
     // The dynamic shared memory is only 16-byte aligned; the sm_90a tiles
-    // start at the next 1024-byte swizzle atom.
+    // start at the next 1024-byte swizzle atom. Half an atom of what the
+    // rounding leaves, before the tiles or past the tail, holds the packed
+    // sequences' order (TmaPipeline::getSlackBuffer).
     uint64_t slack = hopper ? kSm90aTileAlignment : 0;
     layout.totalBytes = slack + layout.tail + layout.tailBytes;
   };
