@@ -70,7 +70,11 @@ ROWS = {
                  (4, 10, 4096, 192, False), (4, 10, 4096, 192, True),
                  (4, 9, 4096, 224, False), (4, 9, 4096, 224, True),
                  (4, 16, 4096, 192, False, 128),
-                 (4, 16, 4096, 192, True, 128)],
+                 (4, 16, 4096, 192, True, 128),
+                 # Short rows, where a CTA's prologue and epilogue are a
+                 # large part of it (backward-notes v57).
+                 (128, 32, 256, 64, False), (32, 32, 333, 64, True),
+                 (64, 16, 256, 128, False)],
     # bench.py's --shapes-backward GQA and MQA rows (d128, d64's 32:4),
     # causal MHA rows whose CTA order is the GQA rows', and GQA at d256.
     "groups": [(1, 32, 8192, 128, causal, 128, 8) for causal in (True, False)]
