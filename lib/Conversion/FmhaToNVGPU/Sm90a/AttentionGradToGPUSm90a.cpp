@@ -1156,7 +1156,9 @@ std::pair<Value, Value> GradDkvKernel::loadRowTerms(Value batch,
     Value head = getHead(place);
     Value query = b.smin(b.add(getFirstQuery(place), consumerThread),
                          b.sub(b.word(seqQ), b.i32(1)));
-    // Scaled where stored: a use here would wait for the load.
+    // Scaled where stored (storeRowTerms), though LLVM folds that multiply
+    // into this branch, next to the load, where the loading warps wait for
+    // it: a stall that measured as slack (backward-notes v57).
     Value lse = loadRowTerm(kGradLse, batch, head, query);
     Value delta = loadRowTerm(kGradDelta, batch, head, query);
     scf::YieldOp::create(b, ValueRange{lse, delta});
