@@ -1633,22 +1633,21 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
     return vector::BitCastOp::create(b, chunkType,
                                      slab.loadChunk(b, pipeline, row, chunk));
   };
-  // On slabs of 64 columns, where every lane takes whole steps of chunks
-  // (no step checks its lanes), all of a lane's chunks are read before the
-  // first is stored: read and stored in turn, each chunk's read waited
-  // behind the branch of the last one's row check. Measured +2-9% at d64
-  // (short rows most); at 128 columns 2-3% slower on 16 x 16 x 1024
-  // causal and no faster elsewhere, so wider slabs keep the turns
-  // (backward-notes v57).
+  // On tiles of 64 columns (d <= 64) all of a lane's chunks are read
+  // before the first is stored: read and stored in turn, each chunk's read
+  // waited behind the branch of the last one's row check. Wider tiles keep
+  // the turns, which measured faster there (backward-notes v57).
   constexpr int64_t kReadsFirstColumns = 64;
-  bool readsFirst = !grads && storedColumns <= kReadsFirstColumns &&
-                    kWarpRows * storedColumns / 8 % kThreadsPerWarp == 0;
+  bool readsFirst = !grads && storedColumns == kReadsFirstColumns;
   SmallVector<std::pair<Value, Value>> read;
-  if (readsFirst)
+  if (readsFirst) {
+    assert(kWarpRows * storedColumns / 8 % kThreadsPerWarp == 0 &&
+           "whole steps of chunks: no read inside a lane check");
     forEachLaneChunk(b, lane, storedColumns, [&](Value row, Value chunk) {
       read.push_back(
           {loadChunk(keySlab, row, chunk), loadChunk(valueSlab, row, chunk)});
     });
+  }
   int64_t visited = 0;
   forEachLaneChunk(b, lane, storedColumns, [&](Value row, Value chunk) {
     auto load = [&](const WarpSlab &slab) {
