@@ -132,8 +132,9 @@ using namespace mlir::fmha::sm90a;
 
 namespace {
 
-/// The tensor maps, first among the parameters.
-enum GradMap : unsigned { kQMap, kKMap, kVMap, kDoutMap, kMaps };
+/// The tensor maps, first among the parameters: dk's and dv's only where
+/// the kernel stores them by TMA (storesGradsByTma).
+enum GradMap : unsigned { kQMap, kKMap, kVMap, kDoutMap, kDkMap, kDvMap };
 
 /// The consumer warpgroups.
 constexpr int64_t kConsumers = 2;
@@ -360,6 +361,21 @@ int64_t getTileColumns(AttentionGradOp op) {
   return getAttentionGradTileColumns(headDim);
 }
 
+/// Whether the consumers store dK and dV by TMA: each warp's slab (its
+/// kWarpRows keys) as one box of dk and one of dv, which the TMA clips at
+/// Sk's rows and D's columns. On tiles of 64 columns a slab is one
+/// 128-byte swizzle period wide, laid out as the TMA's own 128-byte
+/// swizzle; wider slabs XOR their chunks across periods, and dkv_partial
+/// stores f32 partials from the registers.
+bool storesGradsByTma(AttentionGradOp op) {
+  return getTileColumns(op) == kBoxColumns && !op.getDkvPartial();
+}
+
+/// The tensor maps among the kernel's parameters (GradMap).
+unsigned getGradMapCount(AttentionGradOp op) {
+  return storesGradsByTma(op) ? kDvMap + 1 : kDoutMap + 1;
+}
+
 /// The shape the sm_90a emitters read: keys are the rows (blockM), a
 /// query block the columns (blockN) of S^T.
 KernelShape getGradShape(AttentionGradOp op) {
@@ -414,7 +430,8 @@ private:
   };
 
   Value arg(AttentionGradOperand operand) {
-    return func.getArgument(kMaps + getAttentionGradOperandIndex(op, operand));
+    return func.getArgument(getGradMapCount(op) +
+                            getAttentionGradOperandIndex(op, operand));
   }
   Value map(GradMap which) { return func.getArgument(which); }
   /// Shared address (i32) of \p offset from the base, plus \p stage (i32)
@@ -661,7 +678,7 @@ private:
   /// Writes dK (times the scale) and dV of this consumer's keys and
   /// columns, and releases the K and V tiles: each warp stages its rows
   /// in its slab of the tiles, which no WGMMA reads any more, and stores
-  /// them by 16-byte chunks.
+  /// them by TMA (storesGradsByTma) or else by 16-byte chunks.
   void storeGrads(Value gradKey, Value gradValue, Value batch);
   /// With dkv_partial: writes dK (times the scale) and dV of this
   /// consumer's keys and columns as f32 into this CTA's slice of it, from
@@ -675,11 +692,6 @@ private:
     Value key, keyColumn, valueColumn;
   };
   WarpGradPlace getWarpGradPlace(Value consumerWarp);
-  /// Stores \p chunk (16 bytes) at element (\p batch, kvHead, \p key
-  /// (index), \p column (i32)) of \p operand (dk or dv) where \p condition
-  /// (i1) holds, as one predicated instruction.
-  void storeChunkIf(Value condition, AttentionGradOperand operand, Value batch,
-                    Value key, Value column, Value chunk);
   void onThread(Value condition, llvm::function_ref<void()> then) {
     scf::IfOp::create(b, condition, [&](OpBuilder &, Location) {
       then();
@@ -1616,6 +1628,31 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   valueSlab.store(
       b, pipeline, lane,
       packGrads(gradValue, getValueGradColumns(), valueSlab.columns, 1.0f));
+  if (storesGradsByTma(op)) {
+    WarpGradPlace place = getWarpGradPlace(consumerWarp);
+    // The TMA (async proxy) reads what stmatrix wrote: every lane's writes
+    // fenced, then lane 0 issues both boxes.
+    pipeline.fenceAsyncShared();
+    syncWarp(b);
+    onThread(b.eq(lane, b.i32(0)), [&] {
+      Value key = b.add(b.word(firstKey), place.key);
+      auto storeBox = [&](GradMap grad, const WarpSlab &slab, Value column) {
+        NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+            b, map(grad), pipeline.getSharedPointer(slab.base),
+            ValueRange{column, key, b.word(kvHead), b.word(batch)}, Value(),
+            NVVM::TMAStoreMode::TILE, Value());
+      };
+      storeBox(kDkMap, keySlab, place.keyColumn);
+      storeBox(kDvMap, valueSlab, place.valueColumn);
+      NVVM::CpAsyncBulkCommitGroupOp::create(b);
+      // The tiles are free once the TMA has read the slabs; their writes
+      // complete with the kernel.
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(0),
+                                           b.getUnitAttr());
+    });
+    release(barrier(kTilesEmpty));
+    return;
+  }
   syncWarp(b);
   WarpGradPlace place = getWarpGradPlace(consumerWarp);
   Value warpKey = place.key, firstKeyColumn = place.keyColumn,
@@ -1629,36 +1666,15 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
       grads ? int64_t(llvm::alignTo(std::max(keyLimit, valueLimit), 8))
             : columns;
   auto chunkType = VectorType::get({8}, shape.elementType);
-  auto loadChunk = [&](const WarpSlab &slab, Value row, Value chunk) -> Value {
-    return vector::BitCastOp::create(b, chunkType,
-                                     slab.loadChunk(b, pipeline, row, chunk));
-  };
-  // On tiles of 64 columns (d <= 64) all of a lane's chunks are read
-  // before the first is stored: read and stored in turn, each chunk's read
-  // waited behind the branch of the last one's row check. Wider tiles keep
-  // the turns, which measured faster there (backward-notes v57).
-  constexpr int64_t kReadsFirstColumns = 64;
-  bool readsFirst = !grads && storedColumns == kReadsFirstColumns;
-  SmallVector<std::pair<Value, Value>> read;
-  if (readsFirst) {
-    assert(kWarpRows * storedColumns / 8 % kThreadsPerWarp == 0 &&
-           "whole steps of chunks: no read inside a lane check");
-    forEachLaneChunk(b, lane, storedColumns, [&](Value row, Value chunk) {
-      read.push_back(
-          {loadChunk(keySlab, row, chunk), loadChunk(valueSlab, row, chunk)});
-    });
-  }
-  int64_t visited = 0;
   forEachLaneChunk(b, lane, storedColumns, [&](Value row, Value chunk) {
-    auto load = [&](const WarpSlab &slab) {
-      return loadChunk(slab, row, chunk);
+    auto load = [&](const WarpSlab &slab) -> Value {
+      return vector::BitCastOp::create(b, chunkType,
+                                       slab.loadChunk(b, pipeline, row, chunk));
     };
     // A balanced split's slabs differ in width: each is read only where
     // its chunk is stored.
     Value gradKeyChunk, gradValueChunk;
-    if (readsFirst) {
-      std::tie(gradKeyChunk, gradValueChunk) = read[visited++];
-    } else if (!grads) {
+    if (!grads) {
       gradKeyChunk = load(keySlab);
       gradValueChunk = load(valueSlab);
     }
@@ -1680,14 +1696,7 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
                               ValueRange{batch, kvHead, key, b.toIndex(at)},
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     };
-    if (readsFirst) {
-      // Predicated stores, not a branch: ptxas would sink the chunk's read
-      // into it, behind the last chunk's stores.
-      storeChunkIf(inRange(keyLimit), kGradDk, batch, key, column,
-                   gradKeyChunk);
-      storeChunkIf(inRange(valueLimit), kGradDv, batch, key, column,
-                   gradValueChunk);
-    } else if (!grads && shape.headDim == shape.valueHeadDim) {
+    if (!grads && shape.headDim == shape.valueHeadDim) {
       onThread(inRange(keyLimit), [&] {
         store(gradKeyChunk, kGradDk, firstKeyColumn);
         store(gradValueChunk, kGradDv, firstValueColumn);
@@ -1707,35 +1716,6 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   pipeline.fenceAsyncShared();
   syncWarp(b);
   release(barrier(kTilesEmpty));
-}
-
-void GradDkvKernel::storeChunkIf(Value condition, AttentionGradOperand operand,
-                                 Value batch, Value key, Value column,
-                                 Value chunk) {
-  Value tensor = arg(operand);
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, tensor);
-  ValueRange strides = metadata.getStrides();
-  Value offset =
-      b.add(metadata.getOffset(),
-            b.add(b.add(b.mul(batch, strides[0]), b.mul(kvHead, strides[1])),
-                  b.add(b.mul(key, strides[2]),
-                        b.mul(b.toIndex(column), strides[3]))));
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, tensor);
-  Value address = arith::IndexCastUIOp::create(
-      b, b.getI64Type(),
-      b.add(base, b.mul(offset, b.index(getElementBytes(op)))));
-  Value words =
-      vector::BitCastOp::create(b, VectorType::get({4}, b.getI32Type()), chunk);
-  SmallVector<Value> operands = {b.select(condition, b.i32(1), b.i32(0)),
-                                 address};
-  for (int64_t i = 0; i < 4; ++i)
-    operands.push_back(vector::ExtractOp::create(b, words, i));
-  LLVM::InlineAsmOp::create(
-      b, TypeRange{}, operands,
-      "{ .reg .pred p; setp.ne.u32 p, $0, 0; @p st.global.v4.b32 [$1], "
-      "{$2, $3, $4, $5}; }",
-      "r,l,r,r,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
 }
 
 void GradDkvKernel::computeCoordinates(Value ctaThreadId) {
@@ -1835,9 +1815,10 @@ void GradDkvKernel::build() {
           forEachBatch({b.i32(0)}, [&](Value batch, Value, ValueRange carried) {
             return buildWriter(batch, carried[0]);
           });
-          // The last adds complete before the kernel does.
-          NVVM::CpAsyncBulkWaitGroupOp::create(b, b.getI32IntegerAttr(0),
-                                               UnitAttr());
+          // No wait for the last adds: each block's loop has waited for
+          // its add to read the staging buffer, and their writes complete
+          // with the kernel (as the dK/dV TMA stores' do), so the CTA need
+          // not outlive them.
         });
         scf::YieldOp::create(b);
       },
@@ -1901,6 +1882,10 @@ gpu::GPUFuncOp fmha::createAttentionGradDkvSm90a(AttentionGradOp op,
       getTensorMapParameter(op, kGradV, rows(blockKeys), kSwizzleBytes),
       getTensorMapParameter(op, kGradDout, rows(geometry.blockQueries),
                             kSwizzleBytes)};
+  if (storesGradsByTma(op))
+    for (AttentionGradOperand grad : {kGradDk, kGradDv})
+      contract.parameters.push_back(
+          getTensorMapParameter(op, grad, rows(kWarpRows), kSwizzleBytes));
   llvm::append_range(contract.parameters, getOperandParameters(op));
   gpu::GPUFuncOp func = createKernelFunc(
       op, kernels, getAttentionGradKernelName(AttentionGradKernel::Dkv),

@@ -6,7 +6,9 @@
 // sector it touches unused. Both kernels' epilogues (the forward's O, the
 // backward's dK and dV) instead write each consumer warp's 16 rows, packed
 // to 16-bit pairs, with stmatrix into a slab of shared memory that the
-// warp alone uses, read them back by 16-byte chunks and store those.
+// warp alone uses, read them back by 16-byte chunks and store those (or,
+// the backward's slabs of 64 columns, store each slab as one TMA box: its
+// XOR is then the TMA's 128-byte swizzle).
 //
 //===----------------------------------------------------------------------===//
 
