@@ -1231,7 +1231,8 @@ GradDkvKernel::computeProbs(const FragmentLanes &lanes, Value scores,
   // mask: in the others its compares and selects on every score were a
   // fifth of the loop's instructions.
   values = maskWhere(b, masked, values, [&](SmallVectorImpl<Value> &scores) {
-    masking.applyMask(scores, firstQueryIndex, lanes, tile);
+    masking.applyMask(scores, firstQueryIndex, lanes, tile,
+                      FragmentSoftmax::MaskForm::Bits);
   });
   Value scaleLog2 = b.f32(shape.scaleLog2);
   SmallVector<Value> probabilities(count), packed;
