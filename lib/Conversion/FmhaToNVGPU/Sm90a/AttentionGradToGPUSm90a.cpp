@@ -371,11 +371,6 @@ bool storesGradsByTma(AttentionGradOp op) {
   return getTileColumns(op) == kBoxColumns && !op.getDkvPartial();
 }
 
-/// The tensor maps among the kernel's parameters (GradMap).
-unsigned getGradMapCount(AttentionGradOp op) {
-  return storesGradsByTma(op) ? kDvMap + 1 : kDoutMap + 1;
-}
-
 /// The shape the sm_90a emitters read: keys are the rows (blockM), a
 /// query block the columns (blockN) of S^T.
 KernelShape getGradShape(AttentionGradOp op) {
@@ -412,6 +407,7 @@ public:
         layout(GradSharedLayout::get(shape.keyColumns, getElementBytes(op))),
         window(AttentionWindow::get(op).transposed()),
         ordered(static_cast<bool>(op.getDqOrder())),
+        storesByTma(storesGradsByTma(op)),
         scoreShape(getScoreShape(shape, geometry)),
         threadId(gpu::ThreadIdOp::create(b, gpu::Dimension::x)),
         pipeline(TmaPipeline::create(b, shape, threadId)),
@@ -430,8 +426,9 @@ private:
   };
 
   Value arg(AttentionGradOperand operand) {
-    return func.getArgument(getGradMapCount(op) +
-                            getAttentionGradOperandIndex(op, operand));
+    // After the tensor maps (GradMap).
+    unsigned maps = (storesByTma ? kDvMap : kDoutMap) + 1;
+    return func.getArgument(maps + getAttentionGradOperandIndex(op, operand));
   }
   Value map(GradMap which) { return func.getArgument(which); }
   /// Shared address (i32) of \p offset from the base, plus \p stage (i32)
@@ -678,7 +675,7 @@ private:
   /// Writes dK (times the scale) and dV of this consumer's keys and
   /// columns, and releases the K and V tiles: each warp stages its rows
   /// in its slab of the tiles, which no WGMMA reads any more, and stores
-  /// them by TMA (storesGradsByTma) or else by 16-byte chunks.
+  /// them by TMA (storesByTma) or else by 16-byte chunks.
   void storeGrads(Value gradKey, Value gradValue, Value batch);
   /// With dkv_partial: writes dK (times the scale) and dV of this
   /// consumer's keys and columns as f32 into this CTA's slice of it, from
@@ -730,6 +727,9 @@ private:
   AttentionWindow window;
   /// Whether dq_order orders the adds into dq_accum.
   bool ordered;
+  /// storesGradsByTma: dK and dV stored by TMA, dk's and dv's maps among
+  /// the parameters.
+  bool storesByTma;
   /// The shape of a consumer's S^T: block_n its queries.
   KernelShape scoreShape;
   /// While a consumer of a balanced split is emitted (buildConsumer), its
@@ -1629,7 +1629,7 @@ void GradDkvKernel::storeGrads(Value gradKey, Value gradValue, Value batch) {
   valueSlab.store(
       b, pipeline, lane,
       packGrads(gradValue, getValueGradColumns(), valueSlab.columns, 1.0f));
-  if (storesGradsByTma(op)) {
+  if (storesByTma) {
     WarpGradPlace place = getWarpGradPlace(consumerWarp);
     // The TMA (async proxy) reads what stmatrix wrote: every lane's writes
     // fenced, then lane 0 issues both boxes.

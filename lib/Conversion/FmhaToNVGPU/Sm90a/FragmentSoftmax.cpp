@@ -40,21 +40,6 @@ void FragmentSoftmax::applyMask(SmallVectorImpl<Value> &scores, Value keyBase,
                                 const TileCoordinates &tile, MaskForm form) {
   Value laneKey = b.add(keyBase, b.mul(lanes.quadCol, b.index(2)));
   Value minusInf = b.f32(-std::numeric_limits<float>::infinity());
-  if (form == MaskForm::Compares) {
-    for (int64_t half = 0; half < 2; ++half) {
-      Value query =
-          tile.getQueryPosition(b, lanes.getRow(b, tile.firstRow, half));
-      RowMask mask =
-          RowMask::compute(b, query, laneKey, tile.seqK, tile.range.diagonal,
-                           shape.blockN, window);
-      for (int64_t chunk = 0; chunk < shape.blockN / 8; ++chunk)
-        for (int64_t e = 0; e < 2; ++e) {
-          Value &score = scores[4 * chunk + 2 * half + e];
-          score = b.select(mask.hides(b, 8 * chunk + e), minusInf, score);
-        }
-    }
-    return;
-  }
   constexpr int64_t kWordBits = 32;
   int64_t rowScores = shape.blockN / 4;
   for (int64_t half = 0; half < 2; ++half) {
@@ -62,6 +47,14 @@ void FragmentSoftmax::applyMask(SmallVectorImpl<Value> &scores, Value keyBase,
         tile.getQueryPosition(b, lanes.getRow(b, tile.firstRow, half));
     RowMask mask = RowMask::compute(b, query, laneKey, tile.seqK,
                                     tile.range.diagonal, shape.blockN, window);
+    if (form == MaskForm::Compares) {
+      for (int64_t chunk = 0; chunk < shape.blockN / 8; ++chunk)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value &score = scores[4 * chunk + 2 * half + e];
+          score = b.select(mask.hides(b, 8 * chunk + e), minusInf, score);
+        }
+      continue;
+    }
     // A row's visible keys are a run (first to last), and so are its
     // lane's scores in fragment order: a word of bits a 32 of them, one
     // select a score on a bit that ptxas reads into predicates 7 at a
